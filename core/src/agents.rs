@@ -1,0 +1,270 @@
+//! The per-chain agent registry: who writes to a chain, under which names,
+//! with which keys.
+//!
+//! Registry edits (upsert, description, alias, keys, disable) are persisted as
+//! a JSON sidecar written with [`crate::storage::Storage::write_atomic`].
+//! Activity (`thought_count`, first/last seen) is derived from the chain when
+//! it is opened and kept current on append, so appends never rewrite the sidecar.
+
+use crate::error::AgentError;
+use crate::signature::parse_public_key;
+use crate::thought::Thought;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Whether an agent may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentStatus {
+    Active,
+    Revoked,
+}
+
+impl AgentStatus {
+    /// Parses `active` / `revoked`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "active" => Ok(AgentStatus::Active),
+            "revoked" | "disabled" => Ok(AgentStatus::Revoked),
+            _ => Err(format!("unknown status '{}'; expected one of: active, revoked", s.chars().take(64).collect::<String>())),
+        }
+    }
+}
+
+/// One public verification key of an agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentKey {
+    pub key_id: String,
+    pub algorithm: String,
+    pub public_key_bytes: Vec<u8>,
+    pub status: AgentStatus,
+    pub added_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// One agent registry record, as the tools return it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub agent_id: String,
+    pub display_name: String,
+    pub agent_owner: Option<String>,
+    pub description: Option<String>,
+    pub aliases: Vec<String>,
+    pub status: AgentStatus,
+    pub public_keys: Vec<AgentKey>,
+    #[serde(default)]
+    pub thought_count: u64,
+    #[serde(default)]
+    pub first_seen_index: Option<u64>,
+    #[serde(default)]
+    pub last_seen_index: Option<u64>,
+    #[serde(default)]
+    pub first_seen_at: Option<String>,
+    #[serde(default)]
+    pub last_seen_at: Option<String>,
+}
+
+impl AgentRecord {
+    fn new(agent_id: &str) -> Self {
+        AgentRecord {
+            agent_id: agent_id.to_string(),
+            display_name: agent_id.to_string(),
+            agent_owner: None,
+            description: None,
+            aliases: Vec::new(),
+            status: AgentStatus::Active,
+            public_keys: Vec::new(),
+            thought_count: 0,
+            first_seen_index: None,
+            last_seen_index: None,
+            first_seen_at: None,
+            last_seen_at: None,
+        }
+    }
+
+    /// Keys that currently verify signatures.
+    pub fn active_keys(&self) -> impl Iterator<Item = &AgentKey> {
+        self.public_keys.iter().filter(|k| k.status == AgentStatus::Active)
+    }
+
+    /// Lower-cased registry text searched by `text` filters.
+    pub fn search_text(&self) -> String {
+        let mut s = format!("{} {}", self.agent_id, self.display_name);
+        for part in [&self.agent_owner, &self.description].into_iter().flatten() {
+            s.push(' ');
+            s.push_str(part);
+        }
+        for a in &self.aliases {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s.to_lowercase()
+    }
+}
+
+/// Fields an upsert may set; `None` leaves a field unchanged.
+#[derive(Debug, Clone, Default)]
+pub struct AgentUpsert {
+    pub display_name: Option<String>,
+    pub agent_owner: Option<String>,
+    pub description: Option<String>,
+    pub status: Option<AgentStatus>,
+}
+
+/// The registry of one chain.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentRegistry {
+    agents: BTreeMap<String, AgentRecord>,
+}
+
+impl AgentRegistry {
+    /// Parses a sidecar; activity fields are reset (they are derived from the chain).
+    pub fn from_sidecar(bytes: &[u8]) -> Result<Self, String> {
+        let mut reg: AgentRegistry = serde_json::from_slice(bytes).map_err(|e| format!("agent registry sidecar: {e}"))?;
+        for r in reg.agents.values_mut() {
+            r.thought_count = 0;
+            r.first_seen_index = None;
+            r.last_seen_index = None;
+            r.first_seen_at = None;
+            r.last_seen_at = None;
+        }
+        Ok(reg)
+    }
+
+    /// The sidecar bytes.
+    pub fn to_sidecar(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(self).expect("registry serializes")
+    }
+
+    /// Looks up an agent.
+    pub fn get(&self, agent_id: &str) -> Option<&AgentRecord> {
+        self.agents.get(agent_id)
+    }
+
+    /// All records, ordered by agent id.
+    pub fn records(&self) -> impl Iterator<Item = &AgentRecord> {
+        self.agents.values()
+    }
+
+    /// Number of registered agents.
+    pub fn len(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// Whether no agent is registered.
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty()
+    }
+
+    /// Records a committed thought: registers its producer when new and
+    /// updates activity.
+    pub fn observe(&mut self, t: &Thought) {
+        let rec = self.agents.entry(t.agent_id.clone()).or_insert_with(|| {
+            let mut r = AgentRecord::new(&t.agent_id);
+            r.display_name = t.agent_name.clone();
+            r.agent_owner = t.agent_owner.clone();
+            r
+        });
+        rec.thought_count += 1;
+        if rec.first_seen_index.is_none() {
+            rec.first_seen_index = Some(t.index);
+            rec.first_seen_at = Some(t.timestamp.clone());
+        }
+        rec.last_seen_index = Some(t.index);
+        rec.last_seen_at = Some(t.timestamp.clone());
+        if rec.agent_owner.is_none() && t.agent_owner.is_some() {
+            rec.agent_owner = t.agent_owner.clone();
+        }
+    }
+
+    fn get_mut(&mut self, chain_key: &str, agent_id: &str) -> Result<&mut AgentRecord, AgentError> {
+        self.agents
+            .get_mut(agent_id)
+            .ok_or_else(|| AgentError::NotFound { agent_id: agent_id.to_string(), chain_key: chain_key.to_string() })
+    }
+
+    /// Creates or updates a record.
+    pub fn upsert(&mut self, agent_id: &str, patch: AgentUpsert) -> &AgentRecord {
+        let rec = self.agents.entry(agent_id.to_string()).or_insert_with(|| AgentRecord::new(agent_id));
+        if let Some(v) = patch.display_name {
+            rec.display_name = v;
+        }
+        if let Some(v) = patch.agent_owner {
+            rec.agent_owner = Some(v);
+        }
+        if let Some(v) = patch.description {
+            rec.description = Some(v);
+        }
+        if let Some(v) = patch.status {
+            rec.status = v;
+        }
+        rec
+    }
+
+    /// Sets (or clears, with `None` or an empty string) the description.
+    pub fn set_description(&mut self, chain_key: &str, agent_id: &str, description: Option<String>) -> Result<&AgentRecord, AgentError> {
+        let rec = self.get_mut(chain_key, agent_id)?;
+        rec.description = description.filter(|d| !d.trim().is_empty());
+        Ok(rec)
+    }
+
+    /// Adds an alias (no duplicates).
+    pub fn add_alias(&mut self, chain_key: &str, agent_id: &str, alias: &str) -> Result<&AgentRecord, AgentError> {
+        let alias = alias.trim();
+        if alias.is_empty() {
+            return Err(AgentError::InvalidField { field: "alias", message: "must not be empty".into() });
+        }
+        let rec = self.get_mut(chain_key, agent_id)?;
+        if !rec.aliases.iter().any(|a| a == alias) {
+            rec.aliases.push(alias.to_string());
+        }
+        Ok(rec)
+    }
+
+    /// Adds or replaces a public key (replacing re-activates it).
+    pub fn add_key(&mut self, chain_key: &str, agent_id: &str, key_id: &str, algorithm: &str, public_key: Vec<u8>, now: &str) -> Result<&AgentRecord, AgentError> {
+        if !algorithm.eq_ignore_ascii_case("ed25519") {
+            return Err(AgentError::InvalidField { field: "algorithm", message: format!("unsupported algorithm '{algorithm}'; expected one of: ed25519") });
+        }
+        if key_id.trim().is_empty() {
+            return Err(AgentError::InvalidField { field: "key_id", message: "must not be empty".into() });
+        }
+        parse_public_key(&public_key).map_err(|m| AgentError::InvalidField { field: "public_key_bytes", message: m })?;
+        let rec = self.get_mut(chain_key, agent_id)?;
+        let key = AgentKey {
+            key_id: key_id.to_string(),
+            algorithm: "ed25519".into(),
+            public_key_bytes: public_key,
+            status: AgentStatus::Active,
+            added_at: now.to_string(),
+            revoked_at: None,
+        };
+        match rec.public_keys.iter_mut().find(|k| k.key_id == key_id) {
+            Some(existing) => *existing = key,
+            None => rec.public_keys.push(key),
+        }
+        Ok(rec)
+    }
+
+    /// Revokes a key; its history stays.
+    pub fn revoke_key(&mut self, chain_key: &str, agent_id: &str, key_id: &str, now: &str) -> Result<&AgentRecord, AgentError> {
+        let rec = self.get_mut(chain_key, agent_id)?;
+        let key = rec
+            .public_keys
+            .iter_mut()
+            .find(|k| k.key_id == key_id)
+            .ok_or_else(|| AgentError::KeyNotFound { agent_id: agent_id.to_string(), key_id: key_id.to_string() })?;
+        if key.status == AgentStatus::Active {
+            key.status = AgentStatus::Revoked;
+            key.revoked_at = Some(now.to_string());
+        }
+        Ok(rec)
+    }
+
+    /// Marks an agent revoked: it can no longer append.
+    pub fn disable(&mut self, chain_key: &str, agent_id: &str) -> Result<&AgentRecord, AgentError> {
+        let rec = self.get_mut(chain_key, agent_id)?;
+        rec.status = AgentStatus::Revoked;
+        Ok(rec)
+    }
+}

@@ -1,0 +1,346 @@
+//! One chain in memory: its thoughts, lookup indices, agent registry, and the
+//! append and verification rules.
+//!
+//! The chain never touches storage itself; [`crate::db::MentisDb`] writes
+//! the bytes [`Chain::prepare_append`] produces, then calls [`Chain::commit`].
+
+use crate::agents::{AgentRegistry, AgentStatus};
+use crate::canonical::compute_thought_hash;
+use crate::error::{AppendError, VerifyError};
+use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
+use crate::record::{ChainFormat, DecodedChain};
+use crate::signature::{signable_payload, verify_detached};
+use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
+use std::collections::HashMap;
+
+/// A relation as a caller sends it: the target by id or by index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelationInput {
+    pub kind: RelationKind,
+    pub target_id: Option<String>,
+    pub target_index: Option<u64>,
+    pub chain_key: Option<String>,
+}
+
+/// Everything a caller supplies for a new thought.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewThought {
+    /// Client-chosen id (required when signing); otherwise the host's id source picks one.
+    pub thought_id: Option<String>,
+    pub agent_id: String,
+    pub agent_name: Option<String>,
+    pub agent_owner: Option<String>,
+    pub thought_type: ThoughtType,
+    pub role: ThoughtRole,
+    pub content: String,
+    pub importance: Option<f64>,
+    pub confidence: Option<f64>,
+    pub tags: Vec<String>,
+    pub concepts: Vec<String>,
+    pub refs: Vec<u64>,
+    pub relations: Vec<RelationInput>,
+    pub session_id: Option<String>,
+    pub signing_key_id: Option<String>,
+    pub thought_signature: Option<Vec<u8>>,
+}
+
+impl NewThought {
+    /// A minimal thought; set the other public fields as needed.
+    pub fn new(agent_id: &str, thought_type: ThoughtType, content: &str) -> Self {
+        NewThought {
+            thought_id: None,
+            agent_id: agent_id.to_string(),
+            agent_name: None,
+            agent_owner: None,
+            thought_type,
+            role: ThoughtRole::Memory,
+            content: content.to_string(),
+            importance: None,
+            confidence: None,
+            tags: Vec::new(),
+            concepts: Vec::new(),
+            refs: Vec::new(),
+            relations: Vec::new(),
+            session_id: None,
+            signing_key_id: None,
+            thought_signature: None,
+        }
+    }
+}
+
+/// Default importance when a caller gives none.
+pub const DEFAULT_IMPORTANCE: f64 = 0.5;
+
+/// An open, verified chain.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    chain_key: String,
+    format: ChainFormat,
+    thoughts: Vec<Thought>,
+    /// Lower-cased content, agent id, tags and concepts per thought, for `text` filters.
+    search_text: Vec<String>,
+    by_id: HashMap<String, u64>,
+    by_hash: HashMap<String, u64>,
+    agents: AgentRegistry,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
+    AppendError::InvalidField { field, message: message.into() }
+}
+
+impl Chain {
+    /// An empty chain.
+    pub fn new(chain_key: &str, format: ChainFormat) -> Self {
+        Chain {
+            chain_key: chain_key.to_string(),
+            format,
+            thoughts: Vec::new(),
+            search_text: Vec::new(),
+            by_id: HashMap::new(),
+            by_hash: HashMap::new(),
+            agents: AgentRegistry::default(),
+        }
+    }
+
+    /// Verifies decoded thoughts (hashes, links, indices, refs) and builds the chain.
+    pub fn load(decoded: DecodedChain, agents: AgentRegistry) -> Result<Chain, VerifyError> {
+        let mut chain = Chain::new(&decoded.chain_key, decoded.format);
+        chain.agents = agents;
+        chain.thoughts.reserve(decoded.thoughts.len());
+        for t in decoded.thoughts {
+            chain.verify_next(&t)?;
+            chain.commit(t);
+        }
+        Ok(chain)
+    }
+
+    fn verify_next(&self, t: &Thought) -> Result<(), VerifyError> {
+        let position = self.thoughts.len() as u64;
+        if t.index != position {
+            return Err(VerifyError::IndexGap { position, found: t.index });
+        }
+        let expected_prev = self.thoughts.last().map(|p| p.hash.clone());
+        if t.prev_hash != expected_prev {
+            return Err(VerifyError::PrevHashMismatch { index: t.index, expected: expected_prev, found: t.prev_hash.clone() });
+        }
+        let recomputed = compute_thought_hash(t);
+        if recomputed != t.hash {
+            return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
+        }
+        if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
+            return Err(VerifyError::BadRef { index: t.index, target: *bad });
+        }
+        Ok(())
+    }
+
+    /// The chain's key.
+    pub fn key(&self) -> &str {
+        &self.chain_key
+    }
+
+    /// The chain's storage format.
+    pub fn format(&self) -> ChainFormat {
+        self.format
+    }
+
+    /// All thoughts in append order.
+    pub fn thoughts(&self) -> &[Thought] {
+        &self.thoughts
+    }
+
+    /// Number of thoughts.
+    pub fn len(&self) -> usize {
+        self.thoughts.len()
+    }
+
+    /// Whether the chain has no thoughts.
+    pub fn is_empty(&self) -> bool {
+        self.thoughts.is_empty()
+    }
+
+    /// The newest thought.
+    pub fn head(&self) -> Option<&Thought> {
+        self.thoughts.last()
+    }
+
+    /// Lower-cased searchable text of thought `index`.
+    pub fn search_text(&self, index: usize) -> &str {
+        &self.search_text[index]
+    }
+
+    /// Looks a thought up by id.
+    pub fn by_id(&self, id: &str) -> Option<&Thought> {
+        self.by_id.get(id).map(|i| &self.thoughts[*i as usize])
+    }
+
+    /// Looks a thought up by hash (lowercase hex; upper case accepted).
+    pub fn by_hash(&self, hash: &str) -> Option<&Thought> {
+        self.by_hash.get(&hash.to_ascii_lowercase()).map(|i| &self.thoughts[*i as usize])
+    }
+
+    /// Looks a thought up by index.
+    pub fn by_index(&self, index: u64) -> Option<&Thought> {
+        usize::try_from(index).ok().and_then(|i| self.thoughts.get(i))
+    }
+
+    /// The agent registry.
+    pub fn agents(&self) -> &AgentRegistry {
+        &self.agents
+    }
+
+    /// The agent registry, for registry edits (the caller persists the sidecar).
+    pub fn agents_mut(&mut self) -> &mut AgentRegistry {
+        &mut self.agents
+    }
+
+    /// Integrity of the tip without re-hashing the chain: the head's hash
+    /// recomputes and links to its predecessor. The rest was verified at open
+    /// and every later thought was built and hashed by [`Chain::prepare_append`].
+    pub fn head_integrity_ok(&self) -> bool {
+        match self.thoughts.last() {
+            None => true,
+            Some(head) => {
+                let n = self.thoughts.len();
+                let prev = if n >= 2 { Some(self.thoughts[n - 2].hash.clone()) } else { None };
+                head.prev_hash == prev && compute_thought_hash(head) == head.hash
+            }
+        }
+    }
+
+    /// Validates a new thought, checks its signature, and builds it with its
+    /// index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
+    pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
+        limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
+        if input.content.trim().is_empty() {
+            return Err(invalid("content", "must not be empty"));
+        }
+        if input.content.len() > MAX_CONTENT_BYTES {
+            return Err(invalid("content", format!("is {} bytes; the limit is {MAX_CONTENT_BYTES}", input.content.len())));
+        }
+        for (field, v) in [("agent_name", &input.agent_name), ("agent_owner", &input.agent_owner), ("session_id", &input.session_id)] {
+            if let Some(v) = v {
+                limits::check_label(field, v, limits::MAX_LABEL_BYTES).map_err(|m| invalid(field, m))?;
+            }
+        }
+        limits::check_labels("tags", &input.tags).map_err(|m| invalid("tags", m))?;
+        limits::check_labels("concepts", &input.concepts).map_err(|m| invalid("concepts", m))?;
+        let importance = limits::clamp_score("importance", input.importance.unwrap_or(DEFAULT_IMPORTANCE)).map_err(|m| invalid("importance", m))?;
+        let confidence = input.confidence.map(|c| limits::clamp_score("confidence", c)).transpose().map_err(|m| invalid("confidence", m))?;
+        let index = self.thoughts.len() as u64;
+        if input.refs.len() > MAX_REFS || input.relations.len() > MAX_REFS {
+            return Err(invalid("refs", format!("at most {MAX_REFS} refs and {MAX_REFS} relations per thought")));
+        }
+        let mut refs: Vec<u64> = Vec::with_capacity(input.refs.len());
+        for r in input.refs {
+            if r >= index {
+                return Err(AppendError::UnknownTarget { field: "ref", target: r.to_string(), len: index });
+            }
+            if !refs.contains(&r) {
+                refs.push(r);
+            }
+        }
+        let relations = input.relations.into_iter().map(|rel| self.resolve_relation(rel)).collect::<Result<Vec<_>, _>>()?;
+        let id = match input.thought_id {
+            Some(id) => {
+                limits::check_key("thought_id", &id).map_err(|m| invalid("thought_id", m))?;
+                id
+            }
+            None => fresh_id,
+        };
+        if self.by_id.contains_key(&id) {
+            return Err(AppendError::DuplicateId { id });
+        }
+        if let Some(rec) = self.agents.get(&input.agent_id) {
+            if rec.status == AgentStatus::Revoked {
+                return Err(AppendError::AgentDisabled { agent_id: input.agent_id, chain_key: self.chain_key.clone() });
+            }
+        }
+        let agent_name = input.agent_name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| input.agent_id.clone());
+        let mut thought = Thought {
+            schema_version: THOUGHT_SCHEMA_VERSION,
+            id,
+            index,
+            timestamp,
+            session_id: input.session_id,
+            agent_id: input.agent_id,
+            agent_name,
+            agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()),
+            signing_key_id: input.signing_key_id,
+            thought_signature: input.thought_signature,
+            thought_type: input.thought_type,
+            role: input.role,
+            content: input.content,
+            confidence,
+            importance,
+            tags: input.tags,
+            concepts: input.concepts,
+            refs,
+            relations,
+            prev_hash: self.thoughts.last().map(|t| t.hash.clone()),
+            hash: String::new(),
+        };
+        self.check_signature(&thought)?;
+        thought.hash = compute_thought_hash(&thought);
+        Ok(thought)
+    }
+
+    fn resolve_relation(&self, rel: RelationInput) -> Result<ThoughtRelation, AppendError> {
+        let foreign = rel.chain_key.as_deref().is_some_and(|k| k != self.chain_key);
+        if foreign {
+            let target_id = rel.target_id.ok_or_else(|| invalid("relations", "a relation into another chain needs target_id"))?;
+            limits::check_key("relations.target_id", &target_id).map_err(|m| invalid("relations", m))?;
+            return Ok(ThoughtRelation { kind: rel.kind, target_id, target_index: None, chain_key: rel.chain_key });
+        }
+        let target = match (&rel.target_id, rel.target_index) {
+            (Some(id), None) => self.by_id(id),
+            (None, Some(i)) => self.by_index(i),
+            (Some(id), Some(i)) => self.by_index(i).filter(|t| &t.id == id),
+            (None, None) => return Err(invalid("relations", "each relation needs target_id or target_index")),
+        };
+        let target = target.ok_or_else(|| AppendError::UnknownTarget {
+            field: "relation target",
+            target: rel.target_id.clone().unwrap_or_else(|| rel.target_index.unwrap_or_default().to_string()),
+            len: self.thoughts.len() as u64,
+        })?;
+        Ok(ThoughtRelation { kind: rel.kind, target_id: target.id.clone(), target_index: Some(target.index), chain_key: None })
+    }
+
+    fn check_signature(&self, t: &Thought) -> Result<(), AppendError> {
+        let reject = |reason: &str| AppendError::SignatureInvalid { agent_id: t.agent_id.clone(), reason: reason.to_string() };
+        let record = self.agents.get(&t.agent_id);
+        let has_active_key = record.is_some_and(|r| r.active_keys().next().is_some());
+        match (&t.signing_key_id, &t.thought_signature) {
+            (None, None) if has_active_key => Err(AppendError::SignatureRequired { agent_id: t.agent_id.clone() }),
+            (None, None) => Ok(()),
+            (Some(_), None) | (None, Some(_)) => Err(reject("signing_key_id and thought_signature must be given together")),
+            (Some(key_id), Some(sig)) => {
+                let key = record
+                    .and_then(|r| r.public_keys.iter().find(|k| &k.key_id == key_id))
+                    .ok_or_else(|| reject(&format!("no key '{key_id}' is registered for this agent")))?;
+                if key.status != AgentStatus::Active {
+                    return Err(reject(&format!("key '{key_id}' is revoked")));
+                }
+                let payload = signable_payload(&self.chain_key, t, key_id);
+                verify_detached(&key.public_key_bytes, &payload, sig).map_err(|m| reject(&m))
+            }
+        }
+    }
+
+    /// Adds a prepared (or verified) thought to the in-memory state.
+    pub fn commit(&mut self, t: Thought) {
+        let idx = t.index;
+        let mut text = String::with_capacity(t.content.len() + 32);
+        text.push_str(&t.content);
+        text.push('\n');
+        text.push_str(&t.agent_id);
+        for s in t.tags.iter().chain(t.concepts.iter()) {
+            text.push('\n');
+            text.push_str(s);
+        }
+        self.search_text.push(text.to_lowercase());
+        self.by_id.insert(t.id.clone(), idx);
+        self.by_hash.insert(t.hash.clone(), idx);
+        self.agents.observe(&t);
+        self.thoughts.push(t);
+    }
+}

@@ -1,0 +1,318 @@
+//! [`MentisDb`]: many chains over one [`Storage`], with the host's clock and
+//! id source. Every tool of the dispatcher ends up here.
+//!
+//! Concurrency: each chain sits behind its own `RwLock`. An append holds the
+//! write lock only while it validates, writes its bytes (no fsync) and
+//! updates memory; it then releases the lock and calls [`Storage::sync`], so
+//! readers never wait on a writer's fsync and concurrent appends can share
+//! one fsync inside the backend (group commit). An append is acknowledged
+//! (returns `Ok`) only after its `sync` returned.
+
+use crate::agents::AgentRegistry;
+use crate::chain::{Chain, NewThought};
+use crate::error::{AgentError, AppendError, ToolError, VerifyError};
+use crate::host::{format_uuid_v4, Clock, IdSource};
+use crate::limits;
+use crate::naming;
+use crate::record::{self, ChainFormat};
+use crate::storage::{Storage, StorageError};
+use crate::thought::Thought;
+use crate::timestamp::format_rfc3339_millis;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Daemon-level settings.
+#[derive(Debug, Clone)]
+pub struct DbConfig {
+    /// Chain used when a call omits `chain_key`.
+    pub default_chain_key: String,
+    /// Format of chains created without an explicit `storage_adapter`.
+    pub default_format: ChainFormat,
+}
+
+impl Default for DbConfig {
+    fn default() -> Self {
+        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary }
+    }
+}
+
+/// What opening the store found, for the host to log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpenReport {
+    /// Chains opened and verified: key, thought count, torn-tail bytes cut.
+    pub chains: Vec<OpenedChain>,
+    /// Objects refused: name or chain key, and why.
+    pub refused: Vec<(String, String)>,
+}
+
+/// One chain opened at startup.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenedChain {
+    pub chain_key: String,
+    pub thought_count: usize,
+    pub torn_tail_bytes: usize,
+    pub storage_location: String,
+}
+
+#[derive(Debug)]
+struct ChainState {
+    chain: Chain,
+    /// Bytes of the chain object, for rolling back a failed write.
+    byte_len: u64,
+}
+
+#[derive(Debug)]
+struct ChainSlot {
+    object: String,
+    agents_object: String,
+    state: RwLock<ChainState>,
+}
+
+fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn read_lock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The engine: chains, registries and skills over one storage backend.
+pub struct MentisDb {
+    storage: Arc<dyn Storage>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdSource>,
+    config: DbConfig,
+    chains: RwLock<BTreeMap<String, Arc<ChainSlot>>>,
+    refused: RwLock<BTreeMap<String, VerifyError>>,
+    pub(crate) skills: crate::skills::SkillStore,
+}
+
+impl std::fmt::Debug for MentisDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MentisDb").field("storage", &self.storage).field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl MentisDb {
+    /// Opens every chain in `storage`, cutting torn tails and verifying each
+    /// chain. A chain that fails verification is refused (reported, and its
+    /// key answers with [`ToolError::ChainRefused`]) while the others serve.
+    pub fn open(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>, config: DbConfig) -> Result<(MentisDb, OpenReport), StorageError> {
+        let mut report = OpenReport::default();
+        let mut chains = BTreeMap::new();
+        let mut refused = BTreeMap::new();
+        for object in storage.list(naming::CHAINS_PREFIX)? {
+            if !naming::is_chain_object(&object) {
+                continue;
+            }
+            let bytes = storage.read(&object)?.unwrap_or_default();
+            let decoded = match record::decode_chain(&bytes) {
+                Ok(d) => d,
+                Err(e) => {
+                    report.refused.push((object.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            let key = decoded.chain_key.clone();
+            if naming::chain_object(&key, decoded.format) != object {
+                report.refused.push((object.clone(), format!("object does not match the name derived from its chain key '{key}'")));
+                continue;
+            }
+            let torn = decoded.torn_tail_bytes(bytes.len());
+            if torn > 0 {
+                storage.truncate(&object, decoded.valid_len as u64)?;
+            }
+            let agents_object = naming::agents_object(&key);
+            let agents = match storage.read(&agents_object)? {
+                Some(b) => AgentRegistry::from_sidecar(&b).unwrap_or_else(|e| {
+                    report.refused.push((agents_object.clone(), format!("{e}; registry edits are ignored, activity is rebuilt from the chain")));
+                    AgentRegistry::default()
+                }),
+                None => AgentRegistry::default(),
+            };
+            let byte_len = decoded.valid_len as u64;
+            match Chain::load(decoded, agents) {
+                Ok(chain) => {
+                    report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
+                    let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState { chain, byte_len }) };
+                    chains.insert(key, Arc::new(slot));
+                }
+                Err(e) => {
+                    report.refused.push((key.clone(), e.to_string()));
+                    refused.insert(key, e);
+                }
+            }
+        }
+        let skills = crate::skills::SkillStore::open(storage.as_ref())?;
+        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills };
+        Ok((db, report))
+    }
+
+    /// The daemon settings.
+    pub fn config(&self) -> &DbConfig {
+        &self.config
+    }
+
+    /// The storage backend.
+    pub fn storage(&self) -> &dyn Storage {
+        self.storage.as_ref()
+    }
+
+    /// The current time as the host reports it, in epoch milliseconds.
+    pub fn now_millis(&self) -> i64 {
+        self.clock.now_millis()
+    }
+
+    /// A fresh UUID from the host's id source.
+    pub fn fresh_id(&self) -> String {
+        format_uuid_v4(self.ids.next_id_bytes())
+    }
+
+    /// Resolves an optional `chain_key` argument (omitted or empty: the default chain).
+    pub fn resolve_key(&self, chain_key: Option<&str>) -> Result<String, ToolError> {
+        match chain_key.map(str::trim).filter(|k| !k.is_empty()) {
+            None => Ok(self.config.default_chain_key.clone()),
+            Some(k) => {
+                limits::check_key("chain_key", k).map_err(|m| ToolError::NotFound(format!("invalid chain_key: {m}")))?;
+                Ok(k.to_string())
+            }
+        }
+    }
+
+    /// Keys of every served chain, sorted.
+    pub fn chain_keys(&self) -> Vec<String> {
+        read_lock(&self.chains).keys().cloned().collect()
+    }
+
+    fn refused_error(&self, key: &str) -> Option<ToolError> {
+        read_lock(&self.refused).get(key).map(|e| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
+    }
+
+    fn slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
+        read_lock(&self.chains).get(key).cloned()
+    }
+
+    /// Runs `f` with a read lock on chain `key`; `None` when the chain does not exist.
+    pub fn with_chain<R>(&self, key: &str, f: impl FnOnce(Option<&Chain>) -> R) -> Result<R, ToolError> {
+        if let Some(e) = self.refused_error(key) {
+            return Err(e);
+        }
+        match self.slot(key) {
+            Some(slot) => {
+                let guard = read_lock(&slot.state);
+                Ok(f(Some(&guard.chain)))
+            }
+            None => Ok(f(None)),
+        }
+    }
+
+    /// Storage location of a chain (or where it would be created).
+    pub fn storage_location(&self, key: &str) -> String {
+        match self.slot(key) {
+            Some(slot) => self.storage.location(&slot.object),
+            None => self.storage.location(&naming::chain_object(key, self.config.default_format)),
+        }
+    }
+
+    /// Returns the slot for `key`, creating the chain (header written and
+    /// synced) in `format` or the default format when it does not exist.
+    fn slot_for_write(&self, key: &str, format: Option<ChainFormat>) -> Result<Arc<ChainSlot>, ToolError> {
+        if let Some(e) = self.refused_error(key) {
+            return Err(e);
+        }
+        if let Some(slot) = self.slot(key) {
+            return Ok(slot);
+        }
+        let mut chains = write_lock(&self.chains);
+        if let Some(slot) = chains.get(key) {
+            return Ok(slot.clone());
+        }
+        let format = format.unwrap_or(self.config.default_format);
+        for f in [ChainFormat::Binary, ChainFormat::Jsonl] {
+            let existing = naming::chain_object(key, f);
+            if self.storage.read(&existing)?.is_some() {
+                return Err(ToolError::Storage(StorageError::Unavailable(format!(
+                    "chain object {} exists but was not opened at startup (damaged header?); refusing to overwrite it",
+                    self.storage.location(&existing)
+                ))));
+            }
+        }
+        let object = naming::chain_object(key, format);
+        let header = record::encode_header(format, key);
+        if let Err(e) = self.storage.append(&object, &header).and_then(|_| self.storage.sync(&object)) {
+            let _ = self.storage.remove(&object);
+            return Err(e.into());
+        }
+        let slot = Arc::new(ChainSlot {
+            object,
+            agents_object: naming::agents_object(key),
+            state: RwLock::new(ChainState { chain: Chain::new(key, format), byte_len: header.len() as u64 }),
+        });
+        chains.insert(key.to_string(), slot.clone());
+        Ok(slot)
+    }
+
+    /// Appends a thought to chain `key` (created on first use) and returns it
+    /// once it is durable.
+    pub fn append(&self, key: &str, input: NewThought) -> Result<Thought, ToolError> {
+        self.append_when(key, None, input, |_| true).map(|t| t.expect("unconditional append"))
+    }
+
+    /// Appends only when `condition` holds for the chain under its write lock
+    /// (bootstrap appends only into an empty chain). `Ok(None)` when it did not hold.
+    pub fn append_when(&self, key: &str, format: Option<ChainFormat>, input: NewThought, condition: impl FnOnce(&Chain) -> bool) -> Result<Option<Thought>, ToolError> {
+        let slot = self.slot_for_write(key, format)?;
+        let thought = {
+            let mut state = write_lock(&slot.state);
+            if !condition(&state.chain) {
+                return Ok(None);
+            }
+            let timestamp = format_rfc3339_millis(self.clock.now_millis());
+            let thought = state.chain.prepare_append(input, timestamp, self.fresh_id())?;
+            let bytes = record::encode_thought(state.chain.format(), &thought);
+            if let Err(e) = self.storage.append(&slot.object, &bytes) {
+                // Roll back a partial write so the object stays a valid chain.
+                let _ = self.storage.truncate(&slot.object, state.byte_len);
+                return Err(AppendError::Storage(e).into());
+            }
+            state.byte_len += bytes.len() as u64;
+            state.chain.commit(thought.clone());
+            thought
+        };
+        self.storage.sync(&slot.object).map_err(|e| {
+            AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))
+        })?;
+        Ok(Some(thought))
+    }
+
+    /// Applies a registry edit to chain `key` (created on first use when
+    /// `create` is true) and persists the sidecar atomically. On failure the
+    /// registry is unchanged.
+    pub fn edit_agents<R>(&self, key: &str, create: bool, edit: impl FnOnce(&mut AgentRegistry, &str) -> Result<R, AgentError>) -> Result<R, ToolError> {
+        let slot = if create {
+            self.slot_for_write(key, None)?
+        } else {
+            match self.slot(key) {
+                Some(s) => s,
+                None => {
+                    if let Some(e) = self.refused_error(key) {
+                        return Err(e);
+                    }
+                    return Err(ToolError::NotFound(format!("chain '{key}' does not exist")));
+                }
+            }
+        };
+        let mut state = write_lock(&slot.state);
+        let mut draft = state.chain.agents().clone();
+        let now = format_rfc3339_millis(self.clock.now_millis());
+        let out = edit(&mut draft, &now)?;
+        self.storage.write_atomic(&slot.agents_object, &draft.to_sidecar()).map_err(AgentError::Storage)?;
+        *state.chain.agents_mut() = draft;
+        Ok(out)
+    }
+
+    /// Storage location of the object backing `key`, when it exists.
+    pub fn chain_storage_info(&self, key: &str) -> Option<(ChainFormat, String)> {
+        self.slot(key).map(|s| (read_lock(&s.state).chain.format(), self.storage.location(&s.object)))
+    }
+}

@@ -1,0 +1,170 @@
+//! Agent-registry tools: list, get, upsert, describe, alias, keys, disable.
+
+use super::{tool, ToolDef};
+use crate::agents::{AgentRecord, AgentStatus, AgentUpsert};
+use crate::db::MentisDb;
+use crate::dispatch::thought_tools::ChainArgs;
+use crate::error::{AgentError, ToolError};
+use crate::limits;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub(super) const TOOLS: &[ToolDef] = &[
+    tool!("mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs, list_agents),
+    tool!("mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs, get_agent),
+    tool!("mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs, list_registry),
+    tool!("mentisdb_upsert_agent", "Create or update an agent registry record (display name, owner, description, status active/revoked). Creates the chain on first use.", UpsertArgs, upsert_agent),
+    tool!("mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs, set_description),
+    tool!("mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs, add_alias),
+    tool!("mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs, add_key),
+    tool!("mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs, revoke_key),
+    tool!("mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs, disable_agent),
+];
+
+/// A chain and an agent.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AgentIdArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: String,
+}
+
+/// Arguments of `mentisdb_upsert_agent`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UpsertArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: String,
+    pub display_name: Option<String>,
+    pub agent_owner: Option<String>,
+    pub description: Option<String>,
+    /// `active` or `revoked`.
+    pub status: Option<String>,
+}
+
+/// Arguments of `mentisdb_set_agent_description`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DescriptionArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: String,
+    /// New description; omit or send an empty string to clear it.
+    pub description: Option<String>,
+}
+
+/// Arguments of `mentisdb_add_agent_alias`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AliasArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: String,
+    pub alias: String,
+}
+
+/// Arguments of `mentisdb_add_agent_key`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AddKeyArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: String,
+    pub key_id: String,
+    /// Currently `ed25519`.
+    pub algorithm: String,
+    /// The 32 bytes of the Ed25519 public key.
+    pub public_key_bytes: Vec<u8>,
+}
+
+/// Arguments of `mentisdb_revoke_agent_key`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct KeyArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: String,
+    pub key_id: String,
+}
+
+fn check(tool: &str, field: &'static str, v: &str) -> Result<(), ToolError> {
+    limits::check_key(field, v).map_err(|m| ToolError::invalid(tool, m))
+}
+
+fn agent_json(key: &str, rec: &AgentRecord) -> Value {
+    json!({ "chain_key": key, "agent": rec })
+}
+
+fn list_agents(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let agents = db.with_chain(&key, |c| {
+        c.map(|c| {
+            c.agents()
+                .records()
+                .filter(|r| r.thought_count > 0)
+                .map(|r| json!({ "agent_id": r.agent_id, "agent_name": r.display_name, "agent_owner": r.agent_owner }))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+    })?;
+    Ok(json!({ "chain_key": key, "agents": agents }))
+}
+
+fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let agents = db.with_chain(&key, |c| c.map(|c| c.agents().records().cloned().collect::<Vec<_>>()).unwrap_or_default())?;
+    Ok(json!({ "chain_key": key, "agents": agents }))
+}
+
+fn get_agent(db: &MentisDb, a: AgentIdArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let rec = db.with_chain(&key, |c| c.and_then(|c| c.agents().get(&a.agent_id).cloned()))?;
+    match rec {
+        Some(r) => Ok(agent_json(&key, &r)),
+        None => Err(AgentError::NotFound { agent_id: a.agent_id, chain_key: key }.into()),
+    }
+}
+
+fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_upsert_agent";
+    check(TOOL, "agent_id", &a.agent_id)?;
+    for (field, v, max) in [("display_name", &a.display_name, limits::MAX_LABEL_BYTES), ("agent_owner", &a.agent_owner, limits::MAX_LABEL_BYTES), ("description", &a.description, limits::MAX_DESCRIPTION_BYTES)] {
+        if let Some(v) = v {
+            limits::check_label(field, v, max).map_err(|m| ToolError::invalid(TOOL, m))?;
+        }
+    }
+    let status = a.status.as_deref().map(AgentStatus::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?;
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let patch = AgentUpsert { display_name: a.display_name, agent_owner: a.agent_owner, description: a.description, status };
+    let rec = db.edit_agents(&key, true, |reg, _| Ok(reg.upsert(&a.agent_id, patch).clone()))?;
+    Ok(agent_json(&key, &rec))
+}
+
+fn set_description(db: &MentisDb, a: DescriptionArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_set_agent_description";
+    if let Some(d) = &a.description {
+        limits::check_label("description", d, limits::MAX_DESCRIPTION_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
+    }
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let rec = db.edit_agents(&key, false, |reg, _| reg.set_description(&key, &a.agent_id, a.description).cloned())?;
+    Ok(agent_json(&key, &rec))
+}
+
+fn add_alias(db: &MentisDb, a: AliasArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_add_agent_alias";
+    limits::check_label("alias", &a.alias, limits::MAX_LABEL_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let rec = db.edit_agents(&key, false, |reg, _| reg.add_alias(&key, &a.agent_id, &a.alias).cloned())?;
+    Ok(agent_json(&key, &rec))
+}
+
+fn add_key(db: &MentisDb, a: AddKeyArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_add_agent_key";
+    check(TOOL, "key_id", &a.key_id)?;
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let rec = db.edit_agents(&key, false, |reg, now| reg.add_key(&key, &a.agent_id, &a.key_id, &a.algorithm, a.public_key_bytes, now).cloned())?;
+    Ok(agent_json(&key, &rec))
+}
+
+fn revoke_key(db: &MentisDb, a: KeyArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let rec = db.edit_agents(&key, false, |reg, now| reg.revoke_key(&key, &a.agent_id, &a.key_id, now).cloned())?;
+    Ok(agent_json(&key, &rec))
+}
+
+fn disable_agent(db: &MentisDb, a: AgentIdArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let rec = db.edit_agents(&key, false, |reg, _| reg.disable(&key, &a.agent_id).cloned())?;
+    Ok(agent_json(&key, &rec))
+}

@@ -1,0 +1,464 @@
+//! Chain tools: bootstrap, append, retrospective, search, list chains,
+//! recent context, Markdown export, get, genesis, traverse, head.
+
+use super::{tool, ToolDef};
+use crate::chain::{NewThought, RelationInput};
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use crate::limits;
+use crate::query::{search, FilterArgs, ThoughtFilter, TimeWindow};
+use crate::record::ChainFormat;
+use crate::render;
+use crate::thought::{RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
+use crate::traverse::{traverse, Anchor, Direction};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub(super) const TOOLS: &[ToolDef] = &[
+    tool!("mentisdb_bootstrap", "Create the chain if needed and write one bootstrap memory (Summary/Checkpoint) only when the chain is empty. Nothing is overwritten.", BootstrapArgs, bootstrap),
+    tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs, append),
+    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs, append_retrospective),
+    tool!("mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs, search_tool),
+    tool!("mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs, list_chains),
+    tool!("mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs, recent_context),
+    tool!("mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs, memory_markdown),
+    tool!("mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs, get_thought),
+    tool!("mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs, genesis),
+    tool!("mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs, traverse_tool),
+    tool!("mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs, head),
+];
+
+/// No arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// Just a chain.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ChainArgs {
+    /// Chain to use; the daemon's default chain when omitted.
+    pub chain_key: Option<String>,
+}
+
+/// Arguments of `mentisdb_bootstrap`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BootstrapArgs {
+    pub chain_key: Option<String>,
+    /// Producer id; a system identity when omitted.
+    pub agent_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_owner: Option<String>,
+    /// What this memory is for.
+    pub content: String,
+    /// Clamped to 0.0..=1.0; default 1.0 for bootstrap.
+    pub importance: Option<f64>,
+    pub tags: Option<Vec<String>>,
+    pub concepts: Option<Vec<String>>,
+    /// `binary` (default) or `jsonl`; only used when the chain is created.
+    pub storage_adapter: Option<String>,
+}
+
+/// A typed relation on append: the target by `target_id` or `target_index`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RelationArg {
+    /// One of References, Summarizes, Corrects, Invalidates, CausedBy, Supports, Contradicts, DerivedFrom, ContinuesFrom, BranchesFrom, RelatedTo, Supersedes.
+    pub kind: String,
+    pub target_id: Option<String>,
+    pub target_index: Option<u64>,
+    /// Set when the target lives in another chain (then `target_id` is required).
+    pub chain_key: Option<String>,
+}
+
+/// Arguments of `mentisdb_append`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AppendArgs {
+    pub chain_key: Option<String>,
+    /// Producer id; defaults to the chain key.
+    pub agent_id: Option<String>,
+    /// Display name; defaults to agent_id.
+    pub agent_name: Option<String>,
+    pub agent_owner: Option<String>,
+    /// One of the 28 thought types, e.g. Decision, Constraint, Mistake, LessonLearned.
+    pub thought_type: String,
+    pub content: String,
+    /// One of Memory (default), WorkingMemory, Summary, Compression, Checkpoint, Handoff, Audit, Retrospective.
+    pub role: Option<String>,
+    /// Clamped to 0.0..=1.0; default 0.5.
+    pub importance: Option<f64>,
+    /// Clamped to 0.0..=1.0.
+    pub confidence: Option<f64>,
+    pub tags: Option<Vec<String>>,
+    pub concepts: Option<Vec<String>>,
+    /// Indices of earlier thoughts in this chain.
+    pub refs: Option<Vec<u64>>,
+    /// Typed relations to earlier thoughts.
+    pub relations: Option<Vec<RelationArg>>,
+    /// Session this thought belongs to.
+    pub session_id: Option<String>,
+    /// Client-chosen unique id; required for signed appends (the signature binds it).
+    pub thought_id: Option<String>,
+    /// Registered key that signed the thought.
+    pub signing_key_id: Option<String>,
+    /// Ed25519 signature bytes over the signable payload (see ARCHITECTURE.md).
+    pub thought_signature: Option<Vec<u8>>,
+}
+
+/// Arguments of `mentisdb_append_retrospective`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RetrospectiveArgs {
+    pub chain_key: Option<String>,
+    pub agent_id: Option<String>,
+    pub agent_name: Option<String>,
+    pub agent_owner: Option<String>,
+    /// Defaults to LessonLearned.
+    pub thought_type: Option<String>,
+    pub content: String,
+    pub importance: Option<f64>,
+    pub confidence: Option<f64>,
+    pub tags: Option<Vec<String>>,
+    pub concepts: Option<Vec<String>>,
+    pub refs: Option<Vec<u64>>,
+    pub relations: Option<Vec<RelationArg>>,
+    pub session_id: Option<String>,
+    pub thought_id: Option<String>,
+    pub signing_key_id: Option<String>,
+    pub thought_signature: Option<Vec<u8>>,
+}
+
+/// Arguments of `mentisdb_search` and `mentisdb_memory_markdown`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchArgs {
+    pub chain_key: Option<String>,
+    #[serde(flatten)]
+    pub filter: FilterArgs,
+    /// Keep the newest `limit` matches (clamped to 10000).
+    pub limit: Option<u64>,
+}
+
+/// Arguments of `mentisdb_recent_context`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecentContextArgs {
+    pub chain_key: Option<String>,
+    /// How many of the newest thoughts; default 12, clamped to 1..=1000.
+    pub last_n: Option<u64>,
+}
+
+/// Arguments of `mentisdb_get_thought`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetThoughtArgs {
+    pub chain_key: Option<String>,
+    pub thought_id: Option<String>,
+    pub thought_hash: Option<String>,
+    pub thought_index: Option<u64>,
+}
+
+/// Arguments of `mentisdb_traverse_thoughts`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TraverseArgs {
+    pub chain_key: Option<String>,
+    pub anchor_id: Option<String>,
+    pub anchor_hash: Option<String>,
+    pub anchor_index: Option<u64>,
+    /// `genesis` or `head`.
+    pub anchor_boundary: Option<String>,
+    /// `forward` (default) or `backward`.
+    pub direction: Option<String>,
+    /// Include a concrete anchor thought itself; default false.
+    pub include_anchor: Option<bool>,
+    /// Matching thoughts per chunk; default 50, clamped to 1..=1000.
+    pub chunk_size: Option<u64>,
+    #[serde(flatten)]
+    pub filter: FilterArgs,
+    pub time_window: Option<TimeWindow>,
+}
+
+fn parse_type(tool: &str, s: &str) -> Result<ThoughtType, ToolError> {
+    s.parse().map_err(|e: crate::thought::UnknownName| ToolError::invalid(tool, e.to_string()))
+}
+
+fn relations(tool: &str, rels: Option<Vec<RelationArg>>) -> Result<Vec<RelationInput>, ToolError> {
+    rels.unwrap_or_default()
+        .into_iter()
+        .map(|r| {
+            let kind: RelationKind = r.kind.parse().map_err(|e: crate::thought::UnknownName| ToolError::invalid(tool, e.to_string()))?;
+            Ok(RelationInput { kind, target_id: r.target_id, target_index: r.target_index, chain_key: r.chain_key })
+        })
+        .collect()
+}
+
+fn thought_json(t: &Thought) -> Value {
+    serde_json::to_value(t).expect("thought serializes")
+}
+
+fn head_hash(db: &MentisDb, key: &str) -> Result<Value, ToolError> {
+    db.with_chain(key, |c| c.and_then(|c| c.head()).map(|t| Value::String(t.hash.clone())).unwrap_or(Value::Null))
+}
+
+fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_bootstrap";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let format = a.storage_adapter.as_deref().map(ChainFormat::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?;
+    let agent_id = a.agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "system".to_string());
+    let mut input = NewThought::new(&agent_id, ThoughtType::Summary, &a.content);
+    input.role = ThoughtRole::Checkpoint;
+    input.agent_name = a.agent_name.or_else(|| (agent_id == "system").then(|| "MentisDB System".to_string()));
+    input.agent_owner = a.agent_owner;
+    input.importance = Some(a.importance.unwrap_or(1.0));
+    input.tags = a.tags.unwrap_or_default();
+    input.concepts = a.concepts.unwrap_or_default();
+    let written = db.append_when(&key, format, input, |c| c.is_empty())?;
+    let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
+    Ok(json!({ "bootstrapped": written.is_some(), "thought_count": count, "head_hash": head }))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn append_common(db: &MentisDb, tool: &str, chain_key: Option<String>, agent_id: Option<String>, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Value, ToolError> {
+    let key = db.resolve_key(chain_key.as_deref())?;
+    let agent_id = agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| key.clone());
+    let mut input = NewThought::new(&agent_id, thought_type, &a.content);
+    input.role = role;
+    input.agent_name = a.agent_name;
+    input.agent_owner = a.agent_owner;
+    input.importance = a.importance;
+    input.confidence = a.confidence;
+    input.tags = a.tags.unwrap_or_default();
+    input.concepts = a.concepts.unwrap_or_default();
+    input.refs = a.refs.unwrap_or_default();
+    input.relations = relations(tool, a.relations)?;
+    input.session_id = a.session_id;
+    input.thought_id = a.thought_id;
+    input.signing_key_id = a.signing_key_id;
+    input.thought_signature = a.thought_signature;
+    let thought = db.append(&key, input)?;
+    let head = head_hash(db, &key)?;
+    Ok(json!({ "thought": thought_json(&thought), "head_hash": head }))
+}
+
+/// The append fields shared by append and retrospective.
+struct AppendFields {
+    agent_name: Option<String>,
+    agent_owner: Option<String>,
+    content: String,
+    importance: Option<f64>,
+    confidence: Option<f64>,
+    tags: Option<Vec<String>>,
+    concepts: Option<Vec<String>>,
+    refs: Option<Vec<u64>>,
+    relations: Option<Vec<RelationArg>>,
+    session_id: Option<String>,
+    thought_id: Option<String>,
+    signing_key_id: Option<String>,
+    thought_signature: Option<Vec<u8>>,
+}
+
+fn append(db: &MentisDb, a: AppendArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_append";
+    let tt = parse_type(TOOL, &a.thought_type)?;
+    let role = match a.role.as_deref() {
+        Some(r) => r.parse().map_err(|e: crate::thought::UnknownName| ToolError::invalid(TOOL, e.to_string()))?,
+        None => ThoughtRole::Memory,
+    };
+    let fields = AppendFields {
+        agent_name: a.agent_name,
+        agent_owner: a.agent_owner,
+        content: a.content,
+        importance: a.importance,
+        confidence: a.confidence,
+        tags: a.tags,
+        concepts: a.concepts,
+        refs: a.refs,
+        relations: a.relations,
+        session_id: a.session_id,
+        thought_id: a.thought_id,
+        signing_key_id: a.signing_key_id,
+        thought_signature: a.thought_signature,
+    };
+    append_common(db, TOOL, a.chain_key, a.agent_id, tt, role, fields)
+}
+
+fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_append_retrospective";
+    let tt = match a.thought_type.as_deref() {
+        Some(t) => parse_type(TOOL, t)?,
+        None => ThoughtType::LessonLearned,
+    };
+    let fields = AppendFields {
+        agent_name: a.agent_name,
+        agent_owner: a.agent_owner,
+        content: a.content,
+        importance: a.importance,
+        confidence: a.confidence,
+        tags: a.tags,
+        concepts: a.concepts,
+        refs: a.refs,
+        relations: a.relations,
+        session_id: a.session_id,
+        thought_id: a.thought_id,
+        signing_key_id: a.signing_key_id,
+        thought_signature: a.thought_signature,
+    };
+    append_common(db, TOOL, a.chain_key, a.agent_id, tt, ThoughtRole::Retrospective, fields)
+}
+
+fn clamp_limit(limit: Option<u64>) -> usize {
+    limit.map(|l| (l as usize).clamp(1, limits::MAX_SEARCH_LIMIT)).unwrap_or(limits::MAX_SEARCH_LIMIT)
+}
+
+fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(String, Vec<Thought>, usize, Option<String>), ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let limit = clamp_limit(a.limit);
+    db.with_chain(&key, |c| {
+        let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(tool, m))?;
+        Ok(match c {
+            Some(c) => (search(c, &filter, limit).into_iter().cloned().collect(), c.len(), c.head().map(|t| t.hash.clone())),
+            None => (Vec::new(), 0, None),
+        })
+    })?
+    .map(|(thoughts, total, head)| (key, thoughts, total, head))
+}
+
+fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {
+    let (_, thoughts, _, _) = filtered(db, "mentisdb_search", &a)?;
+    Ok(json!({ "thoughts": thoughts }))
+}
+
+fn memory_markdown(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {
+    let (key, thoughts, total, head) = filtered(db, "mentisdb_memory_markdown", &a)?;
+    let refs: Vec<&Thought> = thoughts.iter().collect();
+    Ok(json!({ "markdown": render::memory_markdown(&key, total, head.as_deref(), &refs) }))
+}
+
+fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<Value, ToolError> {
+    let mut chains = Vec::new();
+    for key in db.chain_keys() {
+        let Some((format, location)) = db.chain_storage_info(&key) else { continue };
+        let (thought_count, agent_count) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.agents().len())).unwrap_or((0, 0)))?;
+        chains.push(json!({
+            "chain_key": key,
+            "version": THOUGHT_SCHEMA_VERSION,
+            "storage_adapter": format.adapter_name(),
+            "thought_count": thought_count,
+            "agent_count": agent_count,
+            "storage_location": location,
+        }));
+    }
+    let keys: Vec<&Value> = chains.iter().map(|c| &c["chain_key"]).collect();
+    Ok(json!({ "default_chain_key": db.config().default_chain_key, "chain_keys": keys, "chains": chains }))
+}
+
+fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let n = a.last_n.map(|n| (n as usize).clamp(1, limits::MAX_RECENT_LAST_N)).unwrap_or(limits::DEFAULT_RECENT_LAST_N);
+    let prompt = db.with_chain(&key, |c| match c {
+        Some(c) => {
+            let start = c.len().saturating_sub(n);
+            let recent: Vec<&Thought> = c.thoughts()[start..].iter().collect();
+            render::recent_context(&key, c.len(), &recent)
+        }
+        None => render::recent_context(&key, 0, &[]),
+    })?;
+    Ok(json!({ "prompt": prompt }))
+}
+
+fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_get_thought";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let given = a.thought_id.is_some() as u8 + a.thought_hash.is_some() as u8 + a.thought_index.is_some() as u8;
+    if given != 1 {
+        return Err(ToolError::invalid(TOOL, format!("give exactly one of thought_id, thought_hash or thought_index (got {given})")));
+    }
+    let found = db.with_chain(&key, |c| {
+        let c = c?;
+        match (&a.thought_id, &a.thought_hash, a.thought_index) {
+            (Some(id), _, _) => c.by_id(id),
+            (_, Some(h), _) => c.by_hash(h),
+            (_, _, Some(i)) => c.by_index(i),
+            _ => None,
+        }
+        .cloned()
+    })?;
+    match found {
+        Some(t) => Ok(json!({ "chain_key": key, "thought": thought_json(&t) })),
+        None => {
+            let what = match (&a.thought_id, &a.thought_hash, a.thought_index) {
+                (Some(id), _, _) => format!("id '{}'", id.chars().take(128).collect::<String>()),
+                (_, Some(h), _) => format!("hash '{}'", h.chars().take(128).collect::<String>()),
+                (_, _, Some(i)) => format!("index {i}"),
+                _ => unreachable!("exactly one locator"),
+            };
+            Err(ToolError::NotFound(format!("no thought with {what} in chain '{key}'")))
+        }
+    }
+}
+
+fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let t = db.with_chain(&key, |c| c.and_then(|c| c.thoughts().first()).map(thought_json))?;
+    Ok(json!({ "chain_key": key, "thought": t }))
+}
+
+fn head(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let location = db.storage_location(&key);
+    db.with_chain(&key, |c| match c {
+        Some(c) => json!({
+            "chain_key": key,
+            "thought_count": c.len(),
+            "head_hash": c.head().map(|t| t.hash.clone()),
+            "latest_thought": c.head().map(thought_json),
+            "integrity_ok": c.head_integrity_ok(),
+            "storage_location": location,
+        }),
+        None => json!({
+            "chain_key": key, "thought_count": 0, "head_hash": null, "latest_thought": null,
+            "integrity_ok": true, "storage_location": location,
+        }),
+    })
+}
+
+fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_traverse_thoughts";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let direction = a.direction.as_deref().map(Direction::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?.unwrap_or(Direction::Forward);
+    let include_anchor = a.include_anchor.unwrap_or(false);
+    let chunk_size = a.chunk_size.map(|n| (n as usize).clamp(1, limits::MAX_CHUNK_SIZE)).unwrap_or(limits::DEFAULT_CHUNK_SIZE);
+    let locators = a.anchor_id.is_some() as u8 + a.anchor_hash.is_some() as u8 + a.anchor_index.is_some() as u8 + a.anchor_boundary.is_some() as u8;
+    if locators > 1 {
+        return Err(ToolError::invalid(TOOL, "give at most one of anchor_id, anchor_hash, anchor_index or anchor_boundary"));
+    }
+    db.with_chain(&key, |c| {
+        let filter = ThoughtFilter::compile(&a.filter, a.time_window.as_ref(), c).map_err(|m| ToolError::invalid(TOOL, m))?;
+        let empty = crate::chain::Chain::new(&key, ChainFormat::Binary);
+        let chain = c.unwrap_or(&empty);
+        let anchor = if let Some(b) = &a.anchor_boundary {
+            Some(match b.to_ascii_lowercase().as_str() {
+                "genesis" => Anchor::Genesis,
+                "head" => Anchor::Head,
+                other => return Err(ToolError::invalid(TOOL, format!("unknown anchor_boundary '{other}'; expected one of: genesis, head"))),
+            })
+        } else if let Some(id) = &a.anchor_id {
+            Some(Anchor::Thought(chain.by_id(id).ok_or_else(|| ToolError::NotFound(format!("no thought with id '{id}' in chain '{key}'")))?.index))
+        } else if let Some(h) = &a.anchor_hash {
+            Some(Anchor::Thought(chain.by_hash(h).ok_or_else(|| ToolError::NotFound(format!("no thought with hash '{h}' in chain '{key}'")))?.index))
+        } else if let Some(i) = a.anchor_index {
+            if chain.by_index(i).is_none() {
+                return Err(ToolError::NotFound(format!("no thought with index {i} in chain '{key}' ({} thoughts)", chain.len())));
+            }
+            Some(Anchor::Thought(i))
+        } else {
+            None
+        };
+        let page = traverse(chain, anchor, direction, include_anchor, chunk_size, &filter);
+        Ok(json!({
+            "chain_key": key,
+            "direction": direction.as_str(),
+            "include_anchor": include_anchor,
+            "chunk_size": chunk_size,
+            "anchor": page.anchor.map(thought_json),
+            "thoughts": page.thoughts,
+            "has_more": page.has_more,
+            "next_cursor": page.next_cursor,
+            "previous_cursor": page.previous_cursor,
+        }))
+    })?
+}

@@ -1,0 +1,128 @@
+//! Typed errors, one enum per operation family, and the umbrella [`ToolError`]
+//! every host maps to its wire format (REST 400 `{"error"}`, MCP `isError`,
+//! a JS `Error`, a WIT error record). Messages are written for humans: they
+//! say what was wrong and what is accepted.
+
+use crate::record::RecordError;
+use crate::storage::StorageError;
+
+/// Why a chain did not verify when it was opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The stored bytes could not be decoded.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// A thought's recomputed hash differs from the stored one.
+    #[error("hash mismatch at index {index}: stored {found}, recomputed {expected}")]
+    HashMismatch { index: u64, expected: String, found: String },
+    /// A thought's `prev_hash` does not name the previous thought.
+    #[error("broken link at index {index}: prev_hash is {found:?}, previous thought's hash is {expected:?}")]
+    PrevHashMismatch { index: u64, expected: Option<String>, found: Option<String> },
+    /// Indices are not 0, 1, 2, ...
+    #[error("index gap: position {position} holds index {found}")]
+    IndexGap { position: u64, found: u64 },
+    /// A ref points at a thought that is not earlier in the chain.
+    #[error("thought {index} refers to {target}, which is not an earlier thought")]
+    BadRef { index: u64, target: u64 },
+    /// The object's header names another chain.
+    #[error("object belongs to chain '{found}', expected '{expected}'")]
+    ChainKeyMismatch { expected: String, found: String },
+}
+
+/// Why an append was refused. Nothing was stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppendError {
+    /// A field failed validation.
+    #[error("invalid {field}: {message}")]
+    InvalidField { field: &'static str, message: String },
+    /// A ref or relation target is not an existing earlier thought.
+    #[error("{field} {target} does not point at an existing earlier thought (the chain has {len} thoughts, indices 0..{len})")]
+    UnknownTarget { field: &'static str, target: String, len: u64 },
+    /// The producing agent is disabled in the registry.
+    #[error("agent '{agent_id}' is disabled (status revoked) in chain '{chain_key}' and cannot append; re-enable it with mentisdb_upsert_agent status=active")]
+    AgentDisabled { agent_id: String, chain_key: String },
+    /// The agent has an active key but the append carries no signature.
+    #[error("agent '{agent_id}' has an active signing key, so appends must be signed: pass thought_id, signing_key_id and thought_signature (Ed25519 over the signable payload, see ARCHITECTURE.md)")]
+    SignatureRequired { agent_id: String },
+    /// The signature did not verify, or names an unknown or revoked key.
+    #[error("signature rejected for agent '{agent_id}': {reason}")]
+    SignatureInvalid { agent_id: String, reason: String },
+    /// A thought with this id already exists (a replayed signed append).
+    #[error("a thought with id '{id}' already exists in this chain (ids are unique; a signed thought cannot be appended twice)")]
+    DuplicateId { id: String },
+    /// Writing failed; the chain is unchanged.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Why an agent-registry operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// No such agent in the chain's registry.
+    #[error("agent '{agent_id}' is not registered in chain '{chain_key}'")]
+    NotFound { agent_id: String, chain_key: String },
+    /// No such key on the agent.
+    #[error("agent '{agent_id}' has no key '{key_id}'")]
+    KeyNotFound { agent_id: String, key_id: String },
+    /// A field failed validation.
+    #[error("invalid {field}: {message}")]
+    InvalidField { field: &'static str, message: String },
+    /// Writing the registry failed; the registry is unchanged.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// The umbrella error of the tool dispatcher.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool name is not one the dispatcher serves.
+    #[error("unknown tool '{0}'; call tools/list (or see MENTISDB_MCP.md) for the tool names")]
+    UnknownTool(String),
+    /// The arguments do not match the tool's schema or fail validation.
+    #[error("invalid arguments for {tool}: {message}")]
+    InvalidArguments { tool: String, message: String },
+    /// A thought, chain or other object was not found.
+    #[error("{0}")]
+    NotFound(String),
+    /// An append was refused.
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// An agent-registry operation failed.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// A skill-registry operation failed.
+    #[error(transparent)]
+    Skill(#[from] crate::skills::SkillError),
+    /// The chain failed verification when it was opened and is not served.
+    #[error("chain '{chain_key}' failed verification and is not served: {error}")]
+    ChainRefused { chain_key: String, error: VerifyError },
+    /// The storage backend failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl ToolError {
+    /// A stable, machine-readable kind for hosts that want more than a message.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::UnknownTool(_) => "unknown_tool",
+            ToolError::InvalidArguments { .. } => "invalid_arguments",
+            ToolError::NotFound(_) => "not_found",
+            ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => "storage",
+            ToolError::Append(_) => "append_rejected",
+            ToolError::Agent(AgentError::NotFound { .. }) | ToolError::Agent(AgentError::KeyNotFound { .. }) => "not_found",
+            ToolError::Agent(_) => "invalid_arguments",
+            ToolError::Skill(e) => e.kind(),
+            ToolError::ChainRefused { .. } => "chain_refused",
+        }
+    }
+
+    /// Shorthand for [`ToolError::InvalidArguments`].
+    pub fn invalid(tool: &str, message: impl Into<String>) -> Self {
+        ToolError::InvalidArguments { tool: tool.to_string(), message: message.into() }
+    }
+}

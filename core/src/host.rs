@@ -1,0 +1,96 @@
+//! What the host supplies: the current time and fresh unique ids.
+//!
+//! The core never reads a clock or draws randomness itself. A native host
+//! wraps `SystemTime` and the OS RNG, a browser host `Date.now()` and
+//! `crypto.getRandomValues`, and tests use [`FixedClock`] / [`SequentialIds`]
+//! so every hash is reproducible.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Milliseconds since the Unix epoch, UTC.
+pub type UnixMillis = i64;
+
+/// A source of the current wall-clock time.
+pub trait Clock: Send + Sync {
+    /// The current time in milliseconds since the Unix epoch (UTC).
+    fn now_millis(&self) -> UnixMillis;
+}
+
+/// A source of fresh 128-bit ids (formatted by the core as UUID v4 strings).
+pub trait IdSource: Send + Sync {
+    /// Sixteen bytes that must not repeat; a host fills them from a CSPRNG.
+    fn next_id_bytes(&self) -> [u8; 16];
+}
+
+/// Any `Fn() -> i64` is a clock.
+impl<F: Fn() -> UnixMillis + Send + Sync> Clock for F {
+    fn now_millis(&self) -> UnixMillis {
+        self()
+    }
+}
+
+/// A clock for tests: starts at a fixed instant and advances by `step_ms` on every read.
+#[derive(Debug)]
+pub struct FixedClock {
+    next: Mutex<UnixMillis>,
+    step_ms: i64,
+}
+
+impl FixedClock {
+    /// A clock that returns `start`, `start + step_ms`, `start + 2*step_ms`, ...
+    pub fn new(start: UnixMillis, step_ms: i64) -> Self {
+        Self { next: Mutex::new(start), step_ms }
+    }
+}
+
+impl Clock for FixedClock {
+    fn now_millis(&self) -> UnixMillis {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        let now = *next;
+        *next += self.step_ms;
+        now
+    }
+}
+
+/// Deterministic ids for tests: a counter in the low bytes.
+#[derive(Debug, Default)]
+pub struct SequentialIds {
+    counter: AtomicU64,
+}
+
+impl IdSource for SequentialIds {
+    fn next_id_bytes(&self) -> [u8; 16] {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut bytes = [0u8; 16];
+        bytes[8..].copy_from_slice(&n.to_be_bytes());
+        bytes
+    }
+}
+
+/// Formats 16 bytes as a lowercase RFC 4122 version-4 UUID string.
+pub fn format_uuid_v4(mut bytes: [u8; 16]) -> String {
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let h = hex::encode(bytes);
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_format_sets_version_and_variant() {
+        let id = format_uuid_v4([0xff; 16]);
+        assert_eq!(id, "ffffffff-ffff-4fff-bfff-ffffffffffff");
+        assert_eq!(format_uuid_v4([0; 16]), "00000000-0000-4000-8000-000000000000");
+    }
+
+    #[test]
+    fn fixed_clock_advances() {
+        let c = FixedClock::new(1000, 5);
+        assert_eq!(c.now_millis(), 1000);
+        assert_eq!(c.now_millis(), 1005);
+    }
+}

@@ -1,0 +1,61 @@
+//! # mentisdb-core: the pure MentisDB engine
+//!
+//! **Contract.** This crate performs no I/O of any kind: it opens no files
+//! and no sockets, starts no threads, reads no environment variables, never
+//! reads a clock and never draws randomness. Everything from the outside
+//! world comes in through three small traits the host implements:
+//! [`Storage`] (named byte objects with an explicit durability point),
+//! [`Clock`] and [`IdSource`]. That is what lets the same engine run inside
+//! the native daemon, a browser tab and a WASI component, and what makes
+//! every hash in the tests reproducible.
+//!
+//! It holds the chain logic (append-only, SHA-256 hash-chained thoughts),
+//! the per-chain agent registry with Ed25519 keys, signature checks, filtered
+//! search, ordered traversal, rendering, the daemon-wide skill registry, and
+//! the one transport-neutral tool dispatcher that every host calls.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mentisdb_core::{MentisDb, DbConfig, MemoryStorage, FixedClock, SequentialIds};
+//! use serde_json::json;
+//!
+//! let (db, _report) = MentisDb::open(
+//!     Arc::new(MemoryStorage::new()),
+//!     Arc::new(FixedClock::new(1_795_000_000_000, 1)),
+//!     Arc::new(SequentialIds::default()),
+//!     DbConfig::default(),
+//! ).unwrap();
+//! db.call("mentisdb_append", json!({
+//!     "chain_key": "demo", "thought_type": "Decision", "content": "Use Rust."
+//! })).unwrap();
+//! let found = db.call("mentisdb_search", json!({"chain_key": "demo", "text": "rust"})).unwrap();
+//! assert_eq!(found["thoughts"][0]["content"], "Use Rust.");
+//! ```
+
+pub mod agents;
+pub mod canonical;
+pub mod chain;
+pub mod db;
+pub mod dispatch;
+pub mod error;
+pub mod host;
+pub mod limits;
+pub mod naming;
+pub mod query;
+pub mod record;
+pub mod render;
+pub mod signature;
+pub mod skills;
+pub mod storage;
+pub mod thought;
+pub mod timestamp;
+pub mod traverse;
+
+pub use chain::{Chain, NewThought, RelationInput};
+pub use db::{DbConfig, MentisDb, OpenReport};
+pub use dispatch::{tool_specs, ToolSpec};
+pub use error::{AgentError, AppendError, ToolError, VerifyError};
+pub use host::{Clock, FixedClock, IdSource, SequentialIds, UnixMillis};
+pub use record::ChainFormat;
+pub use storage::{MemoryStorage, Storage, StorageError};
+pub use thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};

@@ -1,0 +1,72 @@
+//! Storage object names derived from caller-controlled keys.
+//!
+//! A `chain_key` or `skill_id` never reaches a storage name as given: it is
+//! escaped to `[A-Za-z0-9_-]` (other bytes become `_xx` hex), cut to 64
+//! characters, and suffixed with 16 hex digits of its SHA-256 so that
+//! distinct keys never share an object.
+
+use crate::record::ChainFormat;
+use sha2::{Digest, Sha256};
+
+/// Prefix of every chain object.
+pub const CHAINS_PREFIX: &str = "chains/";
+/// The skill registry's append-only log.
+pub const SKILLS_LOG: &str = "skills/registry.log";
+
+/// The escaped, hash-suffixed stem for a key.
+pub fn safe_stem(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 17);
+    for b in key.bytes() {
+        if out.len() >= 64 {
+            break;
+        }
+        if b.is_ascii_alphanumeric() || b == b'-' {
+            out.push(b as char);
+        } else {
+            out.push('_');
+            out.push_str(&hex::encode([b]));
+        }
+    }
+    let digest = Sha256::digest(key.as_bytes());
+    out.push('.');
+    out.push_str(&hex::encode(&digest[..8]));
+    out
+}
+
+/// The object holding a chain's thoughts.
+pub fn chain_object(chain_key: &str, format: ChainFormat) -> String {
+    format!("{CHAINS_PREFIX}{}.{}", safe_stem(chain_key), format.extension())
+}
+
+/// The sidecar object holding a chain's agent registry.
+pub fn agents_object(chain_key: &str) -> String {
+    format!("{CHAINS_PREFIX}{}.agents.json", safe_stem(chain_key))
+}
+
+/// Whether an object name is a chain object (not a sidecar).
+pub fn is_chain_object(name: &str) -> bool {
+    name.starts_with(CHAINS_PREFIX) && (name.ends_with(".mdb") || name.ends_with(".jsonl"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::validate_object_name;
+
+    #[test]
+    fn hostile_keys_stay_inside() {
+        for key in ["../../etc/passwd", "/abs", "a/b", "..", "", "x\0y", "ünï", &"k".repeat(5000), "C:\\win"] {
+            let name = chain_object(key, ChainFormat::Binary);
+            validate_object_name(&name).unwrap_or_else(|_| panic!("{key:?} -> {name:?}"));
+            assert!(name.len() < 120);
+            validate_object_name(&agents_object(key)).unwrap();
+        }
+    }
+
+    #[test]
+    fn distinct_keys_distinct_names() {
+        assert_ne!(safe_stem("a/b"), safe_stem("a_2fb"));
+        assert_ne!(safe_stem(&"k".repeat(100)), safe_stem(&"k".repeat(101)));
+        assert!(safe_stem("borganism-brain").starts_with("borganism-brain."));
+    }
+}

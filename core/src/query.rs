@@ -1,0 +1,249 @@
+//! Thought filters shared by search, markdown export, traversal and ranked
+//! retrieval. Every filter is ANDed; list filters match any of their entries.
+
+use crate::chain::Chain;
+use crate::limits;
+use crate::thought::{Thought, ThoughtRole, ThoughtType};
+use crate::timestamp::parse_rfc3339_millis;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::HashSet;
+
+/// The filter fields as callers send them (spec names).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct FilterArgs {
+    /// Case-insensitive substring over content, agent id, tags, concepts and the agent's registry names, aliases, owner and description.
+    pub text: Option<String>,
+    /// Any of these thought types.
+    pub thought_types: Option<Vec<String>>,
+    /// Any of these roles.
+    pub roles: Option<Vec<String>>,
+    /// Any of these tags (case-insensitive).
+    pub tags_any: Option<Vec<String>>,
+    /// Any of these concepts (case-insensitive).
+    pub concepts_any: Option<Vec<String>>,
+    /// Any of these agent ids.
+    pub agent_ids: Option<Vec<String>>,
+    /// Any of these agent names (display name or alias, case-insensitive).
+    pub agent_names: Option<Vec<String>>,
+    /// Any of these agent owners (case-insensitive).
+    pub agent_owners: Option<Vec<String>>,
+    /// Minimum importance (inclusive).
+    pub min_importance: Option<f64>,
+    /// Minimum confidence (inclusive); thoughts without confidence do not match.
+    pub min_confidence: Option<f64>,
+    /// RFC 3339 lower bound on the timestamp (inclusive).
+    pub since: Option<String>,
+    /// RFC 3339 upper bound on the timestamp (inclusive).
+    pub until: Option<String>,
+}
+
+/// A timestamp window: `[start, start + delta]` in `unit`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct TimeWindow {
+    /// Window start, in `unit` since the Unix epoch.
+    pub start: i64,
+    /// Window length in `unit` (non-negative).
+    pub delta: i64,
+    /// `seconds` (default) or `milliseconds`.
+    pub unit: Option<String>,
+}
+
+/// A compiled filter, ready to test thoughts of one chain.
+#[derive(Debug, Clone, Default)]
+pub struct ThoughtFilter {
+    text: Option<String>,
+    text_agents: HashSet<String>,
+    types: Option<u32>,
+    roles: Option<u8>,
+    tags_any: Option<HashSet<String>>,
+    concepts_any: Option<HashSet<String>>,
+    agent_ids: Option<HashSet<String>>,
+    agent_names: Option<HashSet<String>>,
+    /// Agent ids whose registry display name or alias is one of `agent_names`.
+    name_agents: HashSet<String>,
+    agent_owners: Option<HashSet<String>>,
+    min_importance: Option<f64>,
+    min_confidence: Option<f64>,
+    since_ms: Option<i64>,
+    until_ms: Option<i64>,
+    /// Inclusive bounds compared after dividing timestamps by `window_div`.
+    window: Option<(i64, i64, i64)>,
+}
+
+fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<HashSet<String>>, String> {
+    match v {
+        None => Ok(None),
+        Some(items) => {
+            limits::check_labels(field, items)?;
+            Ok(Some(items.iter().map(|s| s.trim().to_lowercase()).collect()))
+        }
+    }
+}
+
+impl ThoughtFilter {
+    /// Compiles caller arguments against a chain (the chain's registry
+    /// resolves `text` and `agent_names` against names and aliases).
+    pub fn compile(args: &FilterArgs, time_window: Option<&TimeWindow>, chain: Option<&Chain>) -> Result<Self, String> {
+        let mut f = ThoughtFilter::default();
+        if let Some(text) = args.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            limits::check_label("text", text, limits::MAX_LABEL_BYTES * 8)?;
+            let needle = text.to_lowercase();
+            if let Some(chain) = chain {
+                f.text_agents = chain.agents().records().filter(|r| r.search_text().contains(&needle)).map(|r| r.agent_id.clone()).collect();
+            }
+            f.text = Some(needle);
+        }
+        if let Some(types) = &args.thought_types {
+            limits::check_labels("thought_types", types)?;
+            let mut mask = 0u32;
+            for t in types {
+                mask |= 1 << t.parse::<ThoughtType>().map_err(|e| e.to_string())?.code();
+            }
+            f.types = Some(mask);
+        }
+        if let Some(roles) = &args.roles {
+            limits::check_labels("roles", roles)?;
+            let mut mask = 0u8;
+            for r in roles {
+                mask |= 1 << r.parse::<ThoughtRole>().map_err(|e| e.to_string())?.code();
+            }
+            f.roles = Some(mask);
+        }
+        f.tags_any = lower_set("tags_any", &args.tags_any)?;
+        f.concepts_any = lower_set("concepts_any", &args.concepts_any)?;
+        if let Some(ids) = &args.agent_ids {
+            limits::check_labels("agent_ids", ids)?;
+            f.agent_ids = Some(ids.iter().cloned().collect());
+        }
+        if let Some(names) = lower_set("agent_names", &args.agent_names)? {
+            // A name also matches every agent whose registry display name or alias is that name.
+            let mut ids = HashSet::new();
+            if let Some(chain) = chain {
+                for r in chain.agents().records() {
+                    if names.contains(&r.display_name.to_lowercase()) || r.aliases.iter().any(|a| names.contains(&a.to_lowercase())) {
+                        ids.insert(r.agent_id.clone());
+                    }
+                }
+            }
+            f.agent_names = Some(names);
+            f.name_agents = ids;
+        }
+        f.agent_owners = lower_set("agent_owners", &args.agent_owners)?;
+        for (field, v) in [("min_importance", args.min_importance), ("min_confidence", args.min_confidence)] {
+            if v.is_some_and(|x| !x.is_finite()) {
+                return Err(format!("{field} must be a finite number"));
+            }
+        }
+        f.min_importance = args.min_importance;
+        f.min_confidence = args.min_confidence;
+        f.since_ms = args.since.as_deref().map(parse_rfc3339_millis).transpose()?;
+        f.until_ms = args.until.as_deref().map(parse_rfc3339_millis).transpose()?;
+        if let Some(w) = time_window {
+            let div = match w.unit.as_deref().unwrap_or("seconds") {
+                "seconds" | "second" | "s" => 1000,
+                "milliseconds" | "millisecond" | "ms" => 1,
+                other => return Err(format!("unknown time_window.unit '{other}'; expected one of: seconds, milliseconds")),
+            };
+            if w.delta < 0 {
+                return Err("time_window.delta must not be negative".into());
+            }
+            f.window = Some((w.start, w.start.saturating_add(w.delta), div));
+        }
+        Ok(f)
+    }
+
+    /// Whether thought `idx` of `chain` passes every filter.
+    pub fn matches(&self, chain: &Chain, idx: usize) -> bool {
+        let t = &chain.thoughts()[idx];
+        self.matches_fields(t) && self.text.as_ref().is_none_or(|n| self.text_agents.contains(&t.agent_id) || chain.search_text(idx).contains(n.as_str()))
+    }
+
+    /// Every filter except `text` (for callers that score text themselves).
+    pub fn matches_fields(&self, t: &Thought) -> bool {
+        if self.types.is_some_and(|m| m & (1 << t.thought_type.code()) == 0) {
+            return false;
+        }
+        if self.roles.is_some_and(|m| m & (1 << t.role.code()) == 0) {
+            return false;
+        }
+        if self.min_importance.is_some_and(|m| t.importance < m) {
+            return false;
+        }
+        if let Some(m) = self.min_confidence {
+            if t.confidence.is_none_or(|c| c < m) {
+                return false;
+            }
+        }
+        if let Some(ids) = &self.agent_ids {
+            if !ids.contains(&t.agent_id) {
+                return false;
+            }
+        }
+        if let Some(names) = &self.agent_names {
+            if !names.contains(&t.agent_name.to_lowercase()) && !self.name_agents.contains(&t.agent_id) {
+                return false;
+            }
+        }
+        if let Some(owners) = &self.agent_owners {
+            if !t.agent_owner.as_ref().is_some_and(|o| owners.contains(&o.to_lowercase())) {
+                return false;
+            }
+        }
+        if let Some(tags) = &self.tags_any {
+            if !t.tags.iter().any(|x| tags.contains(&x.to_lowercase())) {
+                return false;
+            }
+        }
+        if let Some(concepts) = &self.concepts_any {
+            if !t.concepts.iter().any(|x| concepts.contains(&x.to_lowercase())) {
+                return false;
+            }
+        }
+        if self.since_ms.is_some() || self.until_ms.is_some() || self.window.is_some() {
+            let ts = t.timestamp_millis();
+            if self.since_ms.is_some_and(|s| ts < s) || self.until_ms.is_some_and(|u| ts > u) {
+                return false;
+            }
+            if let Some((lo, hi, div)) = self.window {
+                let v = ts.div_euclid(div);
+                if v < lo || v > hi {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether this filter constrains anything.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_none()
+            && self.types.is_none()
+            && self.roles.is_none()
+            && self.tags_any.is_none()
+            && self.concepts_any.is_none()
+            && self.agent_ids.is_none()
+            && self.agent_names.is_none()
+            && self.agent_owners.is_none()
+            && self.min_importance.is_none()
+            && self.min_confidence.is_none()
+            && self.since_ms.is_none()
+            && self.until_ms.is_none()
+            && self.window.is_none()
+    }
+}
+
+/// The newest `limit` matching thoughts, returned in append order.
+pub fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, limit: usize) -> Vec<&'c Thought> {
+    let mut out: Vec<&Thought> = Vec::new();
+    for idx in (0..chain.len()).rev() {
+        if out.len() >= limit {
+            break;
+        }
+        if filter.matches(chain, idx) {
+            out.push(&chain.thoughts()[idx]);
+        }
+    }
+    out.reverse();
+    out
+}

@@ -1,0 +1,320 @@
+//! On-disk chain formats: how a chain object's bytes are laid out.
+//!
+//! Both formats are append-only and self-describing; every host (native
+//! files, browser IndexedDB export, WASI directory) writes exactly these bytes,
+//! so a chain moves between hosts as one file.
+//!
+//! **binary** (`.mdb`): the 8-byte magic `MDBCHAIN`, then frames. A frame is
+//! `u32 LE payload length | u32 LE CRC-32 (IEEE) of the payload | payload`.
+//! The first frame is the header: `u8 kind=0 | u32 format version=1 | str chain_key`.
+//! Every later frame is one thought: its canonical body ([`crate::canonical`])
+//! followed by the 32 raw bytes of its hash.
+//!
+//! **jsonl** (`.jsonl`): the first line is the header
+//! `{"mentisdb_chain":<chain_key>,"format":"jsonl","version":1}`, then one
+//! thought per line as the tools return it, each line ended by `\n`.
+//!
+//! A torn tail (a crash in the middle of an append) shows up as an incomplete
+//! or checksum-failing last frame, or a last line without `\n`. Decoding cuts
+//! it off and reports its size; a damaged frame *followed by valid data* is
+//! corruption, not a torn tail, and is an error.
+
+use crate::canonical::{decode_thought_body, encode_thought_body, DecodeError, Encoder};
+use crate::thought::Thought;
+
+/// File magic of the binary format.
+pub const BINARY_MAGIC: &[u8; 8] = b"MDBCHAIN";
+/// Largest frame payload accepted when decoding (guards against garbage lengths).
+pub const MAX_FRAME_LEN: u32 = 64 * 1024 * 1024;
+const FORMAT_VERSION: u32 = 1;
+
+/// A chain's storage format, chosen per chain at creation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChainFormat {
+    /// Length + CRC framed canonical records (default).
+    Binary,
+    /// One JSON thought per line.
+    Jsonl,
+}
+
+impl ChainFormat {
+    /// The adapter name used on the wire (`storage_adapter`).
+    pub fn adapter_name(self) -> &'static str {
+        match self {
+            ChainFormat::Binary => "binary",
+            ChainFormat::Jsonl => "jsonl",
+        }
+    }
+
+    /// File extension of the chain object.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ChainFormat::Binary => "mdb",
+            ChainFormat::Jsonl => "jsonl",
+        }
+    }
+
+    /// Parses `binary` / `jsonl` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "binary" => Ok(ChainFormat::Binary),
+            "jsonl" => Ok(ChainFormat::Jsonl),
+            _ => Err(format!("unknown storage_adapter '{}'; expected one of: binary, jsonl", s.chars().take(64).collect::<String>())),
+        }
+    }
+}
+
+/// Bytes that start a new chain object.
+pub fn encode_header(format: ChainFormat, chain_key: &str) -> Vec<u8> {
+    match format {
+        ChainFormat::Binary => {
+            let mut e = Encoder::default();
+            e.u8(0);
+            e.u32(FORMAT_VERSION);
+            e.str(chain_key);
+            let mut out = BINARY_MAGIC.to_vec();
+            push_frame(&mut out, &e.buf);
+            out
+        }
+        ChainFormat::Jsonl => {
+            let mut line = serde_json::to_vec(&serde_json::json!({
+                "mentisdb_chain": chain_key, "format": "jsonl", "version": FORMAT_VERSION
+            }))
+            .expect("header serializes");
+            line.push(b'\n');
+            line
+        }
+    }
+}
+
+/// Bytes that append one thought to a chain object.
+pub fn encode_thought(format: ChainFormat, thought: &Thought) -> Vec<u8> {
+    match format {
+        ChainFormat::Binary => {
+            let mut payload = encode_thought_body(thought);
+            let hash = hex::decode(&thought.hash).unwrap_or_default();
+            payload.extend_from_slice(&hash);
+            let mut out = Vec::with_capacity(payload.len() + 8);
+            push_frame(&mut out, &payload);
+            out
+        }
+        ChainFormat::Jsonl => {
+            let mut line = serde_json::to_vec(thought).expect("thought serializes");
+            line.push(b'\n');
+            line
+        }
+    }
+}
+
+fn push_frame(out: &mut Vec<u8>, payload: &[u8]) {
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// A decoded chain object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedChain {
+    /// Format found in the bytes.
+    pub format: ChainFormat,
+    /// Chain key from the header.
+    pub chain_key: String,
+    /// Thoughts in file order (not yet verified: see [`crate::chain`]).
+    pub thoughts: Vec<Thought>,
+    /// Length of the valid prefix; bytes past it are a torn tail.
+    pub valid_len: usize,
+}
+
+impl DecodedChain {
+    /// Whether the object ended with a torn tail of `total - valid_len` bytes.
+    pub fn torn_tail_bytes(&self, total: usize) -> usize {
+        total - self.valid_len
+    }
+}
+
+/// Why a chain object could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// Neither the binary magic nor a JSONL header.
+    #[error("not a MentisDB chain object (unknown header)")]
+    UnknownFormat,
+    /// The header frame or line is damaged.
+    #[error("damaged chain header: {0}")]
+    BadHeader(String),
+    /// A damaged record with valid records after it: corruption, not a torn tail.
+    #[error("corrupt record at byte offset {offset}: {what}")]
+    Corrupt { offset: usize, what: String },
+}
+
+/// Decodes a whole chain object, cutting a torn tail.
+pub fn decode_chain(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
+    if bytes.starts_with(BINARY_MAGIC) {
+        decode_binary(bytes)
+    } else if bytes.first() == Some(&b'{') {
+        decode_jsonl(bytes)
+    } else {
+        Err(RecordError::UnknownFormat)
+    }
+}
+
+/// Result of reading one frame at an offset.
+enum Frame<'a> {
+    Ok { payload: &'a [u8], end: usize },
+    /// Incomplete or checksum-failing.
+    Bad(String),
+}
+
+fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
+    let rest = &bytes[at..];
+    if rest.len() < 8 {
+        return Frame::Bad("incomplete frame header".into());
+    }
+    let len = u32::from_le_bytes(rest[0..4].try_into().expect("4")) as usize;
+    let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4"));
+    if len as u64 > MAX_FRAME_LEN as u64 {
+        return Frame::Bad(format!("frame length {len} exceeds the maximum"));
+    }
+    if rest.len() - 8 < len {
+        return Frame::Bad("incomplete frame payload".into());
+    }
+    let payload = &rest[8..8 + len];
+    if crc32fast::hash(payload) != crc {
+        return Frame::Bad("frame checksum mismatch".into());
+    }
+    Frame::Ok { payload, end: at + 8 + len }
+}
+
+/// After a bad frame at `at`: is there any valid frame later in the bytes?
+/// We scan forward byte by byte for a frame whose checksum verifies.
+fn valid_frame_follows(bytes: &[u8], at: usize) -> bool {
+    (at + 1..bytes.len().saturating_sub(8)).any(|p| matches!(read_frame(bytes, p), Frame::Ok { payload, .. } if !payload.is_empty()))
+}
+
+fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
+    let mut pos = BINARY_MAGIC.len();
+    let chain_key = match read_frame(bytes, pos) {
+        Frame::Ok { payload, end } => {
+            let mut d = crate::canonical::Decoder::new(payload);
+            let kind = d.u8().map_err(|e| RecordError::BadHeader(e.to_string()))?;
+            let version = d.u32().map_err(|e| RecordError::BadHeader(e.to_string()))?;
+            if kind != 0 || version != FORMAT_VERSION {
+                return Err(RecordError::BadHeader(format!("unsupported kind {kind} / version {version}")));
+            }
+            let key = d.str().map_err(|e| RecordError::BadHeader(e.to_string()))?;
+            pos = end;
+            key
+        }
+        Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
+    };
+    let mut thoughts = Vec::new();
+    while pos < bytes.len() {
+        match read_frame(bytes, pos) {
+            Frame::Ok { payload, end } => {
+                if payload.len() < 32 {
+                    return Err(RecordError::Corrupt { offset: pos, what: "record shorter than its hash".into() });
+                }
+                let (body, hash) = payload.split_at(payload.len() - 32);
+                let thought = decode_thought_body(body, hex::encode(hash))
+                    .map_err(|e: DecodeError| RecordError::Corrupt { offset: pos, what: e.to_string() })?;
+                thoughts.push(thought);
+                pos = end;
+            }
+            Frame::Bad(what) => {
+                if valid_frame_follows(bytes, pos) {
+                    return Err(RecordError::Corrupt { offset: pos, what });
+                }
+                break;
+            }
+        }
+    }
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos })
+}
+
+fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
+    let header_end = match bytes.iter().position(|b| *b == b'\n') {
+        Some(p) => p,
+        None => return Err(RecordError::BadHeader("header line has no newline".into())),
+    };
+    let header: serde_json::Value = serde_json::from_slice(&bytes[..header_end]).map_err(|e| RecordError::BadHeader(e.to_string()))?;
+    let chain_key = header
+        .get("mentisdb_chain")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| RecordError::BadHeader("missing mentisdb_chain".into()))?
+        .to_string();
+    let mut pos = header_end + 1;
+    let mut thoughts = Vec::new();
+    while pos < bytes.len() {
+        let Some(nl) = bytes[pos..].iter().position(|b| *b == b'\n') else {
+            break; // last line without newline: torn tail
+        };
+        let line = &bytes[pos..pos + nl];
+        match serde_json::from_slice::<Thought>(line) {
+            Ok(t) => thoughts.push(t),
+            Err(e) => {
+                let after = pos + nl + 1;
+                if after < bytes.len() {
+                    return Err(RecordError::Corrupt { offset: pos, what: e.to_string() });
+                }
+                break;
+            }
+        }
+        pos += nl + 1;
+    }
+    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::{compute_thought_hash, tests::golden_thought};
+
+    fn sample(format: ChainFormat) -> (Vec<u8>, Thought) {
+        let mut t = golden_thought();
+        t.hash = compute_thought_hash(&t);
+        let mut bytes = encode_header(format, "chain/ä");
+        bytes.extend(encode_thought(format, &t));
+        (bytes, t)
+    }
+
+    #[test]
+    fn both_formats_round_trip() {
+        for f in [ChainFormat::Binary, ChainFormat::Jsonl] {
+            let (bytes, t) = sample(f);
+            let d = decode_chain(&bytes).unwrap();
+            assert_eq!(d.format, f);
+            assert_eq!(d.chain_key, "chain/ä");
+            assert_eq!(d.thoughts, vec![t]);
+            assert_eq!(d.valid_len, bytes.len());
+        }
+    }
+
+    #[test]
+    fn torn_tails_are_cut_at_every_length() {
+        for f in [ChainFormat::Binary, ChainFormat::Jsonl] {
+            let (mut bytes, t) = sample(f);
+            let whole = bytes.len();
+            bytes.extend(encode_thought(f, &t));
+            for cut in whole..bytes.len() {
+                let d = decode_chain(&bytes[..cut]).unwrap();
+                assert_eq!(d.thoughts.len(), 1, "{f:?} cut at {cut}");
+                assert_eq!(d.valid_len, whole);
+            }
+        }
+    }
+
+    #[test]
+    fn damage_before_valid_records_is_corruption() {
+        let (mut bytes, t) = sample(ChainFormat::Binary);
+        let first = bytes.len();
+        bytes.extend(encode_thought(ChainFormat::Binary, &t));
+        bytes[first - 40] ^= 0x55; // inside the first thought's payload
+        assert!(matches!(decode_chain(&bytes), Err(RecordError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn binary_golden_header() {
+        let h = encode_header(ChainFormat::Binary, "k");
+        assert_eq!(hex::encode(&h), "4d4442434841494e0a00000055edf1130001000000010000006b");
+    }
+}

@@ -1,0 +1,110 @@
+//! Rendering thoughts for people and prompts.
+//!
+//! **Recent context** (`mentisdb_recent_context`): a plain-text block meant to
+//! be pasted at the top of a model prompt. One header line, then one entry per
+//! thought, oldest first:
+//!
+//! ```text
+//! MentisDB recent context for chain `project-alpha`: the last 2 of 9 thoughts, oldest first.
+//!
+//! [#7] 2026-11-22T09:30:00.000Z Plan/Memory by Planner (agent-42), importance 0.82
+//! Use a staged deployment with a canary instance before global rollout.
+//! tags: deployment, rollout | concepts: staged-rollout | refs: #3
+//! ```
+//!
+//! **Memory Markdown** (`mentisdb_memory_markdown`): a `MEMORY.md`-style
+//! document. A title and a one-line provenance note, then one `##` section per
+//! thought type present (in the spec's type order), each listing its thoughts
+//! in append order as bullets with their index, agent, time, scores and labels.
+
+use crate::thought::{Thought, ThoughtType};
+use std::fmt::Write;
+
+fn labels(t: &Thought) -> String {
+    let mut parts = Vec::new();
+    if !t.tags.is_empty() {
+        parts.push(format!("tags: {}", t.tags.join(", ")));
+    }
+    if !t.concepts.is_empty() {
+        parts.push(format!("concepts: {}", t.concepts.join(", ")));
+    }
+    if !t.refs.is_empty() {
+        parts.push(format!("refs: {}", t.refs.iter().map(|r| format!("#{r}")).collect::<Vec<_>>().join(", ")));
+    }
+    if !t.relations.is_empty() {
+        let rels: Vec<String> = t
+            .relations
+            .iter()
+            .map(|r| match (r.target_index, &r.chain_key) {
+                (Some(i), None) => format!("{} #{i}", r.kind),
+                (_, Some(c)) => format!("{} {}@{c}", r.kind, r.target_id),
+                (None, None) => format!("{} {}", r.kind, r.target_id),
+            })
+            .collect();
+        parts.push(format!("relations: {}", rels.join(", ")));
+    }
+    parts.join(" | ")
+}
+
+fn producer(t: &Thought) -> String {
+    if t.agent_name == t.agent_id {
+        t.agent_id.clone()
+    } else {
+        format!("{} ({})", t.agent_name, t.agent_id)
+    }
+}
+
+/// Renders the newest thoughts as a prompt snippet (`thoughts` oldest first).
+pub fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought]) -> String {
+    let mut out = String::new();
+    if thoughts.is_empty() {
+        let _ = writeln!(out, "MentisDB recent context for chain `{chain_key}`: no thoughts recorded yet.");
+        return out;
+    }
+    let _ = writeln!(out, "MentisDB recent context for chain `{chain_key}`: the last {} of {total} thoughts, oldest first.", thoughts.len());
+    for t in thoughts {
+        let _ = writeln!(out);
+        let _ = write!(out, "[#{}] {} {}/{} by {}, importance {:.2}", t.index, t.timestamp, t.thought_type, t.role, producer(t), t.importance);
+        if let Some(c) = t.confidence {
+            let _ = write!(out, ", confidence {c:.2}");
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", t.content.trim_end());
+        let l = labels(t);
+        if !l.is_empty() {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    out
+}
+
+/// Renders thoughts (append order) as `MEMORY.md`-style Markdown.
+pub fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&str>, thoughts: &[&Thought]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# MEMORY: `{chain_key}`");
+    let _ = writeln!(out);
+    let head = head_hash.map(|h| format!(", head `{}`", &h[..h.len().min(16)])).unwrap_or_default();
+    let _ = writeln!(out, "_Exported from MentisDB: {} of {total} thoughts{head}._", thoughts.len());
+    for tt in ThoughtType::ALL {
+        let group: Vec<&&Thought> = thoughts.iter().filter(|t| t.thought_type == *tt).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "## {tt}");
+        let _ = writeln!(out);
+        for t in group {
+            let content = t.content.trim().replace('\n', "\n  ");
+            let mut meta = format!("#{} {}, {}, {}, importance {:.2}", t.index, t.role, producer(t), t.timestamp, t.importance);
+            if let Some(c) = t.confidence {
+                let _ = write!(meta, ", confidence {c:.2}");
+            }
+            let l = labels(t);
+            if !l.is_empty() {
+                let _ = write!(meta, "; {l}");
+            }
+            let _ = writeln!(out, "- {content}\n  _({meta})_");
+        }
+    }
+    out
+}

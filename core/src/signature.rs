@@ -1,0 +1,87 @@
+//! Ed25519 thought signatures.
+//!
+//! The **signable payload** binds the chain, a client-chosen unique thought id
+//! and every content field, so a signature can be replayed neither into
+//! another chain nor as a second thought (ids are unique per chain):
+//!
+//! ```text
+//! "mentisdb/thought-signature/v1\0"
+//! str chain_key, str thought_id, str agent_id, opt<str> session_id,
+//! str thought_type, str role, str content, opt<f64> confidence, f64 importance,
+//! list<str> tags, list<str> concepts, list<u64> refs,
+//! list<(str kind, str target_id, opt<u64> target_index, opt<str> chain_key)> relations,
+//! str signing_key_id
+//! ```
+//! using the primitives of [`crate::canonical`], with values as they will be
+//! stored (importance and confidence already clamped, importance defaulting to 0.5,
+//! role defaulting to `Memory`, relations with their target ids resolved).
+
+use crate::canonical::Encoder;
+use crate::thought::Thought;
+use ed25519_dalek::{Signature, VerifyingKey};
+
+/// Domain-separation prefix of the signable payload.
+pub const SIGNATURE_DOMAIN: &[u8] = b"mentisdb/thought-signature/v1\0";
+
+/// The bytes an agent signs for a thought in `chain_key`. `thought` must
+/// carry its final field values; `hash`, `index`, `timestamp` and
+/// `prev_hash` are assigned by the chain and are not signed.
+pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str) -> Vec<u8> {
+    let mut e = Encoder::with_capacity(256 + thought.content.len());
+    e.buf.extend_from_slice(SIGNATURE_DOMAIN);
+    e.str(chain_key);
+    e.str(&thought.id);
+    e.str(&thought.agent_id);
+    e.opt_str(thought.session_id.as_deref());
+    e.str(thought.thought_type.as_str());
+    e.str(thought.role.as_str());
+    e.str(&thought.content);
+    match thought.confidence {
+        Some(c) => {
+            e.u8(1);
+            e.f64(c);
+        }
+        None => e.u8(0),
+    }
+    e.f64(thought.importance);
+    e.str_list(&thought.tags);
+    e.str_list(&thought.concepts);
+    e.u32(thought.refs.len() as u32);
+    for r in &thought.refs {
+        e.u64(*r);
+    }
+    e.u32(thought.relations.len() as u32);
+    for rel in &thought.relations {
+        e.str(rel.kind.as_str());
+        e.str(&rel.target_id);
+        match rel.target_index {
+            Some(i) => {
+                e.u8(1);
+                e.u64(i);
+            }
+            None => e.u8(0),
+        }
+        e.opt_str(rel.chain_key.as_deref());
+    }
+    e.str(signing_key_id);
+    e.buf
+}
+
+/// Checks that `public_key` is a valid 32-byte Ed25519 key.
+pub fn parse_public_key(public_key: &[u8]) -> Result<VerifyingKey, String> {
+    let bytes: [u8; 32] = public_key
+        .try_into()
+        .map_err(|_| format!("an ed25519 public key is 32 bytes, got {}", public_key.len()))?;
+    VerifyingKey::from_bytes(&bytes).map_err(|_| "not a valid ed25519 public key".to_string())
+}
+
+/// Verifies a detached signature (strict: rejects malleable signatures).
+pub fn verify_detached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), String> {
+    let key = parse_public_key(public_key)?;
+    let sig_bytes: [u8; 64] = signature
+        .try_into()
+        .map_err(|_| format!("an ed25519 signature is 64 bytes, got {}", signature.len()))?;
+    let sig = Signature::from_bytes(&sig_bytes);
+    key.verify_strict(message, &sig).map_err(|_| "signature does not verify against the registered key".to_string())?;
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! An in-memory [`Storage`] backend: for tests, benches and ephemeral use.
+
+use super::{validate_object_name, Storage, StorageError};
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+/// Objects kept in a `BTreeMap` behind a lock. `sync` is a no-op: nothing
+/// survives the process, and nothing is expected to.
+#[derive(Debug, Default)]
+pub struct MemoryStorage {
+    objects: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStorage {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn objects_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.objects.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn objects(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.objects.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn backend_name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        Ok(self.objects().keys().filter(|k| k.starts_with(prefix)).cloned().collect())
+    }
+
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        validate_object_name(name)?;
+        Ok(self.objects().get(name).cloned())
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
+        validate_object_name(name)?;
+        self.objects_mut().entry(name.to_string()).or_default().extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
+        validate_object_name(name)?;
+        if let Some(obj) = self.objects_mut().get_mut(name) {
+            obj.truncate(len as usize);
+        }
+        Ok(())
+    }
+
+    fn sync(&self, name: &str) -> Result<(), StorageError> {
+        validate_object_name(name)
+    }
+
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
+        validate_object_name(name)?;
+        self.objects_mut().insert(name.to_string(), bytes.to_vec());
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) -> Result<(), StorageError> {
+        validate_object_name(name)?;
+        self.objects_mut().remove(name);
+        Ok(())
+    }
+
+    fn location(&self, name: &str) -> String {
+        format!("memory:{name}")
+    }
+}

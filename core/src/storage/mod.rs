@@ -1,0 +1,126 @@
+//! The storage contract: a flat namespace of named byte objects.
+//!
+//! The core decides *what* bytes to write (record framing lives in
+//! [`crate::record`]); a backend decides *where* they go (files, IndexedDB,
+//! a WASI preopened directory, memory). Object names are produced by the core
+//! ([`crate::naming`]) and always match `[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?`;
+//! a backend must still refuse any other name with [`StorageError::InvalidName`]
+//! (use [`validate_object_name`]) so that no caller-controlled string can reach
+//! outside its data directory.
+//!
+//! Durability: bytes given to [`Storage::append`] may sit in a buffer until
+//! [`Storage::sync`] returns `Ok`. After `sync(name)` returns, every byte
+//! appended to `name` before the call survives a crash or power loss.
+//! [`Storage::write_atomic`] replaces a whole object and is durable when it
+//! returns: after a crash a reader sees either the old or the new contents,
+//! never a mix.
+
+mod memory;
+#[cfg(any(test, feature = "testing"))]
+pub mod conformance;
+
+pub use memory::MemoryStorage;
+
+use std::fmt;
+
+/// Errors a storage backend reports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    /// The name is not one the core produces; it was refused before any I/O.
+    #[error("invalid storage object name '{0}'")]
+    InvalidName(String),
+    /// An I/O failure, with the backend's description.
+    #[error("storage I/O error on '{object}': {message}")]
+    Io { object: String, message: String },
+    /// The backend refuses writes (read-only, quota exhausted, closed).
+    #[error("storage is unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl StorageError {
+    /// Shorthand for an [`StorageError::Io`] error.
+    pub fn io(object: &str, message: impl fmt::Display) -> Self {
+        StorageError::Io { object: object.to_string(), message: message.to_string() }
+    }
+}
+
+/// A synchronous object store with an explicit durability point.
+///
+/// Implementations must be safe to call from several threads at once; calls
+/// on *different* names must not block each other for long, and `sync` on one
+/// name should not hold a lock that stops `append` on the same name (so that
+/// concurrent appends can share one `sync`: group commit).
+pub trait Storage: Send + Sync + fmt::Debug {
+    /// A short name for the backend, e.g. `"file"`, `"memory"`, `"indexeddb"`.
+    fn backend_name(&self) -> &'static str;
+
+    /// Names of all existing objects whose name starts with `prefix`, sorted.
+    fn list(&self, prefix: &str) -> Result<Vec<String>, StorageError>;
+
+    /// The whole contents of an object, or `None` when it does not exist.
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError>;
+
+    /// Appends bytes at the end of an object, creating it when absent.
+    /// Not durable until [`Storage::sync`] returns. On error the object may
+    /// hold a prefix of `bytes`; the caller truncates back.
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError>;
+
+    /// Cuts an object to `len` bytes (used to drop a torn tail or roll back a
+    /// failed append). Durable when it returns.
+    fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError>;
+
+    /// The durability point: after `Ok`, every byte appended to `name` before
+    /// this call survives a crash.
+    fn sync(&self, name: &str) -> Result<(), StorageError>;
+
+    /// Replaces an object's whole contents atomically and durably
+    /// (temp object, sync, rename on file systems).
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError>;
+
+    /// Removes an object; removing a missing object is not an error.
+    fn remove(&self, name: &str) -> Result<(), StorageError>;
+
+    /// A human-readable location for the object (a file path, a database
+    /// key), reported as `storage_location` by the tools.
+    fn location(&self, name: &str) -> String;
+}
+
+/// Checks that `name` is a name the core could have produced:
+/// one or two `/`-separated segments of `[A-Za-z0-9._-]`, none of them
+/// empty, `.` or `..`, at most 255 bytes per segment.
+pub fn validate_object_name(name: &str) -> Result<(), StorageError> {
+    let bad = || StorageError::InvalidName(name.to_string());
+    let segments: Vec<&str> = name.split('/').collect();
+    if segments.is_empty() || segments.len() > 2 {
+        return Err(bad());
+    }
+    for seg in segments {
+        if seg.is_empty() || seg == "." || seg == ".." || seg.len() > 255 {
+            return Err(bad());
+        }
+        if !seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_names_are_confined() {
+        assert!(validate_object_name("chains/abc-123.mdb").is_ok());
+        assert!(validate_object_name("skills.log").is_ok());
+        for bad in ["", "/", "../x", "a/../b", "a/b/c", "..", ".", "a\\b", "a b", "chains/", "/etc/passwd"] {
+            assert!(validate_object_name(bad).is_err(), "{bad:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn memory_backend_passes_conformance() {
+        conformance::run_all(&MemoryStorage::new());
+    }
+}

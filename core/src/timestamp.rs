@@ -1,0 +1,32 @@
+//! RFC 3339 timestamps: the core stores milliseconds and renders UTC strings.
+
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+
+/// Renders epoch milliseconds as `2026-11-22T21:32:00.123Z`.
+pub fn format_rfc3339_millis(millis: i64) -> String {
+    match Utc.timestamp_millis_opt(millis).single() {
+        Some(dt) => dt.to_rfc3339_opts(SecondsFormat::Millis, true),
+        None => "1970-01-01T00:00:00.000Z".to_string(),
+    }
+}
+
+/// Parses any RFC 3339 timestamp (any offset) to epoch milliseconds (UTC).
+pub fn parse_rfc3339_millis(s: &str) -> Result<i64, String> {
+    DateTime::parse_from_rfc3339(s.trim())
+        .map(|dt| dt.timestamp_millis())
+        .map_err(|e| format!("invalid RFC 3339 timestamp '{}': {e} (example: 2026-11-22T09:30:00Z)", s.chars().take(64).collect::<String>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let s = format_rfc3339_millis(1_795_000_000_123);
+        assert_eq!(s, "2026-11-18T11:06:40.123Z");
+        assert_eq!(parse_rfc3339_millis(&s).unwrap(), 1_795_000_000_123);
+        assert_eq!(parse_rfc3339_millis("2026-11-18T12:06:40.123+01:00").unwrap(), 1_795_000_000_123);
+        assert!(parse_rfc3339_millis("yesterday").unwrap_err().contains("invalid RFC 3339"));
+    }
+}

@@ -1,0 +1,120 @@
+//! Ordered traversal: walk the append-only ledger forward or backward in
+//! chunks, filtered, from an anchor.
+//!
+//! Anchors: a concrete thought (by id, hash or index) is a position the caller
+//! already has, so it is skipped unless `include_anchor` is true. The logical
+//! boundaries `genesis` and `head` are where a walk *starts*, so the boundary
+//! thought itself is always a candidate. With no anchor a forward walk starts
+//! at genesis and a backward walk at head.
+//!
+//! `next_cursor` (set when `has_more`) is the last returned thought; pass its
+//! `index` as `anchor_index` with the same direction to get the next chunk.
+//! `previous_cursor` is the first returned thought when anything lies before
+//! it in walking order; pass it with the opposite direction to page back.
+
+use crate::chain::Chain;
+use crate::query::ThoughtFilter;
+use crate::thought::Thought;
+use serde::Serialize;
+
+/// Walking direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Backward,
+}
+
+impl Direction {
+    /// Parses `forward` / `backward`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "forward" => Ok(Direction::Forward),
+            "backward" => Ok(Direction::Backward),
+            _ => Err(format!("unknown direction '{}'; expected one of: forward, backward", s.chars().take(64).collect::<String>())),
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Backward => "backward",
+        }
+    }
+}
+
+/// Where a walk starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// A concrete thought, by index (ids and hashes are resolved first).
+    Thought(u64),
+    /// The first thought.
+    Genesis,
+    /// The newest thought.
+    Head,
+}
+
+/// A resumable position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cursor {
+    pub index: u64,
+    pub id: String,
+    pub hash: String,
+}
+
+impl Cursor {
+    fn of(t: &Thought) -> Self {
+        Cursor { index: t.index, id: t.id.clone(), hash: t.hash.clone() }
+    }
+}
+
+/// One chunk of a walk.
+#[derive(Debug)]
+pub struct TraversePage<'c> {
+    pub anchor: Option<&'c Thought>,
+    pub thoughts: Vec<&'c Thought>,
+    pub has_more: bool,
+    pub next_cursor: Option<Cursor>,
+    pub previous_cursor: Option<Cursor>,
+}
+
+/// Walks `chain` from `anchor` in `direction`, returning up to `chunk_size` matching thoughts.
+pub fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: Direction, include_anchor: bool, chunk_size: usize, filter: &ThoughtFilter) -> TraversePage<'c> {
+    let len = chain.len() as i64;
+    let anchor_thought = match anchor {
+        Some(Anchor::Thought(i)) => chain.by_index(i),
+        Some(Anchor::Genesis) => chain.thoughts().first(),
+        Some(Anchor::Head) => chain.head(),
+        None => None,
+    };
+    let step: i64 = if direction == Direction::Forward { 1 } else { -1 };
+    let start: i64 = match (anchor, direction) {
+        (Some(Anchor::Thought(i)), _) => i as i64 + if include_anchor { 0 } else { step },
+        (Some(Anchor::Genesis), _) => 0,
+        (Some(Anchor::Head), _) => len - 1,
+        (None, Direction::Forward) => 0,
+        (None, Direction::Backward) => len - 1,
+    };
+    let mut thoughts = Vec::new();
+    let mut has_more = false;
+    let mut pos = start;
+    while pos >= 0 && pos < len {
+        if filter.matches(chain, pos as usize) {
+            if thoughts.len() == chunk_size {
+                has_more = true;
+                break;
+            }
+            thoughts.push(&chain.thoughts()[pos as usize]);
+        }
+        pos += step;
+    }
+    let next_cursor = if has_more { thoughts.last().map(|t| Cursor::of(t)) } else { None };
+    let previous_cursor = thoughts
+        .first()
+        .filter(|t| match direction {
+            Direction::Forward => t.index > 0,
+            Direction::Backward => (t.index as i64) < len - 1,
+        })
+        .map(|t| Cursor::of(t));
+    TraversePage { anchor: anchor_thought, thoughts, has_more, next_cursor, previous_cursor }
+}

@@ -1,0 +1,1 @@
+//! Native host: file storage and the `mentisdbd` daemon (see issue 4).

@@ -1,0 +1,1 @@
+//! WASI component host (see issue 6).

@@ -1,0 +1,1 @@
+//! Browser host (see issue 5).

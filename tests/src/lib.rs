@@ -1,0 +1,1 @@
+//! Cross-host conformance and real-client tests.
