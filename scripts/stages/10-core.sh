@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Core: unit, property and dispatcher tests; wasm builds; the core's wasm imports nothing.
+set -euo pipefail
+rustup target add wasm32-unknown-unknown wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown wasm32-wasip2
+cargo test -p mentisdb-core --all-targets
+cargo test -p mentisdb-core --doc
+cargo build -p mentisdb-core --target wasm32-unknown-unknown
+cargo build -p mentisdb-core --target wasm32-wasip2
+# A cdylib that drives the dispatcher end to end, so the linker keeps the
+# whole engine; its import section must be empty (no host functions at all).
+cargo build -p mentisdb-core-wasm-probe --target wasm32-unknown-unknown --release
+python3 scripts/wasm_imports.py "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/mentisdb_core_wasm_probe.wasm" --expect-none
