@@ -12,7 +12,8 @@
 //!
 //! **jsonl** (`.jsonl`): the first line is the header
 //! `{"mentisdb_chain":<chain_key>,"format":"jsonl","version":1}`, then one
-//! thought per line as the tools return it, each line ended by `\n`.
+//! thought per line as the tools return it, in serde_json's compact form
+//! (decoding checks each line byte for byte against it), ended by `\n`.
 //!
 //! A torn tail (a crash in the middle of an append) shows up as an incomplete
 //! or checksum-failing last frame, or a last line without `\n`. Decoding cuts
@@ -158,6 +159,26 @@ pub fn decode_chain(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
     }
 }
 
+/// The chain key in an object's header, when the header is intact (used to
+/// name a chain whose later records are damaged).
+pub fn peek_chain_key(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(BINARY_MAGIC) {
+        match read_frame(bytes, BINARY_MAGIC.len()) {
+            Frame::Ok { payload, .. } => {
+                let mut d = crate::canonical::Decoder::new(payload);
+                d.u8().ok()?;
+                d.u32().ok()?;
+                d.str().ok()
+            }
+            Frame::Bad(_) => None,
+        }
+    } else {
+        let end = bytes.iter().position(|b| *b == b'\n')?;
+        let header: serde_json::Value = serde_json::from_slice(&bytes[..end]).ok()?;
+        header.get("mentisdb_chain")?.as_str().map(str::to_string)
+    }
+}
+
 /// Result of reading one frame at an offset.
 enum Frame<'a> {
     Ok { payload: &'a [u8], end: usize },
@@ -250,7 +271,11 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         };
         let line = &bytes[pos..pos + nl];
         match serde_json::from_slice::<Thought>(line) {
-            Ok(t) => thoughts.push(t),
+            // The line must be exactly what the writer produced: otherwise a
+            // change that parses to the same thought (e.g. a renamed optional
+            // key) would slip past the hash.
+            Ok(t) if serde_json::to_vec(&t).is_ok_and(|canon| canon == line) => thoughts.push(t),
+            Ok(_) => return Err(RecordError::Corrupt { offset: pos, what: "line is not in canonical form (was it edited?)".into() }),
             Err(e) => {
                 let after = pos + nl + 1;
                 if after < bytes.len() {
