@@ -275,8 +275,8 @@ impl MentisDb {
                 return Ok(None);
             }
             let timestamp = format_rfc3339_millis(self.clock.now_millis());
-            let thought = state.chain.prepare_append(input, timestamp, self.fresh_id())?;
-            let bytes = record::encode_thought(state.chain.format(), &thought);
+            let (thought, body) = state.chain.prepare_append_with_body(input, timestamp, self.fresh_id())?;
+            let bytes = record::encode_thought_with_body(state.chain.format(), &thought, Some(body));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
                 let _ = self.storage.truncate(&slot.object, state.byte_len);

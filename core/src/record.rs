@@ -90,9 +90,15 @@ pub fn encode_header(format: ChainFormat, chain_key: &str) -> Vec<u8> {
 
 /// Bytes that append one thought to a chain object.
 pub fn encode_thought(format: ChainFormat, thought: &Thought) -> Vec<u8> {
+    encode_thought_with_body(format, thought, None)
+}
+
+/// Like [`encode_thought`], reusing the canonical body when the caller
+/// already encoded it (to hash it) so the append path encodes once.
+pub fn encode_thought_with_body(format: ChainFormat, thought: &Thought, body: Option<Vec<u8>>) -> Vec<u8> {
     match format {
         ChainFormat::Binary => {
-            let mut payload = encode_thought_body(thought);
+            let mut payload = body.unwrap_or_else(|| encode_thought_body(thought));
             let hash = hex::decode(&thought.hash).unwrap_or_default();
             payload.extend_from_slice(&hash);
             let mut out = Vec::with_capacity(payload.len() + 8);
@@ -124,6 +130,9 @@ pub struct DecodedChain {
     pub thoughts: Vec<Thought>,
     /// Length of the valid prefix; bytes past it are a torn tail.
     pub valid_len: usize,
+    /// For the binary format: the hash of each stored body as read, so
+    /// verification need not re-encode the thought (`None` for JSONL).
+    pub body_hashes: Option<Vec<String>>,
 }
 
 impl DecodedChain {
@@ -229,6 +238,7 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
     };
     let mut thoughts = Vec::new();
+    let mut body_hashes = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
             Frame::Ok { payload, end } => {
@@ -239,6 +249,7 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
                 let thought = decode_thought_body(body, hex::encode(hash))
                     .map_err(|e: DecodeError| RecordError::Corrupt { offset: pos, what: e.to_string() })?;
                 thoughts.push(thought);
+                body_hashes.push(crate::canonical::hash_body(body));
                 pos = end;
             }
             Frame::Bad(what) => {
@@ -249,7 +260,7 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
             }
         }
     }
-    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos })
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos, body_hashes: Some(body_hashes) })
 }
 
 fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
@@ -286,7 +297,7 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         }
         pos += nl + 1;
     }
-    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos })
+    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos, body_hashes: None })
 }
 
 #[cfg(test)]
@@ -308,6 +319,9 @@ mod tests {
             let (bytes, t) = sample(f);
             let d = decode_chain(&bytes).unwrap();
             assert_eq!(d.format, f);
+            if let Some(h) = &d.body_hashes {
+                assert_eq!(h, &vec![t.hash.clone()], "the stored body hashes to the stored hash");
+            }
             assert_eq!(d.chain_key, "chain/ä");
             assert_eq!(d.thoughts, vec![t]);
             assert_eq!(d.valid_len, bytes.len());
