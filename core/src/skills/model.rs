@@ -187,6 +187,8 @@ pub struct Skill {
     pub status_reason: Option<String>,
     pub status_history: Vec<StatusChange>,
     pub updated_at_millis: i64,
+    /// Position of each version in `versions`, by version id (O(1) reads).
+    pub(crate) version_index: std::collections::HashMap<String, usize>,
 }
 
 impl Skill {
@@ -200,9 +202,15 @@ impl Skill {
         self.versions.first().expect("a skill always has a version")
     }
 
-    /// Looks a version up by id.
+    /// Looks a version up by id, in constant time.
     pub fn version(&self, version_id: &str) -> Option<&SkillVersion> {
-        self.versions.iter().find(|v| v.version_id == version_id)
+        self.version_index.get(version_id).map(|i| &self.versions[*i])
+    }
+
+    /// Adds the next version (its number must be `versions.len() + 1`).
+    pub(crate) fn push_version(&mut self, v: SkillVersion) {
+        self.version_index.insert(v.version_id.clone(), self.versions.len());
+        self.versions.push(v);
     }
 
     /// The `skill` summary object of list, search, upload, deprecate and revoke.

@@ -177,7 +177,7 @@ impl SkillRegistry {
                 match self.skills.get_mut(&skill_id) {
                     Some(skill) => {
                         let n = skill.versions.len() as u64 + 1;
-                        skill.versions.push(version(n));
+                        skill.push_version(version(n));
                         skill.updated_at_millis = skill.updated_at_millis.max(uploaded_at_millis);
                         if skill.status == SkillStatus::Deprecated {
                             skill.status = SkillStatus::Active;
@@ -192,14 +192,16 @@ impl SkillRegistry {
                         }
                     }
                     None => {
-                        let skill = Skill {
+                        let mut skill = Skill {
                             skill_id: skill_id.clone(),
-                            versions: vec![version(1)],
+                            versions: Vec::new(),
                             status: SkillStatus::Active,
                             status_reason: None,
                             status_history: Vec::new(),
                             updated_at_millis: uploaded_at_millis,
+                            version_index: Default::default(),
                         };
+                        skill.push_version(version(1));
                         self.skills.insert(skill_id, skill);
                     }
                 }

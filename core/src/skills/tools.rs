@@ -225,9 +225,10 @@ fn read(db: &MentisDb, a: ReadArgs) -> Result<Value, ToolError> {
         };
         let format = wanted.unwrap_or(version.source_format);
         let content = if format == version.source_format { version.content.clone() } else { document::render(format, &version.document) };
+        // Findings name lines of the Markdown form (the source itself for Markdown uploads).
         let markdown_form = match (version.source_format, format) {
-            (super::model::SkillFormat::Markdown, _) => version.content.clone(),
-            (_, super::model::SkillFormat::Markdown) => content.clone(),
+            (SkillFormat::Markdown, _) => version.content.clone(),
+            (_, SkillFormat::Markdown) => content.clone(),
             _ => document::render_markdown(&version.document),
         };
         Ok(json!({
