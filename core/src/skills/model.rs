@@ -146,6 +146,8 @@ pub struct SkillVersion {
     pub content_hash: String,
     /// The uploaded text, byte for byte.
     pub content: String,
+    /// Key id and Ed25519 signature over `content`, when the upload was signed.
+    pub signature: Option<(String, Vec<u8>)>,
     /// The parsed document.
     pub document: SkillDocument,
 }
@@ -163,6 +165,8 @@ impl SkillVersion {
             "source_format": self.source_format.as_str(),
             "content_hash": self.content_hash,
             "schema_version": self.document.schema_version,
+            "signing_key_id": self.signature.as_ref().map(|(k, _)| k),
+            "skill_signature": self.signature.as_ref().map(|(_, s)| s),
         })
     }
 }
