@@ -191,8 +191,8 @@ pub struct Skill {
     pub status_reason: Option<String>,
     pub status_history: Vec<StatusChange>,
     pub updated_at_millis: i64,
-    /// Position of each version in `versions`, by version id (O(1) reads).
-    pub(crate) version_index: std::collections::HashMap<String, usize>,
+    /// Position of each version in `versions`, by version id (no scan per read).
+    pub(crate) version_index: std::collections::BTreeMap<String, usize>,
 }
 
 impl Skill {
@@ -206,7 +206,7 @@ impl Skill {
         self.versions.first().expect("a skill always has a version")
     }
 
-    /// Looks a version up by id, in constant time.
+    /// Looks a version up by id (a map lookup, never a scan or a replay).
     pub fn version(&self, version_id: &str) -> Option<&SkillVersion> {
         self.version_index.get(version_id).map(|i| &self.versions[*i])
     }
