@@ -576,3 +576,31 @@ fn failed_writes_leave_registry_and_log_unchanged() {
     assert!(report.refused.is_empty());
     assert_eq!(ok(&db, "mentisdb_list_skills", json!({}))["skills"][0]["version_count"], 2);
 }
+
+#[test]
+fn concurrent_uploads_get_distinct_contiguous_versions() {
+    let storage = Arc::new(MemoryStorage::new());
+    let (db, _) = open(storage.clone());
+    for a in ["w0", "w1", "w2", "w3"] {
+        agent(&db, a, Some("team"));
+    }
+    upload(&db, "w0", Some("shared"), None, "# Shared\n");
+    std::thread::scope(|s| {
+        for a in ["w0", "w1", "w2", "w3"] {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..10 {
+                    upload(db, a, Some("shared"), None, &format!("# Shared\n{a} {i}\n"));
+                }
+            });
+        }
+    });
+    let numbers = |db: &MentisDb| -> Vec<u64> {
+        let v = ok(db, "mentisdb_skill_versions", json!({"skill_id": "shared"}));
+        v["versions"].as_array().unwrap().iter().map(|v| v["version_number"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(numbers(&db), (1..=41).collect::<Vec<_>>());
+    drop(db);
+    let (db, _) = open(storage);
+    assert_eq!(numbers(&db), (1..=41).collect::<Vec<_>>());
+}
