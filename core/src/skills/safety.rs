@@ -67,6 +67,12 @@ pub fn read_warnings(skill: &Skill, version: &SkillVersion, markdown_form: &str)
             latest.version_id
         ));
     }
+    if version.signature.is_none() {
+        out.push(format!(
+            "Version {} is unsigned: that agent '{}' uploaded it is asserted by the registry, not proven by a signature.",
+            version.version_number, version.uploaded_by_agent_id
+        ));
+    }
     for w in &version.document.warnings {
         out.push(format!("Skill warning: {w}"));
     }
