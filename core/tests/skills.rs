@@ -637,3 +637,16 @@ fn keyed_agents_sign_status_changes_bound_to_the_latest_version() {
     let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "keyed"}));
     assert!(!r["safety_warnings"].to_string().contains("unsigned"), "{}", r["safety_warnings"]);
 }
+
+#[test]
+fn our_own_skill_uploads_and_scans_clean() {
+    let (db, _) = fresh();
+    agent(&db, "alice", None);
+    let md = ok(&db, "mentisdb_skill_md", json!({}))["markdown"].as_str().unwrap().to_string();
+    let s = upload(&db, "alice", None, None, &md);
+    assert_eq!(s["skill_id"], "mentisdb-memory");
+    assert!(s["triggers"].as_array().unwrap().len() >= 3);
+    let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "mentisdb-memory"}));
+    let w: Vec<String> = serde_json::from_value(r["safety_warnings"].clone()).unwrap();
+    assert_eq!(w.len(), 2, "only the standing advice and the unsigned note: {w:?}");
+}
