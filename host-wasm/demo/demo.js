@@ -119,7 +119,10 @@ $("search-form").addEventListener("submit", (ev) => {
   });
 });
 
-$("chain").addEventListener("change", () => guarded("Switching chain", async () => refresh()));
+$("chain").addEventListener("change", () => guarded("Switching chain", async () => {
+  $("results").replaceChildren();
+  refresh();
+}));
 
 $("export").addEventListener("click", () => guarded("Export", async () => {
   const bytes = db.exportChain(chainKey());
@@ -135,8 +138,10 @@ $("export").addEventListener("click", () => guarded("Export", async () => {
 $("import").addEventListener("change", () => guarded("Import", async () => {
   const file = $("import").files[0];
   if (!file) return;
-  const out = await db.importChain(new Uint8Array(await file.arrayBuffer()));
+  const bytes = new Uint8Array(await file.arrayBuffer());
   $("import").value = "";
+  const out = await db.importChain(bytes);
+  $("results").replaceChildren();
   $("chain").value = out.chain_key;
   refresh();
   setStatus(`Imported chain '${out.chain_key}' (${out.thought_count} thoughts, verified)`, "ok");
