@@ -127,7 +127,7 @@ impl MentisDbHandle {
     /// Opens (creating when needed) the database `name`, stored in the
     /// IndexedDB database `mentisdb/<name>`; loads and verifies every chain.
     #[wasm_bindgen(unchecked_return_type = "MentisDb")]
-    pub async fn open(name: String, #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: Option<js_sys::Object>) -> Result<MentisDbHandle, JsValue> {
+    pub async fn open(name: String, #[wasm_bindgen(unchecked_param_type = "OpenOptions | void")] options: Option<js_sys::Object>) -> Result<MentisDbHandle, JsValue> {
         let database = database_name(&name)?;
         let options = js_json::from_js(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED), "options")?;
         let mut config = DbConfig::default();
@@ -211,7 +211,7 @@ impl MentisDbHandle {
     /// Calls any tool of the MCP spec by name with plain-object arguments;
     /// resolves with the tool's result once any write it made is durable.
     #[wasm_bindgen(unchecked_return_type = "Promise<any>")]
-    pub fn call(&self, tool: &str, #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | undefined")] args: JsValue) -> Promise {
+    pub fn call(&self, tool: &str, #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | void")] args: JsValue) -> Promise {
         self.call_write(tool, &args)
     }
 
@@ -235,26 +235,26 @@ impl MentisDbHandle {
 
     /// `mentisdb_search`: the newest `limit` matches of ANDed filters, in append order.
     #[wasm_bindgen(unchecked_return_type = "SearchResult")]
-    pub fn search(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | undefined")] args: JsValue) -> Result<JsValue, JsValue> {
+    pub fn search(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | void")] args: JsValue) -> Result<JsValue, JsValue> {
         self.call_read("mentisdb_search", &args)
     }
 
     /// `mentisdb_traverse_thoughts`: a filtered chunk from an anchor, with cursors.
     #[wasm_bindgen(unchecked_return_type = "TraverseResult")]
-    pub fn traverse(&self, #[wasm_bindgen(unchecked_param_type = "TraverseArgs | undefined")] args: JsValue) -> Result<JsValue, JsValue> {
+    pub fn traverse(&self, #[wasm_bindgen(unchecked_param_type = "TraverseArgs | void")] args: JsValue) -> Result<JsValue, JsValue> {
         self.call_read("mentisdb_traverse_thoughts", &args)
     }
 
     /// `mentisdb_recent_context`: the prompt snippet (the tool's `prompt` field).
     #[wasm_bindgen(js_name = recentContext)]
-    pub fn recent_context(&self, #[wasm_bindgen(unchecked_param_type = "RecentContextArgs | undefined")] args: JsValue) -> Result<String, JsValue> {
+    pub fn recent_context(&self, #[wasm_bindgen(unchecked_param_type = "RecentContextArgs | void")] args: JsValue) -> Result<String, JsValue> {
         let v = self.call_now("mentisdb_recent_context", &args)?;
         Ok(v["prompt"].as_str().unwrap_or_default().to_string())
     }
 
     /// `mentisdb_memory_markdown`: the Markdown text (the tool's `markdown` field).
     #[wasm_bindgen(js_name = memoryMarkdown)]
-    pub fn memory_markdown(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | undefined")] args: JsValue) -> Result<String, JsValue> {
+    pub fn memory_markdown(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | void")] args: JsValue) -> Result<String, JsValue> {
         let v = self.call_now("mentisdb_memory_markdown", &args)?;
         Ok(v["markdown"].as_str().unwrap_or_default().to_string())
     }

@@ -34,6 +34,7 @@ export WASM_BINDGEN_TEST_TIMEOUT=120
 # The packaged ES module, and the demo page in a real browser (it exports a
 # chain to test-output/ and imports the daemon-written fixture).
 ./scripts/build-wasm-pkg.sh | tee test-output/wasm-size.txt
+(cd host-wasm/e2e && node_modules/.bin/tsc -p tsconfig.json && echo "TypeScript declarations: types-check.ts compiles")
 (cd host-wasm/e2e && node --test demo.test.mjs)
 
 # The chain the browser exported opens and verifies as the daemon opens it.
