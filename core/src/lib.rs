@@ -42,6 +42,7 @@ pub mod host;
 pub mod limits;
 pub mod naming;
 pub mod query;
+pub mod ranked;
 pub mod record;
 pub mod render;
 pub mod signature;
