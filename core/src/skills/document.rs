@@ -446,6 +446,16 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        #[test]
+        fn parsing_arbitrary_text_never_panics(text in "(---\n)?(\\PC|\n|\r){0,300}") {
+            let _ = parse(SkillFormat::Markdown, &text, None);
+            let _ = parse(SkillFormat::Json, &text, Some("x"));
+            let _ = first_h1(&text);
+        }
+    }
+
     #[test]
     fn conversions_round_trip() {
         let d = doc();

@@ -294,6 +294,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..300), flip in 0usize..400) {
+            let mut b = log_bytes();
+            b.extend(tail);
+            let i = flip % b.len();
+            b[i] ^= 0x5a;
+            let d = decode_log(&b);
+            proptest::prop_assert!(d.valid_len <= b.len());
+        }
+    }
+
     #[test]
     fn damage_before_valid_frames_is_corruption() {
         let mut b = log_bytes();
