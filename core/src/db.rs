@@ -12,10 +12,12 @@ use crate::agents::AgentRegistry;
 use crate::chain::{Chain, NewThought};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
 use crate::host::{format_uuid_v4, Clock, IdSource};
+use crate::keyed_hash::KeyedState;
 use crate::limits;
 use crate::naming;
 use crate::record::{self, ChainFormat};
 use crate::storage::{Storage, StorageError};
+use crate::ranked::EmbeddingProvider;
 use crate::thought::Thought;
 use crate::timestamp::format_rfc3339_millis;
 use std::collections::BTreeMap;
@@ -82,10 +84,13 @@ pub struct MentisDb {
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
     config: DbConfig,
+    /// Key of every chain's lookup maps, drawn from the host's id source at open.
+    hasher: KeyedState,
     chains: RwLock<BTreeMap<String, Arc<ChainSlot>>>,
     /// Chain objects that failed decoding or verification, by object name.
     refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
     pub(crate) skills: crate::skills::SkillStore,
+    embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -100,6 +105,7 @@ impl MentisDb {
     /// key answers with [`ToolError::ChainRefused`]) while the others serve.
     pub fn open(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>, config: DbConfig) -> Result<(MentisDb, OpenReport), StorageError> {
         let mut report = OpenReport::default();
+        let hasher = KeyedState::from_key(ids.next_id_bytes());
         let mut chains = BTreeMap::new();
         let mut refused = BTreeMap::new();
         for object in storage.list(naming::CHAINS_PREFIX)? {
@@ -134,7 +140,7 @@ impl MentisDb {
                 None => AgentRegistry::default(),
             };
             let byte_len = decoded.valid_len as u64;
-            match Chain::load(decoded, agents) {
+            match Chain::load_with_hasher(decoded, agents, hasher) {
                 Ok(chain) => {
                     report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
                     let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState { chain, byte_len }) };
@@ -148,8 +154,25 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
         Ok((db, report))
+    }
+
+    /// Registers (or with `None` clears) the host's embedding provider.
+    /// Every thought of every open chain is embedded now, and every later
+    /// thought when it is committed; ranked search then fuses vector
+    /// similarity with the lexical score (`backend: "hybrid"`).
+    pub fn set_embedding_provider(&self, provider: Option<Arc<dyn EmbeddingProvider>>) {
+        *write_lock(&self.embedder) = provider.clone();
+        let slots: Vec<Arc<ChainSlot>> = read_lock(&self.chains).values().cloned().collect();
+        for slot in slots {
+            write_lock(&slot.state).chain.set_embedding_provider(provider.clone());
+        }
+    }
+
+    /// The registered embedding provider.
+    pub fn embedding_provider(&self) -> Option<Arc<dyn EmbeddingProvider>> {
+        read_lock(&self.embedder).clone()
     }
 
     /// The daemon settings.
@@ -251,10 +274,12 @@ impl MentisDb {
             let _ = self.storage.remove(&object);
             return Err(e.into());
         }
+        let mut chain = Chain::new(key, format);
+        chain.set_embedding_provider(self.embedding_provider());
         let slot = Arc::new(ChainSlot {
             object,
             agents_object: naming::agents_object(key),
-            state: RwLock::new(ChainState { chain: Chain::new(key, format), byte_len: header.len() as u64 }),
+            state: RwLock::new(ChainState { chain, byte_len: header.len() as u64 }),
         });
         chains.insert(key.to_string(), slot.clone());
         Ok(slot)
