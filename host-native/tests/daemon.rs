@@ -333,4 +333,6 @@ fn rest_and_mcp_share_one_service_and_mcp_maps_errors() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN, "a foreign browser Origin is refused (DNS rebinding)");
     let r = client().post(format!("{}/mcp", d.mcp)).header("origin", "http://localhost:3000").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
     assert_eq!(r.status(), StatusCode::OK, "a loopback Origin is accepted");
+    let r = client().post(format!("{}/mcp", d.mcp)).header("host", "evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "a non-loopback Host is refused on a loopback bind (DNS rebinding)");
 }
