@@ -105,7 +105,7 @@ impl MentisDb {
     /// key answers with [`ToolError::ChainRefused`]) while the others serve.
     pub fn open(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>, config: DbConfig) -> Result<(MentisDb, OpenReport), StorageError> {
         let mut report = OpenReport::default();
-        let hasher = KeyedState::from_key(ids.next_id_bytes());
+        let hasher = KeyedState::from_key(ids.hash_key());
         let mut chains = BTreeMap::new();
         let mut refused = BTreeMap::new();
         for object in storage.list(naming::CHAINS_PREFIX)? {
