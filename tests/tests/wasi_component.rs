@@ -205,6 +205,16 @@ fn without_a_preopen_every_call_is_an_error_not_a_trap() {
 }
 
 #[test]
+fn the_component_imports_only_wasi_and_exports_the_world() {
+    let (imports, mut exports) = PluginHost::shared().interface_names();
+    assert!(imports.iter().all(|i| i.starts_with("wasi:")), "non-WASI import in {imports:?}");
+    assert!(imports.iter().any(|i| i.starts_with("wasi:filesystem/preopens@0.2")), "{imports:?}");
+    assert!(!imports.iter().any(|i| i.starts_with("wasi:sockets") || i.starts_with("wasi:http")), "{imports:?}");
+    exports.sort();
+    assert_eq!(exports, ["mentisdb:memory/memory@0.1.0", "mentisdb:memory/self-test@0.1.0", "mentisdb:memory/types@0.1.0"]);
+}
+
+#[test]
 fn list_tools_is_the_core_table() {
     let dir = tempfile::tempdir().unwrap();
     let tools = instance(dir.path()).list_tools();

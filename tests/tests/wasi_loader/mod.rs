@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Config, Engine, OptLevel, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 wasmtime::component::bindgen!({ world: "plugin", path: "../host-wasi/wit" });
@@ -51,16 +51,24 @@ pub struct PluginHost {
 }
 
 impl PluginHost {
-    /// Compiles the component at `path`.
+    /// Compiles the component at `path` with Cranelift's default (`speed`).
     pub fn load(path: &Path) -> wasmtime::Result<PluginHost> {
-        let engine = Engine::new(&Config::new())?;
+        Self::load_with(path, OptLevel::Speed)
+    }
+
+    /// Compiles the component at `path` at `opt_level`.
+    pub fn load_with(path: &Path, opt_level: OptLevel) -> wasmtime::Result<PluginHost> {
+        let mut config = Config::new();
+        config.cranelift_opt_level(opt_level);
+        let engine = Engine::new(&config)?;
         let component = Component::from_file(&engine, path)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         Ok(PluginHost { engine, component, linker })
     }
 
-    /// The process-wide host for [`component_path`], compiled on first use.
+    /// The process-wide host for [`component_path`], compiled on first use
+    /// (without Cranelift optimisations: the tests check behaviour, not speed).
     pub fn shared() -> &'static PluginHost {
         static HOST: OnceLock<PluginHost> = OnceLock::new();
         HOST.get_or_init(|| {
@@ -70,8 +78,17 @@ impl PluginHost {
                 "no component at {}: run `cargo build -p mentisdb-wasi --target wasm32-wasip2` or set MENTISDB_WASI_COMPONENT",
                 path.display()
             );
-            PluginHost::load(&path).unwrap_or_else(|e| panic!("loading {}: {e:?}", path.display()))
+            // Tests run a debug-built Cranelift: skip its optimisations.
+            PluginHost::load_with(&path, OptLevel::None).unwrap_or_else(|e| panic!("loading {}: {e:?}", path.display()))
         })
+    }
+
+    /// Names of the component's imports and exports, as its type declares them.
+    pub fn interface_names(&self) -> (Vec<String>, Vec<String>) {
+        let ty = self.component.component_type();
+        let imports = ty.imports(&self.engine).map(|(n, _)| n.to_string()).collect();
+        let exports = ty.exports(&self.engine).map(|(n, _)| n.to_string()).collect();
+        (imports, exports)
     }
 
     /// A fresh instance whose `/data` is the host directory `data_dir`
