@@ -2,8 +2,8 @@
 //!
 //! The first export call opens [`MentisDb`] over [`DirStorage`] at
 //! [`DATA_DIR`] (verifying every chain, cutting torn tails); later calls
-//! reuse it. A failed open is not cached, so a host that fixes its preopen
-//! can retry on the same instance.
+//! reuse it. A failed open (say, no `/data` preopen, or an I/O error) is
+//! returned as an error record and not cached: the next call tries again.
 
 use crate::host_env::{RandomIds, WallClock};
 use crate::storage::DirStorage;
