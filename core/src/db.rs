@@ -16,6 +16,7 @@ use crate::limits;
 use crate::naming;
 use crate::record::{self, ChainFormat};
 use crate::storage::{Storage, StorageError};
+use crate::ranked::EmbeddingProvider;
 use crate::thought::Thought;
 use crate::timestamp::format_rfc3339_millis;
 use std::collections::BTreeMap;
@@ -83,8 +84,10 @@ pub struct MentisDb {
     ids: Arc<dyn IdSource>,
     config: DbConfig,
     chains: RwLock<BTreeMap<String, Arc<ChainSlot>>>,
-    refused: RwLock<BTreeMap<String, VerifyError>>,
+    /// Chain objects that failed decoding or verification, by object name.
+    refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
     pub(crate) skills: crate::skills::SkillStore,
+    embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -109,7 +112,9 @@ impl MentisDb {
             let decoded = match record::decode_chain(&bytes) {
                 Ok(d) => d,
                 Err(e) => {
-                    report.refused.push((object.clone(), e.to_string()));
+                    let key = record::peek_chain_key(&bytes).unwrap_or_else(|| object.clone());
+                    report.refused.push((key.clone(), e.to_string()));
+                    refused.insert(object, (key, VerifyError::Record(e)));
                     continue;
                 }
             };
@@ -139,13 +144,31 @@ impl MentisDb {
                 }
                 Err(e) => {
                     report.refused.push((key.clone(), e.to_string()));
-                    refused.insert(key, e);
+                    refused.insert(object, (key, e));
                 }
             }
         }
-        let skills = crate::skills::SkillStore::open(storage.as_ref())?;
-        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills };
+        let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
+        report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
+        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
         Ok((db, report))
+    }
+
+    /// Registers (or with `None` clears) the host's embedding provider.
+    /// Every thought of every open chain is embedded now, and every later
+    /// thought when it is committed; ranked search then fuses vector
+    /// similarity with the lexical score (`backend: "hybrid"`).
+    pub fn set_embedding_provider(&self, provider: Option<Arc<dyn EmbeddingProvider>>) {
+        *write_lock(&self.embedder) = provider.clone();
+        let slots: Vec<Arc<ChainSlot>> = read_lock(&self.chains).values().cloned().collect();
+        for slot in slots {
+            write_lock(&slot.state).chain.set_embedding_provider(provider.clone());
+        }
+    }
+
+    /// The registered embedding provider.
+    pub fn embedding_provider(&self) -> Option<Arc<dyn EmbeddingProvider>> {
+        read_lock(&self.embedder).clone()
     }
 
     /// The daemon settings.
@@ -185,7 +208,11 @@ impl MentisDb {
     }
 
     fn refused_error(&self, key: &str) -> Option<ToolError> {
-        read_lock(&self.refused).get(key).map(|e| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
+        let refused = read_lock(&self.refused);
+        [ChainFormat::Binary, ChainFormat::Jsonl]
+            .into_iter()
+            .find_map(|f| refused.get(&naming::chain_object(key, f)))
+            .map(|(_, e)| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
     }
 
     fn slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
@@ -243,10 +270,12 @@ impl MentisDb {
             let _ = self.storage.remove(&object);
             return Err(e.into());
         }
+        let mut chain = Chain::new(key, format);
+        chain.set_embedding_provider(self.embedding_provider());
         let slot = Arc::new(ChainSlot {
             object,
             agents_object: naming::agents_object(key),
-            state: RwLock::new(ChainState { chain: Chain::new(key, format), byte_len: header.len() as u64 }),
+            state: RwLock::new(ChainState { chain, byte_len: header.len() as u64 }),
         });
         chains.insert(key.to_string(), slot.clone());
         Ok(slot)
@@ -268,8 +297,8 @@ impl MentisDb {
                 return Ok(None);
             }
             let timestamp = format_rfc3339_millis(self.clock.now_millis());
-            let thought = state.chain.prepare_append(input, timestamp, self.fresh_id())?;
-            let bytes = record::encode_thought(state.chain.format(), &thought);
+            let (thought, body) = state.chain.prepare_append_with_body(input, timestamp, self.fresh_id())?;
+            let bytes = record::encode_thought_with_body(state.chain.format(), &thought, Some(body));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
                 let _ = self.storage.truncate(&slot.object, state.byte_len);

@@ -32,7 +32,7 @@ fn kind_of(code: &str) -> ErrorKind {
         "append_rejected" => ErrorKind::AppendRejected,
         "chain_refused" => ErrorKind::ChainRefused,
         "storage" => ErrorKind::Storage,
-        "skill" => ErrorKind::Skill,
+        "skill_rejected" => ErrorKind::SkillRejected,
         INTERNAL => ErrorKind::Internal,
         _ => ErrorKind::Other,
     }

@@ -91,6 +91,9 @@ impl Step {
     }
 }
 
+/// The skill the walk uploads (Markdown with front matter).
+pub const SKILL_MD: &str = "---\nname: Sync Files\ndescription: Make appends durable\ntags: [storage]\n---\n# Sync Files\n\nCall fsync before acknowledging an append.\n";
+
 /// The walk, on a fresh store, over chain `chain` (which must not exist yet).
 pub fn spec_walk(chain: &str) -> Vec<Step> {
     vec![
@@ -183,6 +186,15 @@ pub fn spec_walk(chain: &str) -> Vec<Step> {
             .eq("/agent/status", json!("active")),
         Step::ok("mentisdb_add_agent_alias", json!({"chain_key": chain, "agent_id": "planner", "alias": "architect"})).eq("/agent/aliases", json!(["architect"])),
         Step::ok("mentisdb_search", json!({"chain_key": chain, "agent_names": ["Architect"]})).len("/thoughts", 2),
+        Step::ok("mentisdb_upload_skill", json!({"chain_key": chain, "agent_id": "planner", "content": SKILL_MD}))
+            .eq("/skill/name", json!("Sync Files"))
+            .eq("/skill/status", json!("active"))
+            .eq("/skill/version_count", json!(1))
+            .capture("skill", "/skill/skill_id"),
+        Step::ok("mentisdb_read_skill", json!({"chain_key": chain, "skill_id": "${skill}"})).contains("/content", "fsync before acknowledging"),
+        Step::ok("mentisdb_search_skill", json!({"chain_key": chain, "text": "durable"})).len("/skills", 1).eq("/skills/0/skill_id", json!("${skill}")),
+        Step::ok("mentisdb_list_skills", json!({"chain_key": chain})).len("/skills", 1),
+        Step::err("mentisdb_upload_skill", json!({"chain_key": chain, "agent_id": "nobody", "content": SKILL_MD}), "not_found", "nobody"),
         Step::ok("mentisdb_get_agent", json!({"chain_key": chain, "agent_id": "planner"})).eq("/agent/display_name", json!("Planner")),
         Step::err("mentisdb_get_agent", json!({"chain_key": chain, "agent_id": "nobody"}), "not_found", "nobody"),
         Step::ok("mentisdb_disable_agent", json!({"chain_key": chain, "agent_id": "reviewer"})).eq("/agent/status", json!("revoked")),

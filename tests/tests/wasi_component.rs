@@ -257,6 +257,7 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_core() {
     let wasi_cross = p.call("mentisdb_search", &json!({"chain_key": "cross"})).unwrap();
     let wasi_lines = p.call("mentisdb_search", &json!({"chain_key": "lines"})).unwrap();
     let wasi_agents = p.call("mentisdb_list_agent_registry", &json!({"chain_key": "cross"})).unwrap();
+    let wasi_skills = p.call("mentisdb_list_skills", &json!({})).unwrap();
     drop(p);
 
     let (db, report) = core_db(Arc::new(load_dir(dir.path())));
@@ -268,6 +269,9 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_core() {
     assert_eq!(db.call("mentisdb_search", json!({"chain_key": "cross"})).unwrap(), wasi_cross);
     assert_eq!(db.call("mentisdb_search", json!({"chain_key": "lines"})).unwrap(), wasi_lines);
     assert_eq!(db.call("mentisdb_list_agent_registry", json!({"chain_key": "cross"})).unwrap(), wasi_agents);
+    // The daemon-wide skill registry written through WASI reads back the same.
+    assert_eq!(wasi_skills["skills"].as_array().map(Vec::len), Some(1));
+    assert_eq!(db.call("mentisdb_list_skills", json!({})).unwrap(), wasi_skills);
     assert_eq!(db.call("mentisdb_head", json!({"chain_key": "cross"})).unwrap()["integrity_ok"], json!(true));
 }
 
@@ -278,11 +282,13 @@ fn a_chain_written_by_the_core_opens_and_extends_in_the_component() {
     run(&spec_walk("native"), |tool, args| core_call(&db, tool, args));
     let core_thoughts = db.call("mentisdb_search", json!({"chain_key": "native"})).unwrap();
     let core_head = db.call("mentisdb_head", json!({"chain_key": "native"})).unwrap();
+    let core_skills = db.call("mentisdb_list_skills", json!({})).unwrap();
     let dir = tempfile::tempdir().unwrap();
     dump_to_dir(storage.as_ref(), dir.path());
 
     let mut p = instance(dir.path());
     assert_eq!(p.call("mentisdb_search", &json!({"chain_key": "native"})).unwrap(), core_thoughts);
+    assert_eq!(p.call("mentisdb_list_skills", &json!({})).unwrap(), core_skills);
     let head = p.head(Some("native")).unwrap();
     assert_eq!(head.head_hash.as_ref(), core_head["head_hash"].as_str().map(str::to_string).as_ref());
     assert_eq!(head.thought_count, 4);
