@@ -359,16 +359,18 @@ fn a_chain_whose_hashes_do_not_verify_is_refused() {
 }
 
 #[test]
-fn a_damaged_binary_chain_is_never_overwritten() {
+fn a_damaged_binary_chain_is_refused_and_never_overwritten() {
     // binary: the frame checksum fails in the middle of the file (corruption,
-    // not a torn tail), so the object is refused before its key is known.
+    // not a torn tail): the chain is refused, reads and writes alike.
     let dir = tempfile::tempdir().unwrap();
     findings(dir.path(), "b", "binary");
     let file = only_chain_file(dir.path(), "mdb");
     let damaged = flip_content_byte(&file);
     let mut p = instance(dir.path());
+    let e = p.head(Some("b")).unwrap_err();
+    assert_eq!((e.kind, e.code.as_str()), (wit::ErrorKind::ChainRefused, "chain_refused"));
+    assert!(e.message.contains("checksum"), "{}", e.message);
     let e = p.append(&append_request("b", wit::ThoughtType::Finding, "more")).unwrap_err();
-    assert_eq!(e.kind, wit::ErrorKind::Storage);
-    assert!(e.message.contains("refusing to overwrite"), "{}", e.message);
+    assert_eq!(e.kind, wit::ErrorKind::ChainRefused);
     assert_eq!(std::fs::read(&file).unwrap(), damaged, "the damaged file is left as it was");
 }
