@@ -11,3 +11,6 @@ component="$CARGO_TARGET_DIR/wasm32-wasip2/debug/mentisdb_wasi.wasm"
 test -s "$component"
 cargo test -p mentisdb-wasi
 MENTISDB_WASI_COMPONENT="$component" cargo test -p mentisdb-tests --test wasi_component
+# The figures bench (host-wasi/README.md) is compiled, not run: figures come
+# from `cargo bench -p mentisdb-tests --bench wasi_component`.
+cargo test -p mentisdb-tests --bench wasi_component --no-run
