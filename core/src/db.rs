@@ -274,7 +274,7 @@ impl MentisDb {
             let _ = self.storage.remove(&object);
             return Err(e.into());
         }
-        let mut chain = Chain::new(key, format);
+        let mut chain = Chain::with_hasher(key, format, self.hasher);
         chain.set_embedding_provider(self.embedding_provider());
         let slot = Arc::new(ChainSlot {
             object,
