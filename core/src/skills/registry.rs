@@ -19,6 +19,20 @@ pub struct Actor {
     pub agent_owner: Option<String>,
 }
 
+/// A version to upload, as the caller sent it.
+#[derive(Debug, Clone)]
+pub struct NewVersion<'a> {
+    /// The caller's (already validated) id, or `None` to derive it from the name.
+    pub skill_id: Option<&'a str>,
+    pub format: SkillFormat,
+    pub content: &'a str,
+    /// Key id and signature, already verified by the caller.
+    pub signature: Option<(String, Vec<u8>)>,
+    /// Fresh id of the version.
+    pub version_id: String,
+    pub now_millis: i64,
+}
+
 /// Every skill, by id.
 #[derive(Debug, Clone, Default)]
 pub struct SkillRegistry {
@@ -96,9 +110,10 @@ impl SkillRegistry {
         }
     }
 
-    /// Validates an upload and returns the event to persist. `skill_id` is the
-    /// caller's (already validated) id, or `None` to derive it from the name.
-    pub fn prepare_upload(&self, skill_id: Option<&str>, actor: &Actor, format: SkillFormat, content: &str, version_id: String, now_millis: i64) -> Result<(SkillEvent, SkillDocument), SkillError> {
+    /// Validates an upload by `actor` and returns the event to persist with
+    /// the parsed document.
+    pub fn prepare_upload(&self, actor: &Actor, new: NewVersion<'_>) -> Result<(SkillEvent, SkillDocument), SkillError> {
+        let NewVersion { skill_id, format, content, signature, version_id, now_millis } = new;
         let doc = document::parse(format, content, skill_id).map_err(|message| SkillError::InvalidContent { format: format.as_str(), message })?;
         let skill_id = match skill_id {
             Some(id) => id.to_string(),
@@ -122,12 +137,14 @@ impl SkillRegistry {
             agent_owner: actor.agent_owner.clone(),
             source_format: format,
             content: content.to_string(),
+            signature,
         };
         Ok((ev, doc))
     }
 
-    /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the event.
-    pub fn prepare_status(&self, skill_id: &str, actor: &Actor, status: SkillStatus, reason: Option<String>, now_millis: i64) -> Result<SkillEvent, SkillError> {
+    /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the
+    /// event; `signature` was verified by the caller.
+    pub fn prepare_status(&self, skill_id: &str, actor: &Actor, status: SkillStatus, reason: Option<String>, signature: Option<(String, Vec<u8>)>, now_millis: i64) -> Result<SkillEvent, SkillError> {
         let skill = self.require(skill_id)?;
         let action = match status {
             SkillStatus::Deprecated => "deprecate",
@@ -138,7 +155,7 @@ impl SkillRegistry {
             return Err(SkillError::Revoked { skill_id: skill_id.to_string(), action: if status == SkillStatus::Revoked { "revoked again" } else { "deprecated or reactivated" } });
         }
         Self::check_owner(skill, actor, action)?;
-        Ok(SkillEvent::Status { skill_id: skill_id.to_string(), status, reason, changed_at_millis: now_millis, agent_id: actor.agent_id.clone() })
+        Ok(SkillEvent::Status { skill_id: skill_id.to_string(), status, reason, changed_at_millis: now_millis, agent_id: actor.agent_id.clone(), signature })
     }
 
     /// Applies a persisted event. `parsed` is the upload's document when the
@@ -147,7 +164,7 @@ impl SkillRegistry {
     /// refused with a reason and leaves the registry unchanged.
     pub fn apply(&mut self, ev: SkillEvent, parsed: Option<SkillDocument>) -> Result<(), String> {
         match ev {
-            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content } => {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature } => {
                 let document = match parsed {
                     Some(d) => d,
                     None => document::parse(source_format, &content, Some(&skill_id)).unwrap_or_else(|_| SkillDocument {
@@ -172,12 +189,13 @@ impl SkillRegistry {
                     source_format,
                     content_hash: content_hash(&content),
                     content,
+                    signature,
                     document,
                 };
                 match self.skills.get_mut(&skill_id) {
                     Some(skill) => {
                         let n = skill.versions.len() as u64 + 1;
-                        skill.versions.push(version(n));
+                        skill.push_version(version(n));
                         skill.updated_at_millis = skill.updated_at_millis.max(uploaded_at_millis);
                         if skill.status == SkillStatus::Deprecated {
                             skill.status = SkillStatus::Active;
@@ -187,25 +205,29 @@ impl SkillRegistry {
                                 reason: Some(format!("reactivated by the upload of version {n}")),
                                 changed_at: uploaded_at,
                                 changed_by_agent_id: agent_id,
+                                signing_key_id: None,
+                                status_signature: None,
                                 changed_at_millis: uploaded_at_millis,
                             });
                         }
                     }
                     None => {
-                        let skill = Skill {
+                        let mut skill = Skill {
                             skill_id: skill_id.clone(),
-                            versions: vec![version(1)],
+                            versions: Vec::new(),
                             status: SkillStatus::Active,
                             status_reason: None,
                             status_history: Vec::new(),
                             updated_at_millis: uploaded_at_millis,
+                            version_index: Default::default(),
                         };
+                        skill.push_version(version(1));
                         self.skills.insert(skill_id, skill);
                     }
                 }
                 Ok(())
             }
-            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id } => {
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
                 let skill = self.skills.get_mut(&skill_id).ok_or_else(|| format!("status change for unknown skill '{skill_id}'"))?;
                 skill.status = status;
                 skill.status_reason = reason.clone();
@@ -215,6 +237,8 @@ impl SkillRegistry {
                     reason,
                     changed_at: format_rfc3339_millis(changed_at_millis),
                     changed_by_agent_id: agent_id,
+                    signing_key_id: signature.as_ref().map(|(k, _)| k.clone()),
+                    status_signature: signature.map(|(_, s)| s),
                     changed_at_millis,
                 });
                 Ok(())
@@ -232,7 +256,8 @@ mod tests {
     }
 
     fn upload(reg: &mut SkillRegistry, id: Option<&str>, a: &Actor, content: &str, n: i64) -> Result<String, SkillError> {
-        let (ev, doc) = reg.prepare_upload(id, a, SkillFormat::Markdown, content, format!("v{n}"), n)?;
+        let new = NewVersion { skill_id: id, format: SkillFormat::Markdown, content, signature: None, version_id: format!("v{n}"), now_millis: n };
+        let (ev, doc) = reg.prepare_upload(a, new)?;
         let sid = ev.skill_id().to_string();
         reg.apply(ev, Some(doc)).unwrap();
         Ok(sid)
@@ -270,7 +295,7 @@ mod tests {
         let mut reg = SkillRegistry::new();
         let a = actor("a", Some("o"));
         upload(&mut reg, Some("s"), &a, "# S\n", 1).unwrap();
-        let ev = reg.prepare_status("s", &a, SkillStatus::Deprecated, Some("old".into()), 2).unwrap();
+        let ev = reg.prepare_status("s", &a, SkillStatus::Deprecated, Some("old".into()), None, 2).unwrap();
         reg.apply(ev, None).unwrap();
         assert_eq!(reg.get("s").unwrap().status, SkillStatus::Deprecated);
         // A new version reactivates a deprecated skill, and the history says so.
@@ -278,12 +303,12 @@ mod tests {
         let s = reg.get("s").unwrap();
         assert_eq!(s.status, SkillStatus::Active);
         assert_eq!(s.status_history.len(), 2);
-        let ev = reg.prepare_status("s", &a, SkillStatus::Revoked, Some("leaked".into()), 4).unwrap();
+        let ev = reg.prepare_status("s", &a, SkillStatus::Revoked, Some("leaked".into()), None, 4).unwrap();
         reg.apply(ev, None).unwrap();
-        assert!(matches!(reg.prepare_status("s", &a, SkillStatus::Deprecated, None, 5), Err(SkillError::Revoked { .. })));
+        assert!(matches!(reg.prepare_status("s", &a, SkillStatus::Deprecated, None, None, 5), Err(SkillError::Revoked { .. })));
         assert!(matches!(upload(&mut reg, Some("s"), &a, "# S\n", 6), Err(SkillError::Revoked { .. })));
-        assert!(matches!(reg.prepare_status("nope", &a, SkillStatus::Revoked, None, 7), Err(SkillError::NotFound { .. })));
-        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: "a".into() }, None).is_err());
+        assert!(matches!(reg.prepare_status("nope", &a, SkillStatus::Revoked, None, None, 7), Err(SkillError::NotFound { .. })));
+        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: "a".into(), signature: None }, None).is_err());
         assert_eq!(reg.get("s").unwrap().updated_at_millis, 4);
     }
 }
