@@ -11,7 +11,10 @@ e2e=host-wasm/e2e
 if [ ! -x "$e2e/node_modules/.bin/wasm-opt" ]; then
   (cd "$e2e" && npm ci --no-audit --no-fund)
 fi
-cargo build --release --target wasm32-unknown-unknown -p mentisdb-wasm
+# Size-tuned release settings for this one build only (environment overrides
+# of [profile.release]; native release builds keep the workspace profile).
+CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+  cargo build --release --target wasm32-unknown-unknown -p mentisdb-wasm
 rm -rf host-wasm/pkg
 wasm-bindgen --target web --out-dir host-wasm/pkg "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/mentisdb_wasm.wasm"
 wasm=host-wasm/pkg/mentisdb_wasm_bg.wasm

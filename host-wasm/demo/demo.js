@@ -60,7 +60,7 @@ function refresh() {
   $("head-integrity").innerHTML = "";
   const integrity = document.createElement("span");
   integrity.className = head.integrity_ok ? "ok-text" : "bad-text";
-  integrity.textContent = head.integrity_ok ? "ok (hash chain verified)" : "BROKEN";
+  integrity.textContent = head.integrity_ok ? "ok (chain verified at open, head hash checked)" : "BROKEN";
   $("head-integrity").append(integrity);
   $("head-hash").textContent = head.head_hash ?? "– (empty chain)";
   $("head-location").textContent = head.storage_location;

@@ -20,15 +20,21 @@
 //! db.search({ text: "rust" }).thoughts[0].content; // "Use Rust."
 //! ```
 
-pub mod clock;
-mod error;
-pub mod ids;
+// The storage image is plain Rust (unit-tested natively too); everything
+// that talks to the browser exists only on wasm32.
 pub mod image;
-mod js_json;
 pub mod types;
 
 #[cfg(target_arch = "wasm32")]
+pub mod clock;
+#[cfg(target_arch = "wasm32")]
+mod error;
+#[cfg(target_arch = "wasm32")]
 mod idb;
+#[cfg(target_arch = "wasm32")]
+pub mod ids;
+#[cfg(target_arch = "wasm32")]
+mod js_json;
 #[cfg(target_arch = "wasm32")]
 pub mod mentis_db;
 

@@ -294,3 +294,20 @@ async fn a_daemon_written_chain_imports() {
     assert_eq!(Uint8Array::from(&bytes[..]).to_vec(), db.export_chain(Some("daemon-notes".into())).unwrap().to_vec());
     ok(db.close()).await;
 }
+
+#[wasm_bindgen_test]
+async fn skill_registry_through_call_and_across_reopen() {
+    let db = fresh("skills").await;
+    ok(db.call("mentisdb_upsert_agent", js(json!({"chain_key": "s", "agent_id": "author", "display_name": "Skill Author"})))).await;
+    let md = "---\nname: Deploy Service\ndescription: Ship the service safely\ntags: [ops]\ntriggers: [ship it]\n---\n# Deploy Service\n\nRun `make deploy`.\n";
+    let up = ok(db.call("mentisdb_upload_skill", js(json!({"chain_key": "s", "agent_id": "author", "content": md})))).await;
+    let skill_id = up["skill"]["skill_id"].as_str().unwrap().to_string();
+    let db = reopen(db).await;
+    let found = ok(db.call("mentisdb_search_skill", js(json!({"chain_key": "s", "tags_any": ["ops"]})))).await;
+    assert_eq!(found["skills"][0]["skill_id"], skill_id.as_str(), "{found}");
+    let read = ok(db.call("mentisdb_read_skill", js(json!({"chain_key": "s", "skill_id": skill_id})))).await;
+    assert_eq!(read["content"], md, "the skill text round-trips byte for byte through IndexedDB");
+    let e = rejected(db.call("mentisdb_upload_skill", js(json!({"chain_key": "s", "agent_id": "nobody", "content": md})))).await;
+    assert!(message(&e).contains("nobody"), "{}", message(&e));
+    ok(db.close()).await;
+}

@@ -1,20 +1,21 @@
-//! Cross-host interop, native side: the chain bytes that move between the
-//! browser and the daemon are opened and verified exactly as the daemon does
-//! at startup (`MentisDb::open` over storage holding `chains/<name>`).
+//! Cross-host interop, native side, through the daemon's own code: chain
+//! files are put into a data directory's `chains/` and opened with
+//! `mentisdb_native::open_store` (what `mentisdbd` runs at startup:
+//! `FileStorage` + `MentisDb::open`, verifying every chain).
 //!
-//! - `daemon_fixture_is_what_the_core_writes`: `fixtures/daemon-chain.mdb`
-//!   is byte-for-byte what the core writes for a fixed script (the same
-//!   bytes the daemon writes; the browser test imports it).
+//! - `daemon_fixture_is_what_the_daemon_writes`: `fixtures/daemon-chain.mdb`
+//!   is byte-for-byte the file the daemon's `FileStorage` holds after a fixed
+//!   script (fixed clock and ids); the browser tests import it.
 //!   `UPDATE_FIXTURES=1` rewrites it.
 //! - `browser_export_opens_and_verifies_natively` (ignored; run by
-//!   `scripts/stages/40-wasm.sh` after the real-browser test): opens the
-//!   chain the browser exported into `test-output/browser-export.mdb`.
-//!
-//! The daemon's FileStorage can replace `MemoryStorage` here once
-//! `mentisdb-native` lands; the bytes and the verification are the same.
+//!   `scripts/stages/40-wasm.sh` after the real-browser test): the chain the
+//!   browser exported into `test-output/browser-export.mdb` opens in the
+//!   daemon, verifies, is searchable and keeps growing.
 #![cfg(not(target_arch = "wasm32"))]
 
-use mentisdb_core::{naming, record, DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
+use clap::Parser;
+use mentisdb_core::{naming, record, ChainFormat, DbConfig, FixedClock, MentisDb, SequentialIds};
+use mentisdb_native::{open_store, Config, FileStorage};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,31 +26,38 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// Opens `bytes` as a chain object the way the daemon does at startup.
-fn open_as_daemon(bytes: &[u8]) -> (MentisDb, String) {
+/// Puts `bytes` into a fresh data directory as the chain file the daemon
+/// would name it, and opens that directory as `mentisdbd` does.
+fn open_as_daemon(bytes: &[u8]) -> (Arc<MentisDb>, String, tempfile::TempDir) {
     let decoded = record::decode_chain(bytes).expect("decodes as a chain object");
-    let storage = Arc::new(MemoryStorage::new());
-    storage.write_atomic(&naming::chain_object(&decoded.chain_key, decoded.format), bytes).unwrap();
-    let (db, report) = MentisDb::open(storage, Arc::new(FixedClock::new(1_800_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
-    assert!(report.refused.is_empty(), "the daemon would refuse this chain: {:?}", report.refused);
-    assert_eq!(report.chains.len(), 1);
-    assert_eq!(report.chains[0].torn_tail_bytes, 0, "no torn tail expected");
-    (db, decoded.chain_key)
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(naming::chain_object(&decoded.chain_key, decoded.format));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, bytes).unwrap();
+    let config = Config::parse_from(["mentisdbd", "--dir", dir.path().to_str().unwrap(), "--verbose", "false"]);
+    let store = open_store(&config).expect("the daemon opens the data directory");
+    assert!(store.report.refused.is_empty(), "the daemon refuses this chain: {:?}", store.report.refused);
+    assert_eq!(store.report.chains.len(), 1);
+    assert_eq!(store.report.chains[0].torn_tail_bytes, 0, "no torn tail expected");
+    (store.db, decoded.chain_key, dir)
 }
 
+/// Runs the fixture script on the daemon's `FileStorage` (fixed clock and
+/// ids, so the bytes are reproducible) and returns the chain file it wrote.
 fn write_fixture_chain() -> (Vec<u8>, Value) {
-    let storage = Arc::new(MemoryStorage::new());
-    let (db, _) = MentisDb::open(storage.clone(), Arc::new(FixedClock::new(1_795_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(FileStorage::open(dir.path()).unwrap());
+    let (db, _) = MentisDb::open(storage, Arc::new(FixedClock::new(1_795_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
     db.call("mentisdb_bootstrap", json!({"chain_key": FIXTURE_KEY, "content": "Memory of the native daemon fixture."})).unwrap();
     db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Decision", "content": "Chains move between hosts as one file.", "tags": ["interop"], "importance": 0.9})).unwrap();
     db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Insight", "content": "The browser verifies imported chains like the daemon does.", "refs": [1], "concepts": ["verification"]})).unwrap();
     let head = db.call("mentisdb_head", json!({"chain_key": FIXTURE_KEY})).unwrap();
-    let bytes = storage.read(&naming::chain_object(FIXTURE_KEY, mentisdb_core::ChainFormat::Binary)).unwrap().unwrap();
+    let bytes = std::fs::read(dir.path().join(naming::chain_object(FIXTURE_KEY, ChainFormat::Binary))).expect("the daemon wrote the chain file");
     (bytes, head)
 }
 
 #[test]
-fn daemon_fixture_is_what_the_core_writes() {
+fn daemon_fixture_is_what_the_daemon_writes() {
     let (bytes, head) = write_fixture_chain();
     let head_hash = head["head_hash"].as_str().unwrap().to_string();
     if std::env::var_os("UPDATE_FIXTURES").is_some() {
@@ -57,9 +65,9 @@ fn daemon_fixture_is_what_the_core_writes() {
         std::fs::write(fixtures().join("daemon-chain.head"), &head_hash).unwrap();
     }
     let stored = std::fs::read(fixtures().join("daemon-chain.mdb")).expect("fixture present (UPDATE_FIXTURES=1 writes it)");
-    assert_eq!(stored, bytes, "the core no longer writes the fixture's bytes; the record format changed (UPDATE_FIXTURES=1 if intended)");
+    assert_eq!(stored, bytes, "the daemon no longer writes the fixture's bytes; the record format changed (UPDATE_FIXTURES=1 if intended)");
     assert_eq!(std::fs::read_to_string(fixtures().join("daemon-chain.head")).unwrap(), head_hash);
-    let (db, key) = open_as_daemon(&stored);
+    let (db, key, _dir) = open_as_daemon(&stored);
     assert_eq!(key, FIXTURE_KEY);
     let reopened = db.call("mentisdb_head", json!({"chain_key": key})).unwrap();
     assert_eq!(reopened["head_hash"], head["head_hash"]);
@@ -72,7 +80,7 @@ fn browser_export_opens_and_verifies_natively() {
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../test-output");
     let bytes = std::fs::read(out.join("browser-export.mdb")).expect("the real-browser test wrote test-output/browser-export.mdb");
     let expected: Value = serde_json::from_slice(&std::fs::read(out.join("browser-export.json")).expect("browser-export.json")).unwrap();
-    let (db, key) = open_as_daemon(&bytes);
+    let (db, key, _dir) = open_as_daemon(&bytes);
     assert_eq!(key, expected["chain_key"].as_str().unwrap());
     let head = db.call("mentisdb_head", json!({"chain_key": key})).unwrap();
     assert_eq!(head["head_hash"], expected["head_hash"], "the daemon sees the browser's head");
