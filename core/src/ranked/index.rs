@@ -112,14 +112,10 @@ impl std::fmt::Debug for RankedIndex {
     }
 }
 
-/// The text a provider embeds for a thought.
+/// The text a provider embeds for a thought: its content (tags and
+/// concepts are matched lexically, with their own field weights).
 pub fn embedding_text(t: &Thought) -> String {
-    let mut s = t.content.clone();
-    for label in t.tags.iter().chain(&t.concepts) {
-        s.push('\n');
-        s.push_str(label);
-    }
-    s
+    t.content.clone()
 }
 
 impl RankedIndex {
