@@ -34,7 +34,7 @@ pub const RECENCY_WEIGHT: f32 = 0.1;
 /// Recency halves every 30 days.
 pub const RECENCY_HALF_LIFE_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
 /// Weight of the vector similarity relative to the best lexical score.
-pub const VECTOR_WEIGHT: f32 = 1.0;
+pub const VECTOR_WEIGHT: f32 = 2.0;
 /// Vector-only candidates considered per query in hybrid mode.
 pub const VECTOR_CANDIDATES: usize = 100;
 /// Most distinct query terms used (the rest are ignored).

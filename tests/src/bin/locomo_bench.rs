@@ -41,22 +41,57 @@ struct Precomputed {
 }
 
 impl Precomputed {
-    fn new(inner: Arc<dyn EmbeddingProvider>, texts: Vec<String>, threads: usize) -> Self {
+    /// Embeds `texts` not already in the cache file at `cache` (vectors of
+    /// a deterministic model never change), with `threads` threads.
+    fn new(inner: Arc<dyn EmbeddingProvider>, texts: Vec<String>, threads: usize, cache: &Path) -> Self {
         let t0 = Instant::now();
-        let chunks: Vec<Vec<String>> = texts.chunks(texts.len().div_ceil(threads.max(1)).max(1)).map(|c| c.to_vec()).collect();
-        let vectors: HashMap<String, Vec<f32>> = std::thread::scope(|s| {
-            let handles: Vec<_> = chunks
-                .into_iter()
-                .map(|chunk| {
-                    let inner = inner.clone();
-                    s.spawn(move || chunk.into_iter().filter_map(|t| inner.embed(&t).map(|v| (t, v))).collect::<Vec<_>>())
-                })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().expect("embedding thread")).collect()
-        });
-        eprintln!("embedded {} texts with {} in {:.1}s", vectors.len(), inner.name(), t0.elapsed().as_secs_f64());
+        let mut vectors = read_cache(cache);
+        let todo: Vec<String> = texts.into_iter().filter(|t| !vectors.contains_key(t)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let cached = vectors.len();
+        if !todo.is_empty() {
+            let chunks: Vec<Vec<String>> = todo.chunks(todo.len().div_ceil(threads.max(1)).max(1)).map(|c| c.to_vec()).collect();
+            let fresh: Vec<(String, Vec<f32>)> = std::thread::scope(|s| {
+                let handles: Vec<_> = chunks
+                    .into_iter()
+                    .map(|chunk| {
+                        let inner = inner.clone();
+                        s.spawn(move || chunk.into_iter().filter_map(|t| inner.embed(&t).map(|v| (t, v))).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles.into_iter().flat_map(|h| h.join().expect("embedding thread")).collect()
+            });
+            vectors.extend(fresh);
+            write_cache(cache, &vectors);
+        }
+        eprintln!("embedded {} texts with {} in {:.1}s ({cached} from {})", todo.len(), inner.name(), t0.elapsed().as_secs_f64(), cache.display());
         Precomputed { name: inner.name().to_string(), vectors, inner }
     }
+}
+
+fn read_cache(path: &Path) -> HashMap<String, Vec<f32>> {
+    let mut out = HashMap::new();
+    let Ok(b) = std::fs::read(path) else { return out };
+    let mut i = 0;
+    let u32_at = |i: usize| b.get(i..i + 4).map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]) as usize);
+    while let (Some(tl), Some(vl)) = (u32_at(i), u32_at(i + 4)) {
+        let (ts, vs) = (i + 8, i + 8 + tl);
+        let Some(text) = b.get(ts..vs).and_then(|t| std::str::from_utf8(t).ok()) else { break };
+        let Some(raw) = b.get(vs..vs + 4 * vl) else { break };
+        out.insert(text.to_string(), raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect());
+        i = vs + 4 * vl;
+    }
+    out
+}
+
+fn write_cache(path: &Path, vectors: &HashMap<String, Vec<f32>>) {
+    let mut b = Vec::new();
+    for (t, v) in vectors {
+        b.extend((t.len() as u32).to_le_bytes());
+        b.extend((v.len() as u32).to_le_bytes());
+        b.extend(t.as_bytes());
+        v.iter().for_each(|x| b.extend(x.to_le_bytes()));
+    }
+    let _ = std::fs::write(path, b);
 }
 
 impl EmbeddingProvider for Precomputed {
@@ -242,7 +277,8 @@ fn main() {
             if let Some(dir) = &minilm {
                 let model: Arc<dyn EmbeddingProvider> = Arc::new(MiniLm::load(dir).unwrap_or_else(|e| panic!("{e}")));
                 let texts: Vec<String> = convs.iter().flat_map(|c| c.turns.iter().map(|t| t.0.clone()).chain(c.questions.iter().map(|q| q.0.clone()))).collect();
-                db.set_embedding_provider(Some(Arc::new(Precomputed::new(model, texts, 2))));
+                let cache = std::env::temp_dir().join("mentisdb-locomo-minilm.cache");
+                db.set_embedding_provider(Some(Arc::new(Precomputed::new(model, texts, 2, &cache))));
             }
             Target::InProcess(db)
         }
