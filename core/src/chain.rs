@@ -5,13 +5,13 @@
 //! the bytes [`Chain::prepare_append`] produces, then calls [`Chain::commit`].
 
 use crate::agents::{AgentRegistry, AgentStatus};
-use crate::canonical::compute_thought_hash;
+use crate::canonical::{compute_thought_hash, encode_thought_body, hash_body};
 use crate::error::{AppendError, VerifyError};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::record::{ChainFormat, DecodedChain};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
-use std::collections::HashMap;
+use crate::keyed_hash::{KeyedMap, KeyedState};
 
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,8 +79,8 @@ pub struct Chain {
     thoughts: Vec<Thought>,
     /// Lower-cased content, agent id, tags and concepts per thought, for `text` filters.
     search_text: Vec<String>,
-    by_id: HashMap<String, u64>,
-    by_hash: HashMap<String, u64>,
+    by_id: KeyedMap<String, u64>,
+    by_hash: KeyedMap<String, u64>,
     agents: AgentRegistry,
     /// Ranked-retrieval index, grown by [`Chain::commit`].
     ranked: crate::ranked::RankedIndex,
@@ -91,15 +91,20 @@ fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
 }
 
 impl Chain {
-    /// An empty chain.
+    /// An empty chain whose lookup maps use the fixed default key (tests, tools).
     pub fn new(chain_key: &str, format: ChainFormat) -> Self {
+        Self::with_hasher(chain_key, format, KeyedState::default())
+    }
+
+    /// An empty chain whose lookup maps are keyed by the host (see [`crate::keyed_hash`]).
+    pub fn with_hasher(chain_key: &str, format: ChainFormat, hasher: KeyedState) -> Self {
         Chain {
             chain_key: chain_key.to_string(),
             format,
             thoughts: Vec::new(),
             search_text: Vec::new(),
-            by_id: HashMap::new(),
-            by_hash: HashMap::new(),
+            by_id: KeyedMap::with_hasher(hasher),
+            by_hash: KeyedMap::with_hasher(hasher),
             agents: AgentRegistry::default(),
             ranked: crate::ranked::RankedIndex::default(),
         }
@@ -107,17 +112,27 @@ impl Chain {
 
     /// Verifies decoded thoughts (hashes, links, indices, refs) and builds the chain.
     pub fn load(decoded: DecodedChain, agents: AgentRegistry) -> Result<Chain, VerifyError> {
-        let mut chain = Chain::new(&decoded.chain_key, decoded.format);
+        Self::load_with_hasher(decoded, agents, KeyedState::default())
+    }
+
+    /// [`Chain::load`] with host-keyed lookup maps.
+    pub fn load_with_hasher(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState) -> Result<Chain, VerifyError> {
+        let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
         chain.agents = agents;
         chain.thoughts.reserve(decoded.thoughts.len());
+        let mut body_hashes = decoded.body_hashes.map(Vec::into_iter);
         for t in decoded.thoughts {
-            chain.verify_next(&t)?;
+            let recomputed = match body_hashes.as_mut().and_then(Iterator::next) {
+                Some(h) => h,
+                None => compute_thought_hash(&t),
+            };
+            chain.verify_next(&t, recomputed)?;
             chain.commit(t);
         }
         Ok(chain)
     }
 
-    fn verify_next(&self, t: &Thought) -> Result<(), VerifyError> {
+    fn verify_next(&self, t: &Thought, recomputed: String) -> Result<(), VerifyError> {
         let position = self.thoughts.len() as u64;
         if t.index != position {
             return Err(VerifyError::IndexGap { position, found: t.index });
@@ -126,7 +141,6 @@ impl Chain {
         if t.prev_hash != expected_prev {
             return Err(VerifyError::PrevHashMismatch { index: t.index, expected: expected_prev, found: t.prev_hash.clone() });
         }
-        let recomputed = compute_thought_hash(t);
         if recomputed != t.hash {
             return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
         }
@@ -223,6 +237,12 @@ impl Chain {
     /// Validates a new thought, checks its signature, and builds it with its
     /// index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
+        self.prepare_append_with_body(input, timestamp, fresh_id).map(|(t, _)| t)
+    }
+
+    /// [`Chain::prepare_append`], also returning the canonical body that was
+    /// hashed, so the caller can frame it without encoding it again.
+    pub fn prepare_append_with_body(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
@@ -293,8 +313,9 @@ impl Chain {
             hash: String::new(),
         };
         self.check_signature(&thought)?;
-        thought.hash = compute_thought_hash(&thought);
-        Ok(thought)
+        let body = encode_thought_body(&thought);
+        thought.hash = hash_body(&body);
+        Ok((thought, body))
     }
 
     fn resolve_relation(&self, rel: RelationInput) -> Result<ThoughtRelation, AppendError> {

@@ -12,6 +12,7 @@ use crate::agents::AgentRegistry;
 use crate::chain::{Chain, NewThought};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
 use crate::host::{format_uuid_v4, Clock, IdSource};
+use crate::keyed_hash::KeyedState;
 use crate::limits;
 use crate::naming;
 use crate::record::{self, ChainFormat};
@@ -83,8 +84,11 @@ pub struct MentisDb {
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
     config: DbConfig,
+    /// Key of every chain's lookup maps, drawn from the host's id source at open.
+    hasher: KeyedState,
     chains: RwLock<BTreeMap<String, Arc<ChainSlot>>>,
-    refused: RwLock<BTreeMap<String, VerifyError>>,
+    /// Chain objects that failed decoding or verification, by object name.
+    refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
     pub(crate) skills: crate::skills::SkillStore,
     embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
 }
@@ -101,6 +105,7 @@ impl MentisDb {
     /// key answers with [`ToolError::ChainRefused`]) while the others serve.
     pub fn open(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>, config: DbConfig) -> Result<(MentisDb, OpenReport), StorageError> {
         let mut report = OpenReport::default();
+        let hasher = KeyedState::from_key(ids.hash_key());
         let mut chains = BTreeMap::new();
         let mut refused = BTreeMap::new();
         for object in storage.list(naming::CHAINS_PREFIX)? {
@@ -111,7 +116,9 @@ impl MentisDb {
             let decoded = match record::decode_chain(&bytes) {
                 Ok(d) => d,
                 Err(e) => {
-                    report.refused.push((object.clone(), e.to_string()));
+                    let key = record::peek_chain_key(&bytes).unwrap_or_else(|| object.clone());
+                    report.refused.push((key.clone(), e.to_string()));
+                    refused.insert(object, (key, VerifyError::Record(e)));
                     continue;
                 }
             };
@@ -133,7 +140,7 @@ impl MentisDb {
                 None => AgentRegistry::default(),
             };
             let byte_len = decoded.valid_len as u64;
-            match Chain::load(decoded, agents) {
+            match Chain::load_with_hasher(decoded, agents, hasher) {
                 Ok(chain) => {
                     report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
                     let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState { chain, byte_len }) };
@@ -141,12 +148,13 @@ impl MentisDb {
                 }
                 Err(e) => {
                     report.refused.push((key.clone(), e.to_string()));
-                    refused.insert(key, e);
+                    refused.insert(object, (key, e));
                 }
             }
         }
-        let skills = crate::skills::SkillStore::open(storage.as_ref())?;
-        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
+        let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
+        report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
         Ok((db, report))
     }
 
@@ -204,7 +212,11 @@ impl MentisDb {
     }
 
     fn refused_error(&self, key: &str) -> Option<ToolError> {
-        read_lock(&self.refused).get(key).map(|e| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
+        let refused = read_lock(&self.refused);
+        [ChainFormat::Binary, ChainFormat::Jsonl]
+            .into_iter()
+            .find_map(|f| refused.get(&naming::chain_object(key, f)))
+            .map(|(_, e)| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
     }
 
     fn slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
@@ -289,8 +301,8 @@ impl MentisDb {
                 return Ok(None);
             }
             let timestamp = format_rfc3339_millis(self.clock.now_millis());
-            let thought = state.chain.prepare_append(input, timestamp, self.fresh_id())?;
-            let bytes = record::encode_thought(state.chain.format(), &thought);
+            let (thought, body) = state.chain.prepare_append_with_body(input, timestamp, self.fresh_id())?;
+            let bytes = record::encode_thought_with_body(state.chain.format(), &thought, Some(body));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
                 let _ = self.storage.truncate(&slot.object, state.byte_len);

@@ -21,6 +21,12 @@ pub trait Clock: Send + Sync {
 pub trait IdSource: Send + Sync {
     /// Sixteen bytes that must not repeat; a host fills them from a CSPRNG.
     fn next_id_bytes(&self) -> [u8; 16];
+
+    /// Sixteen secret bytes that key the engine's hash maps, drawn once when
+    /// it opens (see [`crate::keyed_hash`]). Defaults to a fresh id.
+    fn hash_key(&self) -> [u8; 16] {
+        self.next_id_bytes()
+    }
 }
 
 /// Any `Fn() -> i64` is a clock.
@@ -59,7 +65,20 @@ pub struct SequentialIds {
     counter: AtomicU64,
 }
 
+impl SequentialIds {
+    /// Ids counting up from `start + 1` (use distinct starts when re-opening
+    /// a store in tests, so new ids never collide with stored ones).
+    pub fn starting_at(start: u64) -> Self {
+        SequentialIds { counter: AtomicU64::new(start) }
+    }
+}
+
 impl IdSource for SequentialIds {
+    /// A fixed key, so opening an engine does not shift the id sequence.
+    fn hash_key(&self) -> [u8; 16] {
+        [0; 16]
+    }
+
     fn next_id_bytes(&self) -> [u8; 16] {
         let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
         let mut bytes = [0u8; 16];

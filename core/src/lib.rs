@@ -39,6 +39,7 @@ pub mod db;
 pub mod dispatch;
 pub mod error;
 pub mod host;
+pub mod keyed_hash;
 pub mod limits;
 pub mod naming;
 pub mod query;

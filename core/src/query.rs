@@ -7,7 +7,7 @@ use crate::thought::{Thought, ThoughtRole, ThoughtType};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 /// The filter fields as callers send them (spec names).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -53,16 +53,16 @@ pub struct TimeWindow {
 #[derive(Debug, Clone, Default)]
 pub struct ThoughtFilter {
     text: Option<String>,
-    text_agents: HashSet<String>,
+    text_agents: BTreeSet<String>,
     types: Option<u32>,
     roles: Option<u8>,
-    tags_any: Option<HashSet<String>>,
-    concepts_any: Option<HashSet<String>>,
-    agent_ids: Option<HashSet<String>>,
-    agent_names: Option<HashSet<String>>,
+    tags_any: Option<BTreeSet<String>>,
+    concepts_any: Option<BTreeSet<String>>,
+    agent_ids: Option<BTreeSet<String>>,
+    agent_names: Option<BTreeSet<String>>,
     /// Agent ids whose registry display name or alias is one of `agent_names`.
-    name_agents: HashSet<String>,
-    agent_owners: Option<HashSet<String>>,
+    name_agents: BTreeSet<String>,
+    agent_owners: Option<BTreeSet<String>>,
     min_importance: Option<f64>,
     min_confidence: Option<f64>,
     since_ms: Option<i64>,
@@ -71,7 +71,7 @@ pub struct ThoughtFilter {
     window: Option<(i64, i64, i64)>,
 }
 
-fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<HashSet<String>>, String> {
+fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTreeSet<String>>, String> {
     match v {
         None => Ok(None),
         Some(items) => {
@@ -118,7 +118,7 @@ impl ThoughtFilter {
         }
         if let Some(names) = lower_set("agent_names", &args.agent_names)? {
             // A name also matches every agent whose registry display name or alias is that name.
-            let mut ids = HashSet::new();
+            let mut ids = BTreeSet::new();
             if let Some(chain) = chain {
                 for r in chain.agents().records() {
                     if names.contains(&r.display_name.to_lowercase()) || r.aliases.iter().any(|a| names.contains(&a.to_lowercase())) {
@@ -246,4 +246,44 @@ pub fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, limit: usize) -> Vec
     }
     out.reverse();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::tests::golden_thought;
+
+    fn compile(args: FilterArgs) -> ThoughtFilter {
+        ThoughtFilter::compile(&args, None, None).unwrap()
+    }
+
+    #[test]
+    fn list_filters_are_any_of_and_case_insensitive() {
+        let t = golden_thought();
+        assert!(compile(FilterArgs { tags_any: Some(vec!["OPS".into(), "x".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(!compile(FilterArgs { tags_any: Some(vec!["x".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { agent_owners: Some(vec!["Ops-Team".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { thought_types: Some(vec!["Idea".into(), "Constraint".into()]), ..Default::default() }).matches_fields(&t));
+    }
+
+    #[test]
+    fn scores_and_time_bounds_are_inclusive() {
+        let t = golden_thought(); // importance 0.95, confidence 0.98, 2026-11-22T09:30:00Z
+        assert!(compile(FilterArgs { min_importance: Some(0.95), ..Default::default() }).matches_fields(&t));
+        assert!(!compile(FilterArgs { min_importance: Some(0.96), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { since: Some("2026-11-22T09:30:00Z".into()), until: Some("2026-11-22T09:30:00Z".into()), ..Default::default() }).matches_fields(&t));
+        let mut none = t.clone();
+        none.confidence = None;
+        assert!(!compile(FilterArgs { min_confidence: Some(0.0), ..Default::default() }).matches_fields(&none));
+    }
+
+    #[test]
+    fn bad_filters_are_explained() {
+        let e = ThoughtFilter::compile(&FilterArgs { min_importance: Some(f64::NAN), ..Default::default() }, None, None).unwrap_err();
+        assert!(e.contains("finite"), "{e}");
+        let w = TimeWindow { start: 0, delta: -1, unit: None };
+        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().contains("negative"));
+        let w = TimeWindow { start: 0, delta: 1, unit: Some("hours".into()) };
+        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().contains("expected one of: seconds, milliseconds"));
+    }
 }

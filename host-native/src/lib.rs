@@ -1,1 +1,36 @@
-//! Native host: file storage and the `mentisdbd` daemon (see issue 4).
+//! # mentisdb-native: the `mentisdbd` daemon
+//!
+//! **Contract.** The daemon serves MENTISDB_REST.md (every endpoint, HTTP 400
+//! `{"error"}` on failures) and MENTISDB_MCP.md (every tool, over streamable
+//! HTTP at `/` and `/mcp`, or over stdio) from one shared
+//! [`mentisdb_core::MentisDb`]: a write through one transport is visible
+//! through the others at once. No tool logic lives here: every request ends
+//! in [`mentisdb_core::MentisDb::call`]. An append is acknowledged only after
+//! its bytes were fsynced ([`FileStorage`] shares one fsync among concurrent
+//! appenders); startup verifies every chain, cuts torn tails and refuses
+//! chains that do not verify while the others keep serving.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mentisdb_native::DaemonError> {
+//! let config = mentisdb_native::Config::for_dir("/tmp/mentisdb-demo");
+//! let daemon = mentisdb_native::start(&config).await?;
+//! println!("{}", daemon.listening_line());
+//! daemon.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Modules: [`file_storage`] (durable objects, group commit), [`config`]
+//! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler),
+//! [`auth`] (bearer token), [`daemon`] (startup), [`host_env`] (clock, ids).
+
+pub mod auth;
+pub mod config;
+pub mod daemon;
+pub mod file_storage;
+pub mod host_env;
+pub mod mcp;
+pub mod rest;
+
+pub use config::{Config, ConfigError};
+pub use daemon::{open_store, serve, start, DaemonError, OpenedStore, RunningDaemon};
+pub use file_storage::FileStorage;

@@ -1,1 +1,53 @@
-//! WASI component host (see issue 6).
+//! # mentisdb-wasi: MentisDB as a WASI Preview 2 component
+//!
+//! Build it with `cargo build -p mentisdb-wasi --target wasm32-wasip2`; the
+//! target links a component directly (no cargo-component). The component
+//! exports the WIT world `mentisdb:memory/plugin` (`wit/mentisdb.wit`):
+//!
+//! - `memory.call(tool, args-json) -> result<json, error>`: every tool of the
+//!   MCP spec by name, straight into [`mentisdb_core::MentisDb::call`];
+//! - typed `bootstrap`, `append`, `search`, `head`, `recent-context` with WIT
+//!   records and enums, each a thin wrapper over the same `call`;
+//! - `self-test.storage-conformance`: the core's storage conformance suite
+//!   run against this crate's storage, inside the component.
+//!
+//! **No tool logic lives here.** This crate holds only the WIT glue
+//! ([`exports`], [`records`]), the storage backend over the WASI filesystem
+//! ([`storage`]), the clock and id adapters ([`host_env`]), the engine's
+//! lifetime ([`engine`]) and the one error mapping ([`error`]).
+//!
+//! **Storage.** The host preopens a directory at the guest path
+//! [`engine::DATA_DIR`] (`/data`); chains live there as files in the native
+//! daemon's record format, so a data directory moves between `mentisdbd` and
+//! the component unchanged. Every append is synced before it is
+//! acknowledged.
+
+pub mod engine;
+pub mod host_env;
+pub mod storage;
+
+// The WIT glue exists only in the component: built natively, the generated
+// import shims would not link. Its behaviour is tested through wasmtime
+// (`tests/tests/wasi_component.rs`); storage and host adapters also natively.
+#[cfg(target_arch = "wasm32")]
+pub mod error;
+#[cfg(target_arch = "wasm32")]
+pub mod exports;
+#[cfg(target_arch = "wasm32")]
+pub mod records;
+
+#[cfg(target_arch = "wasm32")]
+/// Bindings generated from `wit/` (the only code here that uses `unsafe`).
+#[allow(unsafe_code, clippy::all, missing_docs)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "plugin",
+        path: "wit",
+    });
+    use crate::exports::Component;
+    export!(Component with_types_in crate::bindings);
+}
+
+/// The WIT types, re-exported under short names for the glue modules.
+#[cfg(target_arch = "wasm32")]
+pub(crate) use bindings::exports::mentisdb::memory::types as wit;

@@ -18,6 +18,8 @@
 mod memory;
 #[cfg(any(test, feature = "testing"))]
 pub mod conformance;
+#[cfg(any(test, feature = "testing"))]
+pub mod fault;
 
 pub use memory::MemoryStorage;
 

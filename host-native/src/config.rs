@@ -1,0 +1,154 @@
+//! Daemon configuration: every `MENTISDB_*` variable of the REST spec, each
+//! with a command-line flag that overrides it (`mentisdbd --help`).
+
+use clap::Parser;
+use mentisdb_core::ChainFormat;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+/// Configuration of `mentisdbd`. Flags override environment variables.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "mentisdbd", version, about = "MentisDB daemon: durable hash-chained agent memory over REST and MCP (streamable HTTP or stdio).")]
+pub struct Config {
+    /// Data directory holding chain files and the skill registry [default: $HOME/.mentisdb].
+    #[arg(long, env = "MENTISDB_DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Chain used when a request omits `chain_key`.
+    #[arg(long, env = "MENTISDB_DEFAULT_KEY", default_value = "borganism-brain")]
+    pub default_key: String,
+
+    /// Storage format of newly created chains: binary or jsonl.
+    #[arg(long, env = "MENTISDB_DEFAULT_STORAGE_ADAPTER", default_value = "binary", value_parser = ChainFormat::parse)]
+    pub default_storage_adapter: ChainFormat,
+
+    /// Log every interaction to the console (1, 0, true, false) [default: true].
+    #[arg(long, env = "MENTISDB_VERBOSE", value_parser = parse_flag, num_args = 0..=1, default_missing_value = "true")]
+    pub verbose: Option<bool>,
+
+    /// Append interaction logs to this file (in addition to the console when verbose).
+    #[arg(long, env = "MENTISDB_LOG_FILE")]
+    pub log_file: Option<PathBuf>,
+
+    /// Bind host of both HTTP servers. A non-loopback host requires an API token.
+    #[arg(long, env = "MENTISDB_BIND_HOST", default_value = "127.0.0.1")]
+    pub bind_host: IpAddr,
+
+    /// MCP (streamable HTTP) port; 0 picks a free port.
+    #[arg(long, env = "MENTISDB_MCP_PORT", default_value_t = 9471)]
+    pub mcp_port: u16,
+
+    /// REST port; 0 picks a free port.
+    #[arg(long, env = "MENTISDB_REST_PORT", default_value_t = 9472)]
+    pub rest_port: u16,
+
+    /// Bearer token required on REST and MCP requests (`Authorization: Bearer <token>`).
+    /// Required when binding a non-loopback address.
+    #[arg(long, env = "MENTISDB_API_TOKEN", hide_env_values = true)]
+    pub api_token: Option<String>,
+
+    /// Largest accepted request body in bytes (larger bodies get HTTP 413).
+    #[arg(long, env = "MENTISDB_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+
+    /// Extra browser origins allowed on the MCP port (comma-separated,
+    /// e.g. `https://app.example.com:443`); loopback origins are always allowed.
+    #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+
+    /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr).
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+/// Parses `1`, `0`, `true`, `false` (case-insensitive).
+fn parse_flag(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        other => Err(format!("expected one of 1, 0, true, false; got '{other}'")),
+    }
+}
+
+/// Why the configuration cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A non-loopback bind without a token would expose memory to the network.
+    #[error("refusing to bind non-loopback address {host} without an API token: set MENTISDB_API_TOKEN=<secret> (or pass --api-token <secret>), or bind 127.0.0.1")]
+    TokenRequired { host: IpAddr },
+    /// No data directory was given and no home directory is known.
+    #[error("no data directory: set MENTISDB_DIR (or --dir), or HOME so the default $HOME/.mentisdb can be used")]
+    NoDataDir,
+    /// The API token is empty.
+    #[error("MENTISDB_API_TOKEN is set but empty; set a non-empty secret or unset it")]
+    EmptyToken,
+}
+
+impl Config {
+    /// Checks rules that involve several settings.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.api_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(ConfigError::EmptyToken);
+        }
+        if !self.bind_host.is_loopback() && self.api_token.is_none() && !self.stdio {
+            return Err(ConfigError::TokenRequired { host: self.bind_host });
+        }
+        Ok(())
+    }
+
+    /// The data directory: `--dir`/`MENTISDB_DIR`, else `$HOME/.mentisdb`.
+    pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {
+        match &self.dir {
+            Some(d) => Ok(d.clone()),
+            None => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".mentisdb")).ok_or(ConfigError::NoDataDir),
+        }
+    }
+
+    /// Whether interactions are logged to the console (unset means true).
+    pub fn verbose(&self) -> bool {
+        self.verbose.unwrap_or(true)
+    }
+
+    /// The REST listen address.
+    pub fn rest_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.bind_host, self.rest_port)
+    }
+
+    /// The MCP listen address.
+    pub fn mcp_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.bind_host, self.mcp_port)
+    }
+
+    /// A configuration for tests and embedding: loopback, free ports, `dir`.
+    pub fn for_dir(dir: impl Into<PathBuf>) -> Config {
+        let mut c = Config::parse_from(["mentisdbd", "--rest-port", "0", "--mcp-port", "0", "--verbose", "false"]);
+        c.dir = Some(dir.into());
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_loopback_without_token_is_refused() {
+        let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0"]);
+        let err = c.validate().unwrap_err();
+        assert!(err.to_string().contains("MENTISDB_API_TOKEN"), "{err}");
+        let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0", "--api-token", "s3cret"]);
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(Config::parse_from(["mentisdbd"]).validate(), Ok(()));
+    }
+
+    #[test]
+    fn flags_parse() {
+        let c = Config::parse_from(["mentisdbd", "--verbose", "0", "--default-storage-adapter", "jsonl", "--rest-port", "0"]);
+        assert!(!c.verbose());
+        assert_eq!(c.default_storage_adapter, ChainFormat::Jsonl);
+        assert_eq!(c.rest_port, 0);
+        assert!(Config::try_parse_from(["mentisdbd", "--verbose", "maybe"]).is_err());
+        assert!(Config::try_parse_from(["mentisdbd", "--default-storage-adapter", "sqlite"]).is_err());
+    }
+}

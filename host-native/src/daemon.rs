@@ -1,0 +1,126 @@
+//! Starting the daemon: open the data directory, verify every chain, bind
+//! the REST and MCP listeners on one shared [`MentisDb`].
+
+use crate::auth::AuthState;
+use crate::config::{Config, ConfigError};
+use crate::file_storage::FileStorage;
+use crate::host_env::{OsRandomIds, SystemClock};
+use mentisdb_core::{DbConfig, MentisDb, OpenReport, StorageError};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DaemonError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot open the data directory: {0}")]
+    Storage(#[from] StorageError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// The opened store, before any listener exists.
+pub struct OpenedStore {
+    pub db: Arc<MentisDb>,
+    pub report: OpenReport,
+    pub data_dir: PathBuf,
+}
+
+/// Opens the data directory and every chain in it, logging what was found.
+pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
+    let dir = config.data_dir()?;
+    let storage = FileStorage::open(&dir)?;
+    let data_dir = storage.root().to_path_buf();
+    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter };
+    let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
+    log_report(&data_dir, &report);
+    Ok(OpenedStore { db: Arc::new(db), report, data_dir })
+}
+
+fn log_report(dir: &std::path::Path, report: &OpenReport) {
+    tracing::info!(dir = %dir.display(), chains = report.chains.len(), refused = report.refused.len(), "data directory opened");
+    for c in &report.chains {
+        tracing::info!(chain_key = %c.chain_key, thoughts = c.thought_count, location = %c.storage_location, "chain verified");
+        if c.torn_tail_bytes > 0 {
+            tracing::warn!(chain_key = %c.chain_key, bytes = c.torn_tail_bytes, "torn tail record cut off (an append interrupted by a crash was never acknowledged)");
+        }
+    }
+    for (what, why) in &report.refused {
+        tracing::error!(object = %what, reason = %why, "chain refused: not served until repaired; other chains keep serving");
+    }
+}
+
+/// A running daemon: its bound addresses and the shared database.
+pub struct RunningDaemon {
+    pub rest_addr: SocketAddr,
+    pub mcp_addr: SocketAddr,
+    pub db: Arc<MentisDb>,
+    pub report: OpenReport,
+    shutdown: CancellationToken,
+    tasks: Vec<JoinHandle<std::io::Result<()>>>,
+}
+
+async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, DaemonError> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|source| DaemonError::Bind { addr, source })
+}
+
+/// Validates the configuration, opens the store and starts both HTTP servers.
+pub async fn start(config: &Config) -> Result<RunningDaemon, DaemonError> {
+    config.validate()?;
+    let owned = config.clone();
+    let opened = tokio::task::spawn_blocking(move || open_store(&owned)).await.expect("open_store task panicked")?;
+    serve(config, opened).await
+}
+
+/// Starts both HTTP servers over an opened store.
+pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon, DaemonError> {
+    config.validate()?;
+    let auth = AuthState::new(config.api_token.as_deref());
+    let shutdown = CancellationToken::new();
+    let rest_listener = bind(config.rest_addr()).await?;
+    let mcp_listener = bind(config.mcp_addr()).await?;
+    let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
+    let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
+    let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes);
+    let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
+    let mut tasks = Vec::new();
+    for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
+        let token = shutdown.clone();
+        tasks.push(tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(async move { token.cancelled().await }).await }));
+    }
+    Ok(RunningDaemon { rest_addr, mcp_addr, db: opened.db, report: opened.report, shutdown, tasks })
+}
+
+impl RunningDaemon {
+    /// The machine-readable startup line tests and scripts look for.
+    pub fn listening_line(&self) -> String {
+        format!("mentisdbd listening rest={} mcp={}", self.rest_addr, self.mcp_addr)
+    }
+
+    /// A handle that stops the servers when cancelled.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops accepting requests and waits for both servers to finish.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        self.wait().await;
+    }
+
+    /// Waits until both servers stop (after the shutdown token is cancelled).
+    pub async fn wait(self) {
+        for t in self.tasks {
+            match t.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "server stopped with an error"),
+                Err(e) => tracing::error!(error = %e, "server task failed"),
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! `mentisdbd`: see `mentisdbd --help` and host-native/README.md.
+
+use clap::Parser;
+use mentisdb_native::{daemon, mcp, Config};
+use std::process::ExitCode;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Console logs go to stderr (stdout carries MCP in `--stdio` mode); with
+/// `MENTISDB_LOG_FILE` the same events, interactions included, are appended
+/// to that file. `MENTISDB_VERBOSE=0` silences per-request console lines.
+fn init_logging(config: &Config) -> Result<(), String> {
+    let console_filter = match std::env::var("RUST_LOG") {
+        Ok(f) => EnvFilter::new(f),
+        Err(_) if config.verbose() => EnvFilter::new("info"),
+        Err(_) => EnvFilter::new("info,mentisdb::interaction=off"),
+    };
+    let console = tracing_subscriber::fmt::layer().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(std::io::stderr).with_filter(console_filter);
+    let file = match &config.log_file {
+        Some(path) => {
+            let f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("cannot open MENTISDB_LOG_FILE {}: {e}", path.display()))?;
+            Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(std::sync::Mutex::new(f)).with_filter(EnvFilter::new("info")))
+        }
+        None => None,
+    };
+    tracing_subscriber::registry().with(console).with(file).init();
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config = Config::parse();
+    if let Err(e) = init_logging(&config) {
+        eprintln!("mentisdbd: {e}");
+        return ExitCode::from(2);
+    }
+    if let Err(e) = config.validate() {
+        tracing::error!("{e}");
+        eprintln!("mentisdbd: {e}");
+        return ExitCode::from(2);
+    }
+    let opened = match tokio::task::block_in_place(|| daemon::open_store(&config)) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("mentisdbd: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let chains: Vec<&str> = opened.report.chains.iter().map(|c| c.chain_key.as_str()).collect();
+    if config.stdio {
+        eprintln!("mentisdbd serving MCP on stdio dir={} chains={:?} refused={}", opened.data_dir.display(), chains, opened.report.refused.len());
+        return match mcp::serve_stdio(opened.db).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mentisdbd: stdio MCP failed: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let summary = format!("dir={} chains={:?} refused={}", opened.data_dir.display(), chains, opened.report.refused.len());
+    let running = match daemon::serve(&config, opened).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mentisdbd: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("{} {summary}", running.listening_line());
+    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST at http://{}  MCP at http://{}/mcp", running.rest_addr, running.mcp_addr);
+    let token = running.shutdown_token();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        token.cancel();
+    });
+    running.wait().await;
+    ExitCode::SUCCESS
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,171 @@
+//! The MCP server, on the official Rust SDK (`rmcp`): one [`ServerHandler`]
+//! over the shared [`MentisDb`], served over streamable HTTP (at `/` and
+//! `/mcp` of the MCP port) and over stdio.
+//!
+//! - `initialize`: protocol version negotiation is rmcp's; server info is
+//!   `mentisdb`, and `instructions` tell agents to read `mentisdb_skill_md`.
+//! - `tools/list`: [`mentisdb_core::tool_specs`], each with its JSON Schema.
+//! - `tools/call`: [`MentisDb::call`]; the JSON result is returned as text
+//!   content and as structured content. Tool failures are `isError: true`
+//!   results carrying the message; an unknown tool name is a JSON-RPC
+//!   invalid-params error (a protocol fault, per the MCP spec).
+//! - Origin validation (DNS rebinding): browser `Origin`s other than loopback
+//!   and the configured ones are refused with 403; `Host` must be loopback
+//!   when bound to loopback.
+
+use crate::auth::{require_token, AuthState};
+use crate::rest::call_tool;
+use axum::Router;
+use mentisdb_core::{tool_specs, MentisDb, ToolError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What `initialize` tells an agent before anything else.
+pub const INSTRUCTIONS: &str = "MentisDB is durable, append-only, hash-chained memory for agents. \
+Before using any other tool, call `mentisdb_skill_md` and follow the skill it returns: it explains \
+chains, thought types, roles, refs and the recommended workflow (list chains, bootstrap once, load \
+recent context at session start, search before acting, append durable thoughts while working, \
+append a retrospective after hard failures, end with a Summary/Checkpoint/Handoff).";
+
+/// The MCP service: a handle on the shared database and the tool list.
+#[derive(Clone)]
+pub struct MentisMcp {
+    db: Arc<MentisDb>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl std::fmt::Debug for MentisMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MentisMcp").field("tools", &self.tools.len()).finish()
+    }
+}
+
+fn tool_list() -> Vec<Tool> {
+    tool_specs()
+        .into_iter()
+        .map(|spec| {
+            let schema = match spec.input_schema {
+                Value::Object(map) => map,
+                _ => Default::default(),
+            };
+            let mut tool = Tool::default();
+            tool.name = Cow::Borrowed(spec.name);
+            tool.description = Some(Cow::Borrowed(spec.description));
+            tool.input_schema = Arc::new(schema);
+            tool
+        })
+        .collect()
+}
+
+impl MentisMcp {
+    pub fn new(db: Arc<MentisDb>) -> Self {
+        MentisMcp { db, tools: Arc::new(tool_list()) }
+    }
+}
+
+/// The one mapping from a tool outcome to an MCP result.
+fn to_mcp_result(result: Result<Value, ToolError>) -> Result<CallToolResult, ErrorData> {
+    match result {
+        Ok(value) => {
+            let text = value.to_string();
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content = Some(value);
+            Ok(r)
+        }
+        Err(ToolError::UnknownTool(name)) => Err(ErrorData::invalid_params(format!("unknown tool '{name}'; call tools/list for the tool names"), None)),
+        Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())])),
+    }
+}
+
+impl ServerHandler for MentisMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mentisdb", env!("CARGO_PKG_VERSION")).with_title("MentisDB"))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = self.tools.iter().find(|t| t.name == request.name) else {
+            return Err(ErrorData::invalid_params(format!("unknown tool '{}'; call tools/list for the tool names", request.name), None));
+        };
+        let name: &'static str = match &tool.name {
+            Cow::Borrowed(s) => s,
+            Cow::Owned(_) => unreachable!("tool names are static"),
+        };
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        to_mcp_result(call_tool(self.db.clone(), name, args).await).map(CallToolResponse::from)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+}
+
+/// Browser origins always allowed: the loopback hosts on any port.
+const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "https://localhost:*", "http://127.0.0.1:*", "https://127.0.0.1:*", "http://[::1]:*", "https://[::1]:*"];
+
+/// The streamable-HTTP router: the service at `/` and `/mcp`, behind auth.
+pub fn router(db: Arc<MentisDb>, auth: AuthState, loopback_only: bool, extra_origins: &[String], max_body_bytes: usize, shutdown: CancellationToken) -> Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).chain(extra_origins.iter().cloned()))
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(max_body_bytes)
+        .with_cancellation_token(shutdown);
+    if !loopback_only {
+        // Bound to the network: clients use whatever host name reaches us;
+        // the API token (required in this mode) guards access instead.
+        config = config.disable_allowed_hosts();
+    }
+    let service = MentisMcp::new(db);
+    let http = StreamableHttpService::new(move || Ok(service.clone()), Arc::new(LocalSessionManager::default()), config);
+    Router::new()
+        .route_service("/mcp", http.clone())
+        .route_service("/", http)
+        .layer(axum::middleware::from_fn_with_state(auth, require_token))
+}
+
+/// Serves MCP over stdin/stdout until the client closes the stream.
+pub async fn serve_stdio(db: Arc<MentisDb>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    use rmcp::ServiceExt;
+    let running = MentisMcp::new(db).serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_an_object_schema() {
+        let tools = tool_list();
+        assert_eq!(tools.len(), tool_specs().len());
+        for t in &tools {
+            assert_eq!(t.input_schema.get("type").and_then(Value::as_str), Some("object"), "{}", t.name);
+            assert!(t.description.as_deref().is_some_and(|d| !d.is_empty()));
+        }
+    }
+
+    #[test]
+    fn tool_failures_are_error_results() {
+        let r = to_mcp_result(Err(ToolError::NotFound("no such thought".into()))).unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(to_mcp_result(Err(ToolError::UnknownTool("x".into()))).is_err());
+        let ok = to_mcp_result(Ok(serde_json::json!({"a": 1}))).unwrap();
+        assert_eq!(ok.structured_content, Some(serde_json::json!({"a": 1})));
+    }
+}

@@ -1,0 +1,265 @@
+//! The REST server: one route table mapping `METHOD path` to a tool name.
+//!
+//! Every route calls [`MentisDb::call`] with the JSON body (POST) or the
+//! query string (GET) as arguments; no tool logic lives here. Errors of any
+//! kind (tool errors, malformed JSON, wrong content type, oversized bodies,
+//! unknown paths) leave through [`ApiError`], the one place that turns a
+//! failure into a `{"error": "..."}` JSON response.
+
+use crate::auth::{require_token, AuthState};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, MethodRouter};
+use axum::{Json, Router};
+use mentisdb_core::{MentisDb, ToolError};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How a route's tool result becomes a response body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// The tool's JSON result as is.
+    Json,
+    /// The named string field of the result, as `text/markdown; charset=utf-8`.
+    Markdown(&'static str),
+}
+
+/// One REST endpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// `GET` (arguments from the query string) or `POST` (JSON body).
+    pub method: &'static str,
+    pub path: &'static str,
+    pub tool: &'static str,
+    pub reply: Reply,
+}
+
+const fn post_tool(path: &'static str, tool: &'static str) -> Route {
+    Route { method: "POST", path, tool, reply: Reply::Json }
+}
+
+const fn get_tool(path: &'static str, tool: &'static str, reply: Reply) -> Route {
+    Route { method: "GET", path, tool, reply }
+}
+
+/// Every REST endpoint of MENTISDB_REST.md (plus the ranked-search and
+/// context endpoints), and the tool each one calls. `GET /health` is the
+/// only endpoint outside this table.
+pub const ROUTES: &[Route] = &[
+    get_tool("/v1/chains", "mentisdb_list_chains", Reply::Json),
+    post_tool("/v1/agents", "mentisdb_list_agents"),
+    post_tool("/v1/agent", "mentisdb_get_agent"),
+    post_tool("/v1/agent-registry", "mentisdb_list_agent_registry"),
+    post_tool("/v1/agents/upsert", "mentisdb_upsert_agent"),
+    post_tool("/v1/agents/description", "mentisdb_set_agent_description"),
+    post_tool("/v1/agents/aliases", "mentisdb_add_agent_alias"),
+    post_tool("/v1/agents/keys", "mentisdb_add_agent_key"),
+    post_tool("/v1/agents/keys/revoke", "mentisdb_revoke_agent_key"),
+    post_tool("/v1/agents/disable", "mentisdb_disable_agent"),
+    get_tool("/mentisdb_skill_md", "mentisdb_skill_md", Reply::Markdown("markdown")),
+    get_tool("/v1/skills", "mentisdb_list_skills", Reply::Json),
+    get_tool("/v1/skills/manifest", "mentisdb_skill_manifest", Reply::Json),
+    post_tool("/v1/skills/upload", "mentisdb_upload_skill"),
+    post_tool("/v1/skills/search", "mentisdb_search_skill"),
+    post_tool("/v1/skills/read", "mentisdb_read_skill"),
+    post_tool("/v1/skills/versions", "mentisdb_skill_versions"),
+    post_tool("/v1/skills/deprecate", "mentisdb_deprecate_skill"),
+    post_tool("/v1/skills/revoke", "mentisdb_revoke_skill"),
+    post_tool("/v1/bootstrap", "mentisdb_bootstrap"),
+    post_tool("/v1/thoughts", "mentisdb_append"),
+    post_tool("/v1/retrospectives", "mentisdb_append_retrospective"),
+    post_tool("/v1/thought", "mentisdb_get_thought"),
+    post_tool("/v1/thoughts/genesis", "mentisdb_get_genesis_thought"),
+    post_tool("/v1/thoughts/traverse", "mentisdb_traverse_thoughts"),
+    post_tool("/v1/search", "mentisdb_search"),
+    post_tool("/v1/ranked-search", "mentisdb_ranked_search"),
+    post_tool("/v1/context-bundles", "mentisdb_context_bundles"),
+    post_tool("/v1/context", "mentisdb_resolve_context"),
+    post_tool("/v1/recent-context", "mentisdb_recent_context"),
+    post_tool("/v1/memory-markdown", "mentisdb_memory_markdown"),
+    post_tool("/v1/head", "mentisdb_head"),
+];
+
+/// A REST failure: an HTTP status and a human-readable message, sent as
+/// `{"error": message}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError { status, message: message.into() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(json!({ "error": self.message }))).into_response()
+    }
+}
+
+impl From<ToolError> for ApiError {
+    /// Tool errors are HTTP 400 per the spec; a tool this build does not
+    /// serve is 404.
+    fn from(e: ToolError) -> Self {
+        let status = match e {
+            ToolError::UnknownTool(_) => StatusCode::NOT_FOUND,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(r: BytesRejection) -> Self {
+        let status = r.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "request body is too large (limit set by MENTISDB_MAX_BODY_BYTES / --max-body-bytes)".to_string()
+        } else {
+            format!("cannot read request body: {}", r.body_text())
+        };
+        ApiError::new(status, message)
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, format!("malformed query string: {}", r.body_text()))
+    }
+}
+
+/// Shared state of the REST router.
+#[derive(Clone)]
+pub struct RestState {
+    pub db: Arc<MentisDb>,
+}
+
+/// Runs a tool off the async runtime (appends wait for fsync) and logs it.
+pub async fn call_tool(db: Arc<MentisDb>, tool: &'static str, args: Value) -> Result<Value, ToolError> {
+    let started = Instant::now();
+    let result = tokio::task::spawn_blocking(move || db.call(tool, args))
+        .await
+        .unwrap_or_else(|e| Err(ToolError::Storage(mentisdb_core::StorageError::Unavailable(format!("tool task failed: {e}")))));
+    let micros = started.elapsed().as_micros() as u64;
+    match &result {
+        Ok(_) => tracing::info!(target: "mentisdb::interaction", tool, micros, "ok"),
+        Err(e) => tracing::info!(target: "mentisdb::interaction", tool, micros, kind = e.kind(), error = %e, "error"),
+    }
+    result
+}
+
+/// Parses a POST body: empty means no arguments; otherwise it must be JSON.
+fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if !(mime == "application/json" || mime.ends_with("+json")) {
+        let shown = if content_type.is_empty() { "none" } else { content_type };
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("expected content-type: application/json, got {shown}; send the arguments as a JSON object"),
+        ));
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "the JSON body must be an object of named arguments"));
+    }
+    Ok(value)
+}
+
+fn reply(route: &Route, value: Value) -> Result<Response, ApiError> {
+    match route.reply {
+        Reply::Json => Ok(Json(value).into_response()),
+        Reply::Markdown(field) => match value.get(field).and_then(Value::as_str) {
+            Some(md) => Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md.to_string()).into_response()),
+            None => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{} returned no '{field}' field", route.tool))),
+        },
+    }
+}
+
+fn method_router(route: Route) -> MethodRouter<RestState> {
+    if route.method == "GET" {
+        get(move |State(st): State<RestState>, query: Result<Query<BTreeMap<String, String>>, QueryRejection>| async move {
+            let Query(query) = query?;
+            let args = if query.is_empty() { Value::Null } else { Value::Object(query.into_iter().map(|(k, v)| (k, Value::String(v))).collect::<Map<_, _>>()) };
+            let value = call_tool(st.db, route.tool, args).await?;
+            reply(&route, value)
+        })
+    } else {
+        post(move |State(st): State<RestState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+            let args = parse_body(&headers, &body?)?;
+            let value = call_tool(st.db, route.tool, args).await?;
+            reply(&route, value)
+        })
+    }
+}
+
+async fn health() -> Json<Value> {
+    Json(json!({ "status": "ok", "service": "mentisdb" }))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no such endpoint; see MENTISDB_REST.md for the endpoint list")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this endpoint; see MENTISDB_REST.md")
+}
+
+/// The REST router: the route table, `/health`, the body limit and auth.
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize) -> Router {
+    let mut api = Router::new();
+    for route in ROUTES {
+        api = api.route(route.path, method_router(*route));
+    }
+    let api = api
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(auth, require_token))
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .with_state(RestState { db });
+    Router::new().route("/health", get(health)).merge(api)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_is_unique_and_names_a_tool() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in ROUTES {
+            assert!(seen.insert((r.method, r.path)), "duplicate route {} {}", r.method, r.path);
+            assert!(r.tool.starts_with("mentisdb_"));
+        }
+    }
+
+    #[test]
+    fn every_core_tool_has_a_route() {
+        for spec in mentisdb_core::tool_specs() {
+            assert!(ROUTES.iter().any(|r| r.tool == spec.name), "tool {} has no REST route", spec.name);
+        }
+    }
+
+    #[test]
+    fn body_parsing_errors_are_clear() {
+        let mut h = HeaderMap::new();
+        assert_eq!(parse_body(&h, b"").unwrap(), Value::Null);
+        assert_eq!(parse_body(&h, b"{}").unwrap_err().status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        h.insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().unwrap());
+        assert_eq!(parse_body(&h, b"{\"a\":1}").unwrap(), json!({"a": 1}));
+        let e = parse_body(&h, b"{oops").unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert!(e.message.contains("malformed JSON"));
+        assert_eq!(parse_body(&h, b"[1]").unwrap_err().status, StatusCode::BAD_REQUEST);
+    }
+}

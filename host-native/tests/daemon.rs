@@ -1,0 +1,338 @@
+//! The real `mentisdbd` binary on free loopback ports: REST contract and
+//! errors, restart durability (the daemon is SIGKILLed, not shut down),
+//! torn tails cut on restart, a damaged chain refused while others serve,
+//! hostile chain keys, body limits, auth, the non-loopback refusal, and one
+//! shared service behind REST and MCP.
+
+use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A running `mentisdbd` child process, killed on drop.
+struct Daemon {
+    child: Child,
+    rest: String,
+    mcp: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+fn command(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdbd"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MENTISDB_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("MENTISDB_DIR", dir).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd
+}
+
+impl Daemon {
+    fn start(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Daemon {
+        let mut child = command(dir, extra_env, args).spawn().expect("spawn mentisdbd");
+        let (tx, stderr) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).expect("startup line");
+        assert!(line.starts_with("mentisdbd listening "), "unexpected startup line {line:?}");
+        let field = |name: &str| line.split_whitespace().find_map(|w| w.strip_prefix(name)).map(|a| format!("http://{a}")).expect("address in startup line");
+        let (rest, mcp) = (field("rest="), field("mcp="));
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = out.read_to_string(&mut sink);
+        });
+        Daemon { child, rest, mcp, stderr }
+    }
+
+    fn logs(&self) -> String {
+        std::thread::sleep(Duration::from_millis(100));
+        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Power loss as far as the daemon can tell: SIGKILL, no shutdown path.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> Client {
+    Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
+}
+
+fn post(d: &Daemon, path: &str, body: Value) -> (StatusCode, Value) {
+    let r = client().post(format!("{}{path}", d.rest)).json(&body).send().unwrap();
+    let status = r.status();
+    (status, r.json().unwrap_or(Value::Null))
+}
+
+fn ok(d: &Daemon, path: &str, body: Value) -> Value {
+    let (status, v) = post(d, path, body.clone());
+    assert_eq!(status, StatusCode::OK, "{path} {body}: {v}");
+    v
+}
+
+fn append(d: &Daemon, chain: &str, content: &str) -> Value {
+    ok(d, "/v1/thoughts", json!({"chain_key": chain, "thought_type": "Finding", "content": content}))
+}
+
+fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("data");
+    (root, dir)
+}
+
+#[test]
+fn rest_contract_errors_and_restart_after_sigkill() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &[]);
+    let health: Value = client().get(format!("{}/health", d.rest)).send().unwrap().json().unwrap();
+    assert_eq!(health, json!({"status": "ok", "service": "mentisdb"}));
+    let boot = ok(&d, "/v1/bootstrap", json!({"chain_key": "r", "content": "purpose"}));
+    assert_eq!(boot["bootstrapped"], true);
+    for i in 0..20 {
+        append(&d, "r", &format!("durable fact {i}"));
+    }
+    let found = ok(&d, "/v1/search", json!({"chain_key": "r", "text": "fact 7"}));
+    assert!(found["thoughts"].as_array().unwrap().iter().any(|t| t["content"] == "durable fact 7"), "{found}");
+    // The spec's listed errors: 400 with {"error"}.
+    for (body, needle) in [
+        (json!({"chain_key": "r", "thought_type": "Insigth", "content": "x"}), "thought_type"),
+        (json!({"chain_key": "r", "thought_type": "Insight", "role": "Boss", "content": "x"}), "role"),
+        (json!({"chain_key": "r", "text": "x", "since": "yesterday"}), "RFC 3339"),
+    ] {
+        let path = if body.get("thought_type").is_some() { "/v1/thoughts" } else { "/v1/search" };
+        let (status, v) = post(&d, path, body);
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{v}");
+    }
+    let r = client().post(format!("{}/v1/head", d.rest)).header("content-type", "application/json").body("{oops").send().unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(r.json::<Value>().unwrap()["error"].as_str().unwrap().contains("malformed JSON"));
+    let r = client().post(format!("{}/v1/head", d.rest)).header("content-type", "text/plain").body("{}").send().unwrap();
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(r.json::<Value>().unwrap()["error"].is_string());
+    let r = client().get(format!("{}/v1/nope", d.rest)).send().unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(r.json::<Value>().unwrap()["error"].is_string());
+    // The ranked and context routes reach their tools.
+    let ranked = ok(&d, "/v1/ranked-search", json!({"chain_key": "r", "text": "fact 7"}));
+    assert!(ranked.to_string().contains("durable fact 7"), "{ranked}");
+    let bundles = ok(&d, "/v1/context-bundles", json!({"chain_key": "r", "text": "fact 7"}));
+    assert!(bundles.to_string().contains("durable fact 7"), "{bundles}");
+    let context = ok(&d, "/v1/context", json!({"chain_key": "r", "thought_index": 3}));
+    assert!(context.is_object());
+    let before = ok(&d, "/v1/head", json!({"chain_key": "r"}));
+    d.kill();
+
+    let d = Daemon::start(&dir, &[], &[]);
+    let after = ok(&d, "/v1/head", json!({"chain_key": "r"}));
+    assert_eq!(after["thought_count"], 21);
+    assert_eq!(after["head_hash"], before["head_hash"]);
+    assert_eq!(after["integrity_ok"], true);
+    let chains: Value = client().get(format!("{}/v1/chains", d.rest)).send().unwrap().json().unwrap();
+    assert_eq!(chains["chain_keys"], json!(["r"]));
+}
+
+#[test]
+fn torn_tail_is_cut_on_restart() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &["--default-storage-adapter", "binary"]);
+    for i in 0..3 {
+        append(&d, "torn", &format!("fact {i}"));
+    }
+    d.kill();
+    let file = std::fs::read_dir(dir.join("chains")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "mdb")).unwrap();
+    let len = std::fs::metadata(&file).unwrap().len();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    std::io::Write::write_all(&mut f, &[200, 0, 0, 0, 9, 9, 9, 9, 1, 2, 3]).unwrap();
+    drop(f);
+    let d = Daemon::start(&dir, &[], &[]);
+    assert!(d.logs().contains("torn tail"), "startup logs the cut");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), len);
+    assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "torn"}))["thought_count"], 3);
+    append(&d, "torn", "after the cut");
+    assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "torn"}))["integrity_ok"], true);
+}
+
+#[test]
+fn damaged_chain_is_refused_while_others_serve() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &["--default-storage-adapter", "jsonl"]);
+    for i in 0..3 {
+        append(&d, "bad", &format!("bad chain fact {i}"));
+        append(&d, "good", &format!("good chain fact {i}"));
+    }
+    d.kill();
+    let bad = std::fs::read_dir(dir.join("chains")).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("bad.") && p.extension().is_some_and(|e| e == "jsonl")).unwrap();
+    let text = std::fs::read_to_string(&bad).unwrap();
+    std::fs::write(&bad, text.replacen("bad chain fact 1", "bad chain fakt 1", 1)).unwrap();
+    let d = Daemon::start(&dir, &[], &[]);
+    let logs = d.logs();
+    assert!(logs.contains("chain refused") && logs.contains("bad"), "{logs}");
+    assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "good"}))["thought_count"], 3);
+    append(&d, "good", "still serving");
+    let (status, v) = post(&d, "/v1/head", json!({"chain_key": "bad"}));
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(v["error"].as_str().unwrap().contains("failed verification"), "{v}");
+    let (status, _) = post(&d, "/v1/thoughts", json!({"chain_key": "bad", "thought_type": "Finding", "content": "x"}));
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(std::fs::read_to_string(&bad).unwrap().contains("bad chain fakt 1"), "the refused file is left as found");
+}
+
+#[test]
+fn hostile_chain_keys_stay_inside_the_data_directory() {
+    let (root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &[]);
+    let keys = ["../../escape", "/etc/passwd", "..", "a/b\\c", "chains/../../x", "ünï code", "nul\0byte"];
+    for key in keys {
+        let (status, v) = post(&d, "/v1/thoughts", json!({"chain_key": key, "thought_type": "Finding", "content": "x"}));
+        assert!(status == StatusCode::OK || status == StatusCode::BAD_REQUEST, "{key:?}: {status} {v}");
+        if status == StatusCode::OK {
+            let loc = ok(&d, "/v1/head", json!({"chain_key": key}))["storage_location"].as_str().unwrap().to_string();
+            assert!(Path::new(&loc).starts_with(std::fs::canonicalize(dir.join("chains")).unwrap()), "{key:?} stored at {loc}");
+        }
+    }
+    let top: Vec<_> = std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(top, vec![std::ffi::OsString::from("data")], "nothing was written outside the data directory");
+}
+
+#[test]
+fn oversized_bodies_get_413_json() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &["--max-body-bytes", "2000"]);
+    let big = "x".repeat(5000);
+    let (status, v) = post(&d, "/v1/thoughts", json!({"thought_type": "Finding", "content": big}));
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(v["error"].as_str().unwrap().contains("too large"), "{v}");
+    append(&d, "small", "fits");
+}
+
+#[test]
+fn api_token_is_required_on_rest_and_mcp_when_set() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[("MENTISDB_API_TOKEN", "s3cret")], &[]);
+    let (status, v) = post(&d, "/v1/head", json!({}));
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(v["error"].as_str().unwrap().contains("token"));
+    let r = client().post(format!("{}/v1/head", d.rest)).bearer_auth("wrong").json(&json!({})).send().unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = client().post(format!("{}/v1/head", d.rest)).bearer_auth("s3cret").json(&json!({})).send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = client().post(format!("{}/mcp", d.mcp)).header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = client().post(format!("{}/mcp", d.mcp)).bearer_auth("s3cret").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[test]
+fn non_loopback_bind_without_token_is_refused() {
+    let (_root, dir) = data_dir();
+    let out = command(&dir, &[], &["--bind-host", "0.0.0.0"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("MENTISDB_API_TOKEN"), "the refusal says how to set the token: {err}");
+    assert!(!dir.join("chains").exists(), "nothing was opened");
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "daemon-test", "version": "1"}}})
+}
+
+/// A minimal streamable-HTTP MCP session (the Python SDK tests the real client).
+struct McpSession {
+    url: String,
+    session: Option<String>,
+}
+
+impl McpSession {
+    fn rpc(&self, body: Value) -> reqwest::blocking::Response {
+        let mut req = client().post(&self.url).header("accept", "application/json, text/event-stream").header("mcp-protocol-version", "2025-06-18").json(&body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        req.send().unwrap()
+    }
+
+    fn open(url: String) -> McpSession {
+        let mut s = McpSession { url, session: None };
+        let r = s.rpc(initialize());
+        assert_eq!(r.status(), StatusCode::OK);
+        s.session = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
+        let init = sse_result(r);
+        assert_eq!(init["result"]["serverInfo"]["name"], "mentisdb");
+        assert!(init["result"]["instructions"].as_str().unwrap().contains("mentisdb_skill_md"));
+        let r = s.rpc(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert!(r.status().is_success());
+        s
+    }
+
+    fn call(&self, id: u64, method: &str, params: Value) -> Value {
+        sse_result(self.rpc(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})))
+    }
+}
+
+/// The JSON-RPC response carried by an SSE (or plain JSON) body.
+fn sse_result(r: reqwest::blocking::Response) -> Value {
+    let text = r.text().unwrap();
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        return v;
+    }
+    text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no JSON-RPC response in {text:?}"))
+}
+
+#[test]
+fn rest_and_mcp_share_one_service_and_mcp_maps_errors() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &[]);
+    for path in ["/mcp", "/"] {
+        let s = McpSession::open(format!("{}{path}", d.mcp));
+        let tools = s.call(2, "tools/list", json!({}));
+        let names: Vec<&str> = tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names.len(), mentisdb_core::tool_specs().len());
+        assert!(names.contains(&"mentisdb_append") && names.contains(&"mentisdb_head"));
+        assert!(tools["result"]["tools"].as_array().unwrap().iter().all(|t| t["inputSchema"]["type"] == "object"));
+    }
+    let s = McpSession::open(format!("{}/mcp", d.mcp));
+    append(&d, "shared", "written over REST");
+    let head = s.call(3, "tools/call", json!({"name": "mentisdb_head", "arguments": {"chain_key": "shared"}}));
+    assert_eq!(head["result"]["structuredContent"]["thought_count"], 1, "{head}");
+    let text: Value = serde_json::from_str(head["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["thought_count"], 1);
+    let appended = s.call(4, "tools/call", json!({"name": "mentisdb_append", "arguments": {"chain_key": "shared", "thought_type": "Decision", "content": "written over MCP"}}));
+    assert_eq!(appended["result"]["isError"], false, "{appended}");
+    assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "shared"}))["latest_thought"]["content"], "written over MCP");
+    let failed = s.call(5, "tools/call", json!({"name": "mentisdb_append", "arguments": {"chain_key": "shared", "thought_type": "Insigth", "content": "x"}}));
+    assert_eq!(failed["result"]["isError"], true, "{failed}");
+    assert!(failed["result"]["content"][0]["text"].as_str().unwrap().contains("unknown thought_type"));
+    let unknown = s.call(6, "tools/call", json!({"name": "mentisdb_nope", "arguments": {}}));
+    assert!(unknown["error"]["code"].is_i64(), "unknown tools are JSON-RPC errors: {unknown}");
+    let r = client().post(format!("{}/mcp", d.mcp)).header("origin", "http://evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "a foreign browser Origin is refused (DNS rebinding)");
+    let r = client().post(format!("{}/mcp", d.mcp)).header("origin", "http://localhost:3000").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "a loopback Origin is accepted");
+    let r = client().post(format!("{}/mcp", d.mcp)).header("host", "evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "a non-loopback Host is refused on a loopback bind (DNS rebinding)");
+}

@@ -1,0 +1,180 @@
+//! Conversions between the WIT records of the typed exports and the JSON of
+//! the dispatcher. A typed export builds the tool's JSON arguments, calls
+//! the same [`mentisdb_core::MentisDb::call`] as `memory.call`, and reads the
+//! result back through the core's own serde types: no tool logic here.
+
+use crate::error::internal;
+use crate::wit::{
+    AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, Relation, RelationKind, SearchRequest, Thought,
+    ThoughtRole, ThoughtType,
+};
+use mentisdb_core::thought as core;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+/// Pairs a WIT enum with its core twin. The `match`es are exhaustive both
+/// ways, so a value added on one side only fails the build.
+macro_rules! enum_map {
+    ($to_core:ident, $from_core:ident, $wit:ident, $core:ty, [$($v:ident),+ $(,)?]) => {
+        /// The core value of a WIT enum value.
+        pub fn $to_core(w: $wit) -> $core {
+            match w { $($wit::$v => <$core>::$v),+ }
+        }
+        /// The WIT value of a core enum value.
+        pub fn $from_core(c: $core) -> $wit {
+            match c { $(<$core>::$v => $wit::$v),+ }
+        }
+    };
+}
+
+enum_map!(thought_type_to_core, thought_type_from_core, ThoughtType, core::ThoughtType, [
+    PreferenceUpdate, UserTrait, RelationshipUpdate, Finding, Insight, FactLearned, PatternDetected,
+    Hypothesis, Mistake, Correction, AssumptionInvalidated, Constraint, Plan, Subgoal, Decision,
+    StrategyShift, Wonder, Question, Idea, Experiment, ActionTaken, TaskComplete, Checkpoint,
+    StateSnapshot, Handoff, Summary, Surprise, LessonLearned,
+]);
+
+enum_map!(role_to_core, role_from_core, ThoughtRole, core::ThoughtRole, [
+    Memory, WorkingMemory, Summary, Compression, Checkpoint, Handoff, Audit, Retrospective,
+]);
+
+enum_map!(relation_to_core, relation_from_core, RelationKind, core::RelationKind, [
+    References, Summarizes, Corrects, Invalidates, CausedBy, Supports, Contradicts, DerivedFrom,
+    ContinuesFrom, BranchesFrom, RelatedTo, Supersedes,
+]);
+
+/// An object from `(key, value)` pairs, leaving out nulls and empty lists
+/// (an empty filter list means "no filter", not "match nothing").
+fn args(pairs: Vec<(&str, Value)>) -> Value {
+    let mut map = Map::new();
+    for (k, v) in pairs {
+        let empty = v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
+        if !empty {
+            map.insert(k.to_string(), v);
+        }
+    }
+    Value::Object(map)
+}
+
+/// Arguments of `mentisdb_bootstrap`.
+pub fn bootstrap_args(r: BootstrapRequest) -> Value {
+    args(vec![
+        ("chain_key", json!(r.chain_key)),
+        ("agent_id", json!(r.agent_id)),
+        ("agent_name", json!(r.agent_name)),
+        ("agent_owner", json!(r.agent_owner)),
+        ("content", json!(r.content)),
+        ("importance", json!(r.importance)),
+        ("tags", json!(r.tags)),
+        ("concepts", json!(r.concepts)),
+        ("storage_adapter", json!(r.storage_adapter)),
+    ])
+}
+
+/// Arguments of `mentisdb_append`.
+pub fn append_args(r: AppendRequest) -> Value {
+    args(vec![
+        ("chain_key", json!(r.chain_key)),
+        ("agent_id", json!(r.agent_id)),
+        ("agent_name", json!(r.agent_name)),
+        ("agent_owner", json!(r.agent_owner)),
+        ("thought_type", json!(thought_type_to_core(r.thought_type).as_str())),
+        ("role", json!(r.role.map(|x| role_to_core(x).as_str()))),
+        ("content", json!(r.content)),
+        ("importance", json!(r.importance)),
+        ("confidence", json!(r.confidence)),
+        ("tags", json!(r.tags)),
+        ("concepts", json!(r.concepts)),
+        ("refs", json!(r.refs)),
+        ("thought_id", json!(r.thought_id)),
+        ("signing_key_id", json!(r.signing_key_id)),
+        ("thought_signature", json!(r.thought_signature)),
+    ])
+}
+
+/// Arguments of `mentisdb_search`.
+pub fn search_args(r: SearchRequest) -> Value {
+    let types: Vec<&str> = r.thought_types.into_iter().map(|t| thought_type_to_core(t).as_str()).collect();
+    let roles: Vec<&str> = r.roles.into_iter().map(|t| role_to_core(t).as_str()).collect();
+    args(vec![
+        ("chain_key", json!(r.chain_key)),
+        ("text", json!(r.text)),
+        ("thought_types", json!(types)),
+        ("roles", json!(roles)),
+        ("tags_any", json!(r.tags_any)),
+        ("concepts_any", json!(r.concepts_any)),
+        ("agent_ids", json!(r.agent_ids)),
+        ("agent_names", json!(r.agent_names)),
+        ("agent_owners", json!(r.agent_owners)),
+        ("min_importance", json!(r.min_importance)),
+        ("min_confidence", json!(r.min_confidence)),
+        ("since", json!(r.since)),
+        ("until", json!(r.until)),
+        ("limit", json!(r.limit)),
+    ])
+}
+
+/// Arguments holding only an optional chain key (and more, for recent context).
+pub fn chain_args(chain_key: Option<String>, last_n: Option<u32>) -> Value {
+    args(vec![("chain_key", json!(chain_key)), ("last_n", json!(last_n))])
+}
+
+/// Reads field `field` of a tool result as `T`.
+pub fn field<T: DeserializeOwned>(result: &Value, tool: &str, field: &str) -> Result<T, Error> {
+    let v = result.get(field).cloned().unwrap_or(Value::Null);
+    serde_json::from_value(v).map_err(|e| internal(format!("{tool} returned an unexpected `{field}`: {e}")))
+}
+
+/// The WIT record of a stored thought.
+pub fn thought(t: core::Thought) -> Thought {
+    Thought {
+        schema_version: t.schema_version,
+        id: t.id,
+        index: t.index,
+        timestamp: t.timestamp,
+        session_id: t.session_id,
+        agent_id: t.agent_id,
+        agent_name: t.agent_name,
+        agent_owner: t.agent_owner,
+        signing_key_id: t.signing_key_id,
+        thought_signature: t.thought_signature,
+        thought_type: thought_type_from_core(t.thought_type),
+        role: role_from_core(t.role),
+        content: t.content,
+        confidence: t.confidence,
+        importance: t.importance,
+        tags: t.tags,
+        concepts: t.concepts,
+        refs: t.refs,
+        relations: t
+            .relations
+            .into_iter()
+            .map(|r| Relation { kind: relation_from_core(r.kind), target_id: r.target_id, target_index: r.target_index, chain_key: r.chain_key })
+            .collect(),
+        prev_hash: t.prev_hash,
+        hash: t.hash,
+    }
+}
+
+/// The result of `mentisdb_bootstrap`.
+pub fn bootstrap_result(v: &Value) -> Result<BootstrapResult, Error> {
+    const TOOL: &str = "mentisdb_bootstrap";
+    Ok(BootstrapResult {
+        bootstrapped: field(v, TOOL, "bootstrapped")?,
+        thought_count: field(v, TOOL, "thought_count")?,
+        head_hash: field(v, TOOL, "head_hash")?,
+    })
+}
+
+/// The result of `mentisdb_head`.
+pub fn head_info(v: &Value) -> Result<HeadInfo, Error> {
+    const TOOL: &str = "mentisdb_head";
+    Ok(HeadInfo {
+        chain_key: field(v, TOOL, "chain_key")?,
+        thought_count: field(v, TOOL, "thought_count")?,
+        head_hash: field(v, TOOL, "head_hash")?,
+        latest_thought: field::<Option<core::Thought>>(v, TOOL, "latest_thought")?.map(thought),
+        integrity_ok: field(v, TOOL, "integrity_ok")?,
+        storage_location: field(v, TOOL, "storage_location")?,
+    })
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# WASI: the component builds for wasm32-wasip2 (a component directly, via
+# wit-bindgen), its storage passes the core's conformance suite natively, and
+# the wasmtime loader tests run it: spec walk through `call` and the typed
+# exports, conformance inside the component, instances sharing a directory,
+# chains moving between the component and the core's verification.
+set -euo pipefail
+rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
+cargo build -p mentisdb-wasi --target wasm32-wasip2
+component="$CARGO_TARGET_DIR/wasm32-wasip2/debug/mentisdb_wasi.wasm"
+test -s "$component"
+cargo test -p mentisdb-wasi
+MENTISDB_WASI_COMPONENT="$component" cargo test -p mentisdb-tests --test wasi_component
+# The figures bench (host-wasi/README.md) is compiled, not run: figures come
+# from `cargo bench -p mentisdb-tests --bench wasi_component`.
+cargo test -p mentisdb-tests --bench wasi_component --no-run
