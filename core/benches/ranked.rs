@@ -13,6 +13,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const THOUGHTS: usize = 100_000;
+/// Under `cargo test --all-targets` (no `--bench` argument) the bench only
+/// smoke-runs, on a small chain.
+const SMOKE_THOUGHTS: usize = 2_000;
+
+fn thoughts() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        THOUGHTS
+    } else {
+        SMOKE_THOUGHTS
+    }
+}
 const VOCAB: usize = 20_000;
 
 /// Deterministic xorshift generator (no randomness from the host).
@@ -53,7 +64,7 @@ fn sentence(rng: &mut Rng) -> String {
 fn chain() -> Chain {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut c = Chain::new("bench", ChainFormat::Binary);
-    for i in 0..THOUGHTS {
+    for i in 0..thoughts() {
         let mut n = NewThought::new(["ada", "bob", "cy", "dee"][i % 4], ThoughtType::FactLearned, &sentence(&mut rng));
         n.tags = vec![word(rng.word())];
         if i > 0 && i % 10 == 0 {
@@ -114,13 +125,16 @@ fn bench(c: &mut Criterion) {
             run(i)
         })
     });
-    percentiles("ranked_search/core_100k", |i| {
-        std::hint::black_box(run(i));
-    });
+    let full = thoughts() == THOUGHTS;
+    if full {
+        percentiles("ranked_search/core_100k", |i| {
+            std::hint::black_box(run(i));
+        });
+    }
 
     let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for i in 0..THOUGHTS {
+    for i in 0..thoughts() {
         let agent = ["ada", "bob", "cy", "dee"][i % 4];
         db.call("mentisdb_append", json!({"chain_key": "bench", "agent_id": agent, "thought_type": "FactLearned", "content": sentence(&mut rng), "tags": [word(rng.word())]})).expect("append");
     }
@@ -131,9 +145,11 @@ fn bench(c: &mut Criterion) {
             call(i)
         })
     });
-    percentiles("ranked_search/dispatch_100k", |i| {
-        std::hint::black_box(call(i));
-    });
+    if full {
+        percentiles("ranked_search/dispatch_100k", |i| {
+            std::hint::black_box(call(i));
+        });
+    }
 }
 
 criterion_group! {
