@@ -5,8 +5,11 @@
 
 use std::collections::HashMap;
 
-/// Reads every F32 tensor of a safetensors file: name -> (shape, values).
-pub fn read_safetensors(bytes: &[u8]) -> Result<HashMap<String, (Vec<usize>, Vec<f32>)>, String> {
+/// Named tensors: name -> (shape, values).
+pub type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+
+/// Reads every F32 tensor of a safetensors file.
+pub fn read_safetensors(bytes: &[u8]) -> Result<Tensors, String> {
     let n = u64::from_le_bytes(bytes.get(..8).ok_or("safetensors: too short")?.try_into().expect("8 bytes")) as usize;
     let header: serde_json::Value = serde_json::from_slice(bytes.get(8..8 + n).ok_or("safetensors: bad header length")?).map_err(|e| format!("safetensors header: {e}"))?;
     let data = &bytes[8 + n..];
@@ -130,7 +133,7 @@ pub struct Bert {
 
 impl Bert {
     /// Builds the encoder from safetensors tensors (`heads` attention heads).
-    pub fn from_tensors(mut t: HashMap<String, (Vec<usize>, Vec<f32>)>, heads: usize) -> Result<Self, String> {
+    pub fn from_tensors(mut t: Tensors, heads: usize) -> Result<Self, String> {
         let mut take = |name: &str| t.remove(name).ok_or(format!("model.safetensors: missing {name}"));
         let linear = |(shape, w): (Vec<usize>, Vec<f32>), (_, b): (Vec<usize>, Vec<f32>)| Linear { w, b, output: shape[0], input: shape[1] };
         let (wshape, word) = take("embeddings.word_embeddings.weight")?;
