@@ -98,6 +98,8 @@ pub struct RankedIndex {
     outgoing: HashMap<u32, Vec<Edge>>,
     incoming: HashMap<u32, Vec<Edge>>,
     retired_by: HashMap<u32, Vec<u32>>,
+    /// Whether any thought retires thought `doc` (fast path for `is_retired`).
+    retired: Vec<bool>,
     vectors: Vec<Option<Box<[f32]>>>,
     embedder: Option<Arc<dyn EmbeddingProvider>>,
 }
@@ -112,14 +114,10 @@ impl std::fmt::Debug for RankedIndex {
     }
 }
 
-/// The text a provider embeds for a thought.
+/// The text a provider embeds for a thought: its content (tags and
+/// concepts are matched lexically, with their own field weights).
 pub fn embedding_text(t: &Thought) -> String {
-    let mut s = t.content.clone();
-    for label in t.tags.iter().chain(&t.concepts) {
-        s.push('\n');
-        s.push_str(label);
-    }
-    s
+    t.content.clone()
 }
 
 impl RankedIndex {
@@ -179,6 +177,7 @@ impl RankedIndex {
             }
         }
         self.field_lens.push(lens);
+        self.retired.push(false);
         self.timestamps.push(t.timestamp_millis());
         let mut edges: Vec<Edge> = t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }).collect();
         for rel in &t.relations {
@@ -187,6 +186,7 @@ impl RankedIndex {
                 edges.push(Edge { from: doc, to: to as u32, kind: EdgeKind::Relation(rel.kind) });
                 if rel.kind.retires_target() {
                     self.retired_by.entry(to as u32).or_default().push(doc);
+                    self.retired[to as usize] = true;
                 }
             }
         }
@@ -272,6 +272,9 @@ impl RankedIndex {
     /// Whether thought `doc` is superseded, invalidated or corrected by a
     /// thought with timestamp `<= as_of_ms` (any such thought when `None`).
     pub fn is_retired(&self, doc: u32, as_of_ms: Option<i64>) -> bool {
+        if !self.retired.get(doc as usize).copied().unwrap_or(false) {
+            return false;
+        }
         self.retired_by.get(&doc).is_some_and(|by| match as_of_ms {
             None => !by.is_empty(),
             Some(limit) => by.iter().any(|s| self.timestamps[*s as usize] <= limit),

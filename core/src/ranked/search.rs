@@ -34,7 +34,7 @@ pub const RECENCY_WEIGHT: f32 = 0.1;
 /// Recency halves every 30 days.
 pub const RECENCY_HALF_LIFE_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
 /// Weight of the vector similarity relative to the best lexical score.
-pub const VECTOR_WEIGHT: f32 = 1.0;
+pub const VECTOR_WEIGHT: f32 = 2.0;
 /// Vector-only candidates considered per query in hybrid mode.
 pub const VECTOR_CANDIDATES: usize = 100;
 /// Most distinct query terms used (the rest are ignored).
@@ -257,12 +257,20 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
 
     // Small signals and the total, over the admitted candidates.
     let now = q.as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
-    let mut scored: Vec<(f32, u32, ScoreParts)> = acc
-        .accs
+    // Admitted candidates with everything but the small signals, which add
+    // at most IMPORTANCE_WEIGHT + RECENCY_WEIGHT: a candidate that far below
+    // the limit-th best cannot make the cut, so it is never fully scored.
+    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.vector.unwrap_or(0.0), a.doc)).collect();
+    let total = partial.len();
+    if q.limit > 0 && q.limit < partial.len() {
+        partial.select_nth_unstable_by(q.limit - 1, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let bound = partial[q.limit - 1].0 - (IMPORTANCE_WEIGHT + RECENCY_WEIGHT) - 1e-4;
+        partial.retain(|p| p.0 >= bound);
+    }
+    let mut scored: Vec<(f32, u32, ScoreParts)> = partial
         .iter()
-        .filter(|a| admit(a.doc))
-        .map(|a| {
-            let doc = a.doc;
+        .map(|&(_, doc)| {
+            let a = acc.get(doc).expect("partial scores come from touched thoughts");
             let importance = IMPORTANCE_WEIGHT * thoughts[doc as usize].importance as f32;
             let age = (now - index.timestamp(doc)).max(0) as f64;
             let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
@@ -271,7 +279,6 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, vector, total })
         })
         .collect();
-    let total = scored.len();
     let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
     if q.limit > 0 && q.limit < total {
         scored.select_nth_unstable_by(q.limit - 1, order);

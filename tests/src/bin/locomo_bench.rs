@@ -17,7 +17,9 @@
 //! In-process mode drives the same dispatcher the daemon serves, over an
 //! in-memory store with a fixed clock; `--rest` drives a running daemon.
 
-use mentisdb_core::ranked::HashedNgramEmbedder;
+use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
+use mentisdb_embed_minilm::MiniLm;
+use std::collections::HashMap;
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -28,6 +30,78 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const LIMIT: usize = 10;
+
+/// A provider whose vectors were computed ahead, in parallel (the core
+/// embeds one thought at a time under the chain's write lock).
+#[derive(Debug)]
+struct Precomputed {
+    name: String,
+    vectors: HashMap<String, Vec<f32>>,
+    inner: Arc<dyn EmbeddingProvider>,
+}
+
+impl Precomputed {
+    /// Embeds `texts` not already in the cache file at `cache` (vectors of
+    /// a deterministic model never change), with `threads` threads.
+    fn new(inner: Arc<dyn EmbeddingProvider>, texts: Vec<String>, threads: usize, cache: &Path) -> Self {
+        let t0 = Instant::now();
+        let mut vectors = read_cache(cache);
+        let todo: Vec<String> = texts.into_iter().filter(|t| !vectors.contains_key(t)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let cached = vectors.len();
+        if !todo.is_empty() {
+            let chunks: Vec<Vec<String>> = todo.chunks(todo.len().div_ceil(threads.max(1)).max(1)).map(|c| c.to_vec()).collect();
+            let fresh: Vec<(String, Vec<f32>)> = std::thread::scope(|s| {
+                let handles: Vec<_> = chunks
+                    .into_iter()
+                    .map(|chunk| {
+                        let inner = inner.clone();
+                        s.spawn(move || chunk.into_iter().filter_map(|t| inner.embed(&t).map(|v| (t, v))).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles.into_iter().flat_map(|h| h.join().expect("embedding thread")).collect()
+            });
+            vectors.extend(fresh);
+            write_cache(cache, &vectors);
+        }
+        eprintln!("embedded {} texts with {} in {:.1}s ({cached} from {})", todo.len(), inner.name(), t0.elapsed().as_secs_f64(), cache.display());
+        Precomputed { name: inner.name().to_string(), vectors, inner }
+    }
+}
+
+fn read_cache(path: &Path) -> HashMap<String, Vec<f32>> {
+    let mut out = HashMap::new();
+    let Ok(b) = std::fs::read(path) else { return out };
+    let mut i = 0;
+    let u32_at = |i: usize| b.get(i..i + 4).map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]) as usize);
+    while let (Some(tl), Some(vl)) = (u32_at(i), u32_at(i + 4)) {
+        let (ts, vs) = (i + 8, i + 8 + tl);
+        let Some(text) = b.get(ts..vs).and_then(|t| std::str::from_utf8(t).ok()) else { break };
+        let Some(raw) = b.get(vs..vs + 4 * vl) else { break };
+        out.insert(text.to_string(), raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect());
+        i = vs + 4 * vl;
+    }
+    out
+}
+
+fn write_cache(path: &Path, vectors: &HashMap<String, Vec<f32>>) {
+    let mut b = Vec::new();
+    for (t, v) in vectors {
+        b.extend((t.len() as u32).to_le_bytes());
+        b.extend((v.len() as u32).to_le_bytes());
+        b.extend(t.as_bytes());
+        v.iter().for_each(|x| b.extend(x.to_le_bytes()));
+    }
+    let _ = std::fs::write(path, b);
+}
+
+impl EmbeddingProvider for Precomputed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        self.vectors.get(text).cloned().or_else(|| self.inner.embed(text))
+    }
+}
 
 /// Where tool calls go.
 enum Target {
@@ -161,15 +235,17 @@ fn main() {
     let mut dir: Option<PathBuf> = None;
     let mut rest: Option<String> = None;
     let mut hybrid = false;
+    let mut minilm: Option<PathBuf> = None;
     let mut verbose = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--rest" => rest = args.next(),
             "--hybrid-ngram" => hybrid = true,
+            "--minilm" => minilm = args.next().map(PathBuf::from),
             "--verbose" | "-v" => verbose = true,
             "-h" | "--help" => {
-                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram] [--verbose]");
+                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR] [--verbose]");
                 return;
             }
             _ => dir = Some(PathBuf::from(a)),
@@ -186,6 +262,7 @@ fn main() {
         eprintln!("no conv-*.json in {}", dir.display());
         std::process::exit(2);
     }
+    let convs: Vec<Conversation> = files.iter().map(|f| load(f).unwrap_or_else(|e| panic!("{e}"))).collect();
     let target = match &rest {
         Some(url) => {
             let hp = url.trim_start_matches("http://").trim_end_matches('/');
@@ -197,6 +274,12 @@ fn main() {
             if hybrid {
                 db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
             }
+            if let Some(dir) = &minilm {
+                let model: Arc<dyn EmbeddingProvider> = Arc::new(MiniLm::load(dir).unwrap_or_else(|e| panic!("{e}")));
+                let texts: Vec<String> = convs.iter().flat_map(|c| c.turns.iter().map(|t| t.0.clone()).chain(c.questions.iter().map(|q| q.0.clone()))).collect();
+                let cache = std::env::temp_dir().join("mentisdb-locomo-minilm.cache");
+                db.set_embedding_provider(Some(Arc::new(Precomputed::new(model, texts, 2, &cache))));
+            }
             Target::InProcess(db)
         }
     };
@@ -207,8 +290,7 @@ fn main() {
     let (mut turns_total, mut ingest_time, mut queries, mut query_time) = (0usize, Duration::ZERO, 0usize, Duration::ZERO);
     let mut latencies: Vec<Duration> = Vec::new();
     let mut backend = String::new();
-    for file in &files {
-        let conv = load(file).unwrap_or_else(|e| panic!("{e}"));
+    for conv in &convs {
         let chain_key = if rest.is_some() { format!("locomo-{}-{run}", conv.name) } else { format!("locomo-{}", conv.name) };
         let start = Instant::now();
         for (content, agent, dia) in &conv.turns {

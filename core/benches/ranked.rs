@@ -1,0 +1,164 @@
+//! Ranked query latency on a 100k-thought chain.
+//!
+//! `cargo bench -p mentisdb-core --bench ranked` — criterion timings for the
+//! core search and for the full dispatcher call (JSON in, JSON out), then a
+//! plain p50/p90/p99 over 2,000 queries of each.
+
+use criterion::{criterion_group, Criterion};
+use mentisdb_core::query::{FilterArgs, ThoughtFilter};
+use mentisdb_core::ranked::{ranked_search, GraphOptions, RankedQuery};
+use mentisdb_core::{Chain, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, ThoughtType};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Instant;
+
+const THOUGHTS: usize = 100_000;
+/// Under `cargo test --all-targets` (no `--bench` argument) the bench only
+/// smoke-runs, on a small chain.
+const SMOKE_THOUGHTS: usize = 2_000;
+
+fn thoughts() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        THOUGHTS
+    } else {
+        SMOKE_THOUGHTS
+    }
+}
+const VOCAB: usize = 20_000;
+
+/// Deterministic xorshift generator (no randomness from the host).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// A word index with a Zipf-like (log-uniform) distribution.
+    fn word(&mut self) -> usize {
+        ((VOCAB as f64).powf(self.unit()) as usize).saturating_sub(1).min(VOCAB - 1)
+    }
+}
+
+fn word(i: usize) -> String {
+    const SYL: [&str; 16] = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ber", "dan", "fel", "gor", "hil", "jun", "mar", "pol"];
+    let mut s = String::new();
+    let mut n = i + 16;
+    while n > 0 {
+        s.push_str(SYL[n % 16]);
+        n /= 16;
+    }
+    s
+}
+
+fn sentence(rng: &mut Rng) -> String {
+    let len = 12 + (rng.next() % 19) as usize;
+    (0..len).map(|_| word(rng.word())).collect::<Vec<_>>().join(" ")
+}
+
+fn chain() -> Chain {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut c = Chain::new("bench", ChainFormat::Binary);
+    for i in 0..thoughts() {
+        let mut n = NewThought::new(["ada", "bob", "cy", "dee"][i % 4], ThoughtType::FactLearned, &sentence(&mut rng));
+        n.tags = vec![word(rng.word())];
+        if i > 0 && i % 10 == 0 {
+            n.refs = vec![(rng.next() % i as u64)];
+        }
+        let ts = mentisdb_core::timestamp::format_rfc3339_millis(1_700_000_000_000 + i as i64 * 1000);
+        let t = c.prepare_append(n, ts, format!("t{i}")).expect("valid thought");
+        c.commit(t);
+    }
+    c
+}
+
+/// Vocabulary ranks below this play the part of stopwords: in English the
+/// 50 most frequent words are function words, which the analyzer drops from
+/// queries; synthetic words are not on its list, so queries skip them here.
+const STOPWORD_RANKS: usize = 50;
+
+fn queries() -> Vec<String> {
+    let mut rng = Rng(42);
+    (0..64)
+        .map(|_| {
+            let mut words = Vec::new();
+            while words.len() < 5 {
+                let w = rng.word();
+                if w >= STOPWORD_RANKS {
+                    words.push(word(w));
+                }
+            }
+            words.join(" ") + "?"
+        })
+        .collect()
+}
+
+fn percentiles(label: &str, mut f: impl FnMut(usize)) {
+    let mut times: Vec<f64> = (0..2000)
+        .map(|i| {
+            let t = Instant::now();
+            f(i);
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    println!("{label}: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms", times[1000], times[1800], times[1980]);
+}
+
+fn bench(c: &mut Criterion) {
+    let chain = chain();
+    let qs = queries();
+    let filter = ThoughtFilter::compile(&FilterArgs::default(), None, Some(&chain)).expect("empty filter");
+    let run = |i: usize| {
+        let q = RankedQuery { text: &qs[i % qs.len()], filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None };
+        ranked_search(&chain, &q)
+    };
+    let mut i = 0;
+    c.bench_function("ranked_search/core_100k", |b| {
+        b.iter(|| {
+            i += 1;
+            run(i)
+        })
+    });
+    let full = thoughts() == THOUGHTS;
+    if full {
+        percentiles("ranked_search/core_100k", |i| {
+            std::hint::black_box(run(i));
+        });
+    }
+
+    let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for i in 0..thoughts() {
+        let agent = ["ada", "bob", "cy", "dee"][i % 4];
+        db.call("mentisdb_append", json!({"chain_key": "bench", "agent_id": agent, "thought_type": "FactLearned", "content": sentence(&mut rng), "tags": [word(rng.word())]})).expect("append");
+    }
+    let call = |i: usize| db.call("mentisdb_ranked_search", json!({"chain_key": "bench", "text": qs[i % qs.len()], "limit": 10})).expect("ranked");
+    c.bench_function("ranked_search/dispatch_100k", |b| {
+        b.iter(|| {
+            i += 1;
+            call(i)
+        })
+    });
+    if full {
+        percentiles("ranked_search/dispatch_100k", |i| {
+            std::hint::black_box(call(i));
+        });
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30);
+    targets = bench
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,286 @@
+//! Ranked retrieval through the dispatcher: ranked search, relations on
+//! append, retirement and `as_of`, graph expansion, context bundles,
+//! context resolution, hybrid fusion, and an index rebuilt at open.
+
+use mentisdb_core::ranked::HashedNgramEmbedder;
+use mentisdb_core::{tool_specs, DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Clock start: 2023-11-14T22:13:20Z; each append takes one minute.
+const T0: i64 = 1_700_000_000_000;
+const STEP: i64 = 60_000;
+
+fn open(storage: Arc<dyn Storage>) -> MentisDb {
+    MentisDb::open(storage, Arc::new(FixedClock::new(T0, STEP)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap().0
+}
+
+fn db() -> MentisDb {
+    open(Arc::new(MemoryStorage::new()))
+}
+
+fn append(db: &MentisDb, args: Value) -> Value {
+    let mut args = args;
+    args["chain_key"] = json!("r");
+    if args.get("thought_type").is_none() {
+        args["thought_type"] = json!("FactLearned");
+    }
+    db.call("mentisdb_append", args).unwrap()["thought"].clone()
+}
+
+fn ranked(db: &MentisDb, args: Value) -> Value {
+    let mut args = args;
+    args["chain_key"] = json!("r");
+    db.call("mentisdb_ranked_search", args).unwrap()
+}
+
+fn indices(resp: &Value) -> Vec<u64> {
+    resp["results"].as_array().unwrap().iter().map(|r| r["thought"]["index"].as_u64().unwrap()).collect()
+}
+
+/// A small memory: 0..=4.
+fn seeded() -> MentisDb {
+    let db = db();
+    append(&db, json!({"agent_id": "ada", "content": "We painted a sunrise over the lake last summer."}));
+    append(&db, json!({"agent_id": "bob", "content": "The build uses cargo workspaces and a pure core.", "tags": ["rust"], "concepts": ["architecture"]}));
+    append(&db, json!({"agent_id": "ada", "content": "Researching adoption agencies for the family.", "importance": 0.9}));
+    append(&db, json!({"agent_id": "bob", "content": "Lunch was pasta again.", "thought_type": "Summary"}));
+    append(&db, json!({"agent_id": "ada", "content": "Paintings of sunsets sell well at the fair."}));
+    db
+}
+
+#[test]
+fn ranked_search_finds_stemmed_matches_and_explains_scores() {
+    let db = seeded();
+    let r = ranked(&db, json!({"text": "Who has been painting sunrises?"}));
+    assert_eq!(r["backend"], "lexical");
+    assert_eq!(indices(&r)[0], 0, "{r:#}");
+    assert_eq!(r["total"], 2, "only the two painting thoughts match");
+    let top = &r["results"][0];
+    assert_eq!(top["matched_terms"], json!(["painting", "sunrises"]));
+    assert_eq!(top["match_sources"], json!(["content"]));
+    let s = &top["score"];
+    for k in ["lexical", "graph", "relation", "importance", "recency", "total"] {
+        assert!(s[k].is_number(), "score.{k} missing: {s}");
+    }
+    assert!(s.get("vector").is_none(), "no vector without a provider");
+    let sum: f64 = ["lexical", "graph", "relation", "importance", "recency"].iter().map(|k| s[k].as_f64().unwrap()).sum();
+    assert!((sum - s["total"].as_f64().unwrap()).abs() < 1e-4);
+    assert_eq!(top["thought"]["content"], "We painted a sunrise over the lake last summer.");
+}
+
+#[test]
+fn tags_concepts_and_agents_are_searchable_fields() {
+    let db = seeded();
+    let r = ranked(&db, json!({"text": "rust architecture"}));
+    assert_eq!(indices(&r), vec![1]);
+    assert_eq!(r["results"][0]["match_sources"], json!(["tags", "concepts"]));
+    let r = ranked(&db, json!({"text": "bob"}));
+    assert_eq!(indices(&r), vec![3, 1], "agent matches, newest first on ties");
+    assert_eq!(r["results"][0]["match_sources"], json!(["agent"]));
+}
+
+#[test]
+fn filters_and_limit_apply() {
+    let db = seeded();
+    let r = ranked(&db, json!({"text": "painting sunset", "agent_ids": ["bob"]}));
+    assert_eq!(r["total"], 0);
+    let r = ranked(&db, json!({"text": "painting sunset", "limit": 1}));
+    assert_eq!(r["results"].as_array().unwrap().len(), 1);
+    assert_eq!(r["total"], 2);
+    let r = ranked(&db, json!({"text": "pasta", "thought_types": ["Summary"]}));
+    assert_eq!(indices(&r), vec![3]);
+    let err = db.call("mentisdb_ranked_search", json!({"text": "x", "thought_types": ["Nope"]})).unwrap_err().to_string();
+    assert!(err.contains("unknown thought_type 'Nope'"), "{err}");
+    // No query terms: every thought, by importance and recency.
+    let r = ranked(&db, json!({"text": "the of and"}));
+    assert_eq!(r["total"], 5);
+    assert_eq!(indices(&r)[0], 2, "highest importance first");
+    // Unknown chain: empty, not an error.
+    let r = db.call("mentisdb_ranked_search", json!({"chain_key": "nowhere", "text": "x"})).unwrap();
+    assert_eq!(r, json!({"backend": "lexical", "total": 0, "results": []}));
+}
+
+#[test]
+fn relations_and_session_id_are_accepted_on_append() {
+    let db = seeded();
+    let t = append(&db, json!({
+        "content": "Follow-up on the adoption research.",
+        "session_id": "s-42",
+        "refs": [2],
+        "relations": [{"kind": "Supports", "target_index": 2}, {"kind": "RelatedTo", "target_id": "00000000-0000-4000-8000-000000000001"}, {"kind": "References", "target_id": "remote-1", "chain_key": "other"}]
+    }));
+    assert_eq!(t["session_id"], "s-42");
+    assert_eq!(t["refs"], json!([2]));
+    let rels = t["relations"].as_array().unwrap();
+    assert_eq!(rels[0], json!({"kind": "Supports", "target_id": db.call("mentisdb_get_thought", json!({"chain_key": "r", "thought_index": 2})).unwrap()["thought"]["id"], "target_index": 2, "chain_key": null}));
+    assert_eq!(rels[1]["target_index"], 0, "sequential ids start at 1, for thought 0");
+    assert_eq!(rels[2], json!({"kind": "References", "target_id": "remote-1", "target_index": null, "chain_key": "other"}));
+    let err = db.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": "x", "relations": [{"kind": "Likes", "target_index": 0}]})).unwrap_err().to_string();
+    assert!(err.contains("unknown relation kind 'Likes'"), "{err}");
+    let err = db.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": "x", "relations": [{"kind": "Supports", "target_index": 99}]})).unwrap_err().to_string();
+    assert!(err.contains("99"), "{err}");
+}
+
+#[test]
+fn superseded_thoughts_are_left_out_unless_asked_and_as_of_rewinds() {
+    let db = db();
+    append(&db, json!({"content": "The deploy target is staging-eu."}));
+    let old_time = append(&db, json!({"content": "Unrelated note about lunch."}))["timestamp"].as_str().unwrap().to_string();
+    append(&db, json!({"content": "The deploy target is prod-us now.", "thought_type": "Correction", "relations": [{"kind": "Supersedes", "target_index": 0}]}));
+    let r = ranked(&db, json!({"text": "deploy target"}));
+    assert_eq!(indices(&r), vec![2]);
+    let r = ranked(&db, json!({"text": "deploy target", "include_superseded": true}));
+    assert_eq!(indices(&r).len(), 2);
+    // As the chain stood before the correction: only the old thought exists and nothing retires it.
+    let r = ranked(&db, json!({"text": "deploy target", "as_of": old_time}));
+    assert_eq!(indices(&r), vec![0]);
+    for kind in ["Invalidates", "Corrects"] {
+        let db = self::db();
+        append(&db, json!({"content": "alpha fact"}));
+        append(&db, json!({"content": "alpha retraction", "relations": [{"kind": kind, "target_index": 0}]}));
+        assert_eq!(indices(&ranked(&db, json!({"text": "alpha"}))), vec![1], "{kind}");
+    }
+    let err = db.call("mentisdb_ranked_search", json!({"text": "x", "as_of": "yesterday"})).unwrap_err().to_string();
+    assert!(err.contains("as_of") && err.contains("RFC 3339"), "{err}");
+}
+
+#[test]
+fn graph_expansion_reaches_related_thoughts() {
+    let db = db();
+    append(&db, json!({"content": "Kubernetes cluster runs on three nodes."}));
+    append(&db, json!({"content": "Budget approved for next quarter."}));
+    append(&db, json!({"content": "Decision recorded.", "refs": [0], "relations": [{"kind": "CausedBy", "target_index": 1}]}));
+    let r = ranked(&db, json!({"text": "kubernetes nodes"}));
+    assert_eq!(indices(&r), vec![0, 2], "the decision refs the hit");
+    let reached = &r["results"][1];
+    assert_eq!(reached["match_sources"], json!(["graph"]));
+    assert!(reached["score"]["graph"].as_f64().unwrap() > 0.0);
+    // Two steps reach the budget thought through the CausedBy relation.
+    let r = ranked(&db, json!({"text": "kubernetes nodes", "graph": {"max_depth": 2}}));
+    assert_eq!(indices(&r), vec![0, 2, 1]);
+    assert_eq!(r["results"][2]["match_sources"], json!(["relation"]));
+    let r = ranked(&db, json!({"text": "kubernetes nodes", "graph": {"mode": "off"}}));
+    assert_eq!(indices(&r), vec![0]);
+    let r = ranked(&db, json!({"text": "kubernetes nodes", "graph": {"mode": "outgoing"}}));
+    assert_eq!(indices(&r), vec![0], "the hit itself points nowhere");
+    let err = db.call("mentisdb_ranked_search", json!({"text": "x", "graph": {"mode": "sideways"}})).unwrap_err().to_string();
+    assert!(err.contains("graph.mode") && err.contains("outgoing"), "{err}");
+}
+
+#[test]
+fn context_bundles_pair_seeds_with_support() {
+    let db = db();
+    append(&db, json!({"content": "Kubernetes cluster runs on three nodes."}));
+    append(&db, json!({"content": "Budget approved for next quarter."}));
+    append(&db, json!({"content": "Decision recorded.", "refs": [0], "relations": [{"kind": "CausedBy", "target_index": 1}]}));
+    let r = db.call("mentisdb_context_bundles", json!({"chain_key": "r", "text": "kubernetes"})).unwrap();
+    let bundles = r["bundles"].as_array().unwrap();
+    assert_eq!(bundles.len(), 1, "only direct matches seed bundles: {r:#}");
+    assert_eq!(bundles[0]["seed"]["thought"]["index"], 0);
+    assert!(bundles[0]["seed"]["score"]["lexical"].as_f64().unwrap() > 0.0);
+    let support: Vec<(u64, u64, String)> = bundles[0]["support"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["thought"]["index"].as_u64().unwrap(), s["depth"].as_u64().unwrap(), s["via"]["kind"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(support, vec![(2, 1, "ref".into()), (1, 2, "CausedBy".into())]);
+    assert_eq!(r, db.call("mentisdb_context_bundles", json!({"chain_key": "r", "text": "kubernetes"})).unwrap(), "deterministic");
+}
+
+#[test]
+fn resolve_context_walks_both_directions() {
+    let db = db();
+    append(&db, json!({"content": "root"}));
+    append(&db, json!({"content": "child", "refs": [0]}));
+    let child_hash = append(&db, json!({"content": "grandchild", "relations": [{"kind": "DerivedFrom", "target_index": 1}]}))["hash"].clone();
+    let call = |args: Value| db.call("mentisdb_resolve_context", args);
+    let r = call(json!({"chain_key": "r", "thought_index": 1})).unwrap();
+    assert_eq!(r["origin"]["index"], 1);
+    let got: Vec<(u64, u64, String, String)> = r["thoughts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["thought"]["index"].as_u64().unwrap(), t["depth"].as_u64().unwrap(), t["via"]["kind"].as_str().unwrap().into(), t["via"]["direction"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(got, vec![(0, 1, "ref".into(), "outgoing".into()), (2, 1, "DerivedFrom".into(), "incoming".into())]);
+    assert_eq!(r["truncated"], false);
+    let r = call(json!({"chain_key": "r", "thought_hash": child_hash, "direction": "outgoing"})).unwrap();
+    assert_eq!(r["thoughts"].as_array().unwrap().iter().map(|t| t["thought"]["index"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 0]);
+    let r = call(json!({"chain_key": "r", "thought_index": 2, "direction": "outgoing", "max_depth": 1})).unwrap();
+    assert_eq!(r["thoughts"].as_array().unwrap().len(), 1);
+    let r = call(json!({"chain_key": "r", "thought_index": 0, "direction": "incoming", "max_visited": 1})).unwrap();
+    assert_eq!((r["thoughts"].as_array().unwrap().len(), r["truncated"].as_bool()), (1, Some(true)));
+    let id = r["origin"]["id"].clone();
+    assert_eq!(call(json!({"chain_key": "r", "thought_id": id})).unwrap()["origin"]["index"], 0);
+    assert!(call(json!({"chain_key": "r"})).unwrap_err().to_string().contains("exactly one"));
+    assert!(call(json!({"chain_key": "r", "thought_index": 0, "thought_id": "x"})).unwrap_err().to_string().contains("exactly one"));
+    assert!(call(json!({"chain_key": "r", "thought_index": 9})).unwrap_err().to_string().contains("no thought with index 9"));
+    assert!(call(json!({"chain_key": "r", "thought_index": 0, "direction": "up"})).unwrap_err().to_string().contains("expected one of: outgoing, incoming, both"));
+}
+
+#[test]
+fn index_is_rebuilt_for_chains_loaded_at_open() {
+    let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+    let first = open(storage.clone());
+    for (i, c) in ["alpha beta", "beta gamma", "gamma delta"].iter().enumerate() {
+        let refs: Vec<u64> = if i > 0 { vec![i as u64 - 1] } else { vec![] };
+        first.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": c, "refs": refs})).unwrap();
+    }
+    let before = first.call("mentisdb_ranked_search", json!({"chain_key": "r", "text": "gamma"})).unwrap();
+    drop(first);
+    let reopened = open(storage);
+    let after = reopened.call("mentisdb_ranked_search", json!({"chain_key": "r", "text": "gamma"})).unwrap();
+    assert_eq!(before, after);
+    assert_eq!(indices(&after)[..2], [2, 1]);
+    // Appends after open extend the loaded index.
+    reopened.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": "gamma gamma epsilon", "thought_id": "after-open"})).unwrap();
+    let r = reopened.call("mentisdb_ranked_search", json!({"chain_key": "r", "text": "epsilon"})).unwrap();
+    assert_eq!(indices(&r), vec![3]);
+}
+
+#[test]
+fn hybrid_fusion_with_a_registered_provider() {
+    let db = seeded();
+    db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+    // A misspelling no stemmer repairs: only the vectors connect it.
+    let r = ranked(&db, json!({"text": "adoptoin agenceis"}));
+    assert_eq!(r["backend"], "hybrid");
+    assert_eq!(indices(&r)[0], 2, "{r:#}");
+    let top = &r["results"][0];
+    assert_eq!(top["match_sources"], json!(["vector"]));
+    assert!(top["score"]["vector"].as_f64().unwrap() > 0.0);
+    // New thoughts are embedded at commit.
+    append(&db, json!({"content": "Photography workshop on Saturday."}));
+    let r = ranked(&db, json!({"text": "photgraphy"}));
+    assert_eq!(indices(&r)[0], 5);
+    // Lexical hits keep their lexical score and gain a vector part.
+    let r = ranked(&db, json!({"text": "painting sunrise"}));
+    assert_eq!(indices(&r)[0], 0);
+    let s = &r["results"][0]["score"];
+    assert!(s["lexical"].as_f64().unwrap() > 0.0 && s["vector"].as_f64().unwrap() > 0.0);
+    // A chain created after registration embeds too.
+    db.call("mentisdb_append", json!({"chain_key": "fresh", "thought_type": "Idea", "content": "Telescope mirrors"})).unwrap();
+    let r = db.call("mentisdb_ranked_search", json!({"chain_key": "fresh", "text": "telescpoe"})).unwrap();
+    assert_eq!(r["backend"], "hybrid");
+    assert_eq!(r["results"].as_array().unwrap().len(), 1);
+    db.set_embedding_provider(None);
+    assert_eq!(ranked(&db, json!({"text": "painting"}))["backend"], "lexical");
+}
+
+#[test]
+fn the_three_tools_are_listed_with_schemas() {
+    let specs = tool_specs();
+    for name in ["mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context"] {
+        let spec = specs.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} not listed"));
+        assert_eq!(spec.input_schema["type"], "object");
+        let props = spec.input_schema["properties"].as_object().unwrap();
+        assert!(props.contains_key("chain_key"), "{name}");
+    }
+    let rs = specs.iter().find(|s| s.name == "mentisdb_ranked_search").unwrap();
+    let props = rs.input_schema["properties"].as_object().unwrap();
+    for k in ["text", "limit", "graph", "as_of", "include_superseded", "agent_ids", "tags_any", "since"] {
+        assert!(props.contains_key(k), "ranked search schema lacks {k}");
+    }
+}

