@@ -4,6 +4,8 @@
 # regression fails loudly. The full five-conversation figures come from
 # `cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo`.
 set -euo pipefail
+# Unit tests of the optional local embedding model (no model files needed).
+cargo test -p mentisdb-embed-minilm
 data="${LOCOMO_DIR:-../shared/bench/locomo}"
 if [ ! -f "$data/conv-30.json" ]; then
   echo "skipping: $data/conv-30.json not found"
