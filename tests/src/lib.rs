@@ -1,4 +1,3 @@
 //! Cross-host conformance and real-client tests.
 
-pub mod chain_files;
 pub mod spec_walk;

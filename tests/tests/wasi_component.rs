@@ -9,7 +9,7 @@
 mod wasi_loader;
 
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
-use mentisdb_tests::chain_files::{dump_to_dir, load_dir};
+use mentisdb_native::FileStorage;
 use mentisdb_tests::spec_walk::{run, spec_walk, CallError};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -248,7 +248,7 @@ fn instances_sharing_a_directory_one_after_another_see_each_others_writes() {
 }
 
 #[test]
-fn a_chain_written_by_the_component_opens_and_verifies_in_the_core() {
+fn a_chain_written_by_the_component_opens_and_verifies_in_the_daemon_storage() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = instance(dir.path());
     run(&spec_walk("cross"), |tool, args| p.call_walk(tool, args));
@@ -260,7 +260,8 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_core() {
     let wasi_skills = p.call("mentisdb_list_skills", &json!({})).unwrap();
     drop(p);
 
-    let (db, report) = core_db(Arc::new(load_dir(dir.path())));
+    // The daemon's own file backend over the directory the component wrote.
+    let (db, report) = core_db(Arc::new(FileStorage::open(dir.path()).unwrap()));
     assert!(report.refused.is_empty(), "refused: {:?}", report.refused);
     let opened: Vec<(&str, usize, usize)> = report.chains.iter().map(|c| (c.chain_key.as_str(), c.thought_count, c.torn_tail_bytes)).collect();
     assert_eq!(opened.len(), 2);
@@ -276,15 +277,14 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_core() {
 }
 
 #[test]
-fn a_chain_written_by_the_core_opens_and_extends_in_the_component() {
-    let storage = Arc::new(MemoryStorage::new());
-    let (db, _) = core_db(storage.clone());
+fn a_chain_written_by_the_daemon_storage_opens_and_extends_in_the_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = core_db(Arc::new(FileStorage::open(dir.path()).unwrap()));
     run(&spec_walk("native"), |tool, args| core_call(&db, tool, args));
     let core_thoughts = db.call("mentisdb_search", json!({"chain_key": "native"})).unwrap();
     let core_head = db.call("mentisdb_head", json!({"chain_key": "native"})).unwrap();
     let core_skills = db.call("mentisdb_list_skills", json!({})).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    dump_to_dir(storage.as_ref(), dir.path());
+    drop(db);
 
     let mut p = instance(dir.path());
     assert_eq!(p.call("mentisdb_search", &json!({"chain_key": "native"})).unwrap(), core_thoughts);
@@ -301,7 +301,7 @@ fn a_chain_written_by_the_core_opens_and_extends_in_the_component() {
     drop(p);
 
     // And the extended chain still verifies in the core.
-    let (db, report) = core_db(Arc::new(load_dir(dir.path())));
+    let (db, report) = core_db(Arc::new(FileStorage::open(dir.path()).unwrap()));
     assert!(report.refused.is_empty(), "{:?}", report.refused);
     assert_eq!(db.call("mentisdb_head", json!({"chain_key": "native"})).unwrap()["head_hash"], json!(next.hash));
 }
