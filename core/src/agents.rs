@@ -159,12 +159,13 @@ impl AgentRegistry {
     /// Records a committed thought: registers its producer when new and
     /// updates activity.
     pub fn observe(&mut self, t: &Thought) {
-        let rec = self.agents.entry(t.agent_id.clone()).or_insert_with(|| {
+        if !self.agents.contains_key(&t.agent_id) {
             let mut r = AgentRecord::new(&t.agent_id);
             r.display_name = t.agent_name.clone();
             r.agent_owner = t.agent_owner.clone();
-            r
-        });
+            self.agents.insert(t.agent_id.clone(), r);
+        }
+        let rec = self.agents.get_mut(&t.agent_id).expect("inserted above");
         rec.thought_count += 1;
         if rec.first_seen_index.is_none() {
             rec.first_seen_index = Some(t.index);

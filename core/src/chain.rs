@@ -5,7 +5,7 @@
 //! the bytes [`Chain::prepare_append`] produces, then calls [`Chain::commit`].
 
 use crate::agents::{AgentRegistry, AgentStatus};
-use crate::canonical::compute_thought_hash;
+use crate::canonical::{compute_thought_hash, encode_thought_body, hash_body};
 use crate::error::{AppendError, VerifyError};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::record::{ChainFormat, DecodedChain};
@@ -107,14 +107,19 @@ impl Chain {
         let mut chain = Chain::new(&decoded.chain_key, decoded.format);
         chain.agents = agents;
         chain.thoughts.reserve(decoded.thoughts.len());
+        let mut body_hashes = decoded.body_hashes.map(Vec::into_iter);
         for t in decoded.thoughts {
-            chain.verify_next(&t)?;
+            let recomputed = match body_hashes.as_mut().and_then(Iterator::next) {
+                Some(h) => h,
+                None => compute_thought_hash(&t),
+            };
+            chain.verify_next(&t, recomputed)?;
             chain.commit(t);
         }
         Ok(chain)
     }
 
-    fn verify_next(&self, t: &Thought) -> Result<(), VerifyError> {
+    fn verify_next(&self, t: &Thought, recomputed: String) -> Result<(), VerifyError> {
         let position = self.thoughts.len() as u64;
         if t.index != position {
             return Err(VerifyError::IndexGap { position, found: t.index });
@@ -123,7 +128,6 @@ impl Chain {
         if t.prev_hash != expected_prev {
             return Err(VerifyError::PrevHashMismatch { index: t.index, expected: expected_prev, found: t.prev_hash.clone() });
         }
-        let recomputed = compute_thought_hash(t);
         if recomputed != t.hash {
             return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
         }
@@ -210,6 +214,12 @@ impl Chain {
     /// Validates a new thought, checks its signature, and builds it with its
     /// index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
+        self.prepare_append_with_body(input, timestamp, fresh_id).map(|(t, _)| t)
+    }
+
+    /// [`Chain::prepare_append`], also returning the canonical body that was
+    /// hashed, so the caller can frame it without encoding it again.
+    pub fn prepare_append_with_body(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
@@ -280,8 +290,9 @@ impl Chain {
             hash: String::new(),
         };
         self.check_signature(&thought)?;
-        thought.hash = compute_thought_hash(&thought);
-        Ok(thought)
+        let body = encode_thought_body(&thought);
+        thought.hash = hash_body(&body);
+        Ok((thought, body))
     }
 
     fn resolve_relation(&self, rel: RelationInput) -> Result<ThoughtRelation, AppendError> {

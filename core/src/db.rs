@@ -83,7 +83,8 @@ pub struct MentisDb {
     ids: Arc<dyn IdSource>,
     config: DbConfig,
     chains: RwLock<BTreeMap<String, Arc<ChainSlot>>>,
-    refused: RwLock<BTreeMap<String, VerifyError>>,
+    /// Chain objects that failed decoding or verification, by object name.
+    refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
     pub(crate) skills: crate::skills::SkillStore,
 }
 
@@ -109,7 +110,9 @@ impl MentisDb {
             let decoded = match record::decode_chain(&bytes) {
                 Ok(d) => d,
                 Err(e) => {
-                    report.refused.push((object.clone(), e.to_string()));
+                    let key = record::peek_chain_key(&bytes).unwrap_or_else(|| object.clone());
+                    report.refused.push((key.clone(), e.to_string()));
+                    refused.insert(object, (key, VerifyError::Record(e)));
                     continue;
                 }
             };
@@ -139,7 +142,7 @@ impl MentisDb {
                 }
                 Err(e) => {
                     report.refused.push((key.clone(), e.to_string()));
-                    refused.insert(key, e);
+                    refused.insert(object, (key, e));
                 }
             }
         }
@@ -185,7 +188,11 @@ impl MentisDb {
     }
 
     fn refused_error(&self, key: &str) -> Option<ToolError> {
-        read_lock(&self.refused).get(key).map(|e| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
+        let refused = read_lock(&self.refused);
+        [ChainFormat::Binary, ChainFormat::Jsonl]
+            .into_iter()
+            .find_map(|f| refused.get(&naming::chain_object(key, f)))
+            .map(|(_, e)| ToolError::ChainRefused { chain_key: key.to_string(), error: e.clone() })
     }
 
     fn slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
@@ -268,8 +275,8 @@ impl MentisDb {
                 return Ok(None);
             }
             let timestamp = format_rfc3339_millis(self.clock.now_millis());
-            let thought = state.chain.prepare_append(input, timestamp, self.fresh_id())?;
-            let bytes = record::encode_thought(state.chain.format(), &thought);
+            let (thought, body) = state.chain.prepare_append_with_body(input, timestamp, self.fresh_id())?;
+            let bytes = record::encode_thought_with_body(state.chain.format(), &thought, Some(body));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
                 let _ = self.storage.truncate(&slot.object, state.byte_len);

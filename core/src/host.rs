@@ -59,6 +59,14 @@ pub struct SequentialIds {
     counter: AtomicU64,
 }
 
+impl SequentialIds {
+    /// Ids counting up from `start + 1` (use distinct starts when re-opening
+    /// a store in tests, so new ids never collide with stored ones).
+    pub fn starting_at(start: u64) -> Self {
+        SequentialIds { counter: AtomicU64::new(start) }
+    }
+}
+
 impl IdSource for SequentialIds {
     fn next_id_bytes(&self) -> [u8; 16] {
         let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;

@@ -12,7 +12,8 @@
 //!
 //! **jsonl** (`.jsonl`): the first line is the header
 //! `{"mentisdb_chain":<chain_key>,"format":"jsonl","version":1}`, then one
-//! thought per line as the tools return it, each line ended by `\n`.
+//! thought per line as the tools return it, in serde_json's compact form
+//! (decoding checks each line byte for byte against it), ended by `\n`.
 //!
 //! A torn tail (a crash in the middle of an append) shows up as an incomplete
 //! or checksum-failing last frame, or a last line without `\n`. Decoding cuts
@@ -89,9 +90,15 @@ pub fn encode_header(format: ChainFormat, chain_key: &str) -> Vec<u8> {
 
 /// Bytes that append one thought to a chain object.
 pub fn encode_thought(format: ChainFormat, thought: &Thought) -> Vec<u8> {
+    encode_thought_with_body(format, thought, None)
+}
+
+/// Like [`encode_thought`], reusing the canonical body when the caller
+/// already encoded it (to hash it) so the append path encodes once.
+pub fn encode_thought_with_body(format: ChainFormat, thought: &Thought, body: Option<Vec<u8>>) -> Vec<u8> {
     match format {
         ChainFormat::Binary => {
-            let mut payload = encode_thought_body(thought);
+            let mut payload = body.unwrap_or_else(|| encode_thought_body(thought));
             let hash = hex::decode(&thought.hash).unwrap_or_default();
             payload.extend_from_slice(&hash);
             let mut out = Vec::with_capacity(payload.len() + 8);
@@ -123,6 +130,9 @@ pub struct DecodedChain {
     pub thoughts: Vec<Thought>,
     /// Length of the valid prefix; bytes past it are a torn tail.
     pub valid_len: usize,
+    /// For the binary format: the hash of each stored body as read, so
+    /// verification need not re-encode the thought (`None` for JSONL).
+    pub body_hashes: Option<Vec<String>>,
 }
 
 impl DecodedChain {
@@ -155,6 +165,26 @@ pub fn decode_chain(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         decode_jsonl(bytes)
     } else {
         Err(RecordError::UnknownFormat)
+    }
+}
+
+/// The chain key in an object's header, when the header is intact (used to
+/// name a chain whose later records are damaged).
+pub fn peek_chain_key(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(BINARY_MAGIC) {
+        match read_frame(bytes, BINARY_MAGIC.len()) {
+            Frame::Ok { payload, .. } => {
+                let mut d = crate::canonical::Decoder::new(payload);
+                d.u8().ok()?;
+                d.u32().ok()?;
+                d.str().ok()
+            }
+            Frame::Bad(_) => None,
+        }
+    } else {
+        let end = bytes.iter().position(|b| *b == b'\n')?;
+        let header: serde_json::Value = serde_json::from_slice(&bytes[..end]).ok()?;
+        header.get("mentisdb_chain")?.as_str().map(str::to_string)
     }
 }
 
@@ -208,6 +238,7 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
     };
     let mut thoughts = Vec::new();
+    let mut body_hashes = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
             Frame::Ok { payload, end } => {
@@ -218,6 +249,7 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
                 let thought = decode_thought_body(body, hex::encode(hash))
                     .map_err(|e: DecodeError| RecordError::Corrupt { offset: pos, what: e.to_string() })?;
                 thoughts.push(thought);
+                body_hashes.push(crate::canonical::hash_body(body));
                 pos = end;
             }
             Frame::Bad(what) => {
@@ -228,7 +260,7 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
             }
         }
     }
-    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos })
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos, body_hashes: Some(body_hashes) })
 }
 
 fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
@@ -250,7 +282,11 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         };
         let line = &bytes[pos..pos + nl];
         match serde_json::from_slice::<Thought>(line) {
-            Ok(t) => thoughts.push(t),
+            // The line must be exactly what the writer produced: otherwise a
+            // change that parses to the same thought (e.g. a renamed optional
+            // key) would slip past the hash.
+            Ok(t) if serde_json::to_vec(&t).is_ok_and(|canon| canon == line) => thoughts.push(t),
+            Ok(_) => return Err(RecordError::Corrupt { offset: pos, what: "line is not in canonical form (was it edited?)".into() }),
             Err(e) => {
                 let after = pos + nl + 1;
                 if after < bytes.len() {
@@ -261,7 +297,7 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         }
         pos += nl + 1;
     }
-    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos })
+    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos, body_hashes: None })
 }
 
 #[cfg(test)]
@@ -283,6 +319,9 @@ mod tests {
             let (bytes, t) = sample(f);
             let d = decode_chain(&bytes).unwrap();
             assert_eq!(d.format, f);
+            if let Some(h) = &d.body_hashes {
+                assert_eq!(h, &vec![t.hash.clone()], "the stored body hashes to the stored hash");
+            }
             assert_eq!(d.chain_key, "chain/ä");
             assert_eq!(d.thoughts, vec![t]);
             assert_eq!(d.valid_len, bytes.len());

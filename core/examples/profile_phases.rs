@@ -1,0 +1,37 @@
+//! Times the phases of append and open on N thoughts (a profiling aid, not a bench).
+//! `cargo run --release -p mentisdb-core --example profile_phases -- 200000`
+use mentisdb_core::{canonical, record, Chain, DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Storage, ThoughtType};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() {
+    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
+    let storage = Arc::new(MemoryStorage::new());
+    let (db, _) = MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(1_795_339_800_000, 3)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    let t0 = Instant::now();
+    for i in 0..n {
+        let mut t = NewThought::new(&format!("agent-{}", i % 8), ThoughtType::ALL[i % 28], &format!("observation number {i} about the cache subsystem and rollout"));
+        t.tags = vec!["cache".into()];
+        db.append("p", t).unwrap();
+    }
+    let append = t0.elapsed();
+    drop(db);
+    let name = storage.list("chains/").unwrap().into_iter().find(|n| n.ends_with(".mdb")).unwrap();
+    let bytes = storage.read(&name).unwrap().unwrap();
+    let t1 = Instant::now();
+    let decoded = record::decode_chain(&bytes).unwrap();
+    let decode = t1.elapsed();
+    let t2 = Instant::now();
+    let mut ok = 0;
+    for t in &decoded.thoughts {
+        if canonical::compute_thought_hash(t) == t.hash {
+            ok += 1;
+        }
+    }
+    let hash = t2.elapsed();
+    let t3 = Instant::now();
+    let chain = Chain::load(decoded, Default::default()).unwrap();
+    let load = t3.elapsed();
+    println!("n={n} append {:.2} us/op | decode {:?} | rehash {:?} ({ok}) | Chain::load (verify+commit) {:?} | {} thoughts",
+        append.as_secs_f64() * 1e6 / n as f64, decode, hash, load, chain.len());
+}
