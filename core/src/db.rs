@@ -146,7 +146,8 @@ impl MentisDb {
                 }
             }
         }
-        let skills = crate::skills::SkillStore::open(storage.as_ref())?;
+        let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
+        report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
         let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills };
         Ok((db, report))
     }

@@ -1,36 +1,38 @@
-//! The daemon-wide skill registry (filled in by the skills issue).
+//! The daemon-wide skill registry: versioned, signed, searchable agent skills.
+//!
+//! A skill is a named set of instructions for agents, uploaded as Markdown
+//! (optional frontmatter) or as a JSON skill document. Every upload is a new
+//! immutable version (id, number, uploader, source format, SHA-256 content
+//! hash, time) that reads back byte-identical; reading in the other format
+//! converts. Skills are `active`, `deprecated` or `revoked` (final), and every
+//! change is kept.
+//!
+//! Writes are authenticated against the agent registry of the call's chain:
+//! the agent must be active there, must sign uploads when it has an active
+//! key, and must share the creator's `agent_owner` to add versions,
+//! deprecate or revoke.
+//!
+//! The registry is one append-only log object ([`crate::naming::SKILLS_LOG`])
+//! replayed into memory on open, so it works unchanged over any [`crate::Storage`].
+//!
+//! Files: [`model`] (types and JSON shapes), [`document`] (Markdown/JSON
+//! parsing and conversion), [`safety`] (read warnings and the content scan),
+//! [`log`] (event encoding), [`registry`] (in-memory index and write rules),
+//! [`store`] (persistence), [`search`], [`authority`] (agent and signature
+//! checks), [`tools`] (the nine MCP tools).
 
-/// Why a skill-registry operation failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SkillError {
-    /// Placeholder until the registry lands.
-    #[error("the skill registry is not available yet")]
-    Unavailable,
-}
+pub mod authority;
+pub mod document;
+mod error;
+pub mod log;
+pub mod model;
+pub mod registry;
+pub mod safety;
+pub mod search;
+pub mod store;
+pub mod tools;
 
-impl SkillError {
-    /// A stable, machine-readable kind.
-    pub fn kind(&self) -> &'static str {
-        "skill"
-    }
-}
-
-use crate::storage::{Storage, StorageError};
-
-/// The persisted skill registry (placeholder until the skills issue lands).
-#[derive(Debug, Default)]
-pub struct SkillStore {}
-
-impl SkillStore {
-    /// Loads the registry from storage.
-    pub fn open(_storage: &dyn Storage) -> Result<Self, StorageError> {
-        Ok(SkillStore {})
-    }
-}
-
-/// The skill tools (none until the skills issue lands).
-pub mod tools {
-    /// The skill tool table.
-    pub const TOOLS: &[crate::dispatch::ToolDef] = &[];
-}
+pub use error::SkillError;
+pub use model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion};
+pub use registry::{Actor, SkillRegistry};
+pub use store::{SkillOpenReport, SkillStore};

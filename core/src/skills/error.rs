@@ -1,0 +1,65 @@
+//! Why a skill-registry operation failed.
+
+use crate::storage::StorageError;
+
+/// Why a skill-registry operation failed. Nothing was stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillError {
+    /// The content does not parse in its format.
+    #[error("invalid {format} skill content: {message}")]
+    InvalidContent { format: &'static str, message: String },
+    /// An argument failed validation.
+    #[error("invalid {field}: {message}")]
+    InvalidField { field: &'static str, message: String },
+    /// A required argument is missing.
+    #[error("{tool} requires {field}: {why}")]
+    MissingField { tool: &'static str, field: &'static str, why: &'static str },
+    /// No skill with this id.
+    #[error("no skill '{skill_id}' in the registry; call mentisdb_list_skills or mentisdb_search_skill for the stored ids")]
+    NotFound { skill_id: String },
+    /// The skill has no version with this id.
+    #[error("skill '{skill_id}' has no version '{version_id}'; call mentisdb_skill_versions for its version ids")]
+    VersionNotFound { skill_id: String, version_id: String },
+    /// The acting agent is not in the chain's agent registry.
+    #[error("agent '{agent_id}' is not registered in chain '{chain_key}'; register it first with mentisdb_upsert_agent on that chain")]
+    AgentNotRegistered { agent_id: String, chain_key: String },
+    /// The acting agent is disabled.
+    #[error("agent '{agent_id}' is not active (status revoked) in chain '{chain_key}' and cannot change skills")]
+    AgentInactive { agent_id: String, chain_key: String },
+    /// The agent has an active key but the upload is unsigned.
+    #[error("agent '{agent_id}' has an active signing key in chain '{chain_key}', so skill uploads must be signed: pass signing_key_id and skill_signature (Ed25519 over the exact UTF-8 bytes of content)")]
+    SignatureRequired { agent_id: String, chain_key: String },
+    /// The signature does not verify, or names an unknown or revoked key.
+    #[error("skill signature rejected for agent '{agent_id}': {reason}")]
+    SignatureInvalid { agent_id: String, reason: String },
+    /// The agent's owner differs from the skill creator's.
+    #[error("agent '{agent_id}' may not {action} skill '{skill_id}': only agents with the same agent_owner as the skill's creator may add versions, deprecate or revoke it ({owner_rule})")]
+    NotOwner { agent_id: String, skill_id: String, action: &'static str, owner_rule: String },
+    /// The skill is revoked; revocation is final.
+    #[error("skill '{skill_id}' is revoked, which is final: it cannot be {action}; upload the content under a new skill_id")]
+    Revoked { skill_id: String, action: &'static str },
+    /// The registry log is damaged; the registry serves reads only.
+    #[error("the skill registry is read-only because its log is damaged: {0}")]
+    ReadOnly(String),
+    /// Writing failed; the registry is unchanged.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl SkillError {
+    /// A stable, machine-readable kind: `invalid_arguments`, `not_found`,
+    /// `skill_rejected` (permission, signature or lifecycle) or `storage`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SkillError::InvalidContent { .. } | SkillError::InvalidField { .. } | SkillError::MissingField { .. } => "invalid_arguments",
+            SkillError::NotFound { .. } | SkillError::VersionNotFound { .. } | SkillError::AgentNotRegistered { .. } => "not_found",
+            SkillError::AgentInactive { .. }
+            | SkillError::SignatureRequired { .. }
+            | SkillError::SignatureInvalid { .. }
+            | SkillError::NotOwner { .. }
+            | SkillError::Revoked { .. } => "skill_rejected",
+            SkillError::ReadOnly(_) | SkillError::Storage(_) => "storage",
+        }
+    }
+}

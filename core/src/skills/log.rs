@@ -1,0 +1,251 @@
+//! The skill registry's append-only log object ([`crate::naming::SKILLS_LOG`]).
+//!
+//! Layout: the 8-byte magic `MDBSKILL`, then frames in the chain format's
+//! framing (`u32 LE payload length | u32 LE CRC-32 of the payload | payload`),
+//! one event per frame, with the primitives of [`crate::canonical`]:
+//!
+//! ```text
+//! upload: u8 kind=1, u32 event version=1, str skill_id, str version_id,
+//!         u64 uploaded_at_millis (i64 bits), str agent_id, str agent_name,
+//!         opt<str> agent_owner, u8 source_format (1 markdown, 2 json), str content
+//! status: u8 kind=2, u32 event version=1, str skill_id,
+//!         u8 status (1 active, 2 deprecated, 3 revoked), opt<str> reason,
+//!         u64 changed_at_millis (i64 bits), str agent_id
+//! ```
+//!
+//! Uploads carry the full content bytes, so any version reads back
+//! byte-identical and replay is linear in the log size. A torn tail (an
+//! incomplete or checksum-failing last frame) is cut on open; a damaged frame
+//! followed by valid frames is corruption.
+
+use super::model::{SkillFormat, SkillStatus};
+use crate::canonical::{Decoder, Encoder};
+
+/// Magic at the start of the log object.
+pub const LOG_MAGIC: &[u8; 8] = b"MDBSKILL";
+const EVENT_VERSION: u32 = 1;
+const MAX_FRAME_LEN: usize = 64 * 1024 * 1024;
+
+/// One persisted registry event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkillEvent {
+    /// A new immutable version.
+    Upload {
+        skill_id: String,
+        version_id: String,
+        uploaded_at_millis: i64,
+        agent_id: String,
+        agent_name: String,
+        agent_owner: Option<String>,
+        source_format: SkillFormat,
+        content: String,
+    },
+    /// A lifecycle change.
+    Status { skill_id: String, status: SkillStatus, reason: Option<String>, changed_at_millis: i64, agent_id: String },
+}
+
+impl SkillEvent {
+    /// The skill the event is about.
+    pub fn skill_id(&self) -> &str {
+        match self {
+            SkillEvent::Upload { skill_id, .. } | SkillEvent::Status { skill_id, .. } => skill_id,
+        }
+    }
+
+    /// The frame bytes of this event.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        match self {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content } => {
+                e.u8(1);
+                e.u32(EVENT_VERSION);
+                e.str(skill_id);
+                e.str(version_id);
+                e.u64(*uploaded_at_millis as u64);
+                e.str(agent_id);
+                e.str(agent_name);
+                e.opt_str(agent_owner.as_deref());
+                e.u8(source_format.code());
+                e.str(content);
+            }
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id } => {
+                e.u8(2);
+                e.u32(EVENT_VERSION);
+                e.str(skill_id);
+                e.u8(status.code());
+                e.opt_str(reason.as_deref());
+                e.u64(*changed_at_millis as u64);
+                e.str(agent_id);
+            }
+        }
+        let mut out = Vec::with_capacity(e.buf.len() + 8);
+        out.extend_from_slice(&(e.buf.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&e.buf).to_le_bytes());
+        out.extend_from_slice(&e.buf);
+        out
+    }
+
+    fn decode(payload: &[u8]) -> Result<Self, String> {
+        let mut d = Decoder::new(payload);
+        let kind = d.u8().map_err(|e| e.to_string())?;
+        let version = d.u32().map_err(|e| e.to_string())?;
+        if version != EVENT_VERSION {
+            return Err(format!("unsupported skill event version {version}"));
+        }
+        let ev = match kind {
+            1 => SkillEvent::Upload {
+                skill_id: d.str().map_err(|e| e.to_string())?,
+                version_id: d.str().map_err(|e| e.to_string())?,
+                uploaded_at_millis: d.u64().map_err(|e| e.to_string())? as i64,
+                agent_id: d.str().map_err(|e| e.to_string())?,
+                agent_name: d.str().map_err(|e| e.to_string())?,
+                agent_owner: d.opt_str().map_err(|e| e.to_string())?,
+                source_format: SkillFormat::from_code(d.u8().map_err(|e| e.to_string())?).ok_or("unknown source format code")?,
+                content: d.str().map_err(|e| e.to_string())?,
+            },
+            2 => SkillEvent::Status {
+                skill_id: d.str().map_err(|e| e.to_string())?,
+                status: SkillStatus::from_code(d.u8().map_err(|e| e.to_string())?).ok_or("unknown status code")?,
+                reason: d.opt_str().map_err(|e| e.to_string())?,
+                changed_at_millis: d.u64().map_err(|e| e.to_string())? as i64,
+                agent_id: d.str().map_err(|e| e.to_string())?,
+            },
+            k => return Err(format!("unknown skill event kind {k}")),
+        };
+        if !d.rest().is_empty() {
+            return Err("trailing bytes after a skill event".into());
+        }
+        Ok(ev)
+    }
+}
+
+/// A decoded log.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DecodedLog {
+    pub events: Vec<SkillEvent>,
+    /// Length of the valid prefix; bytes past it are a torn tail (when
+    /// `corruption` is `None`) or unreadable.
+    pub valid_len: usize,
+    /// Set when damaged bytes are followed by valid frames, or the magic is wrong.
+    pub corruption: Option<String>,
+}
+
+enum Frame<'a> {
+    Ok(&'a [u8], usize),
+    Bad(String),
+}
+
+fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
+    let rest = &bytes[at..];
+    if rest.len() < 8 {
+        return Frame::Bad("incomplete frame header".into());
+    }
+    let len = u32::from_le_bytes(rest[0..4].try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
+    if len > MAX_FRAME_LEN {
+        return Frame::Bad(format!("frame length {len} exceeds the maximum"));
+    }
+    if rest.len() - 8 < len {
+        return Frame::Bad("incomplete frame payload".into());
+    }
+    let payload = &rest[8..8 + len];
+    if crc32fast::hash(payload) != crc {
+        return Frame::Bad("frame checksum mismatch".into());
+    }
+    Frame::Ok(payload, at + 8 + len)
+}
+
+/// Decodes the whole log. Never fails: damage is reported in the result.
+pub fn decode_log(bytes: &[u8]) -> DecodedLog {
+    if bytes.len() < LOG_MAGIC.len() {
+        // Empty, or a torn first write (a prefix of the magic).
+        if LOG_MAGIC.starts_with(bytes) {
+            return DecodedLog::default();
+        }
+        return DecodedLog { corruption: Some("not a skill registry log (bad magic)".into()), ..Default::default() };
+    }
+    if !bytes.starts_with(LOG_MAGIC) {
+        return DecodedLog { corruption: Some("not a skill registry log (bad magic)".into()), ..Default::default() };
+    }
+    let mut pos = LOG_MAGIC.len();
+    let mut events = Vec::new();
+    while pos < bytes.len() {
+        match read_frame(bytes, pos) {
+            Frame::Ok(payload, end) => match SkillEvent::decode(payload) {
+                Ok(ev) => {
+                    events.push(ev);
+                    pos = end;
+                }
+                Err(what) => {
+                    return DecodedLog { events, valid_len: pos, corruption: Some(format!("undecodable skill event at byte offset {pos}: {what}")) };
+                }
+            },
+            Frame::Bad(what) => {
+                let follows = (pos + 1..bytes.len().saturating_sub(8)).any(|p| matches!(read_frame(bytes, p), Frame::Ok(payload, _) if !payload.is_empty()));
+                let corruption = follows.then(|| format!("corrupt skill event at byte offset {pos}: {what}"));
+                return DecodedLog { events, valid_len: pos, corruption };
+            }
+        }
+    }
+    DecodedLog { events, valid_len: pos, corruption: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events() -> Vec<SkillEvent> {
+        vec![
+            SkillEvent::Upload {
+                skill_id: "s".into(),
+                version_id: "v1".into(),
+                uploaded_at_millis: 1_795_000_000_000,
+                agent_id: "a".into(),
+                agent_name: "A".into(),
+                agent_owner: Some("o".into()),
+                source_format: SkillFormat::Json,
+                content: "{\"name\":\"ü\"}\r\n".into(),
+            },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: "a".into() },
+        ]
+    }
+
+    fn log_bytes() -> Vec<u8> {
+        let mut b = LOG_MAGIC.to_vec();
+        for e in events() {
+            b.extend(e.encode());
+        }
+        b
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let b = log_bytes();
+        let d = decode_log(&b);
+        assert_eq!(d.events, events());
+        assert_eq!(d.valid_len, b.len());
+        assert_eq!(d.corruption, None);
+    }
+
+    #[test]
+    fn torn_tails_are_cut_at_every_length() {
+        let b = log_bytes();
+        let first_end = LOG_MAGIC.len() + events()[0].encode().len();
+        for cut in 0..b.len() {
+            let d = decode_log(&b[..cut]);
+            assert_eq!(d.corruption, None, "cut {cut}");
+            let expect = if cut < LOG_MAGIC.len() { 0 } else if cut < first_end { LOG_MAGIC.len() } else { first_end };
+            assert_eq!(d.valid_len, expect, "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn damage_before_valid_frames_is_corruption() {
+        let mut b = log_bytes();
+        b[LOG_MAGIC.len() + 12] ^= 0x40;
+        let d = decode_log(&b);
+        assert!(d.corruption.unwrap().contains("corrupt skill event at byte offset 8"));
+        assert!(d.events.is_empty());
+        assert!(decode_log(b"NOTALOGATALL").corruption.unwrap().contains("bad magic"));
+    }
+}

@@ -1,0 +1,256 @@
+//! The skill registry's data model: formats, lifecycle statuses, the parsed
+//! skill document, immutable versions, and the JSON shapes the tools return.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Version of the registry (its log format and tool semantics).
+pub const REGISTRY_VERSION: u32 = 1;
+/// Newest skill-document schema version; uploads may declare `1..=` this.
+pub const CURRENT_SCHEMA_VERSION: u32 = 1;
+
+/// How a skill version was uploaded, or how it is read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillFormat {
+    /// Markdown with optional YAML-style frontmatter.
+    Markdown,
+    /// A JSON skill document (see [`SkillDocument`]).
+    Json,
+}
+
+impl SkillFormat {
+    /// Every format, as the manifest lists them.
+    pub const ALL: [SkillFormat; 2] = [SkillFormat::Markdown, SkillFormat::Json];
+
+    /// Wire name: `markdown` or `json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillFormat::Markdown => "markdown",
+            SkillFormat::Json => "json",
+        }
+    }
+
+    /// Parses `markdown`, `md` or `json` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "markdown" | "md" => Ok(SkillFormat::Markdown),
+            "json" => Ok(SkillFormat::Json),
+            _ => Err(format!("unknown skill format '{}'; expected one of: markdown, md, json", s.chars().take(64).collect::<String>())),
+        }
+    }
+
+    /// The format of content uploaded without an explicit `format`: JSON when
+    /// it starts with `{`, Markdown otherwise.
+    pub fn sniff(content: &str) -> Self {
+        if content.trim_start().starts_with('{') {
+            SkillFormat::Json
+        } else {
+            SkillFormat::Markdown
+        }
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            SkillFormat::Markdown => 1,
+            SkillFormat::Json => 2,
+        }
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<Self> {
+        match c {
+            1 => Some(SkillFormat::Markdown),
+            2 => Some(SkillFormat::Json),
+            _ => None,
+        }
+    }
+}
+
+/// Lifecycle status of a skill. `revoked` is final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillStatus {
+    Active,
+    Deprecated,
+    Revoked,
+}
+
+impl SkillStatus {
+    /// Every status, as the manifest lists them.
+    pub const ALL: [SkillStatus; 3] = [SkillStatus::Active, SkillStatus::Deprecated, SkillStatus::Revoked];
+
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillStatus::Active => "active",
+            SkillStatus::Deprecated => "deprecated",
+            SkillStatus::Revoked => "revoked",
+        }
+    }
+
+    /// Parses `active`, `deprecated` or `revoked` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "active" => Ok(SkillStatus::Active),
+            "deprecated" => Ok(SkillStatus::Deprecated),
+            "revoked" => Ok(SkillStatus::Revoked),
+            _ => Err(format!("unknown skill status '{}'; expected one of: active, deprecated, revoked", s.chars().take(64).collect::<String>())),
+        }
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            SkillStatus::Active => 1,
+            SkillStatus::Deprecated => 2,
+            SkillStatus::Revoked => 3,
+        }
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<Self> {
+        match c {
+            1 => Some(SkillStatus::Active),
+            2 => Some(SkillStatus::Deprecated),
+            3 => Some(SkillStatus::Revoked),
+            _ => None,
+        }
+    }
+}
+
+/// A skill's content, format-neutral. This is also the JSON skill document:
+/// `{"schema_version":1,"name":..,"description":..,"tags":[..],"triggers":[..],"warnings":[..],"body":"<markdown>"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillDocument {
+    pub schema_version: u32,
+    pub name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    pub triggers: Vec<String>,
+    pub warnings: Vec<String>,
+    /// The Markdown instructions (everything after the frontmatter).
+    pub body: String,
+}
+
+/// One immutable uploaded version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillVersion {
+    pub version_id: String,
+    /// 1 for the first upload of a skill, then 2, 3, ...
+    pub version_number: u64,
+    pub uploaded_at_millis: i64,
+    pub uploaded_at: String,
+    pub uploaded_by_agent_id: String,
+    pub uploaded_by_agent_name: String,
+    pub uploaded_by_agent_owner: Option<String>,
+    pub source_format: SkillFormat,
+    /// SHA-256 of the content bytes, lowercase hex.
+    pub content_hash: String,
+    /// The uploaded text, byte for byte.
+    pub content: String,
+    /// The parsed document.
+    pub document: SkillDocument,
+}
+
+impl SkillVersion {
+    /// The `versions[]` entry of `mentisdb_skill_versions`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "version_id": self.version_id,
+            "version_number": self.version_number,
+            "uploaded_at": self.uploaded_at,
+            "uploaded_by_agent_id": self.uploaded_by_agent_id,
+            "uploaded_by_agent_name": self.uploaded_by_agent_name,
+            "uploaded_by_agent_owner": self.uploaded_by_agent_owner,
+            "source_format": self.source_format.as_str(),
+            "content_hash": self.content_hash,
+            "schema_version": self.document.schema_version,
+        })
+    }
+}
+
+/// One lifecycle change, kept forever.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusChange {
+    pub status: SkillStatus,
+    pub reason: Option<String>,
+    pub changed_at: String,
+    pub changed_by_agent_id: String,
+    #[serde(skip)]
+    pub changed_at_millis: i64,
+}
+
+/// A skill: its versions (oldest first, never empty) and lifecycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    pub skill_id: String,
+    pub versions: Vec<SkillVersion>,
+    pub status: SkillStatus,
+    pub status_reason: Option<String>,
+    pub status_history: Vec<StatusChange>,
+    pub updated_at_millis: i64,
+}
+
+impl Skill {
+    /// The newest version.
+    pub fn latest(&self) -> &SkillVersion {
+        self.versions.last().expect("a skill always has a version")
+    }
+
+    /// The first version (its uploader is the creator).
+    pub fn first(&self) -> &SkillVersion {
+        self.versions.first().expect("a skill always has a version")
+    }
+
+    /// Looks a version up by id.
+    pub fn version(&self, version_id: &str) -> Option<&SkillVersion> {
+        self.versions.iter().find(|v| v.version_id == version_id)
+    }
+
+    /// The `skill` summary object of list, search, upload, deprecate and revoke.
+    pub fn summary(&self) -> Value {
+        let latest = self.latest();
+        let doc = &latest.document;
+        json!({
+            "skill_id": self.skill_id,
+            "name": doc.name,
+            "description": doc.description,
+            "status": self.status.as_str(),
+            "status_reason": self.status_reason,
+            "schema_version": doc.schema_version,
+            "tags": doc.tags,
+            "triggers": doc.triggers,
+            "warnings": doc.warnings,
+            "latest_version_id": latest.version_id,
+            "version_count": self.versions.len(),
+            "created_at": self.first().uploaded_at,
+            "updated_at": crate::timestamp::format_rfc3339_millis(self.updated_at_millis),
+            "latest_uploaded_at": latest.uploaded_at,
+            "latest_uploaded_by_agent_id": latest.uploaded_by_agent_id,
+            "latest_uploaded_by_agent_name": latest.uploaded_by_agent_name,
+            "latest_uploaded_by_agent_owner": latest.uploaded_by_agent_owner,
+            "latest_source_format": latest.source_format.as_str(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_round_trip() {
+        assert_eq!(SkillFormat::parse("MD").unwrap(), SkillFormat::Markdown);
+        assert_eq!(SkillFormat::parse("json").unwrap(), SkillFormat::Json);
+        assert!(SkillFormat::parse("yaml").unwrap_err().contains("markdown, md, json"));
+        for f in SkillFormat::ALL {
+            assert_eq!(SkillFormat::from_code(f.code()), Some(f));
+            assert_eq!(SkillFormat::parse(f.as_str()).unwrap(), f);
+        }
+        for s in SkillStatus::ALL {
+            assert_eq!(SkillStatus::from_code(s.code()), Some(s));
+            assert_eq!(SkillStatus::parse(s.as_str()).unwrap(), s);
+        }
+        assert!(SkillStatus::parse("gone").unwrap_err().contains("active, deprecated, revoked"));
+        assert_eq!(SkillFormat::sniff("  {\"name\":1}"), SkillFormat::Json);
+        assert_eq!(SkillFormat::sniff("# Title"), SkillFormat::Markdown);
+    }
+}

@@ -1,0 +1,289 @@
+//! [`SkillRegistry`]: the in-memory index of every skill, rebuilt by
+//! replaying the log, plus the rules that decide whether an event may be
+//! written (ownership, lifecycle). Pure: no storage, no clock.
+
+use super::document;
+use super::error::SkillError;
+use super::log::SkillEvent;
+use super::model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion, StatusChange};
+use crate::timestamp::format_rfc3339_millis;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// The agent performing a write, as resolved (and authenticated) from a
+/// chain's agent registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub agent_id: String,
+    pub agent_name: String,
+    pub agent_owner: Option<String>,
+}
+
+/// Every skill, by id.
+#[derive(Debug, Clone, Default)]
+pub struct SkillRegistry {
+    skills: BTreeMap<String, Skill>,
+}
+
+/// A `skill_id` derived from a name: lower-case letters and digits, other
+/// runs of characters become one `-`.
+pub fn skill_id_from_name(name: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out.trim_end_matches('-').chars().take(128).collect();
+    let out = out.trim_end_matches('-').to_string();
+    (!out.is_empty()).then_some(out)
+}
+
+/// SHA-256 of the content bytes, lowercase hex.
+pub fn content_hash(content: &str) -> String {
+    hex::encode(Sha256::digest(content.as_bytes()))
+}
+
+impl SkillRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One skill.
+    pub fn get(&self, skill_id: &str) -> Option<&Skill> {
+        self.skills.get(skill_id)
+    }
+
+    /// One skill, or [`SkillError::NotFound`].
+    pub fn require(&self, skill_id: &str) -> Result<&Skill, SkillError> {
+        self.get(skill_id).ok_or_else(|| SkillError::NotFound { skill_id: skill_id.to_string() })
+    }
+
+    /// Every skill, ordered by id.
+    pub fn skills(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.values()
+    }
+
+    /// Number of skills.
+    pub fn len(&self) -> usize {
+        self.skills.len()
+    }
+
+    /// Whether the registry holds no skill.
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// Whether `actor` may change `skill`: same `agent_owner` as the creator
+    /// (the first version's uploader), or, when the creator had no owner,
+    /// the creator agent itself.
+    pub fn check_owner(skill: &Skill, actor: &Actor, action: &'static str) -> Result<(), SkillError> {
+        let creator = skill.first();
+        let (allowed, rule) = match &creator.uploaded_by_agent_owner {
+            Some(owner) => (
+                actor.agent_owner.as_deref() == Some(owner.as_str()),
+                format!("the creator '{}' is owned by '{owner}'; agent '{}' is owned by {}", creator.uploaded_by_agent_id, actor.agent_id, actor.agent_owner.as_deref().map(|o| format!("'{o}'")).unwrap_or_else(|| "no one".into())),
+            ),
+            None => (actor.agent_id == creator.uploaded_by_agent_id, format!("the creator '{}' has no agent_owner, so only that agent may", creator.uploaded_by_agent_id)),
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(SkillError::NotOwner { agent_id: actor.agent_id.clone(), skill_id: skill.skill_id.clone(), action, owner_rule: rule })
+        }
+    }
+
+    /// Validates an upload and returns the event to persist. `skill_id` is the
+    /// caller's (already validated) id, or `None` to derive it from the name.
+    pub fn prepare_upload(&self, skill_id: Option<&str>, actor: &Actor, format: SkillFormat, content: &str, version_id: String, now_millis: i64) -> Result<(SkillEvent, SkillDocument), SkillError> {
+        let doc = document::parse(format, content, skill_id).map_err(|message| SkillError::InvalidContent { format: format.as_str(), message })?;
+        let skill_id = match skill_id {
+            Some(id) => id.to_string(),
+            None => skill_id_from_name(&doc.name).ok_or_else(|| SkillError::InvalidField {
+                field: "skill_id",
+                message: format!("cannot derive a skill_id from the name '{}'; pass skill_id", doc.name.chars().take(64).collect::<String>()),
+            })?,
+        };
+        if let Some(skill) = self.get(&skill_id) {
+            if skill.status == SkillStatus::Revoked {
+                return Err(SkillError::Revoked { skill_id, action: "given new versions" });
+            }
+            Self::check_owner(skill, actor, "add a version to")?;
+        }
+        let ev = SkillEvent::Upload {
+            skill_id,
+            version_id,
+            uploaded_at_millis: now_millis,
+            agent_id: actor.agent_id.clone(),
+            agent_name: actor.agent_name.clone(),
+            agent_owner: actor.agent_owner.clone(),
+            source_format: format,
+            content: content.to_string(),
+        };
+        Ok((ev, doc))
+    }
+
+    /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the event.
+    pub fn prepare_status(&self, skill_id: &str, actor: &Actor, status: SkillStatus, reason: Option<String>, now_millis: i64) -> Result<SkillEvent, SkillError> {
+        let skill = self.require(skill_id)?;
+        let action = match status {
+            SkillStatus::Deprecated => "deprecate",
+            SkillStatus::Revoked => "revoke",
+            SkillStatus::Active => "reactivate",
+        };
+        if skill.status == SkillStatus::Revoked {
+            return Err(SkillError::Revoked { skill_id: skill_id.to_string(), action: if status == SkillStatus::Revoked { "revoked again" } else { "deprecated or reactivated" } });
+        }
+        Self::check_owner(skill, actor, action)?;
+        Ok(SkillEvent::Status { skill_id: skill_id.to_string(), status, reason, changed_at_millis: now_millis, agent_id: actor.agent_id.clone() })
+    }
+
+    /// Applies a persisted event. `parsed` is the upload's document when the
+    /// caller already parsed it; replay passes `None` and parses here.
+    /// An event that does not apply (a status change for an unknown skill) is
+    /// refused with a reason and leaves the registry unchanged.
+    pub fn apply(&mut self, ev: SkillEvent, parsed: Option<SkillDocument>) -> Result<(), String> {
+        match ev {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content } => {
+                let document = match parsed {
+                    Some(d) => d,
+                    None => document::parse(source_format, &content, Some(&skill_id)).unwrap_or_else(|_| SkillDocument {
+                        schema_version: super::model::CURRENT_SCHEMA_VERSION,
+                        name: skill_id.clone(),
+                        description: String::new(),
+                        tags: Vec::new(),
+                        triggers: Vec::new(),
+                        warnings: vec!["this version no longer parses; its metadata is unavailable".into()],
+                        body: content.clone(),
+                    }),
+                };
+                let uploaded_at = format_rfc3339_millis(uploaded_at_millis);
+                let version = |n: u64| SkillVersion {
+                    version_id,
+                    version_number: n,
+                    uploaded_at_millis,
+                    uploaded_at: uploaded_at.clone(),
+                    uploaded_by_agent_id: agent_id.clone(),
+                    uploaded_by_agent_name: agent_name,
+                    uploaded_by_agent_owner: agent_owner,
+                    source_format,
+                    content_hash: content_hash(&content),
+                    content,
+                    document,
+                };
+                match self.skills.get_mut(&skill_id) {
+                    Some(skill) => {
+                        let n = skill.versions.len() as u64 + 1;
+                        skill.versions.push(version(n));
+                        skill.updated_at_millis = skill.updated_at_millis.max(uploaded_at_millis);
+                        if skill.status == SkillStatus::Deprecated {
+                            skill.status = SkillStatus::Active;
+                            skill.status_reason = None;
+                            skill.status_history.push(StatusChange {
+                                status: SkillStatus::Active,
+                                reason: Some(format!("reactivated by the upload of version {n}")),
+                                changed_at: uploaded_at,
+                                changed_by_agent_id: agent_id,
+                                changed_at_millis: uploaded_at_millis,
+                            });
+                        }
+                    }
+                    None => {
+                        let skill = Skill {
+                            skill_id: skill_id.clone(),
+                            versions: vec![version(1)],
+                            status: SkillStatus::Active,
+                            status_reason: None,
+                            status_history: Vec::new(),
+                            updated_at_millis: uploaded_at_millis,
+                        };
+                        self.skills.insert(skill_id, skill);
+                    }
+                }
+                Ok(())
+            }
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id } => {
+                let skill = self.skills.get_mut(&skill_id).ok_or_else(|| format!("status change for unknown skill '{skill_id}'"))?;
+                skill.status = status;
+                skill.status_reason = reason.clone();
+                skill.updated_at_millis = skill.updated_at_millis.max(changed_at_millis);
+                skill.status_history.push(StatusChange {
+                    status,
+                    reason,
+                    changed_at: format_rfc3339_millis(changed_at_millis),
+                    changed_by_agent_id: agent_id,
+                    changed_at_millis,
+                });
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn actor(id: &str, owner: Option<&str>) -> Actor {
+        Actor { agent_id: id.into(), agent_name: id.to_uppercase(), agent_owner: owner.map(Into::into) }
+    }
+
+    fn upload(reg: &mut SkillRegistry, id: Option<&str>, a: &Actor, content: &str, n: i64) -> Result<String, SkillError> {
+        let (ev, doc) = reg.prepare_upload(id, a, SkillFormat::Markdown, content, format!("v{n}"), n)?;
+        let sid = ev.skill_id().to_string();
+        reg.apply(ev, Some(doc)).unwrap();
+        Ok(sid)
+    }
+
+    #[test]
+    fn skill_ids_derive_from_names() {
+        assert_eq!(skill_id_from_name("Release  Checklist: v2!").as_deref(), Some("release-checklist-v2"));
+        assert_eq!(skill_id_from_name("Überprüfung"), Some("überprüfung".into()));
+        assert_eq!(skill_id_from_name("!!!"), None);
+    }
+
+    #[test]
+    fn versions_number_up_and_owners_are_enforced() {
+        let mut reg = SkillRegistry::new();
+        let alice = actor("alice", Some("team-a"));
+        let sid = upload(&mut reg, None, &alice, "# Deploy Steps\n", 1).unwrap();
+        assert_eq!(sid, "deploy-steps");
+        upload(&mut reg, None, &actor("alice2", Some("team-a")), "# Deploy Steps\nv2\n", 2).unwrap();
+        let e = upload(&mut reg, None, &actor("mallory", Some("team-b")), "# Deploy Steps\nevil\n", 3).unwrap_err();
+        assert!(e.to_string().contains("only agents with the same agent_owner as the skill's creator"), "{e}");
+        assert!(e.to_string().contains("'team-a'") && e.to_string().contains("'team-b'"), "{e}");
+        let s = reg.get("deploy-steps").unwrap();
+        assert_eq!(s.versions.iter().map(|v| v.version_number).collect::<Vec<_>>(), vec![1, 2]);
+
+        // No owner: only the creator agent.
+        upload(&mut reg, Some("solo"), &actor("bob", None), "# Solo\n", 4).unwrap();
+        let e = upload(&mut reg, Some("solo"), &actor("carol", None), "# Solo\n", 5).unwrap_err();
+        assert!(e.to_string().contains("has no agent_owner, so only that agent may"), "{e}");
+        upload(&mut reg, Some("solo"), &actor("bob", None), "# Solo 2\n", 6).unwrap();
+    }
+
+    #[test]
+    fn lifecycle_rules() {
+        let mut reg = SkillRegistry::new();
+        let a = actor("a", Some("o"));
+        upload(&mut reg, Some("s"), &a, "# S\n", 1).unwrap();
+        let ev = reg.prepare_status("s", &a, SkillStatus::Deprecated, Some("old".into()), 2).unwrap();
+        reg.apply(ev, None).unwrap();
+        assert_eq!(reg.get("s").unwrap().status, SkillStatus::Deprecated);
+        // A new version reactivates a deprecated skill, and the history says so.
+        upload(&mut reg, Some("s"), &a, "# S\nnew\n", 3).unwrap();
+        let s = reg.get("s").unwrap();
+        assert_eq!(s.status, SkillStatus::Active);
+        assert_eq!(s.status_history.len(), 2);
+        let ev = reg.prepare_status("s", &a, SkillStatus::Revoked, Some("leaked".into()), 4).unwrap();
+        reg.apply(ev, None).unwrap();
+        assert!(matches!(reg.prepare_status("s", &a, SkillStatus::Deprecated, None, 5), Err(SkillError::Revoked { .. })));
+        assert!(matches!(upload(&mut reg, Some("s"), &a, "# S\n", 6), Err(SkillError::Revoked { .. })));
+        assert!(matches!(reg.prepare_status("nope", &a, SkillStatus::Revoked, None, 7), Err(SkillError::NotFound { .. })));
+        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: "a".into() }, None).is_err());
+        assert_eq!(reg.get("s").unwrap().updated_at_millis, 4);
+    }
+}

@@ -1,0 +1,119 @@
+//! [`SkillStore`]: the registry persisted as an append-only log through the
+//! [`Storage`] trait. Opening replays the log once into a [`SkillRegistry`]
+//! (linear in the log size); afterwards every read is served from memory.
+//!
+//! A write validates, appends one framed event, calls `sync` and only then
+//! updates memory, all under the registry's write lock; when the append or
+//! the sync fails the object is cut back and the registry is unchanged.
+
+use super::error::SkillError;
+use super::log::{decode_log, SkillEvent, LOG_MAGIC};
+use super::model::SkillDocument;
+use super::registry::SkillRegistry;
+use crate::naming::SKILLS_LOG;
+use crate::storage::{Storage, StorageError};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+#[derive(Debug, Default)]
+struct State {
+    registry: SkillRegistry,
+    /// Bytes of the log object that hold valid events (0: not yet created).
+    byte_len: u64,
+    /// Set when the log is damaged: writes are refused so nothing is appended after garbage.
+    read_only: Option<String>,
+}
+
+/// What opening the store found, for the host to log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillOpenReport {
+    /// Events replayed.
+    pub events: usize,
+    /// Bytes of a torn tail that were cut.
+    pub torn_tail_bytes: usize,
+    /// A problem that made the registry read-only, or events that were skipped.
+    pub problems: Vec<String>,
+}
+
+/// The persisted, daemon-wide skill registry.
+#[derive(Debug, Default)]
+pub struct SkillStore {
+    state: RwLock<State>,
+}
+
+impl SkillStore {
+    /// Loads the registry by replaying [`SKILLS_LOG`], cutting a torn tail.
+    pub fn open(storage: &dyn Storage) -> Result<(Self, SkillOpenReport), StorageError> {
+        let bytes = storage.read(SKILLS_LOG)?.unwrap_or_default();
+        let decoded = decode_log(&bytes);
+        let mut report = SkillOpenReport { events: decoded.events.len(), ..Default::default() };
+        let mut state = State { byte_len: decoded.valid_len as u64, ..Default::default() };
+        match decoded.corruption {
+            Some(problem) => {
+                let msg = format!("{problem}; {} events before it are served, uploads and status changes are refused until the log is repaired", decoded.events.len());
+                report.problems.push(msg.clone());
+                state.read_only = Some(msg);
+            }
+            None if decoded.valid_len < bytes.len() => {
+                storage.truncate(SKILLS_LOG, decoded.valid_len as u64)?;
+                report.torn_tail_bytes = bytes.len() - decoded.valid_len;
+            }
+            None => {}
+        }
+        for ev in decoded.events {
+            if let Err(e) = state.registry.apply(ev, None) {
+                report.problems.push(format!("skipped a skill event: {e}"));
+            }
+        }
+        Ok((SkillStore { state: RwLock::new(state) }, report))
+    }
+
+    fn read_state(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_state(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` over the registry under a read lock.
+    pub fn read<R>(&self, f: impl FnOnce(&SkillRegistry) -> R) -> R {
+        f(&self.read_state().registry)
+    }
+
+    /// Validates and persists one event: `prepare` sees the registry under
+    /// the write lock and returns the event (and the upload's parsed
+    /// document, when it has one). Returns `view` of the registry after the
+    /// event was made durable and applied.
+    pub fn commit<R>(
+        &self,
+        storage: &dyn Storage,
+        prepare: impl FnOnce(&SkillRegistry) -> Result<(SkillEvent, Option<SkillDocument>), SkillError>,
+        view: impl FnOnce(&SkillRegistry, &str) -> R,
+    ) -> Result<R, SkillError> {
+        let mut state = self.write_state();
+        if let Some(why) = &state.read_only {
+            return Err(SkillError::ReadOnly(why.clone()));
+        }
+        let (event, parsed) = prepare(&state.registry)?;
+        let mut bytes = Vec::new();
+        if state.byte_len == 0 {
+            bytes.extend_from_slice(LOG_MAGIC);
+        }
+        bytes.extend(event.encode());
+        let rollback = |state: &State| {
+            let _ = storage.truncate(SKILLS_LOG, state.byte_len);
+        };
+        if let Err(e) = storage.append(SKILLS_LOG, &bytes) {
+            rollback(&state);
+            return Err(e.into());
+        }
+        if let Err(e) = storage.sync(SKILLS_LOG) {
+            rollback(&state);
+            return Err(SkillError::Storage(StorageError::Unavailable(format!("the skill event was written but could not be made durable, so it was withdrawn: {e}"))));
+        }
+        state.byte_len += bytes.len() as u64;
+        let skill_id = event.skill_id().to_string();
+        state.registry.apply(event, parsed).map_err(|m| SkillError::InvalidField { field: "skill_id", message: m })?;
+        Ok(view(&state.registry, &skill_id))
+    }
+}
