@@ -1,1 +1,9 @@
 //! Cross-host conformance and real-client tests.
+//!
+//! Shared helpers for the integration tests in `tests/tests/`:
+//! [`daemon`] spawns the real `mentisdbd` binary on free loopback ports and
+//! talks REST to it; [`mcp`] is a minimal streamable-HTTP MCP client
+//! (JSON-RPC over HTTP) for driving the MCP endpoint directly.
+
+pub mod daemon;
+pub mod mcp;
