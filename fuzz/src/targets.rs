@@ -104,16 +104,28 @@ pub fn skill_document(data: &[u8]) {
 /// The store holds a small chain, an agent and a skill. No call may panic,
 /// and whatever a call wrote must reopen cleanly with the same heads.
 pub fn dispatch_args(data: &[u8]) {
+    use std::sync::OnceLock;
+    static TOOLS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    static SEEDED: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
     let Some((&sel, rest)) = data.split_first() else { return };
-    let specs = mentisdb_core::tool_specs();
-    let tool = specs[sel as usize % specs.len()].name;
+    let tools = TOOLS.get_or_init(|| mentisdb_core::tool_specs().into_iter().map(|s| s.name).collect());
+    let tool = tools[sel as usize % tools.len()];
+    // The seeded store is built once; each run starts from a copy of its objects.
+    let seeded = SEEDED.get_or_init(|| {
+        let storage = Arc::new(MemoryStorage::new());
+        let (db, _) = open(storage.clone());
+        for (i, t) in ["Decision", "Finding", "Question"].iter().enumerate() {
+            db.call("mentisdb_append", serde_json::json!({"chain_key": "c", "thought_type": t, "content": format!("seed {i}"), "tags": ["t"], "refs": if i > 0 { vec![0] } else { vec![] }})).unwrap();
+        }
+        db.call("mentisdb_upsert_agent", serde_json::json!({"chain_key": "c", "agent_id": "a", "agent_owner": "o"})).unwrap();
+        db.call("mentisdb_upload_skill", serde_json::json!({"chain_key": "c", "agent_id": "a", "content": "# Seed skill\n\nDo things.\n"})).unwrap();
+        storage.list("").unwrap().into_iter().map(|n| { let b = storage.read(&n).unwrap().unwrap(); (n, b) }).collect()
+    });
     let storage = Arc::new(MemoryStorage::new());
-    let (db, _) = open(storage.clone());
-    for (i, t) in ["Decision", "Finding", "Question"].iter().enumerate() {
-        db.call("mentisdb_append", serde_json::json!({"chain_key": "c", "thought_type": t, "content": format!("seed {i}"), "tags": ["t"], "refs": if i > 0 { vec![0] } else { vec![] }})).unwrap();
+    for (name, bytes) in seeded {
+        storage.write_atomic(name, bytes).unwrap();
     }
-    db.call("mentisdb_upsert_agent", serde_json::json!({"chain_key": "c", "agent_id": "a", "agent_owner": "o"})).unwrap();
-    db.call("mentisdb_upload_skill", serde_json::json!({"chain_key": "c", "agent_id": "a", "content": "# Seed skill\n\nDo things.\n"})).unwrap();
+    let (db, _) = open(storage.clone());
     let _ = db.call_json(tool, &String::from_utf8_lossy(rest));
     let heads = |db: &MentisDb| -> Vec<serde_json::Value> {
         db.chain_keys().into_iter().map(|k| db.call("mentisdb_head", serde_json::json!({"chain_key": k})).unwrap()["head_hash"].clone()).collect()
