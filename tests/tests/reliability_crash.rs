@@ -145,7 +145,7 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
     let stored = check_recovered(&d, &ledger.lock().unwrap(), cycles);
     let l = ledger.lock().unwrap();
     println!(
-        "crash harness: {cycles} SIGKILL cycles in {:.1}s, {} appends sent, {} acknowledged, 0 acknowledged lost, {} thoughts stored (incl. 2 bootstrap), {} unacknowledged (written and synced, reply cut by the kill) survived whole",
+        "crash harness: {cycles} SIGKILL cycles in {:.1}s, {} appends sent, {} acknowledged, 0 acknowledged lost, {} thoughts stored (incl. 2 bootstrap), {} appends in flight at the kill (never acknowledged) survived as whole records",
         started.elapsed().as_secs_f64(),
         l.sent.len(),
         l.acked.len(),

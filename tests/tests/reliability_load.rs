@@ -122,57 +122,71 @@ fn sustained_mixed_load_has_no_errors_and_reports_memory() {
             ok(&c, &d, "/v1/thoughts", json!({"chain_key": chain, "thought_type": "Finding", "content": format!("warm-up fact {i} about rust memory"), "tags": ["warm"]}));
         }
     }
-    let rss_start = d.rss_kib().expect("daemon RSS");
-    let stop = Arc::new(AtomicBool::new(false));
     let writes = Arc::new(AtomicU64::new(0));
     let reads = Arc::new(AtomicU64::new(0));
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
-    let mut handles = Vec::new();
-    for w in 0..8u64 {
-        let (rest, stop, writes, reads, errors) = (d.rest.clone(), stop.clone(), writes.clone(), reads.clone(), errors.clone());
-        handles.push(std::thread::spawn(move || {
-            let c = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-            let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let chain = if (w + n) % 2 == 0 { "mix-a" } else { "mix-b" };
-                n += 1;
-                let (path, body) = match (w % 2, n % 5) {
-                    (0, _) => ("/v1/thoughts", json!({"chain_key": chain, "thought_type": "Decision", "content": format!("writer {w} decision {n} on rust memory"), "tags": ["mixed"], "refs": [0]})),
-                    (_, 0) => ("/v1/search", json!({"chain_key": chain, "text": "rust", "tags_any": ["mixed", "warm"], "limit": 20})),
-                    (_, 1) => ("/v1/thoughts/traverse", json!({"chain_key": chain, "anchor_boundary": "head", "direction": "backward", "chunk_size": 25})),
-                    (_, 2) => ("/v1/recent-context", json!({"chain_key": chain, "last_n": 12})),
-                    (_, 3) => ("/v1/head", json!({"chain_key": chain})),
-                    _ => ("/v1/memory-markdown", json!({"chain_key": chain, "limit": 30})),
-                };
-                match c.post(format!("{rest}{path}")).json(&body).send() {
-                    Ok(r) if r.status().as_u16() == 200 => {
-                        let _ = r.bytes();
-                        if path == "/v1/thoughts" { writes.fetch_add(1, Ordering::Relaxed) } else { reads.fetch_add(1, Ordering::Relaxed) };
+    // Runs `workers` (even = writer, odd = reader) for `duration`; returns RSS at start, end and max.
+    let run = |workers: &[u64], duration: Duration| -> (u64, u64, u64) {
+        let rss_start = d.rss_kib().expect("daemon RSS");
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut handles = Vec::new();
+        for &w in workers {
+            let (rest, stop, writes, reads, errors) = (d.rest.clone(), stop.clone(), writes.clone(), reads.clone(), errors.clone());
+            handles.push(std::thread::spawn(move || {
+                let c = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let chain = if (w + n) % 2 == 0 { "mix-a" } else { "mix-b" };
+                    n += 1;
+                    let (path, body) = match (w % 2, n % 5) {
+                        (0, _) => ("/v1/thoughts", json!({"chain_key": chain, "thought_type": "Decision", "content": format!("writer {w} decision {n} on rust memory"), "tags": ["mixed"], "refs": [0]})),
+                        (_, 0) => ("/v1/search", json!({"chain_key": chain, "text": "rust", "tags_any": ["mixed", "warm"], "limit": 20})),
+                        (_, 1) => ("/v1/thoughts/traverse", json!({"chain_key": chain, "anchor_boundary": "head", "direction": "backward", "chunk_size": 25})),
+                        (_, 2) => ("/v1/recent-context", json!({"chain_key": chain, "last_n": 12})),
+                        (_, 3) => ("/v1/head", json!({"chain_key": chain})),
+                        _ => ("/v1/memory-markdown", json!({"chain_key": chain, "limit": 30})),
+                    };
+                    match c.post(format!("{rest}{path}")).json(&body).send() {
+                        Ok(r) if r.status().as_u16() == 200 => {
+                            let _ = r.bytes();
+                            if path == "/v1/thoughts" { writes.fetch_add(1, Ordering::Relaxed) } else { reads.fetch_add(1, Ordering::Relaxed) };
+                        }
+                        Ok(r) => errors.lock().unwrap().push(format!("{path}: HTTP {} {}", r.status(), r.text().unwrap_or_default())),
+                        Err(e) => errors.lock().unwrap().push(format!("{path}: {e}")),
                     }
-                    Ok(r) => errors.lock().unwrap().push(format!("{path}: HTTP {} {}", r.status(), r.text().unwrap_or_default())),
-                    Err(e) => errors.lock().unwrap().push(format!("{path}: {e}")),
                 }
-            }
-        }));
-    }
+            }));
+        }
+        let started = Instant::now();
+        let mut rss_max = rss_start;
+        while started.elapsed() < duration {
+            std::thread::sleep(Duration::from_millis(500));
+            rss_max = rss_max.max(d.rss_kib().unwrap_or(0));
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in handles {
+            h.join().unwrap();
+        }
+        (rss_start, d.rss_kib().expect("daemon RSS"), rss_max)
+    };
     let started = Instant::now();
-    let mut rss_max = rss_start;
-    while started.elapsed() < duration {
-        std::thread::sleep(Duration::from_millis(500));
-        rss_max = rss_max.max(d.rss_kib().unwrap_or(0));
-    }
-    stop.store(true, Ordering::Relaxed);
-    for h in handles {
-        h.join().unwrap();
-    }
+    let (rss_start, rss_end, rss_max) = run(&[0, 1, 2, 3, 4, 5, 6, 7], duration);
     let wall = started.elapsed();
-    let rss_end = d.rss_kib().expect("daemon RSS");
+    let thoughts_added = writes.load(Ordering::Relaxed);
+    let mixed_reads = reads.load(Ordering::Relaxed);
+    // Then readers only: with no data growth, memory should stay put.
+    let (ro_start, ro_end, ro_max) = run(&[1, 3, 5, 7], duration / 2);
     let errors = errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "{} errors, first: {:?}", errors.len(), errors.first());
     for chain in ["mix-a", "mix-b"] {
         head(&c, &d, chain);
     }
-    let (w, r) = (writes.load(Ordering::Relaxed), reads.load(Ordering::Relaxed));
+    println!(
+        "read-only phase {:.0}s: RSS start {ro_start} KiB, end {ro_end} KiB, max {ro_max} KiB; mixed-phase RSS growth per appended thought: {:.2} KiB (chains are held in memory)",
+        (duration / 2).as_secs_f64(),
+        (rss_end as f64 - rss_start as f64) / thoughts_added.max(1) as f64
+    );
+    let (w, r) = (thoughts_added, mixed_reads);
     println!(
         "mixed load {:.1}s (4 writers + 4 readers, 2 chains): {w} writes ({:.0}/s), {r} reads ({:.0}/s), 0 errors; daemon RSS start {rss_start} KiB, end {rss_end} KiB, max {rss_max} KiB",
         wall.as_secs_f64(),
