@@ -82,6 +82,8 @@ pub struct Chain {
     by_id: HashMap<String, u64>,
     by_hash: HashMap<String, u64>,
     agents: AgentRegistry,
+    /// Ranked-retrieval index, grown by [`Chain::commit`].
+    ranked: crate::ranked::RankedIndex,
 }
 
 fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
@@ -99,6 +101,7 @@ impl Chain {
             by_id: HashMap::new(),
             by_hash: HashMap::new(),
             agents: AgentRegistry::default(),
+            ranked: crate::ranked::RankedIndex::default(),
         }
     }
 
@@ -185,6 +188,16 @@ impl Chain {
     /// Looks a thought up by index.
     pub fn by_index(&self, index: u64) -> Option<&Thought> {
         usize::try_from(index).ok().and_then(|i| self.thoughts.get(i))
+    }
+
+    /// The ranked-retrieval index.
+    pub fn ranked_index(&self) -> &crate::ranked::RankedIndex {
+        &self.ranked
+    }
+
+    /// Registers (or clears) the embedding provider and embeds every thought.
+    pub fn set_embedding_provider(&mut self, provider: Option<std::sync::Arc<dyn crate::ranked::EmbeddingProvider>>) {
+        self.ranked.set_embedder(provider, &self.thoughts);
     }
 
     /// The agent registry.
@@ -352,6 +365,7 @@ impl Chain {
         self.by_id.insert(t.id.clone(), idx);
         self.by_hash.insert(t.hash.clone(), idx);
         self.agents.observe(&t);
+        self.ranked.add(&t);
         self.thoughts.push(t);
     }
 }

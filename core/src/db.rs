@@ -16,6 +16,7 @@ use crate::limits;
 use crate::naming;
 use crate::record::{self, ChainFormat};
 use crate::storage::{Storage, StorageError};
+use crate::ranked::EmbeddingProvider;
 use crate::thought::Thought;
 use crate::timestamp::format_rfc3339_millis;
 use std::collections::BTreeMap;
@@ -86,6 +87,7 @@ pub struct MentisDb {
     /// Chain objects that failed decoding or verification, by object name.
     refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
     pub(crate) skills: crate::skills::SkillStore,
+    embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -148,8 +150,25 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills };
+        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
         Ok((db, report))
+    }
+
+    /// Registers (or with `None` clears) the host's embedding provider.
+    /// Every thought of every open chain is embedded now, and every later
+    /// thought when it is committed; ranked search then fuses vector
+    /// similarity with the lexical score (`backend: "hybrid"`).
+    pub fn set_embedding_provider(&self, provider: Option<Arc<dyn EmbeddingProvider>>) {
+        *write_lock(&self.embedder) = provider.clone();
+        let slots: Vec<Arc<ChainSlot>> = read_lock(&self.chains).values().cloned().collect();
+        for slot in slots {
+            write_lock(&slot.state).chain.set_embedding_provider(provider.clone());
+        }
+    }
+
+    /// The registered embedding provider.
+    pub fn embedding_provider(&self) -> Option<Arc<dyn EmbeddingProvider>> {
+        read_lock(&self.embedder).clone()
     }
 
     /// The daemon settings.
@@ -251,10 +270,12 @@ impl MentisDb {
             let _ = self.storage.remove(&object);
             return Err(e.into());
         }
+        let mut chain = Chain::new(key, format);
+        chain.set_embedding_provider(self.embedding_provider());
         let slot = Arc::new(ChainSlot {
             object,
             agents_object: naming::agents_object(key),
-            state: RwLock::new(ChainState { chain: Chain::new(key, format), byte_len: header.len() as u64 }),
+            state: RwLock::new(ChainState { chain, byte_len: header.len() as u64 }),
         });
         chains.insert(key.to_string(), slot.clone());
         Ok(slot)

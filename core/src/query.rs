@@ -247,3 +247,43 @@ pub fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, limit: usize) -> Vec
     out.reverse();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::tests::golden_thought;
+
+    fn compile(args: FilterArgs) -> ThoughtFilter {
+        ThoughtFilter::compile(&args, None, None).unwrap()
+    }
+
+    #[test]
+    fn list_filters_are_any_of_and_case_insensitive() {
+        let t = golden_thought();
+        assert!(compile(FilterArgs { tags_any: Some(vec!["OPS".into(), "x".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(!compile(FilterArgs { tags_any: Some(vec!["x".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { agent_owners: Some(vec!["Ops-Team".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { thought_types: Some(vec!["Idea".into(), "Constraint".into()]), ..Default::default() }).matches_fields(&t));
+    }
+
+    #[test]
+    fn scores_and_time_bounds_are_inclusive() {
+        let t = golden_thought(); // importance 0.95, confidence 0.98, 2026-11-22T09:30:00Z
+        assert!(compile(FilterArgs { min_importance: Some(0.95), ..Default::default() }).matches_fields(&t));
+        assert!(!compile(FilterArgs { min_importance: Some(0.96), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { since: Some("2026-11-22T09:30:00Z".into()), until: Some("2026-11-22T09:30:00Z".into()), ..Default::default() }).matches_fields(&t));
+        let mut none = t.clone();
+        none.confidence = None;
+        assert!(!compile(FilterArgs { min_confidence: Some(0.0), ..Default::default() }).matches_fields(&none));
+    }
+
+    #[test]
+    fn bad_filters_are_explained() {
+        let e = ThoughtFilter::compile(&FilterArgs { min_importance: Some(f64::NAN), ..Default::default() }, None, None).unwrap_err();
+        assert!(e.contains("finite"), "{e}");
+        let w = TimeWindow { start: 0, delta: -1, unit: None };
+        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().contains("negative"));
+        let w = TimeWindow { start: 0, delta: 1, unit: Some("hours".into()) };
+        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().contains("expected one of: seconds, milliseconds"));
+    }
+}

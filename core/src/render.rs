@@ -108,3 +108,28 @@ pub fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&str>, t
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::tests::golden_thought;
+
+    #[test]
+    fn recent_context_lists_labels_and_scores() {
+        let t = golden_thought();
+        let p = recent_context("k", 9, &[&t]);
+        assert!(p.starts_with("MentisDB recent context for chain `k`: the last 1 of 9 thoughts, oldest first."));
+        assert!(p.contains("[#1] 2026-11-22T09:30:00.000Z Constraint/Memory by Planner (agent-42), importance 0.95, confidence 0.98"), "{p}");
+        assert!(p.contains("tags: security, ops | concepts: offline-mode | refs: #0 | relations: Supports #0"), "{p}");
+        assert!(recent_context("k", 0, &[]).contains("no thoughts recorded yet"));
+    }
+
+    #[test]
+    fn markdown_groups_by_type_and_indents_multiline_content() {
+        let mut t = golden_thought();
+        t.content = "line one\nline two".into();
+        let md = memory_markdown("k", 1, Some("abcdef0123456789ffff"), &[&t]);
+        assert!(md.contains("_Exported from MentisDB: 1 of 1 thoughts, head `abcdef0123456789`._"), "{md}");
+        assert!(md.contains("## Constraint\n\n- line one\n  line two\n  _(#1 Memory, Planner (agent-42)"), "{md}");
+    }
+}

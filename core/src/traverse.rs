@@ -118,3 +118,67 @@ pub fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: Directi
         .map(|t| Cursor::of(t));
     TraversePage { anchor: anchor_thought, thoughts, has_more, next_cursor, previous_cursor }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::NewThought;
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+
+    fn chain(n: usize) -> Chain {
+        let mut c = Chain::new("t", ChainFormat::Binary);
+        for i in 0..n {
+            let tt = if i % 2 == 0 { ThoughtType::Plan } else { ThoughtType::Idea };
+            let t = c.prepare_append(NewThought::new("a", tt, &format!("thought {i}")), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        c
+    }
+
+    fn indices(p: &TraversePage<'_>) -> Vec<u64> {
+        p.thoughts.iter().map(|t| t.index).collect()
+    }
+
+    #[test]
+    fn forward_from_nothing_starts_at_genesis() {
+        let c = chain(5);
+        let p = traverse(&c, None, Direction::Forward, false, 2, &ThoughtFilter::default());
+        assert_eq!(indices(&p), vec![0, 1]);
+        assert!(p.has_more);
+        assert_eq!(p.next_cursor.unwrap().index, 1);
+        assert!(p.previous_cursor.is_none());
+    }
+
+    #[test]
+    fn concrete_anchor_is_excluded_unless_asked() {
+        let c = chain(5);
+        let f = ThoughtFilter::default();
+        assert_eq!(indices(&traverse(&c, Some(Anchor::Thought(2)), Direction::Backward, false, 10, &f)), vec![1, 0]);
+        assert_eq!(indices(&traverse(&c, Some(Anchor::Thought(2)), Direction::Backward, true, 10, &f)), vec![2, 1, 0]);
+        let end = traverse(&c, Some(Anchor::Thought(0)), Direction::Backward, false, 10, &f);
+        assert!(end.thoughts.is_empty() && !end.has_more);
+    }
+
+    #[test]
+    fn chunks_count_matching_thoughts_only() {
+        let c = chain(7);
+        let args = crate::query::FilterArgs { thought_types: Some(vec!["Plan".into()]), ..Default::default() };
+        let f = ThoughtFilter::compile(&args, None, Some(&c)).unwrap();
+        let p = traverse(&c, Some(Anchor::Head), Direction::Backward, false, 2, &f);
+        assert_eq!(indices(&p), vec![6, 4]);
+        assert!(p.has_more);
+        let p2 = traverse(&c, Some(Anchor::Thought(p.next_cursor.unwrap().index)), Direction::Backward, false, 2, &f);
+        assert_eq!(indices(&p2), vec![2, 0]);
+        assert!(!p2.has_more, "no Plan lies before 0");
+    }
+
+    #[test]
+    fn empty_chain_walks_nowhere() {
+        let c = chain(0);
+        for anchor in [None, Some(Anchor::Genesis), Some(Anchor::Head)] {
+            let p = traverse(&c, anchor, Direction::Forward, false, 5, &ThoughtFilter::default());
+            assert!(p.thoughts.is_empty() && p.anchor.is_none() && !p.has_more);
+        }
+    }
+}

@@ -282,7 +282,16 @@ fn signatures_are_required_and_verified() {
     assert!(e.to_string().contains("revoked"), "{e}");
     // Without any active key, unsigned uploads pass again.
     ok(&db, "mentisdb_upload_skill", base(json!({})));
-    assert_eq!(ok(&db, "mentisdb_skill_versions", json!({"skill_id": "signed-skill"}))["versions"].as_array().unwrap().len(), 2);
+    // Provenance: the signed version keeps its key id and signature, which verify over the content read back.
+    let v = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "signed-skill"}));
+    let vs = v["versions"].as_array().unwrap();
+    assert_eq!(vs.len(), 2);
+    assert_eq!(vs[0]["signing_key_id"], "k1");
+    assert_eq!(vs[1]["signing_key_id"], Value::Null);
+    let stored_sig: Vec<u8> = serde_json::from_value(vs[0]["skill_signature"].clone()).unwrap();
+    let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "signed-skill", "version_id": vs[0]["version_id"]}));
+    let sig = ed25519_dalek::Signature::from_slice(&stored_sig).unwrap();
+    key.verifying_key().verify_strict(r["content"].as_str().unwrap().as_bytes(), &sig).unwrap();
 }
 
 #[test]

@@ -1,1 +1,36 @@
-//! Browser host (see issue 5).
+//! # mentisdb-wasm: MentisDB inside a browser page
+//!
+//! A wasm-bindgen build of the core for browser agents. It exports one
+//! class, `MentisDb` ([`mentis_db`]), over the core's one dispatcher
+//! (`MentisDb::call`): no tool logic lives here. What this crate adds is
+//! only what a browser has to supply:
+//!
+//! - storage: [`image::ImageStorage`], an in-memory image of the objects,
+//!   persisted to IndexedDB ([`idb`]) at the core's durability points;
+//! - time from `Date.now()` ([`clock::DateClock`]) and ids from
+//!   `crypto.getRandomValues` ([`ids::CryptoIds`]);
+//! - plain-object JSON glue ([`js_json`]), TypeScript declarations
+//!   ([`types`]) and the one error mapping ([`error`]).
+//!
+//! ```js
+//! import init, { MentisDb } from "./pkg/mentisdb_wasm.js";
+//! await init();
+//! const db = await MentisDb.open("my-agent");
+//! await db.append({ thought_type: "Decision", content: "Use Rust." });
+//! db.search({ text: "rust" }).thoughts[0].content; // "Use Rust."
+//! ```
+
+pub mod clock;
+mod error;
+pub mod ids;
+pub mod image;
+mod js_json;
+pub mod types;
+
+#[cfg(target_arch = "wasm32")]
+mod idb;
+#[cfg(target_arch = "wasm32")]
+pub mod mentis_db;
+
+#[cfg(target_arch = "wasm32")]
+pub use mentis_db::MentisDbHandle;

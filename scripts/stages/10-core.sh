@@ -2,7 +2,9 @@
 # Core: unit, property and dispatcher tests; wasm builds; the core's wasm imports nothing.
 set -euo pipefail
 rustup target add wasm32-unknown-unknown wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown wasm32-wasip2
-cargo test -p mentisdb-core --all-targets
+cargo test -p mentisdb-core --lib --tests --examples
+# Benches are compiled (debug) but not run here: figures come from `cargo bench`.
+cargo test -p mentisdb-core --benches --no-run
 cargo test -p mentisdb-core --doc
 cargo build -p mentisdb-core --target wasm32-unknown-unknown
 cargo build -p mentisdb-core --target wasm32-wasip2

@@ -7,6 +7,7 @@
 //! tool's description and JSON Schema for MCP `tools/list`.
 
 mod agent_tools;
+mod ranked_tools;
 mod thought_tools;
 
 use crate::db::MentisDb;
@@ -59,8 +60,8 @@ impl ToolDef {
 }
 
 /// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 3] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, crate::skills::tools::TOOLS]
+fn families() -> [&'static [ToolDef]; 4] {
+    [thought_tools::TOOLS, agent_tools::TOOLS, crate::skills::tools::TOOLS, ranked_tools::TOOLS]
 }
 
 fn find(name: &str) -> Option<&'static ToolDef> {

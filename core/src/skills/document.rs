@@ -339,6 +339,7 @@ fn fence_marker(t: &str) -> Option<(char, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     fn doc() -> SkillDocument {
         SkillDocument {
@@ -403,6 +404,24 @@ mod tests {
         assert_eq!(d.tags, vec!["a"]);
         assert!(parse_json("{\"nmae\":\"typo\"}").unwrap_err().contains("expected an object with fields"));
         assert!(parse_json("[1]").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_document_round_trips_through_both_formats(
+            name in "[^\\x00-\\x1f]{1,40}".prop_filter("non-blank", |n| !n.trim().is_empty()),
+            description in "\\PC{0,60}",
+            tags in proptest::collection::vec("\\PC{0,12}", 0..4),
+            triggers in proptest::collection::vec("[a-z #:'\"\\[\\],-]{0,12}", 0..4),
+            warnings in proptest::collection::vec("\\PC{0,20}", 0..3),
+            body in "(\\PC|\n|\r){0,200}",
+        ) {
+            let d = SkillDocument { schema_version: 1, name, description, tags, triggers, warnings, body };
+            for f in SkillFormat::ALL {
+                let text = render(f, &d);
+                proptest::prop_assert_eq!(&parse(f, &text, None).unwrap(), &d);
+            }
+        }
     }
 
     #[test]

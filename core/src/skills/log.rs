@@ -7,7 +7,8 @@
 //! ```text
 //! upload: u8 kind=1, u32 event version=1, str skill_id, str version_id,
 //!         u64 uploaded_at_millis (i64 bits), str agent_id, str agent_name,
-//!         opt<str> agent_owner, u8 source_format (1 markdown, 2 json), str content
+//!         opt<str> agent_owner, u8 source_format (1 markdown, 2 json), str content,
+//!         opt<str> signing_key_id, opt<bytes> skill_signature
 //! status: u8 kind=2, u32 event version=1, str skill_id,
 //!         u8 status (1 active, 2 deprecated, 3 revoked), opt<str> reason,
 //!         u64 changed_at_millis (i64 bits), str agent_id
@@ -39,6 +40,8 @@ pub enum SkillEvent {
         agent_owner: Option<String>,
         source_format: SkillFormat,
         content: String,
+        /// The key and Ed25519 signature over `content`, when the upload was signed.
+        signature: Option<(String, Vec<u8>)>,
     },
     /// A lifecycle change.
     Status { skill_id: String, status: SkillStatus, reason: Option<String>, changed_at_millis: i64, agent_id: String },
@@ -56,7 +59,7 @@ impl SkillEvent {
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Encoder::default();
         match self {
-            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content } => {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature } => {
                 e.u8(1);
                 e.u32(EVENT_VERSION);
                 e.str(skill_id);
@@ -67,6 +70,14 @@ impl SkillEvent {
                 e.opt_str(agent_owner.as_deref());
                 e.u8(source_format.code());
                 e.str(content);
+                match signature {
+                    Some((key_id, sig)) => {
+                        e.u8(1);
+                        e.str(key_id);
+                        e.bytes(sig);
+                    }
+                    None => e.u8(0),
+                }
             }
             SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id } => {
                 e.u8(2);
@@ -102,6 +113,11 @@ impl SkillEvent {
                 agent_owner: d.opt_str().map_err(|e| e.to_string())?,
                 source_format: SkillFormat::from_code(d.u8().map_err(|e| e.to_string())?).ok_or("unknown source format code")?,
                 content: d.str().map_err(|e| e.to_string())?,
+                signature: match d.u8().map_err(|e| e.to_string())? {
+                    0 => None,
+                    1 => Some((d.str().map_err(|e| e.to_string())?, d.bytes().map_err(|e| e.to_string())?.to_vec())),
+                    f => return Err(format!("bad signature flag {f}")),
+                },
             },
             2 => SkillEvent::Status {
                 skill_id: d.str().map_err(|e| e.to_string())?,
@@ -205,6 +221,18 @@ mod tests {
                 agent_owner: Some("o".into()),
                 source_format: SkillFormat::Json,
                 content: "{\"name\":\"ü\"}\r\n".into(),
+                signature: Some(("k1".into(), vec![7; 64])),
+            },
+            SkillEvent::Upload {
+                skill_id: "s".into(),
+                version_id: "v2".into(),
+                uploaded_at_millis: 1_795_000_000_001,
+                agent_id: "b".into(),
+                agent_name: "B".into(),
+                agent_owner: None,
+                source_format: SkillFormat::Markdown,
+                content: String::new(),
+                signature: None,
             },
             SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: "a".into() },
         ]
@@ -230,12 +258,17 @@ mod tests {
     #[test]
     fn torn_tails_are_cut_at_every_length() {
         let b = log_bytes();
-        let first_end = LOG_MAGIC.len() + events()[0].encode().len();
+        // Frame boundaries: a cut anywhere keeps exactly the whole frames before it.
+        let mut ends = vec![LOG_MAGIC.len()];
+        for e in events() {
+            ends.push(ends.last().unwrap() + e.encode().len());
+        }
         for cut in 0..b.len() {
             let d = decode_log(&b[..cut]);
             assert_eq!(d.corruption, None, "cut {cut}");
-            let expect = if cut < LOG_MAGIC.len() { 0 } else if cut < first_end { LOG_MAGIC.len() } else { first_end };
+            let expect = ends.iter().copied().filter(|e| *e <= cut).max().unwrap_or(0);
             assert_eq!(d.valid_len, expect, "cut {cut}");
+            assert_eq!(d.events.len(), ends.iter().filter(|e| **e <= cut).count().saturating_sub(1), "cut {cut}");
         }
     }
 

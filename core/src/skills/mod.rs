@@ -34,5 +34,5 @@ pub mod tools;
 
 pub use error::SkillError;
 pub use model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion};
-pub use registry::{Actor, SkillRegistry};
+pub use registry::{Actor, NewVersion, SkillRegistry};
 pub use store::{SkillOpenReport, SkillStore};

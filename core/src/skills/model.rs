@@ -146,6 +146,8 @@ pub struct SkillVersion {
     pub content_hash: String,
     /// The uploaded text, byte for byte.
     pub content: String,
+    /// Key id and Ed25519 signature over `content`, when the upload was signed.
+    pub signature: Option<(String, Vec<u8>)>,
     /// The parsed document.
     pub document: SkillDocument,
 }
@@ -163,6 +165,8 @@ impl SkillVersion {
             "source_format": self.source_format.as_str(),
             "content_hash": self.content_hash,
             "schema_version": self.document.schema_version,
+            "signing_key_id": self.signature.as_ref().map(|(k, _)| k),
+            "skill_signature": self.signature.as_ref().map(|(_, s)| s),
         })
     }
 }
@@ -187,6 +191,8 @@ pub struct Skill {
     pub status_reason: Option<String>,
     pub status_history: Vec<StatusChange>,
     pub updated_at_millis: i64,
+    /// Position of each version in `versions`, by version id (no scan per read).
+    pub(crate) version_index: std::collections::BTreeMap<String, usize>,
 }
 
 impl Skill {
@@ -200,9 +206,15 @@ impl Skill {
         self.versions.first().expect("a skill always has a version")
     }
 
-    /// Looks a version up by id.
+    /// Looks a version up by id (a map lookup, never a scan or a replay).
     pub fn version(&self, version_id: &str) -> Option<&SkillVersion> {
-        self.versions.iter().find(|v| v.version_id == version_id)
+        self.version_index.get(version_id).map(|i| &self.versions[*i])
+    }
+
+    /// Adds the next version (its number must be `versions.len() + 1`).
+    pub(crate) fn push_version(&mut self, v: SkillVersion) {
+        self.version_index.insert(v.version_id.clone(), self.versions.len());
+        self.versions.push(v);
     }
 
     /// The `skill` summary object of list, search, upload, deprecate and revoke.

@@ -19,6 +19,20 @@ pub struct Actor {
     pub agent_owner: Option<String>,
 }
 
+/// A version to upload, as the caller sent it.
+#[derive(Debug, Clone)]
+pub struct NewVersion<'a> {
+    /// The caller's (already validated) id, or `None` to derive it from the name.
+    pub skill_id: Option<&'a str>,
+    pub format: SkillFormat,
+    pub content: &'a str,
+    /// Key id and signature, already verified by the caller.
+    pub signature: Option<(String, Vec<u8>)>,
+    /// Fresh id of the version.
+    pub version_id: String,
+    pub now_millis: i64,
+}
+
 /// Every skill, by id.
 #[derive(Debug, Clone, Default)]
 pub struct SkillRegistry {
@@ -96,9 +110,10 @@ impl SkillRegistry {
         }
     }
 
-    /// Validates an upload and returns the event to persist. `skill_id` is the
-    /// caller's (already validated) id, or `None` to derive it from the name.
-    pub fn prepare_upload(&self, skill_id: Option<&str>, actor: &Actor, format: SkillFormat, content: &str, version_id: String, now_millis: i64) -> Result<(SkillEvent, SkillDocument), SkillError> {
+    /// Validates an upload by `actor` and returns the event to persist with
+    /// the parsed document.
+    pub fn prepare_upload(&self, actor: &Actor, new: NewVersion<'_>) -> Result<(SkillEvent, SkillDocument), SkillError> {
+        let NewVersion { skill_id, format, content, signature, version_id, now_millis } = new;
         let doc = document::parse(format, content, skill_id).map_err(|message| SkillError::InvalidContent { format: format.as_str(), message })?;
         let skill_id = match skill_id {
             Some(id) => id.to_string(),
@@ -122,6 +137,7 @@ impl SkillRegistry {
             agent_owner: actor.agent_owner.clone(),
             source_format: format,
             content: content.to_string(),
+            signature,
         };
         Ok((ev, doc))
     }
@@ -147,7 +163,7 @@ impl SkillRegistry {
     /// refused with a reason and leaves the registry unchanged.
     pub fn apply(&mut self, ev: SkillEvent, parsed: Option<SkillDocument>) -> Result<(), String> {
         match ev {
-            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content } => {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature } => {
                 let document = match parsed {
                     Some(d) => d,
                     None => document::parse(source_format, &content, Some(&skill_id)).unwrap_or_else(|_| SkillDocument {
@@ -172,12 +188,13 @@ impl SkillRegistry {
                     source_format,
                     content_hash: content_hash(&content),
                     content,
+                    signature,
                     document,
                 };
                 match self.skills.get_mut(&skill_id) {
                     Some(skill) => {
                         let n = skill.versions.len() as u64 + 1;
-                        skill.versions.push(version(n));
+                        skill.push_version(version(n));
                         skill.updated_at_millis = skill.updated_at_millis.max(uploaded_at_millis);
                         if skill.status == SkillStatus::Deprecated {
                             skill.status = SkillStatus::Active;
@@ -192,14 +209,16 @@ impl SkillRegistry {
                         }
                     }
                     None => {
-                        let skill = Skill {
+                        let mut skill = Skill {
                             skill_id: skill_id.clone(),
-                            versions: vec![version(1)],
+                            versions: Vec::new(),
                             status: SkillStatus::Active,
                             status_reason: None,
                             status_history: Vec::new(),
                             updated_at_millis: uploaded_at_millis,
+                            version_index: Default::default(),
                         };
+                        skill.push_version(version(1));
                         self.skills.insert(skill_id, skill);
                     }
                 }
@@ -232,7 +251,8 @@ mod tests {
     }
 
     fn upload(reg: &mut SkillRegistry, id: Option<&str>, a: &Actor, content: &str, n: i64) -> Result<String, SkillError> {
-        let (ev, doc) = reg.prepare_upload(id, a, SkillFormat::Markdown, content, format!("v{n}"), n)?;
+        let new = NewVersion { skill_id: id, format: SkillFormat::Markdown, content, signature: None, version_id: format!("v{n}"), now_millis: n };
+        let (ev, doc) = reg.prepare_upload(a, new)?;
         let sid = ev.skill_id().to_string();
         reg.apply(ev, Some(doc)).unwrap();
         Ok(sid)

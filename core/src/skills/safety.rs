@@ -295,16 +295,25 @@ fn plain_http(lower: &str) -> bool {
 }
 
 fn prompt_injection(lower: &str) -> Option<&'static str> {
-    let norm: String = lower.split_whitespace().collect::<Vec<_>>().join(" ");
-    let norm = norm.replace('’', "'");
-    let ignore_targets = ["previous instructions", "prior instructions", "above instructions", "earlier instructions", "previous prompts", "your instructions", "the system prompt", "your system prompt", "all instructions"];
-    for verb in ["ignore", "disregard", "forget", "override"] {
-        for q in ["", "all ", "any ", "all of the ", "all the ", "the "] {
-            for t in ignore_targets {
-                if norm.contains(&format!("{verb} {q}{t}")) {
-                    return Some("ignore previous instructions");
+    if !["ignore", "disregard", "forget", "override", "tell", "inform", "mention", "hide"].iter().any(|w| lower.contains(w)) {
+        return None;
+    }
+    let norm: String = lower.split_whitespace().collect::<Vec<_>>().join(" ").replace('\u{2019}', "'");
+    const TARGETS: &[&str] = &["previous instructions", "prior instructions", "above instructions", "earlier instructions", "previous prompts", "your instructions", "system prompt", "all instructions"];
+    const VERBS: &[&str] = &["ignore", "disregard", "forget", "override"];
+    const FILLERS: &[&str] = &["all of the ", "all the ", "all ", "any ", "the ", "your ", ""];
+    for t in TARGETS {
+        let mut from = 0;
+        while let Some(p) = norm[from..].find(t) {
+            let before = &norm[..from + p];
+            for f in FILLERS {
+                if let Some(rest) = before.strip_suffix(f) {
+                    if VERBS.iter().any(|v| rest.strip_suffix(' ').is_some_and(|r| r.ends_with(v))) {
+                        return Some("ignore previous instructions");
+                    }
                 }
             }
+            from += p + t.len();
         }
     }
     if norm.contains("disregard") && (norm.contains("system prompt") || norm.contains("instructions")) {

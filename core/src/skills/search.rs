@@ -54,7 +54,7 @@ pub struct SkillQuery {
 }
 
 fn any_ci(wanted: &[String], have: &[String]) -> bool {
-    wanted.is_empty() || wanted.iter().any(|w| have.iter().any(|h| h.eq_ignore_ascii_case(w.trim()) || h.to_lowercase() == w.trim().to_lowercase()))
+    wanted.is_empty() || wanted.iter().any(|w| have.iter().any(|h| h.to_lowercase() == w.trim().to_lowercase()))
 }
 
 impl SkillQuery {

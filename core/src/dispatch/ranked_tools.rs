@@ -1,0 +1,220 @@
+//! Ranked retrieval tools: ranked search, context bundles, and graph
+//! context resolution from one thought.
+
+use super::{tool, ToolDef};
+use crate::chain::Chain;
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use crate::query::{FilterArgs, ThoughtFilter};
+use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedHit, RankedQuery, Reached, WalkDirection};
+use crate::timestamp::parse_rfc3339_millis;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub(super) const TOOLS: &[ToolDef] = &[
+    tool!(
+        "mentisdb_ranked_search",
+        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped), expanded over refs and typed relations, with small importance and recency signals (and vector similarity when the host has an embedding provider). Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
+        RankedSearchArgs,
+        ranked_search_tool
+    ),
+    tool!(
+        "mentisdb_context_bundles",
+        "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and typed relations (graph.max_depth, default 2), in deterministic order.",
+        RankedSearchArgs,
+        context_bundles_tool
+    ),
+    tool!(
+        "mentisdb_resolve_context",
+        "From one thought (thought_id, thought_index or thought_hash) follow refs and typed relations up to max_depth (default 2) outgoing, incoming or both (default); returns each reached thought with its depth and the edge that reached it.",
+        ResolveContextArgs,
+        resolve_context_tool
+    ),
+];
+
+/// Default number of ranked results.
+pub const DEFAULT_RANKED_LIMIT: usize = 10;
+/// Most ranked results per call.
+pub const MAX_RANKED_LIMIT: usize = 100;
+/// Deepest graph walk.
+pub const MAX_GRAPH_DEPTH: u32 = 8;
+/// Most thoughts one walk may reach.
+pub const MAX_GRAPH_VISITED: usize = 10_000;
+/// Default depth of context bundles and context resolution.
+pub const DEFAULT_CONTEXT_DEPTH: u32 = 2;
+/// Default reach of one context walk.
+pub const DEFAULT_CONTEXT_VISITED: usize = 256;
+
+/// Graph expansion settings.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct GraphArgs {
+    /// Steps from each seed (0 = no expansion). Default 1 for ranked search, 2 for bundles; clamped to 8.
+    pub max_depth: Option<u32>,
+    /// Thoughts reached per seed, at most. Default 64 (ranked search) or 256 (bundles); clamped to 1..=10000.
+    pub max_visited: Option<u64>,
+    /// `both` (default), `outgoing`, `incoming`, or `off`.
+    pub mode: Option<String>,
+}
+
+/// Arguments of `mentisdb_ranked_search` and `mentisdb_context_bundles`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RankedSearchArgs {
+    pub chain_key: Option<String>,
+    /// The search filters; `text` is the natural-language query.
+    #[serde(flatten)]
+    pub filter: FilterArgs,
+    /// Results (or bundles) to return; default 10, clamped to 1..=100.
+    pub limit: Option<u64>,
+    pub graph: Option<GraphArgs>,
+    /// RFC 3339: answer as the chain stood then (only thoughts with timestamp <= as_of; only their relations retire targets).
+    pub as_of: Option<String>,
+    /// Include thoughts retired by Supersedes, Invalidates or Corrects; default false.
+    pub include_superseded: Option<bool>,
+}
+
+/// Arguments of `mentisdb_resolve_context`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ResolveContextArgs {
+    pub chain_key: Option<String>,
+    pub thought_id: Option<String>,
+    pub thought_index: Option<u64>,
+    pub thought_hash: Option<String>,
+    /// Steps to follow; default 2, clamped to 8.
+    pub max_depth: Option<u32>,
+    /// Thoughts to reach at most; default 256, clamped to 1..=10000.
+    pub max_visited: Option<u64>,
+    /// `outgoing` (what the thought builds on), `incoming` (what builds on it) or `both` (default).
+    pub direction: Option<String>,
+}
+
+fn graph_options(tool: &str, g: Option<&GraphArgs>, default_depth: u32, default_visited: usize) -> Result<GraphOptions, ToolError> {
+    let mut o = GraphOptions { max_depth: default_depth, max_visited: default_visited, direction: WalkDirection::Both };
+    let Some(g) = g else { return Ok(o) };
+    if let Some(d) = g.max_depth {
+        o.max_depth = d.min(MAX_GRAPH_DEPTH);
+    }
+    if let Some(v) = g.max_visited {
+        o.max_visited = (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1);
+    }
+    match g.mode.as_deref().map(|m| m.trim().to_ascii_lowercase()) {
+        None => {}
+        Some(m) if m == "off" || m == "none" => o.max_depth = 0,
+        Some(m) => o.direction = WalkDirection::parse(&m).map_err(|e| ToolError::invalid(tool, format!("graph.mode: {e}, off")))?,
+    }
+    Ok(o)
+}
+
+fn hit_json(chain: &Chain, hit: &RankedHit) -> Value {
+    json!({
+        "thought": chain.thoughts()[hit.index as usize],
+        "score": hit.score,
+        "matched_terms": hit.matched_terms,
+        "match_sources": hit.match_sources,
+    })
+}
+
+fn reached_json(chain: &Chain, r: &Reached) -> Value {
+    json!({ "thought": chain.thoughts()[r.doc as usize], "depth": r.depth, "via": r.via })
+}
+
+/// Everything a ranked call needs, parsed and validated.
+struct Prepared {
+    key: String,
+    limit: usize,
+    graph: GraphOptions,
+    as_of_ms: Option<i64>,
+    include_superseded: bool,
+    query_vector: Option<Vec<f32>>,
+}
+
+fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize) -> Result<Prepared, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_RANKED_LIMIT);
+    let graph = graph_options(tool, a.graph.as_ref(), default_depth, default_visited)?;
+    let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
+    let text = a.filter.text.as_deref().unwrap_or("").trim();
+    let query_vector = if text.is_empty() { None } else { db.embedding_provider().and_then(|p| p.embed(text)) };
+    Ok(Prepared { key, limit, graph, as_of_ms, include_superseded: a.include_superseded.unwrap_or(false), query_vector })
+}
+
+fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_ranked_search";
+    let p = prepare(db, TOOL, &a, 1, 64)?;
+    db.with_chain(&p.key, |c| {
+        let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
+        let Some(chain) = c else { return Ok(json!({ "backend": "lexical", "total": 0, "results": [] })) };
+        let q = RankedQuery {
+            text: a.filter.text.as_deref().unwrap_or(""),
+            filter: &filter,
+            limit: p.limit,
+            graph: p.graph,
+            as_of_ms: p.as_of_ms,
+            include_superseded: p.include_superseded,
+            query_vector: p.query_vector.clone(),
+        };
+        let r = ranked_search(chain, &q);
+        let results: Vec<Value> = r.hits.iter().map(|h| hit_json(chain, h)).collect();
+        Ok(json!({ "backend": r.backend, "total": r.total, "results": results }))
+    })?
+}
+
+fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_context_bundles";
+    let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED)?;
+    db.with_chain(&p.key, |c| {
+        let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
+        let Some(chain) = c else { return Ok(json!({ "backend": "lexical", "bundles": [] })) };
+        let q = RankedQuery {
+            text: a.filter.text.as_deref().unwrap_or(""),
+            filter: &filter,
+            limit: p.limit,
+            graph: p.graph,
+            as_of_ms: p.as_of_ms,
+            include_superseded: p.include_superseded,
+            query_vector: p.query_vector.clone(),
+        };
+        let (backend, bundles) = context_bundles(chain, &q, p.graph);
+        let bundles: Vec<Value> = bundles
+            .iter()
+            .map(|b| json!({ "seed": hit_json(chain, &b.seed), "support": b.support.iter().map(|r| reached_json(chain, r)).collect::<Vec<_>>() }))
+            .collect();
+        Ok(json!({ "backend": backend, "bundles": bundles }))
+    })?
+}
+
+fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Value, ToolError> {
+    const TOOL: &str = "mentisdb_resolve_context";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let given = a.thought_id.is_some() as u8 + a.thought_hash.is_some() as u8 + a.thought_index.is_some() as u8;
+    if given != 1 {
+        return Err(ToolError::invalid(TOOL, format!("give exactly one of thought_id, thought_hash or thought_index (got {given})")));
+    }
+    let direction = a.direction.as_deref().map(WalkDirection::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?.unwrap_or(WalkDirection::Both);
+    let max_depth = a.max_depth.unwrap_or(DEFAULT_CONTEXT_DEPTH).min(MAX_GRAPH_DEPTH);
+    let max_visited = a.max_visited.map(|v| (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1)).unwrap_or(DEFAULT_CONTEXT_VISITED);
+    db.with_chain(&key, |c| {
+        let origin = c.and_then(|c| match (&a.thought_id, &a.thought_hash, a.thought_index) {
+            (Some(id), _, _) => c.by_id(id),
+            (_, Some(h), _) => c.by_hash(h),
+            (_, _, Some(i)) => c.by_index(i),
+            _ => None,
+        });
+        let (Some(chain), Some(origin)) = (c, origin) else {
+            let what = match (&a.thought_id, &a.thought_hash, a.thought_index) {
+                (Some(id), _, _) => format!("id '{}'", id.chars().take(128).collect::<String>()),
+                (_, Some(h), _) => format!("hash '{}'", h.chars().take(128).collect::<String>()),
+                (_, _, Some(i)) => format!("index {i}"),
+                _ => unreachable!("exactly one locator"),
+            };
+            return Err(ToolError::NotFound(format!("no thought with {what} in chain '{key}'")));
+        };
+        let (reached, truncated) = walk(chain.ranked_index(), &[origin.index as u32], direction, max_depth, max_visited, |_| true);
+        Ok(json!({
+            "chain_key": key,
+            "origin": origin,
+            "thoughts": reached.iter().map(|r| reached_json(chain, r)).collect::<Vec<_>>(),
+            "truncated": truncated,
+        }))
+    })?
+}

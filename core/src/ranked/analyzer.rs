@@ -1,0 +1,126 @@
+//! Text analysis for ranked retrieval: split into words, lower-case, drop
+//! English stopwords, stem with the Snowball English stemmer
+//! (`rust-stemmers`). The same analyzer runs at index time and query time,
+//! so a query word matches every inflection that stems alike
+//! ("painting", "paints", "painted" -> "paint").
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Words longer than this (in bytes) are ignored: they are ids or noise.
+pub const MAX_TOKEN_BYTES: usize = 48;
+
+/// The Snowball project's English stopword list (function words that carry
+/// no topic), plus the contracted forms that survive tokenizing.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been",
+    "before", "being", "below", "between", "both", "but", "by", "can", "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does",
+    "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "hadn't", "has", "hasn't", "have",
+    "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's",
+    "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "let's", "me", "more", "most",
+    "mustn't", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves",
+    "out", "over", "own", "same", "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some", "such", "than", "that",
+    "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're",
+    "they've", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll", "we're",
+    "we've", "were", "weren't", "what", "what's", "when", "when's", "where", "where's", "which", "while", "who", "who's", "whom", "why",
+    "why's", "will", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself",
+    "yourselves",
+];
+
+/// Whether `word` (lower-case, apostrophes normalized) is a stopword.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// One analyzed word: the surface form (lower-cased) and its index term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub surface: String,
+    pub term: String,
+}
+
+/// Splits `text` into lower-cased words: runs of letters and digits, with
+/// inner apostrophes kept (so "Caroline's" stems to "carolin" and "don't"
+/// is recognised as a stopword).
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '\u{2019}'))
+        .filter(|w| !w.is_empty() && w.len() <= MAX_TOKEN_BYTES)
+        .map(|w| w.replace('\u{2019}', "'").to_lowercase())
+}
+
+/// Analyzes text into index terms. Stateless; cheap to create.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Analyzer;
+
+impl Analyzer {
+    /// Every non-stopword of `text` with its stemmed term, in order.
+    pub fn tokens(&self, text: &str) -> Vec<Token> {
+        let stemmer = Stemmer::create(Algorithm::English);
+        words(text)
+            .filter(|w| !is_stopword(w))
+            .map(|w| {
+                let stemmed = stemmer.stem(&w);
+                let term = stemmed.trim_end_matches('\'').to_string();
+                Token { term: if term.is_empty() { w.clone() } else { term }, surface: w }
+            })
+            .collect()
+    }
+
+    /// Just the terms of `text`.
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        self.tokens(text).into_iter().map(|t| t.term).collect()
+    }
+
+    /// A label (tag, concept, agent id) as terms: its words, plus the whole
+    /// label lower-cased when it has several words or punctuation, so an
+    /// exact label in a query also matches (`dia:d1:3`, `rust-lang`).
+    pub fn label_terms(&self, label: &str) -> Vec<String> {
+        let mut out = self.terms(label);
+        let whole = label.trim().to_lowercase();
+        if whole.len() <= MAX_TOKEN_BYTES && whole.contains(|c: char| !c.is_alphanumeric()) && !out.contains(&whole) {
+            out.push(whole);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopword_list_is_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]), "STOPWORDS must stay sorted and unique");
+    }
+
+    #[test]
+    fn stems_inflections_alike() {
+        let a = Analyzer;
+        assert_eq!(a.terms("painting paints painted"), vec!["paint", "paint", "paint"]);
+        assert_eq!(a.terms("Caroline's adoption"), a.terms("caroline adopt"));
+    }
+
+    #[test]
+    fn drops_stopwords_and_punctuation() {
+        let a = Analyzer;
+        assert_eq!(a.terms("What did she do, when it's raining?"), vec!["rain"]);
+        assert_eq!(a.terms("Don’t stop"), vec!["stop"]);
+    }
+
+    #[test]
+    fn keeps_numbers_and_unicode_words() {
+        let a = Analyzer;
+        assert_eq!(a.terms("[1:56 pm on 8 May, 2023]"), vec!["1", "56", "pm", "8", "may", "2023"]);
+        assert_eq!(a.terms("Zürich café"), vec!["zürich", "café"]);
+    }
+
+    #[test]
+    fn labels_keep_their_whole_form() {
+        let a = Analyzer;
+        assert_eq!(a.label_terms("rust"), vec!["rust"]);
+        let t = a.label_terms("dia:D1:3");
+        assert!(t.contains(&"dia:d1:3".to_string()), "{t:?}");
+        let t = a.label_terms("machine learning");
+        assert!(t.contains(&"machin".to_string()) && t.contains(&"machine learning".to_string()), "{t:?}");
+    }
+}

@@ -1,0 +1,32 @@
+//! Context bundles: each ranked seed with the thoughts that support it
+//! through the graph, in a deterministic order (seeds by rank, support in
+//! walk order: depth, then edge order).
+
+use super::graph::{walk, Reached};
+use super::search::{exists_as_of, ranked_search, GraphOptions, RankedHit, RankedQuery};
+use crate::chain::Chain;
+
+/// A seed and its support.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bundle {
+    pub seed: RankedHit,
+    pub support: Vec<Reached>,
+}
+
+/// Ranks seeds with `q` (without graph scoring: seeds are direct matches)
+/// and walks from each with `support`. Support honours `as_of` and, unless
+/// `q.include_superseded`, leaves retired thoughts out.
+pub fn context_bundles(chain: &Chain, q: &RankedQuery, support: GraphOptions) -> (&'static str, Vec<Bundle>) {
+    let index = chain.ranked_index();
+    let seeds = ranked_search(chain, &RankedQuery { graph: GraphOptions { max_depth: 0, ..q.graph }, ..q.clone() });
+    let bundles = seeds
+        .hits
+        .into_iter()
+        .map(|seed| {
+            let (reached, _) = walk(index, &[seed.index as u32], support.direction, support.max_depth, support.max_visited, |d| exists_as_of(index, d, q.as_of_ms));
+            let support = reached.into_iter().filter(|r| q.include_superseded || !index.is_retired(r.doc, q.as_of_ms)).collect();
+            Bundle { seed, support }
+        })
+        .collect();
+    (seeds.backend, bundles)
+}

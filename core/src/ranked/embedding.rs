@@ -1,0 +1,127 @@
+//! Embedding providers: the host supplies vectors, the core stores and
+//! compares them. The core never loads a model or calls a network; a host
+//! registers a provider with [`crate::MentisDb::set_embedding_provider`] and
+//! every thought is embedded when it is committed.
+
+use std::fmt::Debug;
+
+/// Turns text into a dense vector. Implementations must be deterministic
+/// (the same text gives the same vector) and return vectors of one fixed
+/// dimension; `None` means "no vector for this text" and the thought is
+/// then ranked lexically only.
+pub trait EmbeddingProvider: Send + Sync + Debug {
+    /// A short stable name, reported in results ("hashed-ngram-256", "all-MiniLM-L6-v2").
+    fn name(&self) -> &str;
+
+    /// The vector of one text.
+    fn embed(&self, text: &str) -> Option<Vec<f32>>;
+
+    /// Vectors of many texts; override when the model batches.
+    fn embed_batch(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        texts.iter().map(|t| self.embed(t)).collect()
+    }
+}
+
+/// Cosine similarity; 0 when either vector is zero or the dimensions differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// Scales `v` to unit length in place (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// An honest, dependency-free provider for tests and demos: character
+/// trigrams of each lower-cased word (with boundary marks) hashed (FNV-1a)
+/// into `dim` buckets with a sign bit, then unit-normalized. It captures
+/// spelling overlap ("adopt" ~ "adoption"), not meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct HashedNgramEmbedder {
+    pub dim: usize,
+}
+
+impl Default for HashedNgramEmbedder {
+    fn default() -> Self {
+        HashedNgramEmbedder { dim: 256 }
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+impl EmbeddingProvider for HashedNgramEmbedder {
+    fn name(&self) -> &str {
+        "hashed-ngram"
+    }
+
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        if self.dim == 0 {
+            return None;
+        }
+        let mut v = vec![0.0f32; self.dim];
+        let mut any = false;
+        for word in super::analyzer::words(text) {
+            let marked: Vec<char> = std::iter::once('^').chain(word.chars()).chain(std::iter::once('$')).collect();
+            for gram in marked.windows(3) {
+                let s: String = gram.iter().collect();
+                let h = fnv1a(s.as_bytes());
+                let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
+                v[(h % self.dim as u64) as usize] += sign;
+                any = true;
+            }
+        }
+        if !any {
+            return None;
+        }
+        normalize(&mut v);
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_basics() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
+        assert_eq!(cosine(&[1.0], &[1.0, 2.0]), 0.0);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 2.0]), 0.0);
+    }
+
+    #[test]
+    fn hashed_ngrams_are_deterministic_and_reflect_spelling() {
+        let e = HashedNgramEmbedder::default();
+        let a = e.embed("adoption agencies").unwrap();
+        assert_eq!(a, e.embed("adoption agencies").unwrap());
+        assert_eq!(a.len(), 256);
+        let near = cosine(&a, &e.embed("adopting an agency").unwrap());
+        let far = cosine(&a, &e.embed("volcano sunset").unwrap());
+        assert!(near > far, "near {near} far {far}");
+        assert!(e.embed("  ,, ").is_none());
+    }
+}

@@ -1,0 +1,332 @@
+//! The incremental ranked index of one chain: an inverted index over four
+//! fields, field-length statistics, the graph of refs and typed relations in
+//! both directions, which thoughts later thoughts retire, and (when the host
+//! registered an embedding provider) one vector per thought.
+//!
+//! [`RankedIndex::add`] is called once per committed thought, in chain
+//! order, by [`crate::Chain::commit`] — for appends and for every thought
+//! verified when a chain is opened — so queries never rebuild anything.
+
+use super::analyzer::Analyzer;
+use super::embedding::EmbeddingProvider;
+use crate::thought::{RelationKind, Thought};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A searchable field of a thought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Content = 0,
+    Tags = 1,
+    Concepts = 2,
+    /// Agent id, display name and owner.
+    Agent = 3,
+}
+
+/// Number of fields.
+pub const FIELD_COUNT: usize = 4;
+
+/// BM25F weight of each field, by [`Field`] position. Tags and concepts are
+/// chosen by the writer to describe the thought, so a hit there counts more
+/// than one word in the content; the producing agent counts less.
+pub const FIELD_WEIGHTS: [f32; FIELD_COUNT] = [1.0, 1.5, 1.5, 0.5];
+
+impl Field {
+    /// Every field, in index order.
+    pub const ALL: [Field; FIELD_COUNT] = [Field::Content, Field::Tags, Field::Concepts, Field::Agent];
+
+    /// The name reported in `match_sources`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Content => "content",
+            Field::Tags => "tags",
+            Field::Concepts => "concepts",
+            Field::Agent => "agent",
+        }
+    }
+
+    /// The BM25F weight.
+    pub fn weight(self) -> f32 {
+        FIELD_WEIGHTS[self as usize]
+    }
+}
+
+/// One occurrence list entry: term frequency of a term in one field of one thought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting {
+    pub doc: u32,
+    pub field: u8,
+    pub tf: u16,
+}
+
+/// What an edge is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// An entry of the source thought's `refs`.
+    Ref,
+    /// A typed relation of the source thought.
+    Relation(RelationKind),
+}
+
+impl EdgeKind {
+    /// `"ref"` or the relation kind's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Ref => "ref",
+            EdgeKind::Relation(k) => k.as_str(),
+        }
+    }
+}
+
+/// A directed edge from a newer thought to an earlier one in the same chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub kind: EdgeKind,
+}
+
+/// The ranked index of one chain.
+#[derive(Clone, Default)]
+pub struct RankedIndex {
+    terms: HashMap<String, u32>,
+    postings: Vec<Vec<Posting>>,
+    doc_freq: Vec<u32>,
+    field_lens: Vec<[u16; FIELD_COUNT]>,
+    field_len_sums: [u64; FIELD_COUNT],
+    timestamps: Vec<i64>,
+    outgoing: HashMap<u32, Vec<Edge>>,
+    incoming: HashMap<u32, Vec<Edge>>,
+    retired_by: HashMap<u32, Vec<u32>>,
+    vectors: Vec<Option<Box<[f32]>>>,
+    embedder: Option<Arc<dyn EmbeddingProvider>>,
+}
+
+impl std::fmt::Debug for RankedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RankedIndex")
+            .field("docs", &self.timestamps.len())
+            .field("terms", &self.terms.len())
+            .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_string()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The text a provider embeds for a thought.
+pub fn embedding_text(t: &Thought) -> String {
+    let mut s = t.content.clone();
+    for label in t.tags.iter().chain(&t.concepts) {
+        s.push('\n');
+        s.push_str(label);
+    }
+    s
+}
+
+impl RankedIndex {
+    /// Number of indexed thoughts.
+    pub fn len(&self) -> usize {
+        self.timestamps.len()
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.timestamps.is_empty()
+    }
+
+    /// Indexes the next thought of the chain (`t.index` must equal [`Self::len`]).
+    pub fn add(&mut self, t: &Thought) {
+        let doc = self.timestamps.len() as u32;
+        debug_assert_eq!(t.index, doc as u64, "thoughts are indexed in chain order");
+        let analyzer = Analyzer;
+        let mut lens = [0u16; FIELD_COUNT];
+        for field in Field::ALL {
+            let terms: Vec<String> = match field {
+                Field::Content => analyzer.terms(&t.content),
+                Field::Tags => t.tags.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
+                Field::Concepts => t.concepts.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
+                Field::Agent => {
+                    let mut v = analyzer.label_terms(&t.agent_id);
+                    if !t.agent_name.eq_ignore_ascii_case(&t.agent_id) {
+                        v.extend(analyzer.label_terms(&t.agent_name));
+                    }
+                    if let Some(o) = &t.agent_owner {
+                        v.extend(analyzer.label_terms(o));
+                    }
+                    v
+                }
+            };
+            lens[field as usize] = terms.len().min(u16::MAX as usize) as u16;
+            self.field_len_sums[field as usize] += terms.len() as u64;
+            let mut counts: Vec<(String, u16)> = Vec::new();
+            for term in terms {
+                match counts.iter_mut().find(|(t, _)| *t == term) {
+                    Some((_, c)) => *c = c.saturating_add(1),
+                    None => counts.push((term, 1)),
+                }
+            }
+            for (term, tf) in counts {
+                let next = self.postings.len() as u32;
+                let id = *self.terms.entry(term).or_insert(next);
+                if id == next {
+                    self.postings.push(Vec::new());
+                    self.doc_freq.push(0);
+                }
+                let list = &mut self.postings[id as usize];
+                if list.last().is_none_or(|p| p.doc != doc) {
+                    self.doc_freq[id as usize] += 1;
+                }
+                list.push(Posting { doc, field: field as u8, tf });
+            }
+        }
+        self.field_lens.push(lens);
+        self.timestamps.push(t.timestamp_millis());
+        let mut edges: Vec<Edge> = t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }).collect();
+        for rel in &t.relations {
+            // Relations into other chains carry no index; they are not part of this chain's graph.
+            if let Some(to) = rel.target_index.filter(|i| *i < doc as u64) {
+                edges.push(Edge { from: doc, to: to as u32, kind: EdgeKind::Relation(rel.kind) });
+                if rel.kind.retires_target() {
+                    self.retired_by.entry(to as u32).or_default().push(doc);
+                }
+            }
+        }
+        for e in &edges {
+            self.incoming.entry(e.to).or_default().push(*e);
+        }
+        if !edges.is_empty() {
+            self.outgoing.insert(doc, edges);
+        }
+        let vector = self.embedder.as_ref().and_then(|e| e.embed(&embedding_text(t))).map(Vec::into_boxed_slice);
+        self.vectors.push(vector);
+    }
+
+    /// Registers (or clears) the embedding provider and embeds every
+    /// already-indexed thought of `thoughts` (the chain's thoughts, in order).
+    pub fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought]) {
+        self.vectors = match &embedder {
+            Some(e) => {
+                let texts: Vec<String> = thoughts.iter().map(embedding_text).collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                e.embed_batch(&refs).into_iter().map(|v| v.map(Vec::into_boxed_slice)).collect()
+            }
+            None => vec![None; thoughts.len()],
+        };
+        self.embedder = embedder;
+    }
+
+    /// The registered embedding provider.
+    pub fn embedder(&self) -> Option<&Arc<dyn EmbeddingProvider>> {
+        self.embedder.as_ref()
+    }
+
+    /// The stored vector of thought `doc`.
+    pub fn vector(&self, doc: u32) -> Option<&[f32]> {
+        self.vectors.get(doc as usize).and_then(|v| v.as_deref())
+    }
+
+    /// Id of an index term.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        self.terms.get(term).copied()
+    }
+
+    /// Occurrences of term `id`, in chain order.
+    pub fn postings(&self, id: u32) -> &[Posting] {
+        &self.postings[id as usize]
+    }
+
+    /// How many thoughts contain term `id` in any field.
+    pub fn doc_freq(&self, id: u32) -> u32 {
+        self.doc_freq[id as usize]
+    }
+
+    /// Length (in terms) of each field of thought `doc`.
+    pub fn field_lens(&self, doc: u32) -> [u16; FIELD_COUNT] {
+        self.field_lens[doc as usize]
+    }
+
+    /// Average length of each field over all thoughts.
+    pub fn avg_field_lens(&self) -> [f32; FIELD_COUNT] {
+        let n = self.len().max(1) as f32;
+        let mut out = [0.0; FIELD_COUNT];
+        for (o, s) in out.iter_mut().zip(self.field_len_sums) {
+            *o = s as f32 / n;
+        }
+        out
+    }
+
+    /// Timestamp (epoch ms) of thought `doc`.
+    pub fn timestamp(&self, doc: u32) -> i64 {
+        self.timestamps[doc as usize]
+    }
+
+    /// Edges leaving thought `doc` (its refs and same-chain relations).
+    pub fn outgoing(&self, doc: u32) -> &[Edge] {
+        self.outgoing.get(&doc).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Edges arriving at thought `doc`, oldest source first.
+    pub fn incoming(&self, doc: u32) -> &[Edge] {
+        self.incoming.get(&doc).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Whether thought `doc` is superseded, invalidated or corrected by a
+    /// thought with timestamp `<= as_of_ms` (any such thought when `None`).
+    pub fn is_retired(&self, doc: u32, as_of_ms: Option<i64>) -> bool {
+        self.retired_by.get(&doc).is_some_and(|by| match as_of_ms {
+            None => !by.is_empty(),
+            Some(limit) => by.iter().any(|s| self.timestamps[*s as usize] <= limit),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{Chain, NewThought, RelationInput};
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+
+    fn chain_with(items: &[(&str, &[&str])]) -> Chain {
+        let mut c = Chain::new("t", ChainFormat::Binary);
+        for (i, (content, tags)) in items.iter().enumerate() {
+            let mut n = NewThought::new("ada", ThoughtType::FactLearned, content);
+            n.tags = tags.iter().map(|s| s.to_string()).collect();
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        c
+    }
+
+    #[test]
+    fn postings_and_statistics_grow_incrementally() {
+        let c = chain_with(&[("Painting a sunset", &["art"]), ("painted the fence", &[]), ("sunset sunset", &[])]);
+        let idx = c.ranked_index();
+        assert_eq!(idx.len(), 3);
+        let paint = idx.term_id("paint").unwrap();
+        assert_eq!(idx.doc_freq(paint), 2);
+        let sunset = idx.term_id("sunset").unwrap();
+        assert_eq!(idx.postings(sunset), &[Posting { doc: 0, field: 0, tf: 1 }, Posting { doc: 2, field: 0, tf: 2 }]);
+        let art = idx.term_id("art").unwrap();
+        assert_eq!(idx.postings(art)[0].field, Field::Tags as u8);
+        assert_eq!(idx.field_lens(2)[Field::Content as usize], 2);
+        assert_eq!(idx.term_id("ada").map(|id| idx.doc_freq(id)), Some(3));
+    }
+
+    #[test]
+    fn relations_build_the_graph_and_retire_targets() {
+        let mut c = chain_with(&[("old fact", &[]), ("support", &[])]);
+        let mut n = NewThought::new("ada", ThoughtType::Correction, "new fact");
+        n.refs = vec![1];
+        n.relations = vec![RelationInput { kind: RelationKind::Supersedes, target_id: None, target_index: Some(0), chain_key: None }];
+        let t = c.prepare_append(n, "2026-01-01T00:00:09.000Z".into(), "id-9".into()).unwrap();
+        c.commit(t);
+        let idx = c.ranked_index();
+        assert_eq!(idx.outgoing(2).len(), 2);
+        assert_eq!(idx.incoming(0), &[Edge { from: 2, to: 0, kind: EdgeKind::Relation(RelationKind::Supersedes) }]);
+        assert_eq!(idx.incoming(1)[0].kind, EdgeKind::Ref);
+        assert!(idx.is_retired(0, None));
+        assert!(!idx.is_retired(1, None));
+        let before = crate::timestamp::parse_rfc3339_millis("2026-01-01T00:00:05Z").unwrap();
+        assert!(!idx.is_retired(0, Some(before)));
+    }
+}

@@ -1,0 +1,305 @@
+//! Ranked search over one chain: BM25F seeds, graph expansion over refs and
+//! typed relations, small importance and recency signals, and (when the
+//! host registered an embedding provider) a vector similarity fused in.
+//!
+//! Each result's total is the sum of its parts, all reported:
+//!
+//! * `lexical` — BM25F over content, tags, concepts and agent ([`super::bm25`]).
+//! * `graph` / `relation` — a thought reached from a seed at depth `d`
+//!   through a ref (`graph`) or a typed relation (`relation`) gets
+//!   `seed score * GRAPH_DECAY^d * edge weight` (best seed wins).
+//! * `importance` — `IMPORTANCE_WEIGHT * importance`.
+//! * `recency` — `RECENCY_WEIGHT * 0.5^(age / RECENCY_HALF_LIFE_MS)`, age
+//!   measured from `as_of` or the chain's newest thought (never a clock).
+//! * `vector` — `VECTOR_WEIGHT * max(cosine, 0) * s`, with `s` the best
+//!   lexical score of the query (1 when nothing matched lexically), so the
+//!   two signals stay on one scale.
+
+use super::analyzer::Analyzer;
+use super::bm25;
+use super::embedding::cosine;
+use super::graph::{walk, WalkDirection};
+use super::index::{EdgeKind, Field, RankedIndex, FIELD_COUNT};
+use crate::chain::Chain;
+use crate::query::ThoughtFilter;
+use crate::thought::RelationKind;
+use serde::Serialize;
+
+/// Score share passed one step along the graph.
+pub const GRAPH_DECAY: f32 = 0.5;
+/// Weight of importance (0..=1) in the total.
+pub const IMPORTANCE_WEIGHT: f32 = 0.1;
+/// Weight of recency (0..=1) in the total.
+pub const RECENCY_WEIGHT: f32 = 0.1;
+/// Recency halves every 30 days.
+pub const RECENCY_HALF_LIFE_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
+/// Weight of the vector similarity relative to the best lexical score.
+pub const VECTOR_WEIGHT: f32 = 1.0;
+/// Vector-only candidates considered per query in hybrid mode.
+pub const VECTOR_CANDIDATES: usize = 100;
+/// Most distinct query terms used (the rest are ignored).
+pub const MAX_QUERY_TERMS: usize = 64;
+/// Seeds the graph expansion starts from, at most.
+pub const MAX_GRAPH_SEEDS: usize = 32;
+
+/// Weight of one edge for graph expansion.
+pub fn edge_weight(kind: EdgeKind) -> f32 {
+    match kind {
+        EdgeKind::Ref => 1.0,
+        EdgeKind::Relation(k) => match k {
+            RelationKind::Supports | RelationKind::DerivedFrom | RelationKind::Summarizes | RelationKind::CausedBy | RelationKind::ContinuesFrom => 1.0,
+            RelationKind::References | RelationKind::BranchesFrom | RelationKind::RelatedTo => 0.8,
+            RelationKind::Corrects | RelationKind::Supersedes | RelationKind::Invalidates | RelationKind::Contradicts => 0.6,
+        },
+    }
+}
+
+/// Graph expansion settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GraphOptions {
+    /// Steps from a seed; 0 turns expansion off.
+    pub max_depth: u32,
+    /// Thoughts reached per seed, at most.
+    pub max_visited: usize,
+    pub direction: WalkDirection,
+}
+
+impl Default for GraphOptions {
+    fn default() -> Self {
+        GraphOptions { max_depth: 1, max_visited: 64, direction: WalkDirection::Both }
+    }
+}
+
+/// One ranked query.
+#[derive(Debug, Clone)]
+pub struct RankedQuery<'a> {
+    pub text: &'a str,
+    pub filter: &'a ThoughtFilter,
+    pub limit: usize,
+    pub graph: GraphOptions,
+    /// Answer as the chain stood at this time (epoch ms).
+    pub as_of_ms: Option<i64>,
+    /// Keep thoughts retired by Supersedes / Invalidates / Corrects.
+    pub include_superseded: bool,
+    /// The query's vector, when the host has an embedding provider.
+    pub query_vector: Option<Vec<f32>>,
+}
+
+/// The parts of a result's score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ScoreParts {
+    pub lexical: f32,
+    pub graph: f32,
+    pub relation: f32,
+    pub importance: f32,
+    pub recency: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<f32>,
+    pub total: f32,
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedHit {
+    pub index: u64,
+    pub score: ScoreParts,
+    pub matched_terms: Vec<String>,
+    pub match_sources: Vec<&'static str>,
+}
+
+/// A ranked answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedResults {
+    /// `"lexical"`, or `"hybrid"` when vectors took part.
+    pub backend: &'static str,
+    /// Candidates that matched (before `limit`).
+    pub total: usize,
+    pub hits: Vec<RankedHit>,
+}
+
+/// Per-query accumulators, only for the thoughts a query touches.
+struct Accumulators {
+    /// Thought -> position in `accs` (`u32::MAX`: untouched).
+    slots: Vec<u32>,
+    accs: Vec<Acc>,
+    docs: Vec<u32>,
+}
+
+impl Accumulators {
+    fn new(n: usize) -> Self {
+        Accumulators { slots: vec![u32::MAX; n], accs: Vec::new(), docs: Vec::new() }
+    }
+
+    fn get(&self, doc: u32) -> Option<&Acc> {
+        let s = self.slots[doc as usize];
+        (s != u32::MAX).then(|| &self.accs[s as usize])
+    }
+
+    fn entry(&mut self, doc: u32) -> &mut Acc {
+        let s = self.slots[doc as usize];
+        if s != u32::MAX {
+            return &mut self.accs[s as usize];
+        }
+        self.slots[doc as usize] = self.accs.len() as u32;
+        self.docs.push(doc);
+        self.accs.push(Acc { doc, ..Acc::default() });
+        self.accs.last_mut().expect("just pushed")
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    doc: u32,
+    lexical: f32,
+    graph: f32,
+    relation: f32,
+    vector: Option<f32>,
+    terms: u64,
+    fields: u8,
+}
+
+/// The distinct query terms with the surface word each came from.
+fn query_terms(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for tok in Analyzer.tokens(text) {
+        if out.len() >= MAX_QUERY_TERMS {
+            break;
+        }
+        if !out.iter().any(|(t, _)| *t == tok.term) {
+            out.push((tok.term, tok.surface));
+        }
+    }
+    out
+}
+
+/// Runs `q` over `chain`.
+pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
+    let index = chain.ranked_index();
+    let thoughts = chain.thoughts();
+    let n = index.len();
+    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms);
+    let admit = |doc: u32| -> bool { exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields(&thoughts[doc as usize]) };
+    let terms = query_terms(q.text);
+    let mut acc = Accumulators::new(n);
+
+    // Lexical: BM25F per query term.
+    let avg = index.avg_field_lens();
+    for (bit, (term, _)) in terms.iter().enumerate() {
+        let Some(id) = index.term_id(term) else { continue };
+        let idf = bm25::idf(index.doc_freq(id), n as u32);
+        let postings = index.postings(id);
+        let mut i = 0;
+        while i < postings.len() {
+            let doc = postings[i].doc;
+            let lens = index.field_lens(doc);
+            let mut tf = 0.0f32;
+            let mut fields = 0u8;
+            while i < postings.len() && postings[i].doc == doc {
+                let p = postings[i];
+                tf += Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
+                fields |= 1 << p.field;
+                i += 1;
+            }
+            let a = acc.entry(doc);
+            a.lexical += bm25::bm25f(idf, tf);
+            a.terms |= 1 << bit;
+            a.fields |= fields;
+        }
+    }
+    let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
+
+    // Vectors: every lexical candidate gets its similarity, and the query's
+    // nearest thoughts join the candidates.
+    let hybrid = q.query_vector.is_some() && index.embedder().is_some();
+    if let (true, Some(qv)) = (hybrid, &q.query_vector) {
+        let scale = if best_lexical > 0.0 { best_lexical } else { 1.0 };
+        let mut sims: Vec<(f32, u32)> = (0..n as u32).filter_map(|d| index.vector(d).map(|v| (cosine(qv, v), d))).collect();
+        for (sim, doc) in &sims {
+            if acc.get(*doc).is_some() {
+                acc.entry(*doc).vector = Some(VECTOR_WEIGHT * sim.max(0.0) * scale);
+            }
+        }
+        sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        for (sim, doc) in sims.into_iter().filter(|(s, d)| *s > 0.0 && admit(*d)).take(VECTOR_CANDIDATES) {
+            let a = acc.entry(doc);
+            if a.vector.is_none() {
+                a.vector = Some(VECTOR_WEIGHT * sim * scale);
+            }
+        }
+    }
+
+    // No usable query terms and no vectors: every thought is a candidate,
+    // ranked by the small signals alone.
+    let browse = terms.is_empty() && !hybrid;
+    if browse {
+        for doc in 0..n as u32 {
+            acc.entry(doc);
+        }
+    }
+
+    // Graph: expand from the best admitted seeds.
+    if q.graph.max_depth > 0 && !browse {
+        let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.vector.unwrap_or(0.0), a.doc)).filter(|s| s.0 > 0.0).collect();
+        seeds.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        seeds.truncate(MAX_GRAPH_SEEDS.max(q.limit));
+        for (seed_score, seed) in seeds {
+            let (reached, _) = walk(index, &[seed], q.graph.direction, q.graph.max_depth, q.graph.max_visited, exists);
+            for r in reached {
+                let share = seed_score * GRAPH_DECAY.powi(r.depth as i32) * edge_weight(r.via.edge);
+                let a = acc.entry(r.doc);
+                match r.via.edge {
+                    EdgeKind::Ref => a.graph = a.graph.max(share),
+                    EdgeKind::Relation(_) => a.relation = a.relation.max(share),
+                }
+            }
+        }
+    }
+
+    // Small signals and the total, over the admitted candidates.
+    let now = q.as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
+    let mut scored: Vec<(f32, u32, ScoreParts)> = acc
+        .accs
+        .iter()
+        .filter(|a| admit(a.doc))
+        .map(|a| {
+            let doc = a.doc;
+            let importance = IMPORTANCE_WEIGHT * thoughts[doc as usize].importance as f32;
+            let age = (now - index.timestamp(doc)).max(0) as f64;
+            let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
+            let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
+            let total = a.lexical + a.graph + a.relation + importance + recency + vector.unwrap_or(0.0);
+            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, vector, total })
+        })
+        .collect();
+    let total = scored.len();
+    let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
+    if q.limit > 0 && q.limit < total {
+        scored.select_nth_unstable_by(q.limit - 1, order);
+    }
+    scored.truncate(q.limit);
+    scored.sort_by(order);
+    let hits = scored
+        .into_iter()
+        .map(|(_, doc, score)| {
+            let a = *acc.get(doc).expect("scored thoughts were touched");
+            let matched_terms = terms.iter().enumerate().filter(|(bit, _)| a.terms & (1 << bit) != 0).map(|(_, (_, surface))| surface.clone()).collect();
+            let mut match_sources: Vec<&'static str> = (0..FIELD_COUNT).filter(|f| a.fields & (1 << f) != 0).map(|f| Field::ALL[f].as_str()).collect();
+            if a.graph > 0.0 {
+                match_sources.push("graph");
+            }
+            if a.relation > 0.0 {
+                match_sources.push("relation");
+            }
+            if a.vector.is_some_and(|v| v > 0.0) {
+                match_sources.push("vector");
+            }
+            RankedHit { index: doc as u64, score, matched_terms, match_sources }
+        })
+        .collect();
+    RankedResults { backend: if hybrid { "hybrid" } else { "lexical" }, total, hits }
+}
+
+/// Index of a thought the graph walks may see (as of `as_of_ms`).
+pub fn exists_as_of(index: &RankedIndex, doc: u32, as_of_ms: Option<i64>) -> bool {
+    as_of_ms.is_none_or(|a| index.timestamp(doc) <= a)
+}

@@ -1,0 +1,13 @@
+// Launches Debian's Chromium through playwright-core (no browser download).
+import { chromium } from "playwright-core";
+
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+export function launch() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}

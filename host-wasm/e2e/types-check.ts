@@ -1,0 +1,31 @@
+// Compile-time check of the generated TypeScript declarations
+// (tsc --noEmit; run by scripts/stages/40-wasm.sh after packaging).
+import init, { MentisDb, type AppendResult, type HeadResult, type MentisDbError, type Thought } from "../pkg/mentisdb_wasm.js";
+
+export async function example(): Promise<string> {
+  await init();
+  const db: MentisDb = await MentisDb.open("agent-memory");
+  const other = await MentisDb.open("other", { defaultChainKey: "notes" });
+  const boot = await db.bootstrap({ content: "What this memory is for." });
+  const ok: boolean = boot.bootstrapped;
+  const appended: AppendResult = await db.append({ thought_type: "Decision", content: "Use IndexedDB.", tags: ["storage"] });
+  const thought: Thought = appended.thought;
+  const found: Thought[] = db.search({ text: "indexeddb", limit: 5 }).thoughts;
+  const everything = db.search();
+  const head: HeadResult = db.head();
+  const prompt: string = db.recentContext({ last_n: 3 });
+  const md: string = db.memoryMarkdown();
+  const page = db.traverse({ anchor_boundary: "genesis", chunk_size: 10 });
+  const bytes: Uint8Array = db.exportChain();
+  const imported = await other.importChain(bytes);
+  const anyTool = await db.call("mentisdb_list_agents", { chain_key: "agent-memory" });
+  try {
+    // @ts-expect-error content is required
+    await db.append({ thought_type: "Decision" });
+  } catch (e) {
+    const err = e as MentisDbError;
+    return `${err.kind}: ${err.message}`;
+  }
+  await db.close();
+  return [ok, thought.hash, found.length, everything.thoughts.length, head.integrity_ok, prompt, md, page.has_more, imported.chain_key, anyTool].join();
+}

@@ -1,0 +1,57 @@
+//! The one place where Rust errors become JavaScript `Error`s.
+//!
+//! A tool error's message is exactly the core's `Display` text (the same
+//! human-readable text the daemon returns); its machine-readable
+//! [`ToolError::kind`] rides along as the `kind` property. Failures of the
+//! browser itself (IndexedDB, `crypto`) become `Error`s whose message names
+//! what was being done and what the browser said.
+
+use mentisdb_core::{StorageError, ToolError};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// A JS `Error` with `message` and a `kind` property.
+fn error_with_kind(message: &str, kind: &str) -> JsValue {
+    let err = js_sys::Error::new(message);
+    // Setting a property on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("kind"), &JsValue::from_str(kind));
+    err.into()
+}
+
+/// A core tool error, with the daemon's message text.
+pub(crate) fn tool_error(e: &ToolError) -> JsValue {
+    error_with_kind(&e.to_string(), e.kind())
+}
+
+/// A storage error raised outside a tool call (open, import, export).
+pub(crate) fn storage_error(e: &StorageError) -> JsValue {
+    error_with_kind(&e.to_string(), "storage")
+}
+
+/// A usage error of the JS API itself (closed handle, bad argument type).
+pub(crate) fn usage_error(message: &str) -> JsValue {
+    error_with_kind(message, "invalid_arguments")
+}
+
+/// A refused import or export, with the core's kind for it.
+pub(crate) fn refused(message: &str, kind: &str) -> JsValue {
+    error_with_kind(message, kind)
+}
+
+/// Describes whatever the browser threw (a `DOMException`, an `Error`, or
+/// anything else) as text.
+pub(crate) fn describe_js(value: &JsValue) -> String {
+    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
+        let name = String::from(e.name());
+        let message = String::from(e.message());
+        return if name.is_empty() || name == "Error" { message } else { format!("{name}: {message}") };
+    }
+    if let Some(dom) = value.dyn_ref::<web_sys::DomException>() {
+        return format!("{}: {}", dom.name(), dom.message());
+    }
+    value.as_string().unwrap_or_else(|| format!("{value:?}"))
+}
+
+/// A browser failure while doing `what`.
+pub(crate) fn browser_error(what: &str, cause: &JsValue) -> JsValue {
+    error_with_kind(&format!("{what}: {}", describe_js(cause)), "storage")
+}

@@ -1,0 +1,344 @@
+//! The exported `MentisDb` class: one open IndexedDB-backed database.
+//!
+//! Every method runs the core synchronously on the in-memory image
+//! ([`crate::image`]). Methods that can write return a `Promise` that
+//! resolves only after the IndexedDB transaction persisting the change has
+//! completed; read-only methods return their result directly.
+
+use crate::clock::DateClock;
+use crate::error::{self, tool_error, usage_error};
+use crate::ids::{global_crypto, CryptoIds};
+use crate::image::ImageStorage;
+use crate::{idb, js_json};
+use js_sys::{Promise, Uint8Array};
+use mentisdb_core::{naming, record, DbConfig, MemoryStorage, MentisDb as Engine, OpenReport, Storage, ToolError};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::IdbDatabase;
+
+/// Prefix of the IndexedDB database behind `MentisDb.open(name)`.
+const IDB_PREFIX: &str = "mentisdb/";
+/// Longest accepted database name.
+const MAX_NAME_LEN: usize = 128;
+
+struct Inner {
+    name: String,
+    image: Arc<ImageStorage>,
+    config: DbConfig,
+    /// `None` once closed.
+    open: RefCell<Option<(Engine, IdbDatabase)>>,
+    /// The newest commit; each commit waits for the one before it, so
+    /// commits apply in order and writes made meanwhile share one commit.
+    last_commit: RefCell<Option<Promise>>,
+    report: Value,
+}
+
+/// A MentisDB database persisted in IndexedDB. Create one with
+/// `await MentisDb.open(name)`.
+#[wasm_bindgen(js_name = MentisDb)]
+pub struct MentisDbHandle {
+    inner: Rc<Inner>,
+}
+
+fn database_name(name: &str) -> Result<String, JsValue> {
+    if name.trim().is_empty() || name.len() > MAX_NAME_LEN {
+        return Err(usage_error(&format!("database name must be 1 to {MAX_NAME_LEN} bytes, got {} bytes", name.len())));
+    }
+    Ok(format!("{IDB_PREFIX}{name}"))
+}
+
+fn report_json(report: &OpenReport) -> Value {
+    json!({
+        "chains": report.chains.iter().map(|c| json!({
+            "chain_key": c.chain_key, "thought_count": c.thought_count,
+            "torn_tail_bytes": c.torn_tail_bytes, "storage_location": c.storage_location,
+        })).collect::<Vec<_>>(),
+        "refused": report.refused.iter().map(|(object, reason)| json!({ "object": object, "reason": reason })).collect::<Vec<_>>(),
+    })
+}
+
+fn open_engine(image: &Arc<ImageStorage>, config: &DbConfig) -> Result<(Engine, OpenReport), JsValue> {
+    Engine::open(image.clone(), Arc::new(DateClock), Arc::new(CryptoIds), config.clone()).map_err(|e| error::storage_error(&e))
+}
+
+/// Waits for the previous commit (whatever its outcome), then commits
+/// everything pending. Resolves once it is durable.
+fn commit_pending(inner: &Rc<Inner>) -> Promise {
+    let previous = inner.last_commit.borrow_mut().take();
+    let image = inner.image.clone();
+    let database = inner.open.borrow().as_ref().map(|(_, idb)| idb.clone());
+    let promise = future_to_promise(async move {
+        if let Some(previous) = previous {
+            let _ = JsFuture::from(previous).await;
+        }
+        if !image.has_pending() {
+            return Ok(JsValue::UNDEFINED);
+        }
+        let database = database.ok_or_else(|| usage_error("the database was closed before its changes were persisted"))?;
+        let batch = image.take_pending();
+        if let Err(e) = idb::commit(&database, &batch).await {
+            image.commit_failed(&batch);
+            return Err(e);
+        }
+        Ok(JsValue::UNDEFINED)
+    });
+    *inner.last_commit.borrow_mut() = Some(promise.clone());
+    promise
+}
+
+/// Commits what is pending, then settles with `outcome`.
+fn durable(inner: &Rc<Inner>, outcome: Result<JsValue, JsValue>) -> Promise {
+    let commit = commit_pending(inner);
+    future_to_promise(async move {
+        JsFuture::from(commit).await?;
+        outcome
+    })
+}
+
+impl MentisDbHandle {
+    fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> Result<R, JsValue>) -> Result<R, JsValue> {
+        match self.inner.open.borrow().as_ref() {
+            Some((engine, _)) => f(engine),
+            None => Err(usage_error(&format!("database '{}' is closed", self.inner.name))),
+        }
+    }
+
+    fn call_now(&self, tool: &str, args: &JsValue) -> Result<Value, JsValue> {
+        let args = js_json::from_js(args, "arguments")?;
+        self.with_engine(|engine| engine.call(tool, args).map_err(|e| tool_error(&e)))
+    }
+
+    fn call_read(&self, tool: &str, args: &JsValue) -> Result<JsValue, JsValue> {
+        self.call_now(tool, args).map(|v| js_json::to_js(&v))
+    }
+
+    fn call_write(&self, tool: &str, args: &JsValue) -> Promise {
+        let outcome = self.call_now(tool, args).map(|v| js_json::to_js(&v));
+        durable(&self.inner, outcome)
+    }
+}
+
+#[wasm_bindgen(js_class = MentisDb)]
+impl MentisDbHandle {
+    /// Opens (creating when needed) the database `name`, stored in the
+    /// IndexedDB database `mentisdb/<name>`; loads and verifies every chain.
+    #[wasm_bindgen(unchecked_return_type = "MentisDb")]
+    pub async fn open(name: String, #[wasm_bindgen(unchecked_param_type = "OpenOptions | void")] options: Option<js_sys::Object>) -> Result<MentisDbHandle, JsValue> {
+        let database = database_name(&name)?;
+        let options = js_json::from_js(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED), "options")?;
+        let mut config = DbConfig::default();
+        if let Some(key) = options.get("defaultChainKey") {
+            let key = key.as_str().ok_or_else(|| usage_error("options.defaultChainKey must be a string"))?;
+            mentisdb_core::limits::check_key("defaultChainKey", key).map_err(|m| usage_error(&m))?;
+            config.default_chain_key = key.to_string();
+        }
+        let crypto = global_crypto().map_err(|m| usage_error(&m))?;
+        crypto.get_random_values_with_u8_array(&mut [0u8; 16]).map_err(|e| error::browser_error("crypto.getRandomValues failed", &e))?;
+
+        let idb_database = idb::open(&database).await?;
+        let segments = idb::load(&idb_database).await?;
+        let image = Arc::new(ImageStorage::from_segments(&database, segments).map_err(|e| error::refused(&e.0, "storage"))?);
+        let (engine, report) = open_engine(&image, &config)?;
+        let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: report_json(&report) });
+        // Torn tails cut and segments compacted at open are made durable first.
+        JsFuture::from(commit_pending(&inner)).await?;
+        Ok(MentisDbHandle { inner })
+    }
+
+    /// Deletes the IndexedDB database behind `name` and everything in it.
+    /// Close every open handle on it first (the deletion waits for them).
+    #[wasm_bindgen(js_name = deleteDatabase)]
+    pub async fn delete_database(name: String) -> Result<(), JsValue> {
+        idb::delete(&database_name(&name)?).await
+    }
+
+    /// Every tool with its description and JSON Schema (as MCP `tools/list`).
+    #[wasm_bindgen(js_name = toolSpecs, unchecked_return_type = "ToolSpec[]")]
+    pub fn tool_specs() -> JsValue {
+        js_json::to_js(&serde_json::to_value(mentisdb_core::tool_specs()).expect("tool specs serialize"))
+    }
+
+    /// The name given to `open`.
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    /// The IndexedDB database holding this database's objects.
+    #[wasm_bindgen(getter, js_name = storageName)]
+    pub fn storage_name(&self) -> String {
+        self.inner.image.database().to_string()
+    }
+
+    /// The chain used when a call omits `chain_key`.
+    #[wasm_bindgen(getter, js_name = defaultChainKey)]
+    pub fn default_chain_key(&self) -> String {
+        self.inner.config.default_chain_key.clone()
+    }
+
+    /// What opening found: chains verified (with torn-tail bytes cut) and
+    /// objects refused.
+    #[wasm_bindgen(getter, js_name = openReport, unchecked_return_type = "OpenReport")]
+    pub fn open_report(&self) -> JsValue {
+        js_json::to_js(&self.inner.report)
+    }
+
+    /// Whether `close()` was called.
+    #[wasm_bindgen(getter, js_name = isClosed)]
+    pub fn is_closed(&self) -> bool {
+        self.inner.open.borrow().is_none()
+    }
+
+    /// Waits for pending writes, then closes the IndexedDB connection.
+    /// Every later call fails with "database '<name>' is closed".
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn close(&self) -> Promise {
+        let inner = self.inner.clone();
+        let commit = commit_pending(&inner);
+        future_to_promise(async move {
+            let committed = JsFuture::from(commit).await;
+            if let Some((_, database)) = inner.open.borrow_mut().take() {
+                database.close();
+            }
+            committed.map(|_| JsValue::UNDEFINED)
+        })
+    }
+
+    /// Calls any tool of the MCP spec by name with plain-object arguments;
+    /// resolves with the tool's result once any write it made is durable.
+    #[wasm_bindgen(unchecked_return_type = "Promise<any>")]
+    pub fn call(&self, tool: &str, #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | void")] args: JsValue) -> Promise {
+        self.call_write(tool, &args)
+    }
+
+    /// `mentisdb_bootstrap`: writes one Summary/Checkpoint thought only into an empty chain.
+    #[wasm_bindgen(unchecked_return_type = "Promise<BootstrapResult>")]
+    pub fn bootstrap(&self, #[wasm_bindgen(unchecked_param_type = "BootstrapArgs")] args: JsValue) -> Promise {
+        self.call_write("mentisdb_bootstrap", &args)
+    }
+
+    /// `mentisdb_append`: resolves with the stored thought once it is durable.
+    #[wasm_bindgen(unchecked_return_type = "Promise<AppendResult>")]
+    pub fn append(&self, #[wasm_bindgen(unchecked_param_type = "AppendArgs")] args: JsValue) -> Promise {
+        self.call_write("mentisdb_append", &args)
+    }
+
+    /// `mentisdb_append_retrospective`: a lesson learned (role Retrospective).
+    #[wasm_bindgen(js_name = appendRetrospective, unchecked_return_type = "Promise<AppendResult>")]
+    pub fn append_retrospective(&self, #[wasm_bindgen(unchecked_param_type = "RetrospectiveArgs")] args: JsValue) -> Promise {
+        self.call_write("mentisdb_append_retrospective", &args)
+    }
+
+    /// `mentisdb_search`: the newest `limit` matches of ANDed filters, in append order.
+    #[wasm_bindgen(unchecked_return_type = "SearchResult")]
+    pub fn search(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | void")] args: JsValue) -> Result<JsValue, JsValue> {
+        self.call_read("mentisdb_search", &args)
+    }
+
+    /// `mentisdb_traverse_thoughts`: a filtered chunk from an anchor, with cursors.
+    #[wasm_bindgen(unchecked_return_type = "TraverseResult")]
+    pub fn traverse(&self, #[wasm_bindgen(unchecked_param_type = "TraverseArgs | void")] args: JsValue) -> Result<JsValue, JsValue> {
+        self.call_read("mentisdb_traverse_thoughts", &args)
+    }
+
+    /// `mentisdb_recent_context`: the prompt snippet (the tool's `prompt` field).
+    #[wasm_bindgen(js_name = recentContext)]
+    pub fn recent_context(&self, #[wasm_bindgen(unchecked_param_type = "RecentContextArgs | void")] args: JsValue) -> Result<String, JsValue> {
+        let v = self.call_now("mentisdb_recent_context", &args)?;
+        Ok(v["prompt"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// `mentisdb_memory_markdown`: the Markdown text (the tool's `markdown` field).
+    #[wasm_bindgen(js_name = memoryMarkdown)]
+    pub fn memory_markdown(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | void")] args: JsValue) -> Result<String, JsValue> {
+        let v = self.call_now("mentisdb_memory_markdown", &args)?;
+        Ok(v["markdown"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// `mentisdb_head`: thought count, head hash, latest thought, integrity, location.
+    #[wasm_bindgen(unchecked_return_type = "HeadResult")]
+    pub fn head(&self, #[wasm_bindgen(js_name = chainKey)] chain_key: Option<String>) -> Result<JsValue, JsValue> {
+        self.call_read("mentisdb_head", &js_json::to_js(&json!({ "chain_key": chain_key })))
+    }
+
+    /// `mentisdb_get_thought`: one thought by `thought_id`, `thought_hash` or `thought_index`.
+    #[wasm_bindgen(js_name = getThought, unchecked_return_type = "{ chain_key: string; thought: Thought }")]
+    pub fn get_thought(&self, #[wasm_bindgen(unchecked_param_type = "GetThoughtArgs")] args: JsValue) -> Result<JsValue, JsValue> {
+        self.call_read("mentisdb_get_thought", &args)
+    }
+
+    /// `mentisdb_list_chains`: every chain with counts and storage location.
+    #[wasm_bindgen(js_name = listChains, unchecked_return_type = "ListChainsResult")]
+    pub fn list_chains(&self) -> Result<JsValue, JsValue> {
+        self.call_read("mentisdb_list_chains", &JsValue::UNDEFINED)
+    }
+
+    /// The chain object's bytes, exactly the file the native daemon writes
+    /// for it (`chains/<name>.mdb` or `.jsonl`).
+    #[wasm_bindgen(js_name = exportChain)]
+    pub fn export_chain(&self, #[wasm_bindgen(js_name = chainKey)] chain_key: Option<String>) -> Result<Uint8Array, JsValue> {
+        self.with_engine(|engine| {
+            let key = engine.resolve_key(chain_key.as_deref()).map_err(|e| tool_error(&e))?;
+            // Reading the chain also surfaces a refused chain's error.
+            engine.with_chain(&key, |_| ()).map_err(|e| tool_error(&e))?;
+            let (format, _) = engine.chain_storage_info(&key).ok_or_else(|| tool_error(&ToolError::NotFound(format!("chain '{key}' does not exist"))))?;
+            let bytes = engine.storage().read(&naming::chain_object(&key, format)).map_err(|e| error::storage_error(&e))?;
+            let bytes = bytes.ok_or_else(|| tool_error(&ToolError::NotFound(format!("chain '{key}' has no stored object"))))?;
+            Ok(Uint8Array::from(bytes.as_slice()))
+        })
+    }
+
+    /// Adds a chain exported by `exportChain` or copied from a daemon's
+    /// `chains/` directory. The bytes are decoded and verified exactly as the
+    /// daemon verifies a chain at startup (a torn tail is cut); a chain key
+    /// that already exists here is refused. Resolves once it is durable.
+    #[wasm_bindgen(js_name = importChain, unchecked_return_type = "Promise<ImportResult>")]
+    pub fn import_chain(&self, bytes: &[u8]) -> Promise {
+        let outcome = self.import_now(bytes);
+        durable(&self.inner, outcome)
+    }
+}
+
+impl MentisDbHandle {
+    fn import_now(&self, bytes: &[u8]) -> Result<JsValue, JsValue> {
+        let decoded = record::decode_chain(bytes).map_err(|e| error::refused(&format!("cannot import: {e}"), "invalid_arguments"))?;
+        let key = decoded.chain_key.clone();
+        let object = naming::chain_object(&key, decoded.format);
+        // Verify on a scratch engine holding only this chain, as the daemon
+        // would on startup.
+        let scratch = Arc::new(MemoryStorage::new());
+        scratch.write_atomic(&object, bytes).map_err(|e| error::storage_error(&e))?;
+        let (_, report) = Engine::open(scratch.clone(), Arc::new(DateClock), Arc::new(CryptoIds), self.inner.config.clone()).map_err(|e| error::storage_error(&e))?;
+        if let Some((_, reason)) = report.refused.first() {
+            return Err(error::refused(&format!("cannot import chain '{key}': {reason}"), "chain_refused"));
+        }
+        let opened = report.chains.first().ok_or_else(|| error::refused(&format!("cannot import chain '{key}': it did not open"), "chain_refused"))?;
+        let verified = scratch.read(&object).map_err(|e| error::storage_error(&e))?.unwrap_or_default();
+
+        let mut open = self.inner.open.borrow_mut();
+        let (engine, _) = open.as_mut().ok_or_else(|| usage_error(&format!("database '{}' is closed", self.inner.name)))?;
+        let taken = engine.chain_keys().contains(&key)
+            || engine.with_chain(&key, |_| ()).is_err()
+            || [record::ChainFormat::Binary, record::ChainFormat::Jsonl].iter().any(|f| self.inner.image.read(&naming::chain_object(&key, *f)).ok().flatten().is_some());
+        if taken {
+            return Err(error::refused(&format!("chain '{key}' already exists in database '{}'; import refuses to overwrite it", self.inner.name), "invalid_arguments"));
+        }
+        self.inner.image.write_atomic(&object, &verified).map_err(|e| error::storage_error(&e))?;
+        // The engine learns about chains when it opens; reopen it over the
+        // same image (every chain is verified again, as at `open`).
+        let (fresh, _) = open_engine(&self.inner.image, &self.inner.config)?;
+        *engine = fresh;
+        let head = engine.call("mentisdb_head", json!({ "chain_key": key })).map_err(|e| tool_error(&e))?;
+        Ok(js_json::to_js(&json!({
+            "chain_key": key,
+            "thought_count": opened.thought_count,
+            "torn_tail_bytes": opened.torn_tail_bytes,
+            "head_hash": head["head_hash"],
+            "storage_location": head["storage_location"],
+        })))
+    }
+}

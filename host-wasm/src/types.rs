@@ -1,0 +1,90 @@
+//! TypeScript declarations for the plain objects the API takes and returns
+//! (field names exactly as in MENTISDB_MCP.md). Emitted into the generated
+//! `mentisdb_wasm.d.ts`.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = r#"
+export type ThoughtType = string;
+export type ThoughtRole = string;
+
+export interface ThoughtRelation { kind: string; target_id: string; chain_key?: string | null }
+
+export interface Thought {
+  schema_version: number; id: string; index: number; timestamp: string;
+  session_id?: string | null; agent_id: string; agent_name: string; agent_owner?: string | null;
+  signing_key_id?: string | null; thought_signature?: number[] | null;
+  thought_type: ThoughtType; role: ThoughtRole; content: string;
+  confidence?: number | null; importance: number; tags: string[]; concepts: string[];
+  refs: number[]; relations: ThoughtRelation[]; prev_hash?: string | null; hash: string;
+}
+
+export interface OpenOptions { defaultChainKey?: string }
+
+export interface OpenReport {
+  chains: { chain_key: string; thought_count: number; torn_tail_bytes: number; storage_location: string }[];
+  refused: { object: string; reason: string }[];
+}
+
+export interface FilterArgs {
+  text?: string; thought_types?: ThoughtType[]; roles?: ThoughtRole[]; tags_any?: string[]; concepts_any?: string[];
+  agent_ids?: string[]; agent_names?: string[]; agent_owners?: string[];
+  min_importance?: number; min_confidence?: number; since?: string; until?: string;
+}
+
+export interface BootstrapArgs {
+  chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string; content: string;
+  importance?: number; tags?: string[]; concepts?: string[]; storage_adapter?: "binary" | "jsonl";
+}
+export interface BootstrapResult { bootstrapped: boolean; thought_count: number; head_hash: string | null }
+
+export interface RelationArg { kind: string; target_id?: string; target_index?: number; chain_key?: string }
+
+export interface AppendArgs {
+  chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string;
+  thought_type: ThoughtType; content: string; role?: ThoughtRole; importance?: number; confidence?: number;
+  tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
+  thought_id?: string; signing_key_id?: string; thought_signature?: number[];
+}
+export type RetrospectiveArgs = Omit<AppendArgs, "thought_type" | "role"> & { thought_type?: ThoughtType };
+export interface AppendResult { thought: Thought; head_hash: string }
+
+export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number }
+export interface SearchResult { thoughts: Thought[] }
+
+export interface RecentContextArgs { chain_key?: string; last_n?: number }
+
+export interface TraverseArgs extends FilterArgs {
+  chain_key?: string; anchor_id?: string; anchor_hash?: string; anchor_index?: number;
+  anchor_boundary?: "genesis" | "head"; direction?: "forward" | "backward"; include_anchor?: boolean;
+  chunk_size?: number; time_window?: { start: string; delta?: number; unit?: string };
+}
+export interface TraverseResult {
+  chain_key: string; direction: string; include_anchor: boolean; chunk_size: number;
+  anchor: Thought | null; thoughts: Thought[]; has_more: boolean; next_cursor: unknown; previous_cursor: unknown;
+}
+
+export interface GetThoughtArgs { chain_key?: string; thought_id?: string; thought_hash?: string; thought_index?: number }
+
+export interface HeadResult {
+  chain_key: string; thought_count: number; head_hash: string | null; latest_thought: Thought | null;
+  integrity_ok: boolean; storage_location: string;
+}
+
+export interface ListChainsResult {
+  default_chain_key: string; chain_keys: string[];
+  chains: { chain_key: string; thought_count: number; agent_count: number; storage_location: string; [k: string]: unknown }[];
+}
+
+export interface ImportResult {
+  chain_key: string; thought_count: number; torn_tail_bytes: number; head_hash: string | null; storage_location: string;
+}
+
+export interface ToolSpec { name: string; description: string; input_schema: Record<string, unknown> }
+
+/** Errors thrown or rejected by MentisDb: `message` is the daemon's text. */
+export interface MentisDbError extends Error {
+  kind: "unknown_tool" | "invalid_arguments" | "not_found" | "storage" | "append_rejected" | "chain_refused" | string;
+}
+"#;

@@ -1,0 +1,296 @@
+//! The JS API in headless Chromium (wasm-bindgen-test): the tool surface,
+//! errors, persistence across re-open, durability of acknowledged writes,
+//! export/import, and the daemon-written fixture. Each test uses its own
+//! IndexedDB database and deletes it first.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Promise, Reflect, Uint8Array};
+use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb as Engine, SequentialIds, ToolError};
+use mentisdb_wasm::image::ImageStorage;
+use mentisdb_wasm::MentisDbHandle as Db;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn js(v: Value) -> JsValue {
+    js_sys::JSON::parse(&v.to_string()).unwrap()
+}
+
+fn rs(v: &JsValue) -> Value {
+    if v.is_undefined() {
+        return Value::Null;
+    }
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(v).unwrap())).unwrap()
+}
+
+async fn ok(p: Promise) -> Value {
+    match JsFuture::from(p).await {
+        Ok(v) => rs(&v),
+        Err(e) => panic!("promise rejected: {}", message(&e)),
+    }
+}
+
+async fn rejected(p: Promise) -> JsValue {
+    match JsFuture::from(p).await {
+        Ok(v) => panic!("promise resolved with {:?} but should have rejected", rs(&v)),
+        Err(e) => e,
+    }
+}
+
+fn message(e: &JsValue) -> String {
+    let err = e.dyn_ref::<js_sys::Error>().unwrap_or_else(|| panic!("not a JS Error: {e:?}"));
+    String::from(err.message())
+}
+
+fn kind(e: &JsValue) -> String {
+    Reflect::get(e, &"kind".into()).unwrap().as_string().unwrap_or_default()
+}
+
+/// A fresh, empty database.
+async fn fresh(name: &str) -> Db {
+    Db::delete_database(name.to_string()).await.expect("delete database");
+    Db::open(name.to_string(), None).await.unwrap_or_else(|e| panic!("open {name}: {}", message(&e)))
+}
+
+async fn reopen(db: Db) -> Db {
+    let name = db.name();
+    ok(db.close()).await;
+    Db::open(name, None).await.unwrap_or_else(|e| panic!("reopen: {}", message(&e)))
+}
+
+/// What the core itself answers for the same call (the daemon's text).
+fn core_error(tool: &str, args: Value) -> String {
+    let (engine, _) = Engine::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(0, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    engine.call(tool, args).expect_err("the core refuses this call").to_string()
+}
+
+#[wasm_bindgen_test]
+fn image_storage_passes_conformance_in_the_browser() {
+    mentisdb_core::storage::conformance::run_all(&ImageStorage::new("conformance"));
+}
+
+#[wasm_bindgen_test]
+async fn tool_surface_through_the_js_api() {
+    let db = fresh("surface").await;
+    let boot = ok(db.bootstrap(js(json!({"chain_key": "proj", "content": "What this memory is for."})))).await;
+    assert_eq!(boot["bootstrapped"], true);
+    let again = ok(db.bootstrap(js(json!({"chain_key": "proj", "content": "ignored"})))).await;
+    assert_eq!(again["bootstrapped"], false, "bootstrap never overwrites");
+    let a = ok(db.append(js(json!({"chain_key": "proj", "agent_id": "a1", "thought_type": "Decision", "content": "Store chains in IndexedDB.", "tags": ["storage"]})))).await;
+    assert_eq!(a["thought"]["index"], 1);
+    assert_eq!(a["thought"]["prev_hash"], boot["head_hash"]);
+    assert_eq!(a["thought"]["id"].as_str().unwrap().len(), 36, "uuid from crypto.getRandomValues");
+    let ts = a["thought"]["timestamp"].as_str().unwrap();
+    assert!(ts.starts_with("20") && ts.ends_with('Z'), "RFC 3339 timestamp from Date.now(): {ts}");
+    ok(db.append(js(json!({"chain_key": "proj", "agent_id": "a1", "thought_type": "Insight", "content": "Appends extend one segment each.", "refs": [1]})))).await;
+    let retro = ok(db.append_retrospective(js(json!({"chain_key": "proj", "content": "Await the commit before acknowledging."})))).await;
+    assert_eq!(retro["thought"]["role"], "Retrospective");
+
+    let found = rs(&db.search(js(json!({"chain_key": "proj", "text": "indexeddb"}))).unwrap());
+    assert_eq!(found["thoughts"].as_array().unwrap().len(), 1);
+    assert_eq!(found["thoughts"][0]["content"], "Store chains in IndexedDB.");
+    let tagged = rs(&db.search(js(json!({"chain_key": "proj", "tags_any": ["storage"]}))).unwrap());
+    assert_eq!(tagged["thoughts"][0]["index"], 1);
+
+    let page = rs(&db.traverse(js(json!({"chain_key": "proj", "anchor_boundary": "genesis", "include_anchor": true, "chunk_size": 2}))).unwrap());
+    assert_eq!(page["thoughts"].as_array().unwrap().len(), 2);
+    assert_eq!(page["has_more"], true);
+    assert_eq!(page["thoughts"][1]["index"], 1);
+
+    let prompt = db.recent_context(js(json!({"chain_key": "proj", "last_n": 2}))).unwrap();
+    assert!(prompt.contains("Await the commit"), "{prompt}");
+    let md = db.memory_markdown(js(json!({"chain_key": "proj"}))).unwrap();
+    assert!(md.contains("Store chains in IndexedDB."), "{md}");
+
+    let head = rs(&db.head(Some("proj".into())).unwrap());
+    assert_eq!(head["thought_count"], 4);
+    assert_eq!(head["integrity_ok"], true);
+    assert_eq!(head["head_hash"], retro["head_hash"]);
+    assert!(head["storage_location"].as_str().unwrap().starts_with("indexeddb://mentisdb/surface/chains/proj."), "{head}");
+
+    let t = rs(&db.get_thought(js(json!({"chain_key": "proj", "thought_index": 2}))).unwrap());
+    assert_eq!(t["thought"]["content"], "Appends extend one segment each.");
+    let chains = rs(&db.list_chains().unwrap());
+    assert_eq!(chains["chain_keys"], json!(["proj"]));
+
+    // The generic call reaches every tool, including the agent registry.
+    let agents = ok(db.call("mentisdb_list_agents", js(json!({"chain_key": "proj"})))).await;
+    assert!(agents.to_string().contains("a1"), "{agents}");
+    let genesis = ok(db.call("mentisdb_get_genesis_thought", js(json!({"chain_key": "proj"})))).await;
+    assert_eq!(genesis["thought"]["index"], 0);
+    let names: Vec<String> = rs(&Db::tool_specs()).as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect();
+    for tool in ["mentisdb_bootstrap", "mentisdb_append", "mentisdb_search", "mentisdb_traverse_thoughts", "mentisdb_head", "mentisdb_upsert_agent"] {
+        assert!(names.iter().any(|n| n == tool), "toolSpecs lacks {tool}: {names:?}");
+    }
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
+async fn default_chain_key_option() {
+    Db::delete_database("defaults".into()).await.unwrap();
+    let opts: js_sys::Object = js(json!({"defaultChainKey": "browser-brain"})).unchecked_into();
+    let db = Db::open("defaults".into(), Some(opts)).await.unwrap();
+    assert_eq!(db.default_chain_key(), "browser-brain");
+    let a = ok(db.append(js(json!({"thought_type": "Finding", "content": "no chain_key given"})))).await;
+    assert_eq!(rs(&db.head(None).unwrap())["head_hash"], a["head_hash"]);
+    assert_eq!(rs(&db.list_chains().unwrap())["chain_keys"], json!(["browser-brain"]));
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
+async fn errors_are_js_errors_with_the_daemon_text() {
+    let db = fresh("errors").await;
+    let e = rejected(db.call("mentisdb_nope", JsValue::UNDEFINED)).await;
+    assert_eq!(message(&e), ToolError::UnknownTool("mentisdb_nope".into()).to_string());
+    assert_eq!(kind(&e), "unknown_tool");
+
+    let bad = json!({"chain_key": "c", "thought_type": "Insigth", "content": "x"});
+    let e = rejected(db.append(js(bad.clone()))).await;
+    assert_eq!(message(&e), core_error("mentisdb_append", bad), "same text as the core/daemon");
+    assert!(message(&e).contains("Insigth"));
+    assert_eq!(kind(&e), "invalid_arguments");
+
+    let missing = json!({"chain_key": "c", "thought_index": 7});
+    let e = db.get_thought(js(missing.clone())).expect_err("no such thought");
+    assert_eq!(message(&e), core_error("mentisdb_get_thought", missing));
+    assert_eq!(kind(&e), "not_found");
+
+    let e = db.export_chain(Some("never-written".into())).expect_err("no such chain");
+    assert!(message(&e).contains("never-written"), "{}", message(&e));
+
+    // Arguments that are not JSON data are refused by the API itself.
+    let cyclic = js_sys::Object::new();
+    Reflect::set(&cyclic, &"self".into(), &cyclic).unwrap();
+    let e = db.search(cyclic.into()).expect_err("cyclic object");
+    assert!(message(&e).starts_with("arguments must be plain JSON data"), "{}", message(&e));
+
+    ok(db.close()).await;
+    let e = db.head(None).expect_err("closed");
+    assert_eq!(message(&e), "database 'errors' is closed");
+    let e = rejected(db.append(js(json!({"thought_type": "Finding", "content": "late"})))).await;
+    assert_eq!(message(&e), "database 'errors' is closed");
+}
+
+#[wasm_bindgen_test]
+async fn memory_survives_close_and_reopen() {
+    let db = fresh("persist").await;
+    let mut last = Value::Null;
+    for i in 0..5 {
+        last = ok(db.append(js(json!({"chain_key": "p", "thought_type": "Finding", "content": format!("persisted thought {i}"), "tags": [format!("t{i}")]})))).await;
+    }
+    ok(db.call("mentisdb_upsert_agent", js(json!({"chain_key": "p", "agent_id": "p", "display_name": "Persistence Tester"})))).await;
+    let db = reopen(db).await;
+    let report = rs(&db.open_report());
+    assert_eq!(report["chains"][0]["thought_count"], 5, "{report}");
+    assert_eq!(report["refused"], json!([]));
+    let head = rs(&db.head(Some("p".into())).unwrap());
+    assert_eq!(head["head_hash"], last["head_hash"]);
+    assert_eq!(head["integrity_ok"], true);
+    let found = rs(&db.search(js(json!({"chain_key": "p", "tags_any": ["t3"]}))).unwrap());
+    assert_eq!(found["thoughts"][0]["content"], "persisted thought 3");
+    let agent = ok(db.call("mentisdb_get_agent", js(json!({"chain_key": "p", "agent_id": "p"})))).await;
+    assert!(agent.to_string().contains("Persistence Tester"), "registry sidecar persisted: {agent}");
+    // The chain continues where it stopped.
+    let next = ok(db.append(js(json!({"chain_key": "p", "thought_type": "Finding", "content": "after reopen"})))).await;
+    assert_eq!(next["thought"]["index"], 5);
+    assert_eq!(next["thought"]["prev_hash"], last["head_hash"]);
+    let db = reopen(db).await;
+    assert_eq!(rs(&db.head(Some("p".into())).unwrap())["thought_count"], 6);
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
+async fn an_acknowledged_append_is_already_committed() {
+    let db = fresh("durable").await;
+    let a = ok(db.append(js(json!({"chain_key": "d", "thought_type": "Finding", "content": "acknowledged"})))).await;
+    // A second connection loads only what IndexedDB committed.
+    let other = Db::open("durable".into(), None).await.unwrap();
+    assert_eq!(rs(&other.head(Some("d".into())).unwrap())["head_hash"], a["head_hash"]);
+    ok(other.close()).await;
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
+async fn concurrent_appends_share_commits_and_stay_ordered() {
+    let db = fresh("group").await;
+    let pending: Vec<Promise> = (0..40).map(|i| db.append(js(json!({"chain_key": "g", "thought_type": "Finding", "content": format!("burst {i}")})))).collect();
+    let all = ok(js_sys::Promise::all(&pending.into_iter().collect::<js_sys::Array>())).await;
+    assert_eq!(all.as_array().unwrap().len(), 40);
+    let db = reopen(db).await;
+    let head = rs(&db.head(Some("g".into())).unwrap());
+    assert_eq!(head["thought_count"], 40);
+    assert_eq!(head["integrity_ok"], true);
+    let page = rs(&db.traverse(js(json!({"chain_key": "g", "anchor_boundary": "genesis", "include_anchor": true, "chunk_size": 1000}))).unwrap());
+    let contents: Vec<&str> = page["thoughts"].as_array().unwrap().iter().map(|t| t["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, (0..40).map(|i| format!("burst {i}")).collect::<Vec<_>>());
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
+async fn export_import_round_trip_and_refusals() {
+    let src = fresh("export-src").await;
+    for text in ["alpha memory", "beta memory", "gamma memory"] {
+        ok(src.append(js(json!({"chain_key": "moving", "thought_type": "Finding", "content": text})))).await;
+    }
+    let head = rs(&src.head(Some("moving".into())).unwrap());
+    let bytes = src.export_chain(Some("moving".into())).unwrap().to_vec();
+    assert!(bytes.starts_with(b"MDBCHAIN"), "native binary format");
+
+    let dst = fresh("export-dst").await;
+    let imported = ok(dst.import_chain(&bytes)).await;
+    assert_eq!(imported["chain_key"], "moving");
+    assert_eq!(imported["thought_count"], 3);
+    assert_eq!(imported["head_hash"], head["head_hash"]);
+    assert_eq!(dst.export_chain(Some("moving".into())).unwrap().to_vec(), bytes, "export(import(x)) == x");
+
+    let e = rejected(dst.import_chain(&bytes)).await;
+    assert_eq!(message(&e), "chain 'moving' already exists in database 'export-dst'; import refuses to overwrite it");
+    let e = rejected(dst.import_chain(b"not a chain at all")).await;
+    assert_eq!(message(&e), "cannot import: not a MentisDB chain object (unknown header)");
+
+    // A flipped byte inside the first thought (valid records follow it):
+    // corruption, refused. (A damaged *last* record reads as a torn tail.)
+    let mut tampered = bytes.clone();
+    let at = tampered.windows(5).position(|w| w == b"alpha").unwrap();
+    tampered[at] = b'G';
+    let other = fresh("export-tampered").await;
+    let e = rejected(other.import_chain(&tampered)).await;
+    assert!(message(&e).starts_with("cannot import: corrupt record at byte offset"), "{}", message(&e));
+    assert!(rs(&other.list_chains().unwrap())["chain_keys"].as_array().unwrap().is_empty(), "nothing was added");
+
+    // A torn tail (a half-written frame) is cut, as the daemon does.
+    let mut torn = bytes.clone();
+    torn.extend_from_slice(&[40, 0, 0, 0, 1, 2]);
+    let t = ok(other.import_chain(&torn)).await;
+    assert_eq!(t["torn_tail_bytes"], 6);
+    assert_eq!(t["head_hash"], head["head_hash"]);
+
+    // Imports are durable and the imported chain keeps growing.
+    let dst = reopen(dst).await;
+    let next = ok(dst.append(js(json!({"chain_key": "moving", "thought_type": "Finding", "content": "delta memory"})))).await;
+    assert_eq!(next["thought"]["prev_hash"], head["head_hash"]);
+    for db in [src, dst, other] {
+        ok(db.close()).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_daemon_written_chain_imports() {
+    let bytes = include_bytes!("fixtures/daemon-chain.mdb");
+    let head_hash = include_str!("fixtures/daemon-chain.head");
+    let db = fresh("daemon-import").await;
+    let imported = ok(db.import_chain(bytes)).await;
+    assert_eq!(imported["chain_key"], "daemon-notes");
+    assert_eq!(imported["thought_count"], 3);
+    assert_eq!(imported["head_hash"], head_hash);
+    let found = rs(&db.search(js(json!({"chain_key": "daemon-notes", "text": "move between hosts"}))).unwrap());
+    assert_eq!(found["thoughts"][0]["agent_id"], "daemon-agent");
+    let db = reopen(db).await;
+    assert_eq!(rs(&db.head(Some("daemon-notes".into())).unwrap())["head_hash"], head_hash);
+    assert_eq!(Uint8Array::from(&bytes[..]).to_vec(), db.export_chain(Some("daemon-notes".into())).unwrap().to_vec());
+    ok(db.close()).await;
+}

@@ -1,0 +1,86 @@
+//! Cross-host interop, native side: the chain bytes that move between the
+//! browser and the daemon are opened and verified exactly as the daemon does
+//! at startup (`MentisDb::open` over storage holding `chains/<name>`).
+//!
+//! - `daemon_fixture_is_what_the_core_writes`: `fixtures/daemon-chain.mdb`
+//!   is byte-for-byte what the core writes for a fixed script (the same
+//!   bytes the daemon writes; the browser test imports it).
+//!   `UPDATE_FIXTURES=1` rewrites it.
+//! - `browser_export_opens_and_verifies_natively` (ignored; run by
+//!   `scripts/stages/40-wasm.sh` after the real-browser test): opens the
+//!   chain the browser exported into `test-output/browser-export.mdb`.
+//!
+//! The daemon's FileStorage can replace `MemoryStorage` here once
+//! `mentisdb-native` lands; the bytes and the verification are the same.
+#![cfg(not(target_arch = "wasm32"))]
+
+use mentisdb_core::{naming, record, DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const FIXTURE_KEY: &str = "daemon-notes";
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Opens `bytes` as a chain object the way the daemon does at startup.
+fn open_as_daemon(bytes: &[u8]) -> (MentisDb, String) {
+    let decoded = record::decode_chain(bytes).expect("decodes as a chain object");
+    let storage = Arc::new(MemoryStorage::new());
+    storage.write_atomic(&naming::chain_object(&decoded.chain_key, decoded.format), bytes).unwrap();
+    let (db, report) = MentisDb::open(storage, Arc::new(FixedClock::new(1_800_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    assert!(report.refused.is_empty(), "the daemon would refuse this chain: {:?}", report.refused);
+    assert_eq!(report.chains.len(), 1);
+    assert_eq!(report.chains[0].torn_tail_bytes, 0, "no torn tail expected");
+    (db, decoded.chain_key)
+}
+
+fn write_fixture_chain() -> (Vec<u8>, Value) {
+    let storage = Arc::new(MemoryStorage::new());
+    let (db, _) = MentisDb::open(storage.clone(), Arc::new(FixedClock::new(1_795_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    db.call("mentisdb_bootstrap", json!({"chain_key": FIXTURE_KEY, "content": "Memory of the native daemon fixture."})).unwrap();
+    db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Decision", "content": "Chains move between hosts as one file.", "tags": ["interop"], "importance": 0.9})).unwrap();
+    db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Insight", "content": "The browser verifies imported chains like the daemon does.", "refs": [1], "concepts": ["verification"]})).unwrap();
+    let head = db.call("mentisdb_head", json!({"chain_key": FIXTURE_KEY})).unwrap();
+    let bytes = storage.read(&naming::chain_object(FIXTURE_KEY, mentisdb_core::ChainFormat::Binary)).unwrap().unwrap();
+    (bytes, head)
+}
+
+#[test]
+fn daemon_fixture_is_what_the_core_writes() {
+    let (bytes, head) = write_fixture_chain();
+    let head_hash = head["head_hash"].as_str().unwrap().to_string();
+    if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        std::fs::write(fixtures().join("daemon-chain.mdb"), &bytes).unwrap();
+        std::fs::write(fixtures().join("daemon-chain.head"), &head_hash).unwrap();
+    }
+    let stored = std::fs::read(fixtures().join("daemon-chain.mdb")).expect("fixture present (UPDATE_FIXTURES=1 writes it)");
+    assert_eq!(stored, bytes, "the core no longer writes the fixture's bytes; the record format changed (UPDATE_FIXTURES=1 if intended)");
+    assert_eq!(std::fs::read_to_string(fixtures().join("daemon-chain.head")).unwrap(), head_hash);
+    let (db, key) = open_as_daemon(&stored);
+    assert_eq!(key, FIXTURE_KEY);
+    let reopened = db.call("mentisdb_head", json!({"chain_key": key})).unwrap();
+    assert_eq!(reopened["head_hash"], head["head_hash"]);
+    assert_eq!(reopened["integrity_ok"], true);
+}
+
+#[test]
+#[ignore = "needs test-output/browser-export.mdb from the real-browser test (run by scripts/stages/40-wasm.sh)"]
+fn browser_export_opens_and_verifies_natively() {
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../test-output");
+    let bytes = std::fs::read(out.join("browser-export.mdb")).expect("the real-browser test wrote test-output/browser-export.mdb");
+    let expected: Value = serde_json::from_slice(&std::fs::read(out.join("browser-export.json")).expect("browser-export.json")).unwrap();
+    let (db, key) = open_as_daemon(&bytes);
+    assert_eq!(key, expected["chain_key"].as_str().unwrap());
+    let head = db.call("mentisdb_head", json!({"chain_key": key})).unwrap();
+    assert_eq!(head["head_hash"], expected["head_hash"], "the daemon sees the browser's head");
+    assert_eq!(head["thought_count"], expected["thought_count"]);
+    assert_eq!(head["integrity_ok"], true);
+    let found = db.call("mentisdb_search", json!({"chain_key": key, "text": expected["search_text"]})).unwrap();
+    assert!(!found["thoughts"].as_array().unwrap().is_empty(), "the thought typed in the browser is found natively");
+    // The daemon can keep appending to the browser's chain.
+    let next = db.call("mentisdb_append", json!({"chain_key": key, "thought_type": "Finding", "content": "appended natively"})).unwrap();
+    assert_eq!(next["thought"]["prev_hash"], expected["head_hash"]);
+}

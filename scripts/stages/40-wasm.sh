@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Browser host: mentisdb-wasm unit tests (native), wasm-bindgen-test in headless
+# Chromium, the packaged module, the real-browser demo test, and both
+# directions of browser <-> daemon chain interop. Installs what it needs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+
+# --- installs (idempotent) ----------------------------------------------------
+rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown
+# The CLI must be exactly the wasm-bindgen version pinned in host-wasm/Cargo.toml.
+wb_version=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' host-wasm/Cargo.toml)
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]; then
+  cargo install wasm-bindgen-cli --version "$wb_version"
+fi
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y chromium chromium-driver
+fi
+(cd host-wasm/e2e && npm ci --no-audit --no-fund)
+
+# --- tests --------------------------------------------------------------------
+# Native: the image storage (conformance, segments, retries) and the
+# daemon-side fixture (the core writes exactly the committed bytes).
+cargo test -p mentisdb-wasm
+
+# The JS API inside headless Chromium (flags in host-wasm/webdriver.json).
+export CHROMEDRIVER=/usr/bin/chromedriver
+export WASM_BINDGEN_TEST_TIMEOUT=120
+(cd host-wasm && CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --target wasm32-unknown-unknown -p mentisdb-wasm --test browser)
+
+# The packaged ES module, and the demo page in a real browser (it exports a
+# chain to test-output/ and imports the daemon-written fixture).
+./scripts/build-wasm-pkg.sh | tee test-output/wasm-size.txt
+(cd host-wasm/e2e && node_modules/.bin/tsc -p tsconfig.json && echo "TypeScript declarations: types-check.ts compiles")
+(cd host-wasm/e2e && node --test demo.test.mjs)
+
+# The chain the browser exported opens and verifies as the daemon opens it.
+cargo test -p mentisdb-wasm --test interop_native -- --ignored

@@ -1,0 +1,264 @@
+//! LoCoMo retrieval benchmark for ranked search.
+//!
+//! ```text
+//! cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--rest http://127.0.0.1:9472] [--hybrid-ngram] [--verbose]
+//! ```
+//!
+//! Procedure (fixed): for every `conv-*.json`, one chain per conversation;
+//! every dialogue turn, session by session, becomes one thought with content
+//! `"[<session date_time>] <speaker>: <text>"`, `agent_id` the speaker
+//! lower-cased, thought_type `FactLearned` and tag `dia:<dia_id>`. Each
+//! question of categories 1-4 is asked through `mentisdb_ranked_search`
+//! (or `POST /v1/ranked-search`) with `limit` 10; a question scores the
+//! share of its gold `evidence` turns among the top k results. Questions
+//! without evidence are skipped; an evidence entry like `"D8:6; D9:17"` is
+//! split into its turns.
+//!
+//! In-process mode drives the same dispatcher the daemon serves, over an
+//! in-memory store with a fixed clock; `--rest` drives a running daemon.
+
+use mentisdb_core::ranked::HashedNgramEmbedder;
+use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const LIMIT: usize = 10;
+
+/// Where tool calls go.
+enum Target {
+    InProcess(MentisDb),
+    Rest { host: String, port: u16 },
+}
+
+impl Target {
+    fn call(&self, tool: &str, route: &str, args: Value) -> Result<Value, String> {
+        match self {
+            Target::InProcess(db) => db.call(tool, args).map_err(|e| e.to_string()),
+            Target::Rest { host, port } => http_post(host, *port, route, &args),
+        }
+    }
+}
+
+/// A minimal HTTP/1.1 POST of a JSON body (loopback daemons only).
+fn http_post(host: &str, port: u16, path: &str, body: &Value) -> Result<Value, String> {
+    let body = body.to_string();
+    let mut s = TcpStream::connect((host, port)).map_err(|e| format!("connect {host}:{port}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let req = format!("POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+    s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("malformed HTTP response")?;
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut payload = raw[split + 4..].to_vec();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        payload = dechunk(&payload)?;
+    }
+    let status: u16 = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or("no HTTP status")?;
+    let text = String::from_utf8_lossy(&payload);
+    if !(200..300).contains(&status) {
+        return Err(format!("POST {path}: HTTP {status}: {text}"));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("POST {path}: bad JSON: {e}"))
+}
+
+fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = b.windows(2).position(|w| w == b"\r\n").ok_or("bad chunk")?;
+        let size = usize::from_str_radix(String::from_utf8_lossy(&b[..line_end]).split(';').next().unwrap_or("").trim(), 16).map_err(|e| e.to_string())?;
+        b = &b[line_end + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(b.get(..size).ok_or("short chunk")?);
+        b = b.get(size + 2..).unwrap_or(&[]);
+    }
+}
+
+/// One conversation's turns and questions.
+struct Conversation {
+    name: String,
+    /// (content, agent_id, dia_id)
+    turns: Vec<(String, String, String)>,
+    /// (question, category, evidence)
+    questions: Vec<(String, u64, Vec<String>)>,
+}
+
+fn load(path: &Path) -> Result<Conversation, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Files come flattened or with the turns under "conversation".
+    let conv = v.get("conversation").unwrap_or(&v);
+    let obj = conv.as_object().ok_or("conversation is not an object")?;
+    let mut sessions: Vec<(u64, &Vec<Value>)> = obj
+        .iter()
+        .filter_map(|(k, val)| k.strip_prefix("session_").and_then(|n| n.parse::<u64>().ok()).zip(val.as_array()))
+        .collect();
+    sessions.sort_by_key(|(n, _)| *n);
+    let mut turns = Vec::new();
+    for (n, list) in sessions {
+        let date = obj.get(&format!("session_{n}_date_time")).and_then(Value::as_str).unwrap_or("");
+        for t in list {
+            let speaker = t["speaker"].as_str().unwrap_or("");
+            let text = t["text"].as_str().unwrap_or("");
+            let dia = t["dia_id"].as_str().unwrap_or("");
+            turns.push((format!("[{date}] {speaker}: {text}"), speaker.to_lowercase(), dia.to_string()));
+        }
+    }
+    let mut questions = Vec::new();
+    for q in v["qa"].as_array().ok_or("no qa list")? {
+        let cat = q["category"].as_u64().unwrap_or(0);
+        if !(1..=4).contains(&cat) {
+            continue;
+        }
+        let mut ev: Vec<String> = Vec::new();
+        for e in q["evidence"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+            for part in e.as_str().unwrap_or("").split(';').map(str::trim).filter(|p| !p.is_empty()) {
+                if !ev.iter().any(|x| x == part) {
+                    ev.push(part.to_string());
+                }
+            }
+        }
+        if ev.is_empty() {
+            continue;
+        }
+        let question = match &q["question"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        questions.push((question, cat, ev));
+    }
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("conv").to_string();
+    Ok(Conversation { name, turns, questions })
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    n: usize,
+    r5: f64,
+    r10: f64,
+}
+
+impl Tally {
+    fn add(&mut self, r5: f64, r10: f64) {
+        self.n += 1;
+        self.r5 += r5;
+        self.r10 += r10;
+    }
+    fn line(&self, label: &str) -> String {
+        let d = self.n.max(1) as f64;
+        format!("{label:<10} n={:<5} R@5 {:>5.1}%  R@10 {:>5.1}%", self.n, 100.0 * self.r5 / d, 100.0 * self.r10 / d)
+    }
+}
+
+fn main() {
+    let mut dir: Option<PathBuf> = None;
+    let mut rest: Option<String> = None;
+    let mut hybrid = false;
+    let mut verbose = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--rest" => rest = args.next(),
+            "--hybrid-ngram" => hybrid = true,
+            "--verbose" | "-v" => verbose = true,
+            "-h" | "--help" => {
+                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram] [--verbose]");
+                return;
+            }
+            _ => dir = Some(PathBuf::from(a)),
+        }
+    }
+    let dir = dir.unwrap_or_else(|| PathBuf::from("../shared/bench/locomo"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("conv-") && n.ends_with(".json")))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        eprintln!("no conv-*.json in {}", dir.display());
+        std::process::exit(2);
+    }
+    let target = match &rest {
+        Some(url) => {
+            let hp = url.trim_start_matches("http://").trim_end_matches('/');
+            let (host, port) = hp.rsplit_once(':').expect("--rest needs http://HOST:PORT");
+            Target::Rest { host: host.to_string(), port: port.parse().expect("port") }
+        }
+        None => {
+            let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
+            if hybrid {
+                db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+            }
+            Target::InProcess(db)
+        }
+    };
+    // A fresh chain per run so a daemon's earlier runs do not mix in.
+    let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let mut per_cat: BTreeMap<u64, Tally> = BTreeMap::new();
+    let mut overall = Tally::default();
+    let (mut turns_total, mut ingest_time, mut queries, mut query_time) = (0usize, Duration::ZERO, 0usize, Duration::ZERO);
+    let mut latencies: Vec<Duration> = Vec::new();
+    let mut backend = String::new();
+    for file in &files {
+        let conv = load(file).unwrap_or_else(|e| panic!("{e}"));
+        let chain_key = if rest.is_some() { format!("locomo-{}-{run}", conv.name) } else { format!("locomo-{}", conv.name) };
+        let start = Instant::now();
+        for (content, agent, dia) in &conv.turns {
+            let args = json!({ "chain_key": chain_key, "agent_id": agent, "thought_type": "FactLearned", "content": content, "tags": [format!("dia:{dia}")] });
+            target.call("mentisdb_append", "/v1/thoughts", args).unwrap_or_else(|e| panic!("append failed: {e}"));
+        }
+        ingest_time += start.elapsed();
+        turns_total += conv.turns.len();
+        let mut conv_tally = Tally::default();
+        for (question, cat, evidence) in &conv.questions {
+            let args = json!({ "chain_key": chain_key, "text": question, "limit": LIMIT });
+            let t0 = Instant::now();
+            let resp = target.call("mentisdb_ranked_search", "/v1/ranked-search", args).unwrap_or_else(|e| panic!("ranked search failed: {e}"));
+            let dt = t0.elapsed();
+            query_time += dt;
+            latencies.push(dt);
+            queries += 1;
+            backend = resp["backend"].as_str().unwrap_or("?").to_string();
+            let found: Vec<String> = resp["results"]
+                .as_array()
+                .map(|rs| {
+                    rs.iter()
+                        .map(|r| r["thought"]["tags"].as_array().and_then(|t| t.iter().filter_map(Value::as_str).find_map(|t| t.strip_prefix("dia:"))).unwrap_or("").to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let share = |k: usize| evidence.iter().filter(|e| found.iter().take(k).any(|f| f == *e)).count() as f64 / evidence.len() as f64;
+            let (r5, r10) = (share(5), share(10));
+            if verbose && r10 < 1.0 {
+                println!("MISS cat{cat} R@10={r10:.2} {question:?} evidence={evidence:?} top={:?}", &found[..found.len().min(10)]);
+            }
+            per_cat.entry(*cat).or_default().add(r5, r10);
+            overall.add(r5, r10);
+            conv_tally.add(r5, r10);
+        }
+        println!("{}", conv_tally.line(&conv.name));
+    }
+    println!("--- backend: {backend}, limit {LIMIT}, {} conversations, mode: {}", files.len(), if rest.is_some() { "rest" } else { "in-process" });
+    for (cat, t) in &per_cat {
+        println!("{}", t.line(&format!("cat {cat}")));
+    }
+    println!("{}", overall.line("overall"));
+    latencies.sort();
+    let p50 = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
+    println!(
+        "ingest: {turns_total} turns in {:.3}s ({:.0} turns/s); queries: {queries} in {:.3}s ({:.0} queries/s, p50 {:.3} ms)",
+        ingest_time.as_secs_f64(),
+        turns_total as f64 / ingest_time.as_secs_f64().max(1e-9),
+        query_time.as_secs_f64(),
+        queries as f64 / query_time.as_secs_f64().max(1e-9),
+        p50.as_secs_f64() * 1000.0
+    );
+}
