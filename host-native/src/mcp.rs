@@ -135,7 +135,38 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, loopback_only: bool, extra_ori
     Router::new()
         .route_service("/mcp", http.clone())
         .route_service("/", http)
+        .layer(axum::middleware::from_fn_with_state(max_body_bytes, reject_malformed_json))
         .layer(axum::middleware::from_fn_with_state(auth, require_token))
+}
+
+/// A POST body that is not JSON is a JSON-RPC parse error (-32700, HTTP
+/// 400), as the spec asks for protocol faults; rmcp alone answers 415
+/// with a plain-text message. Oversized bodies are HTTP 413.
+async fn reject_malformed_json(
+    axum::extract::State(max_body_bytes): axum::extract::State<usize>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{Method, StatusCode};
+    use axum::response::IntoResponse;
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let rpc_error = |status: StatusCode, code: i32, message: String| {
+        (status, axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}))).into_response()
+    };
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            let message = format!("request body exceeds {max_body_bytes} bytes (MENTISDB_MAX_BODY_BYTES / --max-body-bytes)");
+            return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, message);
+        }
+    };
+    if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
+        return rpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: the request body is not valid JSON ({e})"));
+    }
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Serves MCP over stdin/stdout until the client closes the stream.

@@ -319,6 +319,12 @@ fn bad_inputs_over_rest_and_mcp_get_clear_4xx_and_change_nothing() {
         count += 1;
         record(&mut failures, &name, mcp_verdict(reply.status, reply.message.as_ref(), &reply.text), &d, &before);
     }
+    // Malformed JSON is the JSON-RPC parse error, not a bare transport status.
+    for body in [&b"{oops"[..], &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"x\":NaN}}"[..], &[b'{', 0xff, b'}'][..]] {
+        let r = s.raw(body.to_vec());
+        assert_eq!(r.status, 400, "{}", r.text);
+        assert_eq!(r.message.as_ref().map(|m| m["error"]["code"].clone()), Some(json!(-32700)), "{}", r.text);
+    }
     // Requests with no session at all are refused too.
     let r = client().post(format!("{}/mcp", d.mcp)).header("accept", "application/json, text/event-stream").header("content-type", "application/json")
         .body(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "mentisdb_head", "arguments": {}}}).to_string()).send().unwrap();
