@@ -163,8 +163,27 @@ async fn reject_malformed_json(
             return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, message);
         }
     };
-    if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
-        return rpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: the request body is not valid JSON ({e})"));
+    let message = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => v,
+        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: the request body is not valid JSON ({e})")),
+    };
+    // rmcp reports tools/call params it cannot deserialize as "method not
+    // found" (-32601); they are invalid params (-32602).
+    if message["method"] == "tools/call" {
+        let params = &message["params"];
+        let bad = if !params.is_object() {
+            Some("params must be an object with a string `name` and an object `arguments`")
+        } else if !params["name"].is_string() {
+            Some("params.name must be the tool name (a string); call tools/list for the tool names")
+        } else if !(params["arguments"].is_object() || params["arguments"].is_null()) {
+            Some("params.arguments must be a JSON object")
+        } else {
+            None
+        };
+        if let Some(why) = bad {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32602, "message": format!("invalid params for tools/call: {why}")}});
+            return (StatusCode::OK, axum::Json(body)).into_response();
+        }
     }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }

@@ -325,6 +325,12 @@ fn bad_inputs_over_rest_and_mcp_get_clear_4xx_and_change_nothing() {
         assert_eq!(r.status, 400, "{}", r.text);
         assert_eq!(r.message.as_ref().map(|m| m["error"]["code"].clone()), Some(json!(-32700)), "{}", r.text);
     }
+    // tools/call with unusable params is invalid params, not "method not found".
+    for params in [json!({"name": "mentisdb_head", "arguments": [1, 2]}), json!({"arguments": {}}), json!("x")] {
+        let r = s.raw(json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": params}).to_string());
+        let m = r.message.unwrap_or_else(|| panic!("{}", r.text));
+        assert_eq!((m["error"]["code"].clone(), m["id"].clone()), (json!(-32602), json!(77)), "{m}");
+    }
     // Requests with no session at all are refused too.
     let r = client().post(format!("{}/mcp", d.mcp)).header("accept", "application/json, text/event-stream").header("content-type", "application/json")
         .body(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "mentisdb_head", "arguments": {}}}).to_string()).send().unwrap();
