@@ -51,6 +51,8 @@ fn bench(c: &mut Criterion) {
     g.sample_size(100);
     g.bench_function("read_first_of_1000", |b| b.iter(|| black_box(read(&db, &ids[0]))));
     g.bench_function("read_last_of_1000", |b| b.iter(|| black_box(read(&db, &ids[VERSIONS - 1]))));
+    let text = content(0);
+    g.bench_function("safety_scan_one_version", |b| b.iter(|| black_box(mentisdb_core::skills::safety::scan(black_box(&text)))));
     g.sample_size(10);
     g.bench_function("reopen_replay_1000_versions", |b| b.iter(|| black_box(open(storage.clone()))));
     g.finish();

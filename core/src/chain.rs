@@ -11,7 +11,7 @@ use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::record::{ChainFormat, DecodedChain};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
-use std::collections::HashMap;
+use crate::keyed_hash::{KeyedMap, KeyedState};
 
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,8 +79,8 @@ pub struct Chain {
     thoughts: Vec<Thought>,
     /// Lower-cased content, agent id, tags and concepts per thought, for `text` filters.
     search_text: Vec<String>,
-    by_id: HashMap<String, u64>,
-    by_hash: HashMap<String, u64>,
+    by_id: KeyedMap<String, u64>,
+    by_hash: KeyedMap<String, u64>,
     agents: AgentRegistry,
     /// Ranked-retrieval index, grown by [`Chain::commit`].
     ranked: crate::ranked::RankedIndex,
@@ -91,15 +91,20 @@ fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
 }
 
 impl Chain {
-    /// An empty chain.
+    /// An empty chain whose lookup maps use the fixed default key (tests, tools).
     pub fn new(chain_key: &str, format: ChainFormat) -> Self {
+        Self::with_hasher(chain_key, format, KeyedState::default())
+    }
+
+    /// An empty chain whose lookup maps are keyed by the host (see [`crate::keyed_hash`]).
+    pub fn with_hasher(chain_key: &str, format: ChainFormat, hasher: KeyedState) -> Self {
         Chain {
             chain_key: chain_key.to_string(),
             format,
             thoughts: Vec::new(),
             search_text: Vec::new(),
-            by_id: HashMap::new(),
-            by_hash: HashMap::new(),
+            by_id: KeyedMap::with_hasher(hasher),
+            by_hash: KeyedMap::with_hasher(hasher),
             agents: AgentRegistry::default(),
             ranked: crate::ranked::RankedIndex::default(),
         }
@@ -107,7 +112,12 @@ impl Chain {
 
     /// Verifies decoded thoughts (hashes, links, indices, refs) and builds the chain.
     pub fn load(decoded: DecodedChain, agents: AgentRegistry) -> Result<Chain, VerifyError> {
-        let mut chain = Chain::new(&decoded.chain_key, decoded.format);
+        Self::load_with_hasher(decoded, agents, KeyedState::default())
+    }
+
+    /// [`Chain::load`] with host-keyed lookup maps.
+    pub fn load_with_hasher(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState) -> Result<Chain, VerifyError> {
+        let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
         chain.agents = agents;
         chain.thoughts.reserve(decoded.thoughts.len());
         let mut body_hashes = decoded.body_hashes.map(Vec::into_iter);

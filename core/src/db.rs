@@ -12,6 +12,7 @@ use crate::agents::AgentRegistry;
 use crate::chain::{Chain, NewThought};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
 use crate::host::{format_uuid_v4, Clock, IdSource};
+use crate::keyed_hash::KeyedState;
 use crate::limits;
 use crate::naming;
 use crate::record::{self, ChainFormat};
@@ -83,6 +84,8 @@ pub struct MentisDb {
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
     config: DbConfig,
+    /// Key of every chain's lookup maps, drawn from the host's id source at open.
+    hasher: KeyedState,
     chains: RwLock<BTreeMap<String, Arc<ChainSlot>>>,
     /// Chain objects that failed decoding or verification, by object name.
     refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
@@ -102,6 +105,7 @@ impl MentisDb {
     /// key answers with [`ToolError::ChainRefused`]) while the others serve.
     pub fn open(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>, config: DbConfig) -> Result<(MentisDb, OpenReport), StorageError> {
         let mut report = OpenReport::default();
+        let hasher = KeyedState::from_key(ids.next_id_bytes());
         let mut chains = BTreeMap::new();
         let mut refused = BTreeMap::new();
         for object in storage.list(naming::CHAINS_PREFIX)? {
@@ -136,7 +140,7 @@ impl MentisDb {
                 None => AgentRegistry::default(),
             };
             let byte_len = decoded.valid_len as u64;
-            match Chain::load(decoded, agents) {
+            match Chain::load_with_hasher(decoded, agents, hasher) {
                 Ok(chain) => {
                     report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
                     let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState { chain, byte_len }) };
@@ -150,7 +154,7 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
         Ok((db, report))
     }
 

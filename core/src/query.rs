@@ -7,7 +7,7 @@ use crate::thought::{Thought, ThoughtRole, ThoughtType};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 /// The filter fields as callers send them (spec names).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -53,16 +53,16 @@ pub struct TimeWindow {
 #[derive(Debug, Clone, Default)]
 pub struct ThoughtFilter {
     text: Option<String>,
-    text_agents: HashSet<String>,
+    text_agents: BTreeSet<String>,
     types: Option<u32>,
     roles: Option<u8>,
-    tags_any: Option<HashSet<String>>,
-    concepts_any: Option<HashSet<String>>,
-    agent_ids: Option<HashSet<String>>,
-    agent_names: Option<HashSet<String>>,
+    tags_any: Option<BTreeSet<String>>,
+    concepts_any: Option<BTreeSet<String>>,
+    agent_ids: Option<BTreeSet<String>>,
+    agent_names: Option<BTreeSet<String>>,
     /// Agent ids whose registry display name or alias is one of `agent_names`.
-    name_agents: HashSet<String>,
-    agent_owners: Option<HashSet<String>>,
+    name_agents: BTreeSet<String>,
+    agent_owners: Option<BTreeSet<String>>,
     min_importance: Option<f64>,
     min_confidence: Option<f64>,
     since_ms: Option<i64>,
@@ -71,7 +71,7 @@ pub struct ThoughtFilter {
     window: Option<(i64, i64, i64)>,
 }
 
-fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<HashSet<String>>, String> {
+fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTreeSet<String>>, String> {
     match v {
         None => Ok(None),
         Some(items) => {
@@ -118,7 +118,7 @@ impl ThoughtFilter {
         }
         if let Some(names) = lower_set("agent_names", &args.agent_names)? {
             // A name also matches every agent whose registry display name or alias is that name.
-            let mut ids = HashSet::new();
+            let mut ids = BTreeSet::new();
             if let Some(chain) = chain {
                 for r in chain.agents().records() {
                     if names.contains(&r.display_name.to_lowercase()) || r.aliases.iter().any(|a| names.contains(&a.to_lowercase())) {

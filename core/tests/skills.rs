@@ -388,10 +388,12 @@ fn read_warnings_cover_advice_own_warnings_scan_and_old_versions() {
     let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "json-risky"}));
     let w: Vec<String> = serde_json::from_value(r["safety_warnings"].clone()).unwrap();
     assert!(w.iter().any(|x| x.contains("plain http://") && x.starts_with("line ")), "{w:?}");
-    // A clean skill gets only the standing advice.
+    // A clean, unsigned skill gets the standing advice and the provenance note only.
     upload(&db, "alice", None, None, "# Clean\nRun `cargo test`.\n");
     let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "clean"}));
-    assert_eq!(r["safety_warnings"].as_array().unwrap().len(), 1);
+    let w: Vec<String> = serde_json::from_value(r["safety_warnings"].clone()).unwrap();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(w[1].contains("unsigned"), "{w:?}");
     // Reading an old version says so.
     upload(&db, "alice", Some("risky"), None, "# Risky\nfixed\n");
     let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "risky", "version_id": first}));
@@ -575,4 +577,76 @@ fn failed_writes_leave_registry_and_log_unchanged() {
     let (db, report) = open(storage);
     assert!(report.refused.is_empty());
     assert_eq!(ok(&db, "mentisdb_list_skills", json!({}))["skills"][0]["version_count"], 2);
+}
+
+#[test]
+fn concurrent_uploads_get_distinct_contiguous_versions() {
+    let storage = Arc::new(MemoryStorage::new());
+    let (db, _) = open(storage.clone());
+    for a in ["w0", "w1", "w2", "w3"] {
+        agent(&db, a, Some("team"));
+    }
+    upload(&db, "w0", Some("shared"), None, "# Shared\n");
+    std::thread::scope(|s| {
+        for a in ["w0", "w1", "w2", "w3"] {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..10 {
+                    upload(db, a, Some("shared"), None, &format!("# Shared\n{a} {i}\n"));
+                }
+            });
+        }
+    });
+    let numbers = |db: &MentisDb| -> Vec<u64> {
+        let v = ok(db, "mentisdb_skill_versions", json!({"skill_id": "shared"}));
+        v["versions"].as_array().unwrap().iter().map(|v| v["version_number"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(numbers(&db), (1..=41).collect::<Vec<_>>());
+    drop(db);
+    let (db, _) = open(storage);
+    assert_eq!(numbers(&db), (1..=41).collect::<Vec<_>>());
+}
+
+#[test]
+fn keyed_agents_sign_status_changes_bound_to_the_latest_version() {
+    let (db, _) = fresh();
+    agent(&db, "signer", Some("team-s"));
+    let key = SigningKey::from_bytes(&[7u8; 32]);
+    let content = "# Keyed\n";
+    let s = ok(&db, "mentisdb_upload_skill", json!({"chain_key": CHAIN, "agent_id": "signer", "content": content}))["skill"].clone();
+    let v1 = s["latest_version_id"].as_str().unwrap().to_string();
+    ok(&db, "mentisdb_add_agent_key", json!({"chain_key": CHAIN, "agent_id": "signer", "key_id": "k1", "algorithm": "ed25519", "public_key_bytes": key.verifying_key().to_bytes().to_vec()}));
+    let payload = |status: &str, latest: &str, reason: &str| format!("mentisdb/skill-status/v1\n{}\n{status}\n{latest}\n{reason}", "keyed");
+    let sign = |m: String| key.sign(m.as_bytes()).to_bytes().to_vec();
+    let e = err(&db, "mentisdb_deprecate_skill", json!({"chain_key": CHAIN, "skill_id": "keyed", "agent_id": "signer", "reason": "old"}));
+    assert!(e.to_string().contains("status changes must be signed"), "{e}");
+    let e = err(&db, "mentisdb_deprecate_skill", json!({"chain_key": CHAIN, "skill_id": "keyed", "agent_id": "signer", "reason": "old", "signing_key_id": "k1", "status_signature": sign(payload("revoked", &v1, "old"))}));
+    assert!(e.to_string().contains("does not verify"), "a revocation signature does not deprecate: {e}");
+    let deprecation = sign(payload("deprecated", &v1, "old"));
+    let s = ok(&db, "mentisdb_deprecate_skill", json!({"chain_key": CHAIN, "skill_id": "keyed", "agent_id": "signer", "reason": "old", "signing_key_id": "k1", "status_signature": deprecation}))["skill"].clone();
+    assert_eq!(s["status"], "deprecated");
+    let h = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "keyed"}))["status_history"].clone();
+    assert_eq!(h[0]["signing_key_id"], "k1");
+    assert_eq!(h[0]["status_signature"], json!(deprecation));
+    // A new version reactivates the skill; the old signed deprecation cannot be replayed.
+    let c2 = "# Keyed\nv2\n";
+    ok(&db, "mentisdb_upload_skill", json!({"chain_key": CHAIN, "agent_id": "signer", "skill_id": "keyed", "content": c2, "signing_key_id": "k1", "skill_signature": key.sign(c2.as_bytes()).to_bytes().to_vec()}));
+    let e = err(&db, "mentisdb_deprecate_skill", json!({"chain_key": CHAIN, "skill_id": "keyed", "agent_id": "signer", "reason": "old", "signing_key_id": "k1", "status_signature": deprecation}));
+    assert!(e.to_string().contains("does not verify"), "{e}");
+    // Signed reads carry no unsigned-provenance warning.
+    let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "keyed"}));
+    assert!(!r["safety_warnings"].to_string().contains("unsigned"), "{}", r["safety_warnings"]);
+}
+
+#[test]
+fn our_own_skill_uploads_and_scans_clean() {
+    let (db, _) = fresh();
+    agent(&db, "alice", None);
+    let md = ok(&db, "mentisdb_skill_md", json!({}))["markdown"].as_str().unwrap().to_string();
+    let s = upload(&db, "alice", None, None, &md);
+    assert_eq!(s["skill_id"], "mentisdb-memory");
+    assert!(s["triggers"].as_array().unwrap().len() >= 3);
+    let r = ok(&db, "mentisdb_read_skill", json!({"skill_id": "mentisdb-memory"}));
+    let w: Vec<String> = serde_json::from_value(r["safety_warnings"].clone()).unwrap();
+    assert_eq!(w.len(), 2, "only the standing advice and the unsigned note: {w:?}");
 }

@@ -137,6 +137,13 @@ fn rest_contract_errors_and_restart_after_sigkill() {
     let r = client().get(format!("{}/v1/nope", d.rest)).send().unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     assert!(r.json::<Value>().unwrap()["error"].is_string());
+    // The ranked and context routes reach their tools.
+    let ranked = ok(&d, "/v1/ranked-search", json!({"chain_key": "r", "text": "fact 7"}));
+    assert!(ranked.to_string().contains("durable fact 7"), "{ranked}");
+    let bundles = ok(&d, "/v1/context-bundles", json!({"chain_key": "r", "text": "fact 7"}));
+    assert!(bundles.to_string().contains("durable fact 7"), "{bundles}");
+    let context = ok(&d, "/v1/context", json!({"chain_key": "r", "thought_index": 3}));
+    assert!(context.is_object());
     let before = ok(&d, "/v1/head", json!({"chain_key": "r"}));
     d.kill();
 
@@ -326,4 +333,6 @@ fn rest_and_mcp_share_one_service_and_mcp_maps_errors() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN, "a foreign browser Origin is refused (DNS rebinding)");
     let r = client().post(format!("{}/mcp", d.mcp)).header("origin", "http://localhost:3000").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
     assert_eq!(r.status(), StatusCode::OK, "a loopback Origin is accepted");
+    let r = client().post(format!("{}/mcp", d.mcp)).header("host", "evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "a non-loopback Host is refused on a loopback bind (DNS rebinding)");
 }

@@ -168,6 +168,9 @@ impl FrontValue {
     }
 }
 
+/// Frontmatter keys this parser reads; others are ignored.
+const KNOWN_KEYS: &[&str] = &["name", "description", "tags", "triggers", "warnings", "schema_version"];
+
 /// Frontmatter `(key, value)` pairs and the body after it.
 type Split<'a> = (Vec<(String, FrontValue)>, &'a str);
 
@@ -198,6 +201,9 @@ fn split_frontmatter(content: &str) -> Result<Split<'_>, String> {
     };
     let mut pairs: Vec<(String, FrontValue)> = Vec::new();
     let mut i = 0;
+    // Keys we do not read (`metadata:`, `allowed-tools:` ...) may hold nested
+    // YAML; their indented lines are skipped.
+    let mut in_ignored_key = false;
     while i < lines.len() {
         let (no, line) = lines[i];
         i += 1;
@@ -205,13 +211,20 @@ fn split_frontmatter(content: &str) -> Result<Split<'_>, String> {
             continue;
         }
         if line.starts_with([' ', '\t']) {
-            return Err(format!("frontmatter line {no}: unexpected indented line (expected `key: value`)"));
+            if in_ignored_key {
+                continue;
+            }
+            return Err(format!("frontmatter line {no}: unexpected indented line (expected `key: value`; name, description, tags, triggers, warnings and schema_version take a value or a list)"));
         }
         let Some((key, raw)) = line.split_once(':') else {
             return Err(format!("frontmatter line {no}: expected `key: value`"));
         };
         let key = key.trim().to_ascii_lowercase();
         let raw = raw.trim();
+        in_ignored_key = !KNOWN_KEYS.contains(&key.as_str());
+        if in_ignored_key {
+            continue;
+        }
         let value = if raw.is_empty() {
             // A block list follows, or the value is empty.
             let mut items = Vec::new();
@@ -366,6 +379,15 @@ mod tests {
     }
 
     #[test]
+    fn unknown_keys_may_nest() {
+        let md = "---\nname: Nested\nmetadata:\n  author: someone\n  version: \"1.0\"\nallowed-tools: [Bash, Read]\ntags:\n  - x\n---\nbody\n";
+        let d = parse_markdown(md).unwrap();
+        assert_eq!(d.name, "Nested");
+        assert_eq!(d.tags, vec!["x"]);
+        assert!(parse_markdown("---\nname:\n  first: x\n---\n").unwrap_err().contains("line 3"));
+    }
+
+    #[test]
     fn block_scalars_and_comments() {
         let md = "---\n# comment\nname: X # trailing\ndescription: >\n  one\n  two\n---\n";
         let d = parse_markdown(md).unwrap();
@@ -421,6 +443,16 @@ mod tests {
                 let text = render(f, &d);
                 proptest::prop_assert_eq!(&parse(f, &text, None).unwrap(), &d);
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        #[test]
+        fn parsing_arbitrary_text_never_panics(text in "(---\n)?(\\PC|\n|\r){0,300}") {
+            let _ = parse(SkillFormat::Markdown, &text, None);
+            let _ = parse(SkillFormat::Json, &text, Some("x"));
+            let _ = first_h1(&text);
         }
     }
 

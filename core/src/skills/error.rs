@@ -27,9 +27,9 @@ pub enum SkillError {
     /// The acting agent is disabled.
     #[error("agent '{agent_id}' is not active (status revoked) in chain '{chain_key}' and cannot change skills")]
     AgentInactive { agent_id: String, chain_key: String },
-    /// The agent has an active key but the upload is unsigned.
-    #[error("agent '{agent_id}' has an active signing key in chain '{chain_key}', so skill uploads must be signed: pass signing_key_id and skill_signature (Ed25519 over the exact UTF-8 bytes of content)")]
-    SignatureRequired { agent_id: String, chain_key: String },
+    /// The agent has an active key but the upload or status change is unsigned.
+    #[error("agent '{agent_id}' has an active signing key in chain '{chain_key}', so {how}")]
+    SignatureRequired { agent_id: String, chain_key: String, how: &'static str },
     /// The signature does not verify, or names an unknown or revoked key.
     #[error("skill signature rejected for agent '{agent_id}': {reason}")]
     SignatureInvalid { agent_id: String, reason: String },

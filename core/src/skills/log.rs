@@ -8,11 +8,14 @@
 //! upload: u8 kind=1, u32 event version=1, str skill_id, str version_id,
 //!         u64 uploaded_at_millis (i64 bits), str agent_id, str agent_name,
 //!         opt<str> agent_owner, u8 source_format (1 markdown, 2 json), str content,
-//!         opt<str> signing_key_id, opt<bytes> skill_signature
+//!         opt<(str signing_key_id, bytes skill_signature)>
 //! status: u8 kind=2, u32 event version=1, str skill_id,
 //!         u8 status (1 active, 2 deprecated, 3 revoked), opt<str> reason,
-//!         u64 changed_at_millis (i64 bits), str agent_id
+//!         u64 changed_at_millis (i64 bits), str agent_id,
+//!         opt<(str signing_key_id, bytes status_signature)>
 //! ```
+//! (an optional signature is one flag byte 0/1, then the key id and the
+//! signature bytes).
 //!
 //! Uploads carry the full content bytes, so any version reads back
 //! byte-identical and replay is linear in the log size. A torn tail (an
@@ -44,7 +47,15 @@ pub enum SkillEvent {
         signature: Option<(String, Vec<u8>)>,
     },
     /// A lifecycle change.
-    Status { skill_id: String, status: SkillStatus, reason: Option<String>, changed_at_millis: i64, agent_id: String },
+    Status {
+        skill_id: String,
+        status: SkillStatus,
+        reason: Option<String>,
+        changed_at_millis: i64,
+        agent_id: String,
+        /// The key and Ed25519 signature over the status payload, when signed.
+        signature: Option<(String, Vec<u8>)>,
+    },
 }
 
 impl SkillEvent {
@@ -70,16 +81,9 @@ impl SkillEvent {
                 e.opt_str(agent_owner.as_deref());
                 e.u8(source_format.code());
                 e.str(content);
-                match signature {
-                    Some((key_id, sig)) => {
-                        e.u8(1);
-                        e.str(key_id);
-                        e.bytes(sig);
-                    }
-                    None => e.u8(0),
-                }
+                encode_signature(&mut e, signature);
             }
-            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id } => {
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
                 e.u8(2);
                 e.u32(EVENT_VERSION);
                 e.str(skill_id);
@@ -87,6 +91,7 @@ impl SkillEvent {
                 e.opt_str(reason.as_deref());
                 e.u64(*changed_at_millis as u64);
                 e.str(agent_id);
+                encode_signature(&mut e, signature);
             }
         }
         let mut out = Vec::with_capacity(e.buf.len() + 8);
@@ -113,11 +118,7 @@ impl SkillEvent {
                 agent_owner: d.opt_str().map_err(|e| e.to_string())?,
                 source_format: SkillFormat::from_code(d.u8().map_err(|e| e.to_string())?).ok_or("unknown source format code")?,
                 content: d.str().map_err(|e| e.to_string())?,
-                signature: match d.u8().map_err(|e| e.to_string())? {
-                    0 => None,
-                    1 => Some((d.str().map_err(|e| e.to_string())?, d.bytes().map_err(|e| e.to_string())?.to_vec())),
-                    f => return Err(format!("bad signature flag {f}")),
-                },
+                signature: decode_signature(&mut d)?,
             },
             2 => SkillEvent::Status {
                 skill_id: d.str().map_err(|e| e.to_string())?,
@@ -125,6 +126,7 @@ impl SkillEvent {
                 reason: d.opt_str().map_err(|e| e.to_string())?,
                 changed_at_millis: d.u64().map_err(|e| e.to_string())? as i64,
                 agent_id: d.str().map_err(|e| e.to_string())?,
+                signature: decode_signature(&mut d)?,
             },
             k => return Err(format!("unknown skill event kind {k}")),
         };
@@ -132,6 +134,25 @@ impl SkillEvent {
             return Err("trailing bytes after a skill event".into());
         }
         Ok(ev)
+    }
+}
+
+fn encode_signature(e: &mut Encoder, signature: &Option<(String, Vec<u8>)>) {
+    match signature {
+        Some((key_id, sig)) => {
+            e.u8(1);
+            e.str(key_id);
+            e.bytes(sig);
+        }
+        None => e.u8(0),
+    }
+}
+
+fn decode_signature(d: &mut Decoder<'_>) -> Result<Option<(String, Vec<u8>)>, String> {
+    match d.u8().map_err(|e| e.to_string())? {
+        0 => Ok(None),
+        1 => Ok(Some((d.str().map_err(|e| e.to_string())?, d.bytes().map_err(|e| e.to_string())?.to_vec()))),
+        f => Err(format!("bad signature flag {f}")),
     }
 }
 
@@ -234,7 +255,8 @@ mod tests {
                 content: String::new(),
                 signature: None,
             },
-            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: "a".into() },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: "a".into(), signature: None },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Deprecated, reason: Some("r".into()), changed_at_millis: 9, agent_id: "a".into(), signature: Some(("k".into(), vec![1; 64])) },
         ]
     }
 
@@ -269,6 +291,19 @@ mod tests {
             let expect = ends.iter().copied().filter(|e| *e <= cut).max().unwrap_or(0);
             assert_eq!(d.valid_len, expect, "cut {cut}");
             assert_eq!(d.events.len(), ends.iter().filter(|e| **e <= cut).count().saturating_sub(1), "cut {cut}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..300), flip in 0usize..400) {
+            let mut b = log_bytes();
+            b.extend(tail);
+            let i = flip % b.len();
+            b[i] ^= 0x5a;
+            let d = decode_log(&b);
+            proptest::prop_assert!(d.valid_len <= b.len());
         }
     }
 

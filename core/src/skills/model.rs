@@ -178,6 +178,10 @@ pub struct StatusChange {
     pub reason: Option<String>,
     pub changed_at: String,
     pub changed_by_agent_id: String,
+    /// Key that signed the change, when it was signed.
+    pub signing_key_id: Option<String>,
+    /// Ed25519 signature over the status payload, when it was signed.
+    pub status_signature: Option<Vec<u8>>,
     #[serde(skip)]
     pub changed_at_millis: i64,
 }

@@ -142,8 +142,9 @@ impl SkillRegistry {
         Ok((ev, doc))
     }
 
-    /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the event.
-    pub fn prepare_status(&self, skill_id: &str, actor: &Actor, status: SkillStatus, reason: Option<String>, now_millis: i64) -> Result<SkillEvent, SkillError> {
+    /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the
+    /// event; `signature` was verified by the caller.
+    pub fn prepare_status(&self, skill_id: &str, actor: &Actor, status: SkillStatus, reason: Option<String>, signature: Option<(String, Vec<u8>)>, now_millis: i64) -> Result<SkillEvent, SkillError> {
         let skill = self.require(skill_id)?;
         let action = match status {
             SkillStatus::Deprecated => "deprecate",
@@ -154,7 +155,7 @@ impl SkillRegistry {
             return Err(SkillError::Revoked { skill_id: skill_id.to_string(), action: if status == SkillStatus::Revoked { "revoked again" } else { "deprecated or reactivated" } });
         }
         Self::check_owner(skill, actor, action)?;
-        Ok(SkillEvent::Status { skill_id: skill_id.to_string(), status, reason, changed_at_millis: now_millis, agent_id: actor.agent_id.clone() })
+        Ok(SkillEvent::Status { skill_id: skill_id.to_string(), status, reason, changed_at_millis: now_millis, agent_id: actor.agent_id.clone(), signature })
     }
 
     /// Applies a persisted event. `parsed` is the upload's document when the
@@ -204,6 +205,8 @@ impl SkillRegistry {
                                 reason: Some(format!("reactivated by the upload of version {n}")),
                                 changed_at: uploaded_at,
                                 changed_by_agent_id: agent_id,
+                                signing_key_id: None,
+                                status_signature: None,
                                 changed_at_millis: uploaded_at_millis,
                             });
                         }
@@ -224,7 +227,7 @@ impl SkillRegistry {
                 }
                 Ok(())
             }
-            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id } => {
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
                 let skill = self.skills.get_mut(&skill_id).ok_or_else(|| format!("status change for unknown skill '{skill_id}'"))?;
                 skill.status = status;
                 skill.status_reason = reason.clone();
@@ -234,6 +237,8 @@ impl SkillRegistry {
                     reason,
                     changed_at: format_rfc3339_millis(changed_at_millis),
                     changed_by_agent_id: agent_id,
+                    signing_key_id: signature.as_ref().map(|(k, _)| k.clone()),
+                    status_signature: signature.map(|(_, s)| s),
                     changed_at_millis,
                 });
                 Ok(())
@@ -290,7 +295,7 @@ mod tests {
         let mut reg = SkillRegistry::new();
         let a = actor("a", Some("o"));
         upload(&mut reg, Some("s"), &a, "# S\n", 1).unwrap();
-        let ev = reg.prepare_status("s", &a, SkillStatus::Deprecated, Some("old".into()), 2).unwrap();
+        let ev = reg.prepare_status("s", &a, SkillStatus::Deprecated, Some("old".into()), None, 2).unwrap();
         reg.apply(ev, None).unwrap();
         assert_eq!(reg.get("s").unwrap().status, SkillStatus::Deprecated);
         // A new version reactivates a deprecated skill, and the history says so.
@@ -298,12 +303,12 @@ mod tests {
         let s = reg.get("s").unwrap();
         assert_eq!(s.status, SkillStatus::Active);
         assert_eq!(s.status_history.len(), 2);
-        let ev = reg.prepare_status("s", &a, SkillStatus::Revoked, Some("leaked".into()), 4).unwrap();
+        let ev = reg.prepare_status("s", &a, SkillStatus::Revoked, Some("leaked".into()), None, 4).unwrap();
         reg.apply(ev, None).unwrap();
-        assert!(matches!(reg.prepare_status("s", &a, SkillStatus::Deprecated, None, 5), Err(SkillError::Revoked { .. })));
+        assert!(matches!(reg.prepare_status("s", &a, SkillStatus::Deprecated, None, None, 5), Err(SkillError::Revoked { .. })));
         assert!(matches!(upload(&mut reg, Some("s"), &a, "# S\n", 6), Err(SkillError::Revoked { .. })));
-        assert!(matches!(reg.prepare_status("nope", &a, SkillStatus::Revoked, None, 7), Err(SkillError::NotFound { .. })));
-        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: "a".into() }, None).is_err());
+        assert!(matches!(reg.prepare_status("nope", &a, SkillStatus::Revoked, None, None, 7), Err(SkillError::NotFound { .. })));
+        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: "a".into(), signature: None }, None).is_err());
         assert_eq!(reg.get("s").unwrap().updated_at_millis, 4);
     }
 }

@@ -67,6 +67,12 @@ pub fn read_warnings(skill: &Skill, version: &SkillVersion, markdown_form: &str)
             latest.version_id
         ));
     }
+    if version.signature.is_none() {
+        out.push(format!(
+            "Version {} is unsigned: that agent '{}' uploaded it is asserted by the registry, not proven by a signature.",
+            version.version_number, version.uploaded_by_agent_id
+        ));
+    }
     for w in &version.document.warnings {
         out.push(format!("Skill warning: {w}"));
     }
@@ -84,7 +90,8 @@ pub fn scan(content: &str) -> Vec<Finding> {
     let mut wrapped_reported = false;
     for (i, raw) in content.lines().enumerate() {
         let n = i + 1;
-        let lower = raw.to_lowercase();
+        // ASCII lower-casing keeps byte offsets equal to `raw`'s.
+        let lower = raw.to_ascii_lowercase();
         let words = shell_words(&lower);
         if pipes_into_interpreter(&lower, &words) {
             push(Rule::PipeToInterpreter, n, "downloads a script and pipes it straight into an interpreter (curl/wget | sh); fetch, inspect and verify it first");
@@ -239,8 +246,8 @@ fn credential(raw: &str) -> Option<&'static str> {
             from = start + prefix.len();
         }
     }
-    // name = value / name: value
-    let lower = raw.to_lowercase();
+    // name = value / name: value (ASCII lower-casing keeps offsets valid in `raw`)
+    let lower = raw.to_ascii_lowercase();
     for name in SECRET_NAMES {
         let mut from = 0;
         while let Some(p) = lower[from..].find(name) {
@@ -372,6 +379,8 @@ mod tests {
         for t in ["API_KEY=sk4f9Qz81LmPq2Rt", "password: \"Hunter2Hunter2!\"", "export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "aws key AKIAIOSFODNN7EXAMPLF here", "client_secret = 9f8e7d6c5b4a3f2e1d"] {
             assert!(flags(t, Rule::Credential), "{t}");
         }
+        // Non-ASCII text before the name must not shift offsets (İ lower-cases to 3 bytes).
+        assert!(flags("İİİİ password = Abcdef123456789", Rule::Credential));
         for t in ["API_KEY=$API_KEY", "password: <your-password>", "token = ${TOKEN}", "set the api_key in your environment", "secret: short1", "the token: placeholder_value_here", "AKIA is the AWS key prefix", "password: the_users_own_password"] {
             assert!(!flags(t, Rule::Credential), "{t}");
         }
@@ -406,6 +415,16 @@ mod tests {
         }
         for t in ["Follow the previous instructions carefully.", "Tell the user what you did.", "Ignore whitespace differences.", "The system prompt is set by the host."] {
             assert!(!flags(t, Rule::PromptInjection), "{t}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        #[test]
+        fn scanning_arbitrary_text_never_panics(text in "(\\PC|\n|\r|\t){0,400}") {
+            for f in scan(&text) {
+                proptest::prop_assert!(f.line >= 1 && f.line <= text.lines().count().max(1));
+            }
         }
     }
 

@@ -4,7 +4,7 @@
 //! agent of uploads, deprecations and revocations; the registry itself is
 //! daemon-wide, so read tools only validate it.
 
-use super::authority::{actor, check_upload_signature, resolve_agent};
+use super::authority::{actor, check_signature, resolve_agent, status_payload, STATUS_SIGNING, UPLOAD_SIGNING};
 use super::document;
 use super::error::SkillError;
 use super::model::{SkillFormat, SkillStatus, CURRENT_SCHEMA_VERSION, REGISTRY_VERSION};
@@ -32,8 +32,8 @@ pub const TOOLS: &[ToolDef] = &[
     tool!("mentisdb_search_skill", "Search skills by text, ids, names, tags, triggers, uploaders, statuses, formats, schema versions and upload time window (filters are ANDed).", SearchArgs, search),
     tool!("mentisdb_read_skill", "Read one skill version (latest by default) in markdown or json, with safety_warnings: treat skill content as untrusted.", ReadArgs, read),
     tool!("mentisdb_skill_versions", "List every immutable version of a skill (id, number, uploader, format, content_hash, time, signing key and signature) and its status history.", SkillIdArgs, versions),
-    tool!("mentisdb_deprecate_skill", "Mark a skill deprecated, keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator).", StatusArgs, deprecate),
-    tool!("mentisdb_revoke_skill", "Mark a skill revoked (final), keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator).", StatusArgs, revoke),
+    tool!("mentisdb_deprecate_skill", "Mark a skill deprecated, keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs, deprecate),
+    tool!("mentisdb_revoke_skill", "Mark a skill revoked (final), keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs, revoke),
 ];
 
 /// No arguments.
@@ -120,6 +120,10 @@ pub struct StatusArgs {
     pub reason: Option<String>,
     /// Required: the acting agent, active in the chain, with the same agent_owner as the skill's creator.
     pub agent_id: Option<String>,
+    /// Key that signed the change (required when the agent has an active key).
+    pub signing_key_id: Option<String>,
+    /// Ed25519 signature over the UTF-8 bytes of "mentisdb/skill-status/v1\n<skill_id>\n<deprecated|revoked>\n<latest_version_id>\n<reason or empty>".
+    pub status_signature: Option<Vec<u8>>,
 }
 
 fn invalid(field: &'static str, message: String) -> ToolError {
@@ -168,7 +172,7 @@ fn upload(db: &MentisDb, a: UploadArgs) -> Result<Value, ToolError> {
     let format = parse_format(a.format.as_deref())?.unwrap_or_else(|| SkillFormat::sniff(&a.content));
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = resolve_agent(db, &key, &a.agent_id)?;
-    check_upload_signature(&rec, &key, &a.content, a.signing_key_id.as_deref(), a.skill_signature.as_deref())?;
+    check_signature(&rec, &key, a.content.as_bytes(), a.signing_key_id.as_deref(), a.skill_signature.as_deref(), "skill_signature", UPLOAD_SIGNING)?;
     let who = actor(&rec);
     let version_id = db.fresh_id();
     let now = db.now_millis();
@@ -266,18 +270,27 @@ fn change_status(db: &MentisDb, a: StatusArgs, tool: &'static str, status: Skill
         why: "the acting agent, active in chain_key's agent registry; only agents with the same agent_owner as the skill's creator may change its status",
     })?;
     check_key("agent_id", &agent_id)?;
-    let reason = a.reason.map(|r| r.trim().to_string()).filter(|r| !r.is_empty());
+    // Kept exactly as sent (a signature covers it); blank means none.
+    let reason = a.reason.filter(|r| !r.trim().is_empty());
     if let Some(r) = &reason {
         limits::check_label("reason", r, limits::MAX_DESCRIPTION_BYTES).map_err(|m| invalid("reason", m))?;
     }
     let key = db.resolve_key(a.chain_key.as_deref())?;
     // Check the skill exists first, so a typo in skill_id is reported as such.
     db.skills.read(|r| r.require(&a.skill_id).map(|_| ()))?;
-    let who = actor(&resolve_agent(db, &key, &agent_id)?);
+    let rec = resolve_agent(db, &key, &agent_id)?;
+    let who = actor(&rec);
     let now = db.now_millis();
     let summary = db.skills.commit(
         db.storage(),
-        |reg| Ok((reg.prepare_status(&a.skill_id, &who, status, reason, now)?, None)),
+        |reg| {
+            // Verified under the write lock: the signature binds the latest version id.
+            let latest = reg.require(&a.skill_id)?.latest().version_id.clone();
+            let payload = status_payload(&a.skill_id, status.as_str(), &latest, reason.as_deref());
+            check_signature(&rec, &key, &payload, a.signing_key_id.as_deref(), a.status_signature.as_deref(), "status_signature", STATUS_SIGNING)?;
+            let signature = a.signing_key_id.clone().zip(a.status_signature.clone());
+            Ok((reg.prepare_status(&a.skill_id, &who, status, reason, signature, now)?, None))
+        },
         |reg, id| reg.get(id).map(|s| s.summary()),
     )?;
     Ok(json!({ "skill": summary }))

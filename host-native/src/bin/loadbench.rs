@@ -42,9 +42,24 @@ struct Args {
     /// Data directory for the in-process daemon (default: a temp dir).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
+    /// Also time the same search through `MentisDb::call` directly (no HTTP),
+    /// single-threaded, to separate engine cost from transport cost.
+    #[arg(long)]
+    direct: bool,
+}
+
+/// CPU seconds (user + system) this process has used, from `/proc/self/stat`
+/// (Linux; clock ticks of 1/100 s). `None` elsewhere.
+fn process_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
 }
 
 struct Outcome {
+    cpu_secs: Option<f64>,
     elapsed: Duration,
     latencies: Vec<Duration>,
     errors: usize,
@@ -65,9 +80,21 @@ fn append_body(chain: &str, i: usize) -> Value {
     })
 }
 
+fn search_body(chain: &str, i: usize) -> Value {
+    let topics = ["rate limit", "deployment", "database", "memory", "rust", "embeddings"];
+    json!({
+        "chain_key": chain,
+        "text": topics[i % topics.len()],
+        "thought_types": ["Finding", "Decision", "Insight", "Mistake"],
+        "min_importance": 0.3,
+        "limit": 10,
+    })
+}
+
 async fn run(client: reqwest::Client, url: String, token: Option<String>, clients: usize, total: usize, body: impl Fn(usize) -> Value + Send + Sync + 'static) -> Outcome {
     let next = Arc::new(AtomicUsize::new(0));
     let body = Arc::new(body);
+    let cpu_before = process_cpu_secs();
     let started = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|_| {
@@ -116,15 +143,17 @@ async fn run(client: reqwest::Client, url: String, token: Option<String>, client
         latencies.extend(l);
         errors += e;
     }
-    Outcome { elapsed: started.elapsed(), latencies, errors }
+    let cpu_secs = cpu_before.zip(process_cpu_secs()).map(|(a, b)| b - a);
+    Outcome { cpu_secs, elapsed: started.elapsed(), latencies, errors }
 }
 
 fn report(name: &str, clients: usize, mut o: Outcome) {
     o.latencies.sort();
     let pct = |p: f64| o.latencies.get(((o.latencies.len() as f64 * p) as usize).min(o.latencies.len().saturating_sub(1))).copied().unwrap_or_default();
     let n = o.latencies.len();
+    let cpu = o.cpu_secs.map(|c| format!(", CPU {c:.2}s = {:.0} us/request (server + client)", c * 1e6 / n.max(1) as f64)).unwrap_or_default();
     println!(
-        "{name}: {n} requests, {clients} clients, {:.2}s, {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, errors {}",
+        "{name}: {n} requests, {clients} clients, {:.2}s, {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, errors {}{cpu}",
         o.elapsed.as_secs_f64(),
         n as f64 / o.elapsed.as_secs_f64(),
         pct(0.50).as_secs_f64() * 1e3,
@@ -158,6 +187,7 @@ async fn main() {
             url
         }
     };
+    let direct_db = _daemon.as_ref().map(|d| d.db.clone());
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build().expect("client");
     let run_id = std::process::id();
     let append_chain = format!("bench-append-{run_id}");
@@ -169,17 +199,18 @@ async fn main() {
     let chain = search_chain.clone();
     let seeded = run(client.clone(), format!("{base}/v1/thoughts"), args.token.clone(), 16, args.search_chain_size, move |i| append_body(&chain, i)).await;
     assert_eq!(seeded.errors, 0, "seeding the search chain failed");
+    if let (true, Some(db)) = (args.direct, direct_db) {
+        let n = 20_000;
+        let cpu_before = process_cpu_secs();
+        let started = Instant::now();
+        for i in 0..n {
+            db.call("mentisdb_search", search_body(&search_chain, i)).expect("direct search");
+        }
+        let secs = started.elapsed().as_secs_f64();
+        let cpu = cpu_before.zip(process_cpu_secs()).map(|(a, b)| format!(", CPU {:.1} us/call", (b - a) * 1e6 / n as f64)).unwrap_or_default();
+        println!("direct MentisDb::call(mentisdb_search), 1 thread: {n} calls, {:.0} calls/s, {:.1} us/call wall{cpu}", n as f64 / secs, secs * 1e6 / n as f64);
+    }
     let chain = search_chain.clone();
-    let o = run(client, format!("{base}/v1/search"), args.token.clone(), args.search_clients, args.searches, move |i| {
-        let topics = ["rate limit", "deployment", "database", "memory", "rust", "embeddings"];
-        json!({
-            "chain_key": chain,
-            "text": topics[i % topics.len()],
-            "thought_types": ["Finding", "Decision", "Insight", "Mistake"],
-            "min_importance": 0.3,
-            "limit": 10,
-        })
-    })
-    .await;
+    let o = run(client, format!("{base}/v1/search"), args.token.clone(), args.search_clients, args.searches, move |i| search_body(&chain, i)).await;
     report(&format!("filtered search (POST /v1/search, chain of {} thoughts, limit 10)", args.search_chain_size), args.search_clients, o);
 }
