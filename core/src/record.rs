@@ -274,6 +274,11 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         .and_then(|v| v.as_str())
         .ok_or_else(|| RecordError::BadHeader("missing mentisdb_chain".into()))?
         .to_string();
+    // Like every thought line, the header must be exactly what the writer
+    // produced (an unknown format or version is not silently accepted).
+    if bytes[..=header_end] != encode_header(ChainFormat::Jsonl, &chain_key)[..] {
+        return Err(RecordError::BadHeader("header line is not the canonical {\"mentisdb_chain\",\"format\":\"jsonl\",\"version\":1} line".into()));
+    }
     let mut pos = header_end + 1;
     let mut thoughts = Vec::new();
     while pos < bytes.len() {
@@ -304,6 +309,21 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
 mod tests {
     use super::*;
     use crate::canonical::{compute_thought_hash, tests::golden_thought};
+
+    #[test]
+    fn jsonl_header_with_unknown_format_or_version_is_refused() {
+        // Found by the record_decode fuzz target (fuzz/crashers/record_decode/).
+        let good = encode_header(ChainFormat::Jsonl, "k");
+        assert!(decode_chain(&good).is_ok());
+        for bad in [
+            r#"{"format":"jsnnl","mentisdb_chain":"k","version":1}"#,
+            r#"{"format":"jsonl","mentisdb_chain":"k","version":2}"#,
+            r#"{"mentisdb_chain":"k"}"#,
+        ] {
+            let bytes = format!("{bad}\n");
+            assert!(matches!(decode_chain(bytes.as_bytes()), Err(RecordError::BadHeader(_))), "{bad}");
+        }
+    }
 
     fn sample(format: ChainFormat) -> (Vec<u8>, Thought) {
         let mut t = golden_thought();

@@ -135,7 +135,57 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, loopback_only: bool, extra_ori
     Router::new()
         .route_service("/mcp", http.clone())
         .route_service("/", http)
+        .layer(axum::middleware::from_fn_with_state(max_body_bytes, reject_malformed_json))
         .layer(axum::middleware::from_fn_with_state(auth, require_token))
+}
+
+/// A POST body that is not JSON is a JSON-RPC parse error (-32700, HTTP
+/// 400), as the spec asks for protocol faults; rmcp alone answers 415
+/// with a plain-text message. Oversized bodies are HTTP 413.
+async fn reject_malformed_json(
+    axum::extract::State(max_body_bytes): axum::extract::State<usize>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{Method, StatusCode};
+    use axum::response::IntoResponse;
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let rpc_error = |status: StatusCode, code: i32, message: String| {
+        (status, axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}))).into_response()
+    };
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            let message = format!("request body exceeds {max_body_bytes} bytes (MENTISDB_MAX_BODY_BYTES / --max-body-bytes)");
+            return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, message);
+        }
+    };
+    let message = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => v,
+        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: the request body is not valid JSON ({e})")),
+    };
+    // rmcp reports tools/call params it cannot deserialize as "method not
+    // found" (-32601); they are invalid params (-32602).
+    if message["method"] == "tools/call" {
+        let params = &message["params"];
+        let bad = if !params.is_object() {
+            Some("params must be an object with a string `name` and an object `arguments`")
+        } else if !params["name"].is_string() {
+            Some("params.name must be the tool name (a string); call tools/list for the tool names")
+        } else if !(params["arguments"].is_object() || params["arguments"].is_null()) {
+            Some("params.arguments must be a JSON object")
+        } else {
+            None
+        };
+        if let Some(why) = bad {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32602, "message": format!("invalid params for tools/call: {why}")}});
+            return (StatusCode::OK, axum::Json(body)).into_response();
+        }
+    }
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Serves MCP over stdin/stdout until the client closes the stream.

@@ -1,3 +1,11 @@
 //! Cross-host conformance and real-client tests.
+//!
+//! Shared helpers for the integration tests in `tests/tests/`:
+//! [`daemon`] spawns the real `mentisdbd` binary on free loopback ports and
+//! talks REST to it; [`mcp`] is a minimal streamable-HTTP MCP client
+//! (JSON-RPC over HTTP) for driving the MCP endpoint directly;
+//! [`spec_walk`] is the conformance sequence shared by the core and WASI tests.
 
+pub mod daemon;
+pub mod mcp;
 pub mod spec_walk;

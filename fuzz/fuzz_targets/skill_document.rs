@@ -1,0 +1,5 @@
+#![no_main]
+#[path = "../src/targets.rs"]
+#[allow(dead_code)]
+mod targets;
+libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::skill_document(data));
