@@ -38,6 +38,7 @@ pub mod chain;
 pub mod db;
 pub mod dispatch;
 pub mod error;
+pub mod framing;
 pub mod host;
 pub mod keyed_hash;
 pub mod limits;

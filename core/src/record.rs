@@ -21,12 +21,12 @@
 //! corruption, not a torn tail, and is an error.
 
 use crate::canonical::{decode_thought_body, encode_thought_body, DecodeError, Encoder};
+use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
+pub use crate::framing::MAX_FRAME_LEN;
 use crate::thought::Thought;
 
 /// File magic of the binary format.
 pub const BINARY_MAGIC: &[u8; 8] = b"MDBCHAIN";
-/// Largest frame payload accepted when decoding (guards against garbage lengths).
-pub const MAX_FRAME_LEN: u32 = 64 * 1024 * 1024;
 const FORMAT_VERSION: u32 = 1;
 
 /// A chain's storage format, chosen per chain at creation.
@@ -113,12 +113,6 @@ pub fn encode_thought_with_body(format: ChainFormat, thought: &Thought, body: Op
     }
 }
 
-fn push_frame(out: &mut Vec<u8>, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-}
-
 /// A decoded chain object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodedChain {
@@ -186,39 +180,6 @@ pub fn peek_chain_key(bytes: &[u8]) -> Option<String> {
         let header: serde_json::Value = serde_json::from_slice(&bytes[..end]).ok()?;
         header.get("mentisdb_chain")?.as_str().map(str::to_string)
     }
-}
-
-/// Result of reading one frame at an offset.
-enum Frame<'a> {
-    Ok { payload: &'a [u8], end: usize },
-    /// Incomplete or checksum-failing.
-    Bad(String),
-}
-
-fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
-    let rest = &bytes[at..];
-    if rest.len() < 8 {
-        return Frame::Bad("incomplete frame header".into());
-    }
-    let len = u32::from_le_bytes(rest[0..4].try_into().expect("4")) as usize;
-    let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4"));
-    if len as u64 > MAX_FRAME_LEN as u64 {
-        return Frame::Bad(format!("frame length {len} exceeds the maximum"));
-    }
-    if rest.len() - 8 < len {
-        return Frame::Bad("incomplete frame payload".into());
-    }
-    let payload = &rest[8..8 + len];
-    if crc32fast::hash(payload) != crc {
-        return Frame::Bad("frame checksum mismatch".into());
-    }
-    Frame::Ok { payload, end: at + 8 + len }
-}
-
-/// After a bad frame at `at`: is there any valid frame later in the bytes?
-/// We scan forward byte by byte for a frame whose checksum verifies.
-fn valid_frame_follows(bytes: &[u8], at: usize) -> bool {
-    (at + 1..bytes.len().saturating_sub(8)).any(|p| matches!(read_frame(bytes, p), Frame::Ok { payload, .. } if !payload.is_empty()))
 }
 
 fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {

@@ -22,13 +22,13 @@
 //! incomplete or checksum-failing last frame) is cut on open; a damaged frame
 //! followed by valid frames is corruption.
 
+use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
 use super::model::{SkillFormat, SkillStatus};
 use crate::canonical::{Decoder, Encoder};
 
 /// Magic at the start of the log object.
 pub const LOG_MAGIC: &[u8; 8] = b"MDBSKILL";
 const EVENT_VERSION: u32 = 1;
-const MAX_FRAME_LEN: usize = 64 * 1024 * 1024;
 
 /// One persisted registry event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,9 +95,7 @@ impl SkillEvent {
             }
         }
         let mut out = Vec::with_capacity(e.buf.len() + 8);
-        out.extend_from_slice(&(e.buf.len() as u32).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&e.buf).to_le_bytes());
-        out.extend_from_slice(&e.buf);
+        push_frame(&mut out, &e.buf);
         out
     }
 
@@ -167,31 +165,6 @@ pub struct DecodedLog {
     pub corruption: Option<String>,
 }
 
-enum Frame<'a> {
-    Ok(&'a [u8], usize),
-    Bad(String),
-}
-
-fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
-    let rest = &bytes[at..];
-    if rest.len() < 8 {
-        return Frame::Bad("incomplete frame header".into());
-    }
-    let len = u32::from_le_bytes(rest[0..4].try_into().expect("4 bytes")) as usize;
-    let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
-    if len > MAX_FRAME_LEN {
-        return Frame::Bad(format!("frame length {len} exceeds the maximum"));
-    }
-    if rest.len() - 8 < len {
-        return Frame::Bad("incomplete frame payload".into());
-    }
-    let payload = &rest[8..8 + len];
-    if crc32fast::hash(payload) != crc {
-        return Frame::Bad("frame checksum mismatch".into());
-    }
-    Frame::Ok(payload, at + 8 + len)
-}
-
 /// Decodes the whole log. Never fails: damage is reported in the result.
 pub fn decode_log(bytes: &[u8]) -> DecodedLog {
     if bytes.len() < LOG_MAGIC.len() {
@@ -208,7 +181,7 @@ pub fn decode_log(bytes: &[u8]) -> DecodedLog {
     let mut events = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
-            Frame::Ok(payload, end) => match SkillEvent::decode(payload) {
+            Frame::Ok { payload, end } => match SkillEvent::decode(payload) {
                 Ok(ev) => {
                     events.push(ev);
                     pos = end;
@@ -218,7 +191,7 @@ pub fn decode_log(bytes: &[u8]) -> DecodedLog {
                 }
             },
             Frame::Bad(what) => {
-                let follows = (pos + 1..bytes.len().saturating_sub(8)).any(|p| matches!(read_frame(bytes, p), Frame::Ok(payload, _) if !payload.is_empty()));
+                let follows = valid_frame_follows(bytes, pos);
                 let corruption = follows.then(|| format!("corrupt skill event at byte offset {pos}: {what}"));
                 return DecodedLog { events, valid_len: pos, corruption };
             }
