@@ -16,6 +16,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// Arguments of tools that take none.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
 /// One tool: its name, description, argument schema and handler.
 #[derive(Clone, Copy)]
 pub struct ToolDef {

@@ -1,7 +1,7 @@
 //! Chain tools: bootstrap, append, retrospective, search, list chains,
 //! recent context, Markdown export, get, genesis, traverse, head.
 
-use super::{tool, ToolDef};
+use super::{tool, NoArgs, ToolDef};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -28,10 +28,6 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!("mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs, traverse_tool),
     tool!("mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs, head),
 ];
-
-/// No arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct NoArgs {}
 
 /// Just a chain.
 #[derive(Debug, Default, Deserialize, JsonSchema)]

@@ -12,7 +12,7 @@ use super::registry::NewVersion;
 use super::safety::read_warnings;
 use super::search::{SkillQuery, SEARCHABLE_FIELDS};
 use crate::db::MentisDb;
-use crate::dispatch::{tool, ToolDef};
+use crate::dispatch::{tool, NoArgs, ToolDef};
 use crate::error::ToolError;
 use crate::limits;
 use crate::timestamp::parse_rfc3339_millis;
@@ -35,10 +35,6 @@ pub const TOOLS: &[ToolDef] = &[
     tool!("mentisdb_deprecate_skill", "Mark a skill deprecated, keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs, deprecate),
     tool!("mentisdb_revoke_skill", "Mark a skill revoked (final), keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs, revoke),
 ];
-
-/// No arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct NoArgs {}
 
 /// Just a chain (audit context).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
