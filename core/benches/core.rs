@@ -56,7 +56,7 @@ fn open_verify(c: &mut Criterion) {
     drop(db);
     let mut g = c.benchmark_group("open");
     g.sample_size(10).measurement_time(Duration::from_secs(30));
-    g.bench_function("open_and_verify_1m_thoughts", |b| b.iter(|| open(storage.clone())));
+    g.bench_function("open_and_verify_1m_thoughts", |b| b.iter_with_large_drop(|| open(storage.clone())));
     g.finish();
 }
 

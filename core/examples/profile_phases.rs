@@ -32,6 +32,13 @@ fn main() {
     let t3 = Instant::now();
     let chain = Chain::load(decoded, Default::default()).unwrap();
     let load = t3.elapsed();
+    let t4 = Instant::now();
+    let (db, _) = MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(0, 1)), Arc::new(SequentialIds::starting_at(1 << 40)), DbConfig::default()).unwrap();
+    let open = t4.elapsed();
+    let t5 = Instant::now();
+    drop(db);
+    let dropped = t5.elapsed();
+    println!("MentisDb::open (sequential) {open:?}, then dropping it {dropped:?}");
     println!("n={n} append {:.2} us/op | decode {:?} | rehash {:?} ({ok}) | Chain::load (verify+commit) {:?} | {} thoughts",
         append.as_secs_f64() * 1e6 / n as f64, decode, hash, load, chain.len());
 }

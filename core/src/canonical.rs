@@ -19,7 +19,6 @@
 //! `hash = SHA-256("mentisdb/thought/v1\0" || body)`, rendered as lowercase hex.
 
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
-use sha2::{Digest, Sha256};
 
 /// Domain-separation prefix of the thought hash.
 pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
@@ -121,8 +120,12 @@ impl<'a> Decoder<'a> {
         self.take(n)
     }
     pub fn str(&mut self) -> Result<String, DecodeError> {
+        self.str_ref().map(str::to_owned)
+    }
+    /// A string borrowed from the input (no allocation).
+    pub fn str_ref(&mut self) -> Result<&'a str, DecodeError> {
         let b = self.bytes()?;
-        String::from_utf8(b.to_vec()).map_err(|_| self.err("string is not UTF-8"))
+        std::str::from_utf8(b).map_err(|_| self.err("string is not UTF-8"))
     }
     fn present(&mut self) -> Result<bool, DecodeError> {
         match self.u8()? {
@@ -206,10 +209,12 @@ pub fn encode_thought_body(t: &Thought) -> Vec<u8> {
 
 /// SHA-256 over the domain prefix and a canonical body, as lowercase hex.
 pub fn hash_body(body: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(THOUGHT_HASH_DOMAIN);
-    h.update(body);
-    hex::encode(h.finalize())
+    crate::sha256::to_hex(&body_digest(body))
+}
+
+/// The raw 32-byte thought hash of a canonical body.
+pub fn body_digest(body: &[u8]) -> [u8; 32] {
+    crate::sha256::digest(&[THOUGHT_HASH_DOMAIN, body])
 }
 
 /// The hash a thought must carry.
@@ -230,9 +235,9 @@ pub fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeE
     let agent_owner = d.opt_str()?;
     let signing_key_id = d.opt_str()?;
     let thought_signature = if d.present()? { Some(d.bytes()?.to_vec()) } else { None };
-    let tt = d.str()?;
+    let tt = d.str_ref()?;
     let thought_type: ThoughtType = tt.parse().map_err(|e: crate::thought::UnknownName| d.err(e.to_string()))?;
-    let role_s = d.str()?;
+    let role_s = d.str_ref()?;
     let role: ThoughtRole = role_s.parse().map_err(|e: crate::thought::UnknownName| d.err(e.to_string()))?;
     let content = d.str()?;
     let confidence = if d.present()? { Some(d.f64()?) } else { None };
@@ -244,7 +249,7 @@ pub fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeE
     let nrel = d.count(9)?;
     let mut relations = Vec::with_capacity(nrel);
     for _ in 0..nrel {
-        let k = d.str()?;
+        let k = d.str_ref()?;
         let kind: RelationKind = k.parse().map_err(|e: crate::thought::UnknownName| d.err(e.to_string()))?;
         let target_id = d.str()?;
         let target_index = if d.present()? { Some(d.u64()?) } else { None };

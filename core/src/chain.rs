@@ -5,13 +5,17 @@
 //! the bytes [`Chain::prepare_append`] produces, then calls [`Chain::commit`].
 
 use crate::agents::{AgentRegistry, AgentStatus};
-use crate::canonical::{compute_thought_hash, encode_thought_body, hash_body};
+use crate::canonical::{body_digest, compute_thought_hash, encode_thought_body};
 use crate::error::{AppendError, VerifyError};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::record::{ChainFormat, DecodedChain};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
-use crate::keyed_hash::{KeyedMap, KeyedState};
+use crate::derived::{Derived, SearchText};
+use crate::keyed_hash::KeyedState;
+use crate::lookup::ThoughtLookup;
+use crate::ranked::RankedIndex;
+use std::sync::RwLockReadGuard;
 
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,18 +76,21 @@ impl NewThought {
 pub const DEFAULT_IMPORTANCE: f64 = 0.5;
 
 /// An open, verified chain.
-#[derive(Debug, Clone)]
+///
+/// Committing a thought updates only what appends and lookups need (the
+/// thoughts, id and hash lookups, agent activity). The query indices (text
+/// filter, ranked retrieval) are [`Derived`]: they catch up with new thoughts
+/// on the first query that needs them.
+#[derive(Debug)]
 pub struct Chain {
     chain_key: String,
     format: ChainFormat,
     thoughts: Vec<Thought>,
-    /// Lower-cased content, agent id, tags and concepts per thought, for `text` filters.
-    search_text: Vec<String>,
-    by_id: KeyedMap<String, u64>,
-    by_hash: KeyedMap<String, u64>,
+    by_id: ThoughtLookup,
+    by_hash: ThoughtLookup,
     agents: AgentRegistry,
-    /// Ranked-retrieval index, grown by [`Chain::commit`].
-    ranked: crate::ranked::RankedIndex,
+    search_text: Derived<SearchText>,
+    ranked: Derived<RankedIndex>,
 }
 
 fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
@@ -102,11 +109,11 @@ impl Chain {
             chain_key: chain_key.to_string(),
             format,
             thoughts: Vec::new(),
-            search_text: Vec::new(),
-            by_id: KeyedMap::with_hasher(hasher),
-            by_hash: KeyedMap::with_hasher(hasher),
+            by_id: ThoughtLookup::new(hasher, |t| &t.id),
+            by_hash: ThoughtLookup::new(hasher, |t| &t.hash),
             agents: AgentRegistry::default(),
-            ranked: crate::ranked::RankedIndex::default(),
+            search_text: Derived::default(),
+            ranked: Derived::default(),
         }
     }
 
@@ -120,28 +127,33 @@ impl Chain {
         let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
         chain.agents = agents;
         chain.thoughts.reserve(decoded.thoughts.len());
-        let mut body_hashes = decoded.body_hashes.map(Vec::into_iter);
+        chain.by_id.reserve(decoded.thoughts.len());
+        chain.by_hash.reserve(decoded.thoughts.len());
+        let mut mismatches = decoded.body_hash_mismatches.map(Vec::into_iter);
         for t in decoded.thoughts {
-            let recomputed = match body_hashes.as_mut().and_then(Iterator::next) {
-                Some(h) => h,
-                None => compute_thought_hash(&t),
+            let mismatch = match mismatches.as_mut() {
+                // Binary: the decoder already hashed the stored body.
+                Some(m) => m.next().flatten(),
+                None => Some(compute_thought_hash(&t)).filter(|h| *h != t.hash),
             };
-            chain.verify_next(&t, recomputed)?;
+            chain.verify_next(&t, mismatch)?;
             chain.commit(t);
         }
         Ok(chain)
     }
 
-    fn verify_next(&self, t: &Thought, recomputed: String) -> Result<(), VerifyError> {
+    /// Checks `t` as the next thought; `hash_mismatch` is the hash its
+    /// body really has when that differs from `t.hash`.
+    fn verify_next(&self, t: &Thought, hash_mismatch: Option<String>) -> Result<(), VerifyError> {
         let position = self.thoughts.len() as u64;
         if t.index != position {
             return Err(VerifyError::IndexGap { position, found: t.index });
         }
-        let expected_prev = self.thoughts.last().map(|p| p.hash.clone());
-        if t.prev_hash != expected_prev {
-            return Err(VerifyError::PrevHashMismatch { index: t.index, expected: expected_prev, found: t.prev_hash.clone() });
+        let expected_prev = self.thoughts.last().map(|p| p.hash.as_str());
+        if t.prev_hash.as_deref() != expected_prev {
+            return Err(VerifyError::PrevHashMismatch { index: t.index, expected: expected_prev.map(str::to_string), found: t.prev_hash.clone() });
         }
-        if recomputed != t.hash {
+        if let Some(recomputed) = hash_mismatch {
             return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
         }
         if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
@@ -180,19 +192,19 @@ impl Chain {
         self.thoughts.last()
     }
 
-    /// Lower-cased searchable text of thought `index`.
-    pub fn search_text(&self, index: usize) -> &str {
-        &self.search_text[index]
+    /// The lower-cased text the `text` filter matches, caught up with every thought.
+    pub fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
+        self.search_text.get(&self.thoughts)
     }
 
     /// Looks a thought up by id.
     pub fn by_id(&self, id: &str) -> Option<&Thought> {
-        self.by_id.get(id).map(|i| &self.thoughts[*i as usize])
+        self.by_id.get(&self.thoughts, id).map(|i| &self.thoughts[i])
     }
 
     /// Looks a thought up by hash (lowercase hex; upper case accepted).
     pub fn by_hash(&self, hash: &str) -> Option<&Thought> {
-        self.by_hash.get(&hash.to_ascii_lowercase()).map(|i| &self.thoughts[*i as usize])
+        self.by_hash.get(&self.thoughts, &hash.to_ascii_lowercase()).map(|i| &self.thoughts[i])
     }
 
     /// Looks a thought up by index.
@@ -200,14 +212,17 @@ impl Chain {
         usize::try_from(index).ok().and_then(|i| self.thoughts.get(i))
     }
 
-    /// The ranked-retrieval index.
-    pub fn ranked_index(&self) -> &crate::ranked::RankedIndex {
-        &self.ranked
+    /// The ranked-retrieval index, caught up with every thought.
+    pub fn ranked_index(&self) -> RwLockReadGuard<'_, RankedIndex> {
+        self.ranked.get(&self.thoughts)
     }
 
-    /// Registers (or clears) the embedding provider and embeds every thought.
+    /// Registers (or clears) the embedding provider; thoughts are embedded
+    /// as the ranked index catches up with them.
     pub fn set_embedding_provider(&mut self, provider: Option<std::sync::Arc<dyn crate::ranked::EmbeddingProvider>>) {
-        self.ranked.set_embedder(provider, &self.thoughts);
+        let index = self.ranked.get_mut();
+        let covered = index.len();
+        index.set_embedder(provider, &self.thoughts[..covered]);
     }
 
     /// The agent registry.
@@ -237,12 +252,13 @@ impl Chain {
     /// Validates a new thought, checks its signature, and builds it with its
     /// index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
-        self.prepare_append_with_body(input, timestamp, fresh_id).map(|(t, _)| t)
+        self.prepare_append_with_payload(input, timestamp, fresh_id).map(|(t, _)| t)
     }
 
-    /// [`Chain::prepare_append`], also returning the canonical body that was
-    /// hashed, so the caller can frame it without encoding it again.
-    pub fn prepare_append_with_body(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
+    /// [`Chain::prepare_append`], also returning the binary record payload
+    /// (the canonical body that was hashed, then the 32 hash bytes), so the
+    /// caller can frame it without encoding or hashing again.
+    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
@@ -280,7 +296,7 @@ impl Chain {
             }
             None => fresh_id,
         };
-        if self.by_id.contains_key(&id) {
+        if self.by_id.contains(&self.thoughts, &id) {
             return Err(AppendError::DuplicateId { id });
         }
         if let Some(rec) = self.agents.get(&input.agent_id) {
@@ -313,9 +329,11 @@ impl Chain {
             hash: String::new(),
         };
         self.check_signature(&thought)?;
-        let body = encode_thought_body(&thought);
-        thought.hash = hash_body(&body);
-        Ok((thought, body))
+        let mut payload = encode_thought_body(&thought);
+        let digest = body_digest(&payload);
+        thought.hash = crate::sha256::to_hex(&digest);
+        payload.extend_from_slice(&digest);
+        Ok((thought, payload))
     }
 
     fn resolve_relation(&self, rel: RelationInput) -> Result<ThoughtRelation, AppendError> {
@@ -362,20 +380,10 @@ impl Chain {
 
     /// Adds a prepared (or verified) thought to the in-memory state.
     pub fn commit(&mut self, t: Thought) {
-        let idx = t.index;
-        let mut text = String::with_capacity(t.content.len() + 32);
-        text.push_str(&t.content);
-        text.push('\n');
-        text.push_str(&t.agent_id);
-        for s in t.tags.iter().chain(t.concepts.iter()) {
-            text.push('\n');
-            text.push_str(s);
-        }
-        self.search_text.push(text.to_lowercase());
-        self.by_id.insert(t.id.clone(), idx);
-        self.by_hash.insert(t.hash.clone(), idx);
         self.agents.observe(&t);
-        self.ranked.add(&t);
         self.thoughts.push(t);
+        let pos = self.thoughts.len() - 1;
+        self.by_id.insert(&self.thoughts, pos);
+        self.by_hash.insert(&self.thoughts, pos);
     }
 }

@@ -11,7 +11,7 @@
 use crate::agents::AgentRegistry;
 use crate::chain::{Chain, NewThought};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
-use crate::host::{format_uuid_v4, Clock, IdSource};
+use crate::host::{format_uuid_v4, Clock, IdSource, Parallelism, Sequential};
 use crate::keyed_hash::KeyedState;
 use crate::limits;
 use crate::naming;
@@ -30,11 +30,14 @@ pub struct DbConfig {
     pub default_chain_key: String,
     /// Format of chains created without an explicit `storage_adapter`.
     pub default_format: ChainFormat,
+    /// Where opening decodes and hashes chain records ([`Sequential`] unless
+    /// the host offers threads).
+    pub parallelism: Arc<dyn Parallelism>,
 }
 
 impl Default for DbConfig {
     fn default() -> Self {
-        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary }
+        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential) }
     }
 }
 
@@ -113,7 +116,7 @@ impl MentisDb {
                 continue;
             }
             let bytes = storage.read(&object)?.unwrap_or_default();
-            let decoded = match record::decode_chain(&bytes) {
+            let decoded = match record::decode_chain_with(&bytes, config.parallelism.as_ref()) {
                 Ok(d) => d,
                 Err(e) => {
                     let key = record::peek_chain_key(&bytes).unwrap_or_else(|| object.clone());
@@ -213,6 +216,9 @@ impl MentisDb {
 
     fn refused_error(&self, key: &str) -> Option<ToolError> {
         let refused = read_lock(&self.refused);
+        if refused.is_empty() {
+            return None;
+        }
         [ChainFormat::Binary, ChainFormat::Jsonl]
             .into_iter()
             .find_map(|f| refused.get(&naming::chain_object(key, f)))
@@ -225,15 +231,16 @@ impl MentisDb {
 
     /// Runs `f` with a read lock on chain `key`; `None` when the chain does not exist.
     pub fn with_chain<R>(&self, key: &str, f: impl FnOnce(Option<&Chain>) -> R) -> Result<R, ToolError> {
-        if let Some(e) = self.refused_error(key) {
-            return Err(e);
-        }
+        // A refused chain never has a slot.
         match self.slot(key) {
             Some(slot) => {
                 let guard = read_lock(&slot.state);
                 Ok(f(Some(&guard.chain)))
             }
-            None => Ok(f(None)),
+            None => match self.refused_error(key) {
+                Some(e) => Err(e),
+                None => Ok(f(None)),
+            },
         }
     }
 
@@ -248,11 +255,12 @@ impl MentisDb {
     /// Returns the slot for `key`, creating the chain (header written and
     /// synced) in `format` or the default format when it does not exist.
     fn slot_for_write(&self, key: &str, format: Option<ChainFormat>) -> Result<Arc<ChainSlot>, ToolError> {
-        if let Some(e) = self.refused_error(key) {
-            return Err(e);
-        }
+        // A refused chain never has a slot.
         if let Some(slot) = self.slot(key) {
             return Ok(slot);
+        }
+        if let Some(e) = self.refused_error(key) {
+            return Err(e);
         }
         let mut chains = write_lock(&self.chains);
         if let Some(slot) = chains.get(key) {
@@ -301,8 +309,8 @@ impl MentisDb {
                 return Ok(None);
             }
             let timestamp = format_rfc3339_millis(self.clock.now_millis());
-            let (thought, body) = state.chain.prepare_append_with_body(input, timestamp, self.fresh_id())?;
-            let bytes = record::encode_thought_with_body(state.chain.format(), &thought, Some(body));
+            let (thought, payload) = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id())?;
+            let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
                 let _ = self.storage.truncate(&slot.object, state.byte_len);

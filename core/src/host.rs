@@ -1,9 +1,10 @@
-//! What the host supplies: the current time and fresh unique ids.
+//! What the host supplies: the current time, fresh unique ids, and (when it
+//! has threads) a way to run independent work at the same time.
 //!
-//! The core never reads a clock or draws randomness itself. A native host
-//! wraps `SystemTime` and the OS RNG, a browser host `Date.now()` and
-//! `crypto.getRandomValues`, and tests use [`FixedClock`] / [`SequentialIds`]
-//! so every hash is reproducible.
+//! The core never reads a clock, draws randomness or starts a thread itself.
+//! A native host wraps `SystemTime`, the OS RNG and scoped threads, a browser
+//! host `Date.now()` and `crypto.getRandomValues`, and tests use
+//! [`FixedClock`] / [`SequentialIds`] so every hash is reproducible.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -87,12 +88,44 @@ impl IdSource for SequentialIds {
     }
 }
 
+/// Runs independent jobs, possibly at the same time. The core hands work
+/// that splits cleanly (decoding and hashing the records of a chain when it
+/// opens) to the host through this trait; results never depend on the order
+/// or concurrency of the jobs.
+pub trait Parallelism: Send + Sync + std::fmt::Debug {
+    /// How many jobs can usefully run at once (at least 1).
+    fn width(&self) -> usize;
+
+    /// Calls `job(i)` exactly once for every `i` in `0..count`, in any order
+    /// and possibly concurrently, and returns when every call has returned.
+    fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync));
+}
+
+/// Runs every job in turn on the calling thread (the default; browser and WASI hosts).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sequential;
+
+impl Parallelism for Sequential {
+    fn width(&self) -> usize {
+        1
+    }
+
+    fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+        (0..count).for_each(job);
+    }
+}
+
 /// Formats 16 bytes as a lowercase RFC 4122 version-4 UUID string.
 pub fn format_uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let h = hex::encode(bytes);
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    let mut out = [b'-'; 36];
+    // Groups of 4, 2, 2, 2 and 6 bytes, separated by dashes.
+    for (group, (from, to)) in [(0, 4), (4, 6), (6, 8), (8, 10), (10, 16)].into_iter().enumerate() {
+        let at = from * 2 + group;
+        hex::encode_to_slice(&bytes[from..to], &mut out[at..at + (to - from) * 2]).expect("fits");
+    }
+    String::from_utf8(out.to_vec()).expect("hex and dashes are ASCII")
 }
 
 #[cfg(test)]
@@ -104,6 +137,8 @@ mod tests {
         let id = format_uuid_v4([0xff; 16]);
         assert_eq!(id, "ffffffff-ffff-4fff-bfff-ffffffffffff");
         assert_eq!(format_uuid_v4([0; 16]), "00000000-0000-4000-8000-000000000000");
+        let counting: [u8; 16] = std::array::from_fn(|i| i as u8 * 17);
+        assert_eq!(format_uuid_v4(counting), "00112233-4455-4677-8899-aabbccddeeff");
     }
 
     #[test]

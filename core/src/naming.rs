@@ -6,7 +6,7 @@
 //! distinct keys never share an object.
 
 use crate::record::ChainFormat;
-use sha2::{Digest, Sha256};
+
 
 /// Prefix of every chain object.
 pub const CHAINS_PREFIX: &str = "chains/";
@@ -27,7 +27,7 @@ pub fn safe_stem(key: &str) -> String {
             out.push_str(&hex::encode([b]));
         }
     }
-    let digest = Sha256::digest(key.as_bytes());
+    let digest = crate::sha256::digest(&[key.as_bytes()]);
     out.push('.');
     out.push_str(&hex::encode(&digest[..8]));
     out

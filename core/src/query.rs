@@ -2,12 +2,14 @@
 //! retrieval. Every filter is ANDed; list filters match any of their entries.
 
 use crate::chain::Chain;
+use crate::derived::SearchText;
 use crate::limits;
 use crate::thought::{Thought, ThoughtRole, ThoughtType};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeSet;
+use std::sync::RwLockReadGuard;
 
 /// The filter fields as callers send them (spec names).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -153,10 +155,10 @@ impl ThoughtFilter {
         Ok(f)
     }
 
-    /// Whether thought `idx` of `chain` passes every filter.
-    pub fn matches(&self, chain: &Chain, idx: usize) -> bool {
-        let t = &chain.thoughts()[idx];
-        self.matches_fields(t) && self.text.as_ref().is_none_or(|n| self.text_agents.contains(&t.agent_id) || chain.search_text(idx).contains(n.as_str()))
+    /// The filter ready to scan `chain` (holding the chain's search text
+    /// when `text` is set).
+    pub fn bind<'a>(&'a self, chain: &'a Chain) -> BoundFilter<'a> {
+        BoundFilter { filter: self, chain, text: self.text.as_ref().map(|_| chain.search_text()) }
     }
 
     /// Every filter except `text` (for callers that score text themselves).
@@ -233,14 +235,35 @@ impl ThoughtFilter {
     }
 }
 
+/// A [`ThoughtFilter`] bound to one chain for a scan.
+pub struct BoundFilter<'a> {
+    filter: &'a ThoughtFilter,
+    chain: &'a Chain,
+    text: Option<RwLockReadGuard<'a, SearchText>>,
+}
+
+impl BoundFilter<'_> {
+    /// Whether thought `idx` of the chain passes every filter.
+    pub fn matches(&self, idx: usize) -> bool {
+        let t = &self.chain.thoughts()[idx];
+        let f = self.filter;
+        f.matches_fields(t)
+            && match (&f.text, &self.text) {
+                (Some(needle), Some(text)) => f.text_agents.contains(&t.agent_id) || text.get(idx).contains(needle.as_str()),
+                _ => true,
+            }
+    }
+}
+
 /// The newest `limit` matching thoughts, returned in append order.
 pub fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, limit: usize) -> Vec<&'c Thought> {
     let mut out: Vec<&Thought> = Vec::new();
+    let filter = filter.bind(chain);
     for idx in (0..chain.len()).rev() {
         if out.len() >= limit {
             break;
         }
-        if filter.matches(chain, idx) {
+        if filter.matches(idx) {
             out.push(&chain.thoughts()[idx]);
         }
     }

@@ -20,8 +20,10 @@
 //! it off and reports its size; a damaged frame *followed by valid data* is
 //! corruption, not a torn tail, and is an error.
 
-use crate::canonical::{decode_thought_body, encode_thought_body, DecodeError, Encoder};
+use crate::canonical::{body_digest, decode_thought_body, encode_thought_body, DecodeError, Encoder};
+use crate::sha256::to_hex;
 use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
+use crate::host::{Parallelism, Sequential};
 pub use crate::framing::MAX_FRAME_LEN;
 use crate::thought::Thought;
 
@@ -90,17 +92,20 @@ pub fn encode_header(format: ChainFormat, chain_key: &str) -> Vec<u8> {
 
 /// Bytes that append one thought to a chain object.
 pub fn encode_thought(format: ChainFormat, thought: &Thought) -> Vec<u8> {
-    encode_thought_with_body(format, thought, None)
+    encode_thought_with_payload(format, thought, None)
 }
 
-/// Like [`encode_thought`], reusing the canonical body when the caller
-/// already encoded it (to hash it) so the append path encodes once.
-pub fn encode_thought_with_body(format: ChainFormat, thought: &Thought, body: Option<Vec<u8>>) -> Vec<u8> {
+/// Like [`encode_thought`], reusing the binary record payload (canonical
+/// body + 32 hash bytes) when the caller already built it, so the append
+/// path encodes and hashes once.
+pub fn encode_thought_with_payload(format: ChainFormat, thought: &Thought, payload: Option<Vec<u8>>) -> Vec<u8> {
     match format {
         ChainFormat::Binary => {
-            let mut payload = body.unwrap_or_else(|| encode_thought_body(thought));
-            let hash = hex::decode(&thought.hash).unwrap_or_default();
-            payload.extend_from_slice(&hash);
+            let payload = payload.unwrap_or_else(|| {
+                let mut p = encode_thought_body(thought);
+                p.extend_from_slice(&hex::decode(&thought.hash).unwrap_or_default());
+                p
+            });
             let mut out = Vec::with_capacity(payload.len() + 8);
             push_frame(&mut out, &payload);
             out
@@ -124,9 +129,10 @@ pub struct DecodedChain {
     pub thoughts: Vec<Thought>,
     /// Length of the valid prefix; bytes past it are a torn tail.
     pub valid_len: usize,
-    /// For the binary format: the hash of each stored body as read, so
+    /// For the binary format: per thought, `None` when its stored body
+    /// hashes to its stored hash, else the hash the body does have, so
     /// verification need not re-encode the thought (`None` for JSONL).
-    pub body_hashes: Option<Vec<String>>,
+    pub body_hash_mismatches: Option<Vec<Option<String>>>,
 }
 
 impl DecodedChain {
@@ -153,8 +159,14 @@ pub enum RecordError {
 
 /// Decodes a whole chain object, cutting a torn tail.
 pub fn decode_chain(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
+    decode_chain_with(bytes, &Sequential)
+}
+
+/// [`decode_chain`], decoding and hashing the binary format's records in
+/// jobs the host may run at the same time (same result either way).
+pub fn decode_chain_with(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
     if bytes.starts_with(BINARY_MAGIC) {
-        decode_binary(bytes)
+        decode_binary(bytes, parallelism)
     } else if bytes.first() == Some(&b'{') {
         decode_jsonl(bytes)
     } else {
@@ -182,7 +194,7 @@ pub fn peek_chain_key(bytes: &[u8]) -> Option<String> {
     }
 }
 
-fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
+fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
     let mut pos = BINARY_MAGIC.len();
     let chain_key = match read_frame(bytes, pos) {
         Frame::Ok { payload, end } => {
@@ -198,19 +210,13 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         }
         Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
     };
-    let mut thoughts = Vec::new();
-    let mut body_hashes = Vec::new();
+    // Find the records (lengths and checksums) in one pass, then decode and
+    // hash them in jobs.
+    let mut records: Vec<(usize, &[u8])> = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
             Frame::Ok { payload, end } => {
-                if payload.len() < 32 {
-                    return Err(RecordError::Corrupt { offset: pos, what: "record shorter than its hash".into() });
-                }
-                let (body, hash) = payload.split_at(payload.len() - 32);
-                let thought = decode_thought_body(body, hex::encode(hash))
-                    .map_err(|e: DecodeError| RecordError::Corrupt { offset: pos, what: e.to_string() })?;
-                thoughts.push(thought);
-                body_hashes.push(crate::canonical::hash_body(body));
+                records.push((pos, payload));
                 pos = end;
             }
             Frame::Bad(what) => {
@@ -221,7 +227,46 @@ fn decode_binary(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
             }
         }
     }
-    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos, body_hashes: Some(body_hashes) })
+    let decoded = decode_records(&records, parallelism)?;
+    let (thoughts, mismatches) = decoded.into_iter().unzip();
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos, body_hash_mismatches: Some(mismatches) })
+}
+
+/// One binary record: its thought, and the hash its body really has when
+/// that differs from the stored one.
+fn decode_record(offset: usize, payload: &[u8]) -> Result<(Thought, Option<String>), RecordError> {
+    if payload.len() < 32 {
+        return Err(RecordError::Corrupt { offset, what: "record shorter than its hash".into() });
+    }
+    let (body, hash) = payload.split_at(payload.len() - 32);
+    let hash: &[u8; 32] = hash.try_into().expect("32 bytes");
+    let thought = decode_thought_body(body, to_hex(hash)).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
+    let actual = body_digest(body);
+    Ok((thought, (actual != *hash).then(|| to_hex(&actual))))
+}
+
+/// Decodes `records` in order, in about four jobs per unit of the host's
+/// width; the first damaged record (in file order) is the error.
+fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism) -> Result<Vec<(Thought, Option<String>)>, RecordError> {
+    type Decoded = Result<Vec<(Thought, Option<String>)>, RecordError>;
+    const MIN_JOB: usize = 1024;
+    let jobs = (parallelism.width().max(1) * 4).min(records.len().div_ceil(MIN_JOB)).max(1);
+    if jobs == 1 {
+        return records.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect();
+    }
+    let per_job = records.len().div_ceil(jobs);
+    let slots: Vec<std::sync::Mutex<Option<Decoded>>> = (0..jobs).map(|_| std::sync::Mutex::new(None)).collect();
+    parallelism.run(jobs, &|j| {
+        let chunk = records.chunks(per_job).nth(j).unwrap_or_default();
+        let out: Decoded = chunk.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect();
+        *slots[j].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+    });
+    let mut all = Vec::with_capacity(records.len());
+    for slot in slots {
+        let out = slot.into_inner().unwrap_or_else(|e| e.into_inner()).expect("the host ran every job");
+        all.extend(out?);
+    }
+    Ok(all)
 }
 
 fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
@@ -263,7 +308,7 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         }
         pos += nl + 1;
     }
-    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos, body_hashes: None })
+    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos, body_hash_mismatches: None })
 }
 
 #[cfg(test)]
@@ -300,8 +345,8 @@ mod tests {
             let (bytes, t) = sample(f);
             let d = decode_chain(&bytes).unwrap();
             assert_eq!(d.format, f);
-            if let Some(h) = &d.body_hashes {
-                assert_eq!(h, &vec![t.hash.clone()], "the stored body hashes to the stored hash");
+            if let Some(m) = &d.body_hash_mismatches {
+                assert_eq!(m, &vec![None], "the stored body hashes to the stored hash");
             }
             assert_eq!(d.chain_key, "chain/ä");
             assert_eq!(d.thoughts, vec![t]);
@@ -330,6 +375,48 @@ mod tests {
         bytes.extend(encode_thought(ChainFormat::Binary, &t));
         bytes[first - 40] ^= 0x55; // inside the first thought's payload
         assert!(matches!(decode_chain(&bytes), Err(RecordError::Corrupt { .. })));
+    }
+
+    /// Runs jobs in reverse order, to show the result does not depend on it.
+    #[derive(Debug)]
+    struct Reversed;
+
+    impl Parallelism for Reversed {
+        fn width(&self) -> usize {
+            3
+        }
+        fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+            (0..count).rev().for_each(job);
+        }
+    }
+
+    #[test]
+    fn jobs_in_any_order_decode_the_same_chain_and_first_error() {
+        let mut t = golden_thought();
+        let mut bytes = encode_header(ChainFormat::Binary, "k");
+        let mut offsets = Vec::new();
+        for i in 0..5000u64 {
+            t.index = i;
+            t.content = format!("thought {i}");
+            t.hash = compute_thought_hash(&t);
+            offsets.push(bytes.len());
+            bytes.extend(encode_thought(ChainFormat::Binary, &t));
+        }
+        let sequential = decode_chain(&bytes).unwrap();
+        assert_eq!(sequential.thoughts.len(), 5000);
+        assert_eq!(decode_chain_with(&bytes, &Reversed).unwrap(), sequential);
+        // Two damaged bodies with valid checksums: the first in file order is reported.
+        for at in [4000, 1200] {
+            let frame = offsets[at];
+            let body_type_len = frame + 8 + 4 + 8; // frame header, schema_version, index: now the id's length
+            bytes[body_type_len..body_type_len + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            let payload_len = u32::from_le_bytes(bytes[frame..frame + 4].try_into().unwrap()) as usize;
+            let crc = crc32fast::hash(&bytes[frame + 8..frame + 8 + payload_len]);
+            bytes[frame + 4..frame + 8].copy_from_slice(&crc.to_le_bytes());
+        }
+        let err = decode_chain_with(&bytes, &Reversed).unwrap_err();
+        assert_eq!(err, decode_chain(&bytes).unwrap_err());
+        assert!(matches!(err, RecordError::Corrupt { offset, .. } if offset == offsets[1200]), "{err:?}");
     }
 
     #[test]

@@ -98,8 +98,9 @@ pub fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: Directi
     let mut thoughts = Vec::new();
     let mut has_more = false;
     let mut pos = start;
+    let filter = filter.bind(chain);
     while pos >= 0 && pos < len {
-        if filter.matches(chain, pos as usize) {
+        if filter.matches(pos as usize) {
             if thoughts.len() == chunk_size {
                 has_more = true;
                 break;

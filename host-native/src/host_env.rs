@@ -1,6 +1,7 @@
-//! The native clock and id source handed to the core.
+//! The native clock, id source and threads handed to the core.
 
-use mentisdb_core::{Clock, IdSource, UnixMillis};
+use mentisdb_core::{Clock, IdSource, Parallelism, UnixMillis};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Wall-clock time from `SystemTime`, in epoch milliseconds.
@@ -22,5 +23,58 @@ impl IdSource for OsRandomIds {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
         bytes
+    }
+}
+
+/// Scoped OS threads, one per available CPU, for the core's parallel work
+/// (decoding and hashing chain records at startup).
+#[derive(Debug, Clone, Copy)]
+pub struct ScopedThreads {
+    threads: usize,
+}
+
+impl ScopedThreads {
+    /// As many threads as the machine reports CPUs.
+    pub fn per_cpu() -> Self {
+        ScopedThreads { threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) }
+    }
+}
+
+impl Parallelism for ScopedThreads {
+    fn width(&self) -> usize {
+        self.threads
+    }
+
+    fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+        // Workers take the next job number until none is left; the calling
+        // thread is one of them.
+        let next = AtomicUsize::new(0);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            job(i);
+        };
+        std::thread::scope(|s| {
+            for _ in 1..self.threads.min(count) {
+                s.spawn(work);
+            }
+            work();
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn every_job_runs_exactly_once() {
+        let seen = Mutex::new(vec![0u32; 100]);
+        ScopedThreads { threads: 4 }.run(100, &|i| seen.lock().unwrap()[i] += 1);
+        assert!(seen.into_inner().unwrap().iter().all(|n| *n == 1));
+        ScopedThreads::per_cpu().run(0, &|_| panic!("no jobs"));
     }
 }

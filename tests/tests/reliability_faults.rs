@@ -34,7 +34,7 @@ const STEPS: usize = 16;
 /// registry sidecars (write_atomic) and the skill log.
 fn workload(db: &MentisDb) -> Acked {
     let mut acked = Acked::default();
-    let mut note = |r: Result<Value, ToolError>, acked: &mut Acked| -> bool {
+    let note = |r: Result<Value, ToolError>, acked: &mut Acked| -> bool {
         match r {
             Ok(_) => true,
             Err(e) => {

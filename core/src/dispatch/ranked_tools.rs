@@ -209,7 +209,7 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Value, T
             };
             return Err(ToolError::NotFound(format!("no thought with {what} in chain '{key}'")));
         };
-        let (reached, truncated) = walk(chain.ranked_index(), &[origin.index as u32], direction, max_depth, max_visited, |_| true);
+        let (reached, truncated) = walk(&chain.ranked_index(), &[origin.index as u32], direction, max_depth, max_visited, |_| true);
         Ok(json!({
             "chain_key": key,
             "origin": origin,

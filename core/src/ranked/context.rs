@@ -17,7 +17,8 @@ pub struct Bundle {
 /// and walks from each with `support`. Support honours `as_of` and, unless
 /// `q.include_superseded`, leaves retired thoughts out.
 pub fn context_bundles(chain: &Chain, q: &RankedQuery, support: GraphOptions) -> (&'static str, Vec<Bundle>) {
-    let index = chain.ranked_index();
+    let index_guard = chain.ranked_index();
+    let index: &crate::ranked::RankedIndex = &index_guard;
     let seeds = ranked_search(chain, &RankedQuery { graph: GraphOptions { max_depth: 0, ..q.graph }, ..q.clone() });
     let bundles = seeds
         .hits

@@ -118,7 +118,7 @@ mod tests {
     #[test]
     fn walks_both_directions_breadth_first() {
         let c = chain();
-        let (r, truncated) = walk(c.ranked_index(), &[1], WalkDirection::Both, 2, 100, |_| true);
+        let (r, truncated) = walk(&c.ranked_index(), &[1], WalkDirection::Both, 2, 100, |_| true);
         assert!(!truncated);
         let got: Vec<(u32, u32, &str, &str)> = r.iter().map(|x| (x.doc, x.depth, x.via.kind, x.via.direction)).collect();
         assert_eq!(got, vec![(0, 1, "ref", "outgoing"), (2, 1, "Supports", "incoming"), (3, 2, "ref", "incoming")]);
@@ -128,13 +128,13 @@ mod tests {
     fn direction_depth_budget_and_passability() {
         let c = chain();
         let idx = c.ranked_index();
-        let (r, _) = walk(idx, &[1], WalkDirection::Outgoing, 5, 100, |_| true);
+        let (r, _) = walk(&idx, &[1], WalkDirection::Outgoing, 5, 100, |_| true);
         assert_eq!(r.iter().map(|x| x.doc).collect::<Vec<_>>(), vec![0]);
-        let (r, _) = walk(idx, &[0], WalkDirection::Incoming, 1, 100, |_| true);
+        let (r, _) = walk(&idx, &[0], WalkDirection::Incoming, 1, 100, |_| true);
         assert_eq!(r.iter().map(|x| x.doc).collect::<Vec<_>>(), vec![1, 3]);
-        let (r, truncated) = walk(idx, &[0], WalkDirection::Incoming, 3, 1, |_| true);
+        let (r, truncated) = walk(&idx, &[0], WalkDirection::Incoming, 3, 1, |_| true);
         assert_eq!((r.len(), truncated), (1, true));
-        let (r, _) = walk(idx, &[0], WalkDirection::Both, 3, 100, |d| d != 1);
+        let (r, _) = walk(&idx, &[0], WalkDirection::Both, 3, 100, |d| d != 1);
         assert_eq!(r.iter().map(|x| x.doc).collect::<Vec<_>>(), vec![3]);
     }
 }

@@ -174,7 +174,8 @@ fn query_terms(text: &str) -> Vec<(String, String)> {
 
 /// Runs `q` over `chain`.
 pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
-    let index = chain.ranked_index();
+    let index_guard = chain.ranked_index();
+    let index: &crate::ranked::RankedIndex = &index_guard;
     let thoughts = chain.thoughts();
     let n = index.len();
     let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms);

@@ -7,7 +7,7 @@ use super::error::SkillError;
 use super::log::SkillEvent;
 use super::model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion, StatusChange};
 use crate::timestamp::format_rfc3339_millis;
-use sha2::{Digest, Sha256};
+
 use std::collections::BTreeMap;
 
 /// The agent performing a write, as resolved (and authenticated) from a
@@ -57,7 +57,7 @@ pub fn skill_id_from_name(name: &str) -> Option<String> {
 
 /// SHA-256 of the content bytes, lowercase hex.
 pub fn content_hash(content: &str) -> String {
-    hex::encode(Sha256::digest(content.as_bytes()))
+    hex::encode(crate::sha256::digest(&[content.as_bytes()]))
 }
 
 impl SkillRegistry {

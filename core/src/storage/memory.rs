@@ -42,7 +42,13 @@ impl Storage for MemoryStorage {
 
     fn append(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
         validate_object_name(name)?;
-        self.objects_mut().entry(name.to_string()).or_default().extend_from_slice(bytes);
+        let mut objects = self.objects_mut();
+        match objects.get_mut(name) {
+            Some(object) => object.extend_from_slice(bytes),
+            None => {
+                objects.insert(name.to_string(), bytes.to_vec());
+            }
+        }
         Ok(())
     }
 

@@ -92,20 +92,15 @@ pub trait Storage: Send + Sync + fmt::Debug {
 /// one or two `/`-separated segments of `[A-Za-z0-9._-]`, none of them
 /// empty, `.` or `..`, at most 255 bytes per segment.
 pub fn validate_object_name(name: &str) -> Result<(), StorageError> {
-    let bad = || StorageError::InvalidName(name.to_string());
-    let segments: Vec<&str> = name.split('/').collect();
-    if segments.is_empty() || segments.len() > 2 {
-        return Err(bad());
+    let allowed = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    let mut segments = name.as_bytes().split(|b| *b == b'/');
+    let ok = segments.clone().count() <= 2
+        && segments.all(|seg| !seg.is_empty() && seg != b"." && seg != b".." && seg.len() <= 255 && seg.iter().all(allowed));
+    if ok {
+        Ok(())
+    } else {
+        Err(StorageError::InvalidName(name.to_string()))
     }
-    for seg in segments {
-        if seg.is_empty() || seg == "." || seg == ".." || seg.len() > 255 {
-            return Err(bad());
-        }
-        if !seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') {
-            return Err(bad());
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,126 @@
+//! Query-side indices derived from a chain's thoughts, built on first use
+//! and then kept up incrementally.
+//!
+//! Appends and opening a chain only verify and store thoughts; the indices
+//! that serve queries (the lower-cased text the `text` filter scans, the
+//! ranked-retrieval index) are not needed for that. A [`Derived`] index
+//! records how many thoughts it covers and, when a query asks for it, first
+//! adds the thoughts committed since (in chain order, once each), so no query
+//! ever rebuilds it and an append never pays for it. The first query after
+//! opening a chain pays for indexing the whole chain once.
+
+use crate::thought::Thought;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// An index grown one thought at a time, in chain order.
+pub trait Derive: Default {
+    /// How many thoughts (a prefix of the chain) are indexed.
+    fn indexed(&self) -> usize;
+    /// Indexes the next thought (`t.index == self.indexed()`).
+    fn add(&mut self, t: &Thought);
+}
+
+/// A [`Derive`] index behind a lock, caught up on access.
+#[derive(Debug, Default)]
+pub struct Derived<T>(RwLock<T>);
+
+impl<T: Derive> Derived<T> {
+    /// The index, after adding every thought of `thoughts` it does not yet
+    /// cover. `thoughts` must be the chain the index was built from.
+    pub fn get(&self, thoughts: &[Thought]) -> RwLockReadGuard<'_, T> {
+        {
+            let index = self.read();
+            if index.indexed() == thoughts.len() {
+                return index;
+            }
+        }
+        {
+            let mut index = self.0.write().unwrap_or_else(|e| e.into_inner());
+            let from = index.indexed();
+            for t in &thoughts[from..] {
+                index.add(t);
+            }
+        }
+        // Thoughts are committed only through `&mut Chain`, so none can
+        // arrive between the catch-up above and this read.
+        self.read()
+    }
+
+    /// Exclusive access without catching up (for settings that apply to the index itself).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.0.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Exclusive access through a shared reference.
+    pub fn write(&self) -> RwLockWriteGuard<'_, T> {
+        self.0.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, T> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The lower-cased text of each thought that the `text` filter of `search`
+/// and `traverse_thoughts` matches: content, agent id, tags and concepts.
+#[derive(Debug, Default)]
+pub struct SearchText(Vec<String>);
+
+impl SearchText {
+    /// Lower-cased searchable text of thought `index`.
+    pub fn get(&self, index: usize) -> &str {
+        &self.0[index]
+    }
+}
+
+impl Derive for SearchText {
+    fn indexed(&self) -> usize {
+        self.0.len()
+    }
+
+    fn add(&mut self, t: &Thought) {
+        let mut text = String::with_capacity(t.content.len() + 32);
+        text.push_str(&t.content);
+        text.push('\n');
+        text.push_str(&t.agent_id);
+        for s in t.tags.iter().chain(t.concepts.iter()) {
+            text.push('\n');
+            text.push_str(s);
+        }
+        self.0.push(text.to_lowercase());
+    }
+}
+
+impl Derive for crate::ranked::RankedIndex {
+    fn indexed(&self) -> usize {
+        self.len()
+    }
+
+    fn add(&mut self, t: &Thought) {
+        crate::ranked::RankedIndex::add(self, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::tests::golden_thought;
+
+    #[test]
+    fn catches_up_once_with_new_thoughts() {
+        let mut thoughts = Vec::new();
+        let text: Derived<SearchText> = Derived::default();
+        assert_eq!(text.get(&thoughts).indexed(), 0);
+        for i in 0..3u64 {
+            let mut t = golden_thought();
+            t.index = i;
+            t.content = format!("Thought NUMBER {i}");
+            thoughts.push(t);
+        }
+        assert_eq!(text.get(&thoughts[..2]).indexed(), 2);
+        let index = text.get(&thoughts);
+        assert_eq!(index.indexed(), 3, "only the new thought is added");
+        assert!(index.get(2).starts_with("thought number 2\n"));
+        assert!(index.get(0).starts_with("thought number 0\n"));
+    }
+}
