@@ -7,12 +7,18 @@ use mentisdb_core::{tool_specs, DbConfig, FixedClock, MemoryStorage, MentisDb, S
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-/// Clock start: 2023-11-14T22:13:20Z; each append takes one minute.
+/// Clock start: 2023-11-14T22:13:20Z; appends are two hours apart, so
+/// each thought is its own conversation and conversational context (tested
+/// on its own with a one-minute clock) stays out of the other assertions.
 const T0: i64 = 1_700_000_000_000;
-const STEP: i64 = 60_000;
+const STEP: i64 = 2 * 3_600_000;
 
 fn open(storage: Arc<dyn Storage>) -> MentisDb {
-    MentisDb::open(storage, Arc::new(FixedClock::new(T0, STEP)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap().0
+    open_with_step(storage, STEP)
+}
+
+fn open_with_step(storage: Arc<dyn Storage>, step: i64) -> MentisDb {
+    MentisDb::open(storage, Arc::new(FixedClock::new(T0, step)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap().0
 }
 
 fn db() -> MentisDb {
@@ -60,11 +66,11 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     assert_eq!(top["matched_terms"], json!(["painting", "sunrises"]));
     assert_eq!(top["match_sources"], json!(["content"]));
     let s = &top["score"];
-    for k in ["lexical", "graph", "relation", "importance", "recency", "total"] {
+    for k in ["lexical", "graph", "relation", "importance", "recency", "context", "total"] {
         assert!(s[k].is_number(), "score.{k} missing: {s}");
     }
     assert!(s.get("vector").is_none(), "no vector without a provider");
-    let sum: f64 = ["lexical", "graph", "relation", "importance", "recency"].iter().map(|k| s[k].as_f64().unwrap()).sum();
+    let sum: f64 = ["lexical", "graph", "relation", "importance", "recency", "context"].iter().map(|k| s[k].as_f64().unwrap()).sum();
     assert!((sum - s["total"].as_f64().unwrap()).abs() < 1e-4);
     assert_eq!(top["thought"]["content"], "We painted a sunrise over the lake last summer.");
 }
@@ -270,6 +276,34 @@ fn hybrid_fusion_with_a_registered_provider() {
 }
 
 #[test]
+fn conversational_context_ranks_the_reply_to_a_matching_turn() {
+    // A chat: turns one minute apart, two speakers.
+    let db = open_with_step(Arc::new(MemoryStorage::new()), 60_000);
+    for (agent, content) in [
+        ("bob", "The build is green again."),
+        ("ada", "Any fun plans for the summer?"),
+        ("bob", "Researching adoption agencies, it has been a dream for years."),
+        ("ada", "That is wonderful news."),
+        ("bob", "Lunch was pasta."),
+        ("ada", "The printer on floor two is jammed."),
+        ("bob", "Deploys are frozen until Monday."),
+    ] {
+        append(&db, json!({"agent_id": agent, "content": content}));
+    }
+    let r = ranked(&db, json!({"text": "What are the summer plans?"}));
+    assert_eq!(indices(&r)[..2], [1, 2], "{r:#}");
+    let reply = &r["results"][1];
+    assert_eq!(reply["match_sources"], json!(["context"]));
+    let s = &reply["score"];
+    assert!(s["lexical"].as_f64().unwrap() == 0.0 && s["context"].as_f64().unwrap() > 0.0, "{s}");
+    assert!(!indices(&r).contains(&5), "unrelated and out of the window");
+    assert_eq!(r["total"], 4, "the match and the three thoughts within two places of it");
+    let r = ranked(&db, json!({"text": "What are the summer plans?", "context": false}));
+    assert_eq!(indices(&r), vec![1]);
+    assert_eq!(r["results"][0]["score"]["context"], 0.0);
+}
+
+#[test]
 fn the_three_tools_are_listed_with_schemas() {
     let specs = tool_specs();
     for name in ["mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context"] {
@@ -280,7 +314,7 @@ fn the_three_tools_are_listed_with_schemas() {
     }
     let rs = specs.iter().find(|s| s.name == "mentisdb_ranked_search").unwrap();
     let props = rs.input_schema["properties"].as_object().unwrap();
-    for k in ["text", "limit", "graph", "as_of", "include_superseded", "agent_ids", "tags_any", "since"] {
+    for k in ["text", "limit", "graph", "as_of", "include_superseded", "context", "agent_ids", "tags_any", "since"] {
         assert!(props.contains_key(k), "ranked search schema lacks {k}");
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 pub(super) const TOOLS: &[ToolDef] = &[
     tool!(
         "mentisdb_ranked_search",
-        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped), expanded over refs and typed relations, with small importance and recency signals (and vector similarity when the host has an embedding provider). Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
+        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped), expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and vector similarity when the host has an embedding provider. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
         RankedSearchArgs,
         ranked_search_tool
     ),
@@ -71,6 +71,8 @@ pub struct RankedSearchArgs {
     pub as_of: Option<String>,
     /// Include thoughts retired by Supersedes, Invalidates or Corrects; default false.
     pub include_superseded: Option<bool>,
+    /// Score conversational context: a direct match lends half its score to the thoughts next to it in append order (up to two places away, halving per step; same session_id, at most an hour apart), so an answer next to the turn that asked the question ranks too. Default true.
+    pub context: Option<bool>,
 }
 
 /// Arguments of `mentisdb_resolve_context`.
@@ -152,6 +154,7 @@ fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolE
             as_of_ms: p.as_of_ms,
             include_superseded: p.include_superseded,
             query_vector: p.query_vector.clone(),
+            context: a.context.unwrap_or(true),
         };
         let r = ranked_search(chain, &q);
         let results: Vec<Value> = r.hits.iter().map(|h| hit_json(chain, h)).collect();
@@ -173,6 +176,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, Too
             as_of_ms: p.as_of_ms,
             include_superseded: p.include_superseded,
             query_vector: p.query_vector.clone(),
+            context: a.context.unwrap_or(true),
         };
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
         let bundles: Vec<Value> = bundles

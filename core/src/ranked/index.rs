@@ -1,5 +1,5 @@
 //! The incremental ranked index of one chain: an inverted index over four
-//! fields, field-length statistics, the graph of refs and typed relations in
+//! fields, field-length statistics, timestamps and sessions, the graph of refs and typed relations in
 //! both directions, which thoughts later thoughts retire, and (when the host
 //! registered an embedding provider) one vector per thought.
 //!
@@ -100,6 +100,9 @@ pub struct RankedIndex {
     retired_by: HashMap<u32, Vec<u32>>,
     /// Whether any thought retires thought `doc` (fast path for `is_retired`).
     retired: Vec<bool>,
+    /// Interned `session_id` of each thought ([`NO_SESSION`] when absent).
+    sessions: Vec<u32>,
+    session_ids: HashMap<String, u32>,
     vectors: Vec<Option<Box<[f32]>>>,
     embedder: Option<Arc<dyn EmbeddingProvider>>,
 }
@@ -113,6 +116,9 @@ impl std::fmt::Debug for RankedIndex {
             .finish_non_exhaustive()
     }
 }
+
+/// The session of a thought without `session_id`.
+pub const NO_SESSION: u32 = u32::MAX;
 
 /// The text a provider embeds for a thought: its content (tags and
 /// concepts are matched lexically, with their own field weights).
@@ -179,6 +185,14 @@ impl RankedIndex {
         self.field_lens.push(lens);
         self.retired.push(false);
         self.timestamps.push(t.timestamp_millis());
+        let session = match &t.session_id {
+            Some(sid) => {
+                let next = self.session_ids.len() as u32;
+                *self.session_ids.entry(sid.clone()).or_insert(next)
+            }
+            None => NO_SESSION,
+        };
+        self.sessions.push(session);
         let mut edges: Vec<Edge> = t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }).collect();
         for rel in &t.relations {
             // Relations into other chains carry no index; they are not part of this chain's graph.
@@ -257,6 +271,12 @@ impl RankedIndex {
     /// Timestamp (epoch ms) of thought `doc`.
     pub fn timestamp(&self, doc: u32) -> i64 {
         self.timestamps[doc as usize]
+    }
+
+    /// Interned `session_id` of thought `doc` ([`NO_SESSION`] when it has none):
+    /// equal values mean the same session.
+    pub fn session(&self, doc: u32) -> u32 {
+        self.sessions[doc as usize]
     }
 
     /// Edges leaving thought `doc` (its refs and same-chain relations).

@@ -11,9 +11,20 @@
 //! * `importance` — `IMPORTANCE_WEIGHT * importance`.
 //! * `recency` — `RECENCY_WEIGHT * 0.5^(age / RECENCY_HALF_LIFE_MS)`, age
 //!   measured from `as_of` or the chain's newest thought (never a clock).
-//! * `vector` — `VECTOR_WEIGHT * max(cosine, 0) * s`, with `s` the best
-//!   lexical score of the query (1 when nothing matched lexically), so the
-//!   two signals stay on one scale.
+//! * `vector` — `VECTOR_WEIGHT * max(z, 0) * s`, with `z` the thought's
+//!   cosine to the query standardized over the chain (`(cos - mean) / sd`,
+//!   with one pseudo-thought at cosine 0) and `s` the best lexical score
+//!   of the query (1 when nothing matched lexically), so the two signals
+//!   stay on one scale and a thought only as similar as the chain's
+//!   average gets nothing.
+//! * `context` — conversational context: a thought gets
+//!   `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1) * (lexical + vector)` of every
+//!   direct match `d <= CONTEXT_WINDOW` places away from it in append order,
+//!   summed, when the two are in the same session (equal `session_id`, or
+//!   both without one) and stamped at most `CONTEXT_MAX_GAP_MS` apart. In a
+//!   conversation the answer to a question usually sits next to the turns
+//!   that share the question's words (the turn that asked it, the turn
+//!   that named the topic); `context: false` in a query turns it off.
 
 use super::analyzer::Analyzer;
 use super::bm25;
@@ -33,14 +44,24 @@ pub const IMPORTANCE_WEIGHT: f32 = 0.1;
 pub const RECENCY_WEIGHT: f32 = 0.1;
 /// Recency halves every 30 days.
 pub const RECENCY_HALF_LIFE_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
-/// Weight of the vector similarity relative to the best lexical score.
-pub const VECTOR_WEIGHT: f32 = 2.0;
+/// Weight of one standard deviation of vector similarity, relative to the best lexical score.
+pub const VECTOR_WEIGHT: f32 = 0.25;
 /// Vector-only candidates considered per query in hybrid mode.
 pub const VECTOR_CANDIDATES: usize = 100;
 /// Most distinct query terms used (the rest are ignored).
 pub const MAX_QUERY_TERMS: usize = 64;
 /// Seeds the graph expansion starts from, at most.
 pub const MAX_GRAPH_SEEDS: usize = 32;
+/// Share of a direct match's score lent to its neighbours in append order.
+pub const CONTEXT_WEIGHT: f32 = 0.5;
+/// Neighbours on each side that receive context.
+pub const CONTEXT_WINDOW: u32 = 2;
+/// Share kept per extra step away from the match.
+pub const CONTEXT_DECAY: f32 = 0.5;
+/// Neighbours stamped further apart than this (one hour) are another conversation.
+pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
+/// Best direct matches that lend context, at most (bounds the work per query).
+pub const CONTEXT_SEEDS: usize = 256;
 
 /// Weight of one edge for graph expansion.
 pub fn edge_weight(kind: EdgeKind) -> f32 {
@@ -83,6 +104,8 @@ pub struct RankedQuery<'a> {
     pub include_superseded: bool,
     /// The query's vector, when the host has an embedding provider.
     pub query_vector: Option<Vec<f32>>,
+    /// Score conversational context (neighbours in append order); default on.
+    pub context: bool,
 }
 
 /// The parts of a result's score.
@@ -93,6 +116,7 @@ pub struct ScoreParts {
     pub relation: f32,
     pub importance: f32,
     pub recency: f32,
+    pub context: f32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector: Option<f32>,
     pub total: f32,
@@ -153,6 +177,7 @@ struct Acc {
     lexical: f32,
     graph: f32,
     relation: f32,
+    context: f32,
     vector: Option<f32>,
     terms: u64,
     fields: u8,
@@ -215,16 +240,25 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     if let (true, Some(qv)) = (hybrid, &q.query_vector) {
         let scale = if best_lexical > 0.0 { best_lexical } else { 1.0 };
         let mut sims: Vec<(f32, u32)> = (0..n as u32).filter_map(|d| index.vector(d).map(|v| (cosine(qv, v), d))).collect();
+        // Standardize over the chain: how far above the typical thought's
+        // similarity to this query a thought is (cosines of unrelated texts
+        // are far from zero and vary by query). One pseudo-thought at
+        // cosine 0 (what an unrelated text would score under an ideal
+        // model) keeps tiny chains meaningful.
+        let m = sims.len() as f32 + 1.0;
+        let mean = sims.iter().map(|s| s.0).sum::<f32>() / m;
+        let sd = ((sims.iter().map(|s| (s.0 - mean) * (s.0 - mean)).sum::<f32>() + mean * mean) / m).sqrt();
+        let part = |sim: f32| if sd > 0.0 { VECTOR_WEIGHT * scale * ((sim - mean) / sd).max(0.0) } else { 0.0 };
         for (sim, doc) in &sims {
             if acc.get(*doc).is_some() {
-                acc.entry(*doc).vector = Some(VECTOR_WEIGHT * sim.max(0.0) * scale);
+                acc.entry(*doc).vector = Some(part(*sim));
             }
         }
         sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        for (sim, doc) in sims.into_iter().filter(|(s, d)| *s > 0.0 && admit(*d)).take(VECTOR_CANDIDATES) {
+        for (sim, doc) in sims.into_iter().filter(|(s, d)| part(*s) > 0.0 && admit(*d)).take(VECTOR_CANDIDATES) {
             let a = acc.entry(doc);
             if a.vector.is_none() {
-                a.vector = Some(VECTOR_WEIGHT * sim * scale);
+                a.vector = Some(part(sim));
             }
         }
     }
@@ -235,6 +269,23 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     if browse {
         for doc in 0..n as u32 {
             acc.entry(doc);
+        }
+    }
+
+    // Context: direct matches lend a share of their score to their
+    // neighbours in append order (same session, close in time).
+    if q.context && !browse {
+        let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (a.lexical + a.vector.unwrap_or(0.0), a.doc)).filter(|s| s.0 > 0.0 && admit(s.1)).collect();
+        if lenders.len() > CONTEXT_SEEDS {
+            lenders.select_nth_unstable_by(CONTEXT_SEEDS - 1, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            lenders.truncate(CONTEXT_SEEDS);
+        }
+        for (score, doc) in lenders {
+            for (nb, dist) in context_neighbours(index, doc, n as u32) {
+                if exists(nb) {
+                    acc.entry(nb).context += CONTEXT_WEIGHT * CONTEXT_DECAY.powi(dist as i32 - 1) * score;
+                }
+            }
         }
     }
 
@@ -261,7 +312,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // Admitted candidates with everything but the small signals, which add
     // at most IMPORTANCE_WEIGHT + RECENCY_WEIGHT: a candidate that far below
     // the limit-th best cannot make the cut, so it is never fully scored.
-    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.vector.unwrap_or(0.0), a.doc)).collect();
+    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.context + a.vector.unwrap_or(0.0), a.doc)).collect();
     let total = partial.len();
     if q.limit > 0 && q.limit < partial.len() {
         partial.select_nth_unstable_by(q.limit - 1, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
@@ -276,8 +327,8 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             let age = (now - index.timestamp(doc)).max(0) as f64;
             let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
-            let total = a.lexical + a.graph + a.relation + importance + recency + vector.unwrap_or(0.0);
-            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, vector, total })
+            let total = a.lexical + a.graph + a.relation + a.context + importance + recency + vector.unwrap_or(0.0);
+            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, context: a.context, vector, total })
         })
         .collect();
     let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
@@ -301,13 +352,110 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             if a.vector.is_some_and(|v| v > 0.0) {
                 match_sources.push("vector");
             }
+            if a.context > 0.0 {
+                match_sources.push("context");
+            }
             RankedHit { index: doc as u64, score, matched_terms, match_sources }
         })
         .collect();
     RankedResults { backend: if hybrid { "hybrid" } else { "lexical" }, total, hits }
 }
 
+/// The thoughts within [`CONTEXT_WINDOW`] places of `doc` in append order
+/// that share its conversation (same session, stamped at most
+/// [`CONTEXT_MAX_GAP_MS`] apart), with their distance. Walking outwards
+/// stops at the first thought that does not.
+pub fn context_neighbours(index: &RankedIndex, doc: u32, n: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let same = move |other: u32| index.session(other) == index.session(doc) && (index.timestamp(other) - index.timestamp(doc)).abs() <= CONTEXT_MAX_GAP_MS;
+    let after = (1..=CONTEXT_WINDOW).map(move |d| (doc.checked_add(d).filter(|x| *x < n), d)).take_while(move |(x, _)| x.is_some_and(same));
+    let before = (1..=CONTEXT_WINDOW).map(move |d| (doc.checked_sub(d), d)).take_while(move |(x, _)| x.is_some_and(same));
+    after.chain(before).filter_map(|(x, d)| x.map(|x| (x, d)))
+}
+
 /// Index of a thought the graph walks may see (as of `as_of_ms`).
 pub fn exists_as_of(index: &RankedIndex, doc: u32, as_of_ms: Option<i64>) -> bool {
     as_of_ms.is_none_or(|a| index.timestamp(doc) <= a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::NewThought;
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+
+    /// `(agent, session, minute, content)` per thought.
+    fn chain(items: &[(&str, Option<&str>, i64, &str)]) -> Chain {
+        let mut c = Chain::new("ctx", ChainFormat::Binary);
+        for (i, (agent, session, minute, content)) in items.iter().enumerate() {
+            let mut n = NewThought::new(agent, ThoughtType::FactLearned, content);
+            n.session_id = session.map(str::to_string);
+            let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_000 + minute * 60_000).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let t = c.prepare_append(n, ts, format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        c
+    }
+
+    fn search(c: &Chain, text: &str, context: bool) -> RankedResults {
+        let filter = ThoughtFilter::default();
+        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context })
+    }
+
+    fn order(r: &RankedResults) -> Vec<u64> {
+        r.hits.iter().map(|h| h.index).collect()
+    }
+
+    #[test]
+    fn the_reply_next_to_a_matching_question_ranks_with_context() {
+        let c = chain(&[
+            ("ada", None, 0, "Lunch was pasta again."),
+            ("bob", None, 1, "Any plans for the summer holidays?"),
+            ("ada", None, 2, "Researching adoption agencies, it has been a dream."),
+            ("bob", None, 3, "That sounds wonderful."),
+            ("ada", None, 4, "The weather turned cold."),
+        ]);
+        let r = search(&c, "What are the summer plans?", true);
+        assert_eq!(order(&r)[..2], [1, 2], "the answer follows the question: {r:?}");
+        let answer = &r.hits[1];
+        assert!(answer.score.lexical == 0.0 && answer.score.context > 0.0, "{answer:?}");
+        assert_eq!(answer.match_sources, vec!["context"]);
+        let q = r.hits[0].score.lexical;
+        assert!((answer.score.context - CONTEXT_WEIGHT * q).abs() < 1e-4, "one step away: CONTEXT_WEIGHT of the match");
+        let two_away = r.hits.iter().find(|h| h.index == 3).expect("two places away");
+        assert!((two_away.score.context - CONTEXT_WEIGHT * CONTEXT_DECAY * q).abs() < 1e-4, "{two_away:?}");
+        assert!(!r.hits.iter().any(|h| h.index == 4), "three places away is out of the window");
+        // Off on request: only direct matches.
+        let r = search(&c, "What are the summer plans?", false);
+        assert!(!order(&r).contains(&2), "{r:?}");
+        assert!(r.hits.iter().all(|h| h.score.context == 0.0));
+    }
+
+    #[test]
+    fn context_stays_within_a_session_and_a_time_gap() {
+        let c = chain(&[
+            ("ada", Some("s1"), 0, "Any plans for the summer?"),
+            ("bob", Some("s2"), 1, "Kayaking in Norway."),
+            ("ada", None, 2, "Any plans for the winter?"),
+            ("bob", None, 2 + 61, "Skiing in the Alps."),
+            ("ada", None, 200, "Any plans for the autumn?"),
+            ("bob", None, 201, "Hiking in Wales."),
+        ]);
+        let got = |text: &str| order(&search(&c, text, true));
+        assert_eq!(got("summer"), vec![0], "another session_id is another conversation");
+        assert_eq!(got("winter"), vec![2], "an hour and more apart is another conversation");
+        assert_eq!(got("autumn"), vec![4, 5], "close in time, both without a session");
+        // A boundary stops the walk: thought 5 lends nothing past the gap to 3.
+        let r = search(&c, "hiking wales", true);
+        assert_eq!(order(&r), vec![5, 4]);
+    }
+
+    #[test]
+    fn context_neighbours_walk_outwards_and_stop_at_boundaries() {
+        let c = chain(&[("a", None, 0, "x"), ("a", None, 1, "x"), ("a", Some("s"), 2, "x"), ("a", Some("s"), 3, "x"), ("a", Some("s"), 4, "x"), ("a", Some("s"), 5, "x")]);
+        let idx = c.ranked_index();
+        let got: Vec<(u32, u32)> = context_neighbours(idx, 3, idx.len() as u32).collect();
+        assert_eq!(got, vec![(4, 1), (5, 2), (2, 1)], "thought 1 has no session: the walk back stops at 2");
+        assert_eq!(context_neighbours(idx, 0, idx.len() as u32).collect::<Vec<_>>(), vec![(1, 1)]);
+    }
 }
