@@ -453,7 +453,8 @@ mod tests {
     #[test]
     fn context_neighbours_walk_outwards_and_stop_at_boundaries() {
         let c = chain(&[("a", None, 0, "x"), ("a", None, 1, "x"), ("a", Some("s"), 2, "x"), ("a", Some("s"), 3, "x"), ("a", Some("s"), 4, "x"), ("a", Some("s"), 5, "x")]);
-        let idx = c.ranked_index();
+        let guard = c.ranked_index();
+        let idx = &*guard;
         let got: Vec<(u32, u32)> = context_neighbours(idx, 3, idx.len() as u32).collect();
         assert_eq!(got, vec![(4, 1), (5, 2), (2, 1)], "thought 1 has no session: the walk back stops at 2");
         assert_eq!(context_neighbours(idx, 0, idx.len() as u32).collect::<Vec<_>>(), vec![(1, 1)]);
