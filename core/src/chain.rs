@@ -217,6 +217,13 @@ impl Chain {
         self.ranked.get(&self.thoughts)
     }
 
+    /// Brings the query indices up to date by at most `max` thoughts each;
+    /// returns whether they cover the whole chain.
+    pub fn warm_indexes(&self, max: usize) -> bool {
+        let text = self.search_text.catch_up_some(&self.thoughts, max);
+        self.ranked.catch_up_some(&self.thoughts, max) && text
+    }
+
     /// Registers (or clears) the embedding provider; thoughts are embedded
     /// as the ranked index catches up with them.
     pub fn set_embedding_provider(&mut self, provider: Option<std::sync::Arc<dyn crate::ranked::EmbeddingProvider>>) {

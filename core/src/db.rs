@@ -244,6 +244,17 @@ impl MentisDb {
         }
     }
 
+    /// Builds every chain's query indices (text filter, ranked retrieval) now
+    /// instead of on the first query, a few thousand thoughts at a time so
+    /// appends are never held up for long. A host calls this in the
+    /// background after opening; queries work (and catch up) meanwhile.
+    pub fn warm_indexes(&self) {
+        const STEP: usize = 4096;
+        for key in self.chain_keys() {
+            while let Ok(false) = self.with_chain(&key, |c| c.is_none_or(|c| c.warm_indexes(STEP))) {}
+        }
+    }
+
     /// Storage location of a chain (or where it would be created).
     pub fn storage_location(&self, key: &str) -> String {
         match self.slot(key) {

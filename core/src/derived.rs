@@ -46,6 +46,22 @@ impl<T: Derive> Derived<T> {
         self.read()
     }
 
+    /// Adds at most `max` of the thoughts the index does not cover yet;
+    /// returns whether it now covers them all (lets a host warm the index in
+    /// steps, releasing the chain between them).
+    pub fn catch_up_some(&self, thoughts: &[Thought], max: usize) -> bool {
+        if self.read().indexed() == thoughts.len() {
+            return true;
+        }
+        let mut index = self.write();
+        let from = index.indexed();
+        let to = thoughts.len().min(from.saturating_add(max));
+        for t in &thoughts[from..to] {
+            index.add(t);
+        }
+        to == thoughts.len()
+    }
+
     /// Exclusive access without catching up (for settings that apply to the index itself).
     pub fn get_mut(&mut self) -> &mut T {
         self.0.get_mut().unwrap_or_else(|e| e.into_inner())
@@ -122,5 +138,11 @@ mod tests {
         assert_eq!(index.indexed(), 3, "only the new thought is added");
         assert!(index.get(2).starts_with("thought number 2\n"));
         assert!(index.get(0).starts_with("thought number 0\n"));
+        drop(index);
+        let steps: Derived<SearchText> = Derived::default();
+        assert!(!steps.catch_up_some(&thoughts, 2));
+        assert!(steps.catch_up_some(&thoughts, 2));
+        assert!(steps.catch_up_some(&thoughts, 2));
+        assert_eq!(steps.get(&thoughts).indexed(), 3);
     }
 }

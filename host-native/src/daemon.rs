@@ -39,7 +39,18 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()) };
     let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
     log_report(&data_dir, &report);
-    Ok(OpenedStore { db: Arc::new(db), report, data_dir })
+    let db = Arc::new(db);
+    // Build the query indices in the background so the first queries do not pay for them.
+    let warm = db.clone();
+    let spawned = std::thread::Builder::new().name("mentisdb-warm".into()).spawn(move || {
+        let started = std::time::Instant::now();
+        warm.warm_indexes();
+        tracing::info!(ms = started.elapsed().as_millis() as u64, "query indices built");
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "could not start the index warm-up thread; indices are built on first query");
+    }
+    Ok(OpenedStore { db, report, data_dir })
 }
 
 fn log_report(dir: &std::path::Path, report: &OpenReport) {

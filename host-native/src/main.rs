@@ -3,6 +3,7 @@
 use clap::Parser;
 use mentisdb_native::{daemon, mcp, Config};
 use std::process::ExitCode;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -10,31 +11,43 @@ use tracing_subscriber::{EnvFilter, Layer};
 /// Console logs go to stderr (stdout carries MCP in `--stdio` mode); with
 /// `MENTISDB_LOG_FILE` the same events, interactions included, are appended
 /// to that file. `MENTISDB_VERBOSE=0` silences per-request console lines.
-fn init_logging(config: &Config) -> Result<(), String> {
+///
+/// Lines are handed to a background writer thread (`tracing-appender`) that
+/// writes them in batches, so a per-request interaction line costs no write
+/// system call on the request path. The returned guards flush whatever is
+/// still queued when `main` returns.
+fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, String> {
+    let (stderr, stderr_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(std::io::stderr()));
+    let mut guards = vec![stderr_guard];
     let console_filter = match std::env::var("RUST_LOG") {
         Ok(f) => EnvFilter::new(f),
         Err(_) if config.verbose() => EnvFilter::new("info"),
         Err(_) => EnvFilter::new("info,mentisdb::interaction=off"),
     };
-    let console = tracing_subscriber::fmt::layer().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(std::io::stderr).with_filter(console_filter);
+    let console = tracing_subscriber::fmt::layer().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(stderr).with_filter(console_filter);
     let file = match &config.log_file {
         Some(path) => {
             let f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("cannot open MENTISDB_LOG_FILE {}: {e}", path.display()))?;
-            Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(std::sync::Mutex::new(f)).with_filter(EnvFilter::new("info")))
+            let (file, file_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(f));
+            guards.push(file_guard);
+            Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))
         }
         None => None,
     };
     tracing_subscriber::registry().with(console).with(file).init();
-    Ok(())
+    Ok(guards)
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let config = Config::parse();
-    if let Err(e) = init_logging(&config) {
-        eprintln!("mentisdbd: {e}");
-        return ExitCode::from(2);
-    }
+    let _log_writers = match init_logging(&config) {
+        Ok(guards) => guards,
+        Err(e) => {
+            eprintln!("mentisdbd: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = config.validate() {
         tracing::error!("{e}");
         eprintln!("mentisdbd: {e}");

@@ -4,8 +4,10 @@
 //!
 //! - `initialize`: protocol version negotiation is rmcp's; server info is
 //!   `mentisdb`, and `instructions` tell agents to read `mentisdb_skill_md`.
-//! - `tools/list`: [`mentisdb_core::tool_specs`], each with its JSON Schema.
-//! - `tools/call`: [`MentisDb::call`]; the JSON result is returned as text
+//! - `tools/list`: [`mentisdb_core::tool_specs`], each with its JSON Schema
+//!   and annotations (`readOnlyHint` for the read tools; no tool is
+//!   destructive or open-world).
+//! - `tools/call`: [`MentisDb::call_raw`]; the JSON result is returned as text
 //!   content and as structured content. Tool failures are `isError: true`
 //!   results carrying the message; an unknown tool name is a JSON-RPC
 //!   invalid-params error (a protocol fault, per the MCP spec).
@@ -19,12 +21,13 @@ use axum::Router;
 use mentisdb_core::{tool_specs, MentisDb, ToolError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -62,6 +65,9 @@ fn tool_list() -> Vec<Tool> {
             tool.name = Cow::Borrowed(spec.name);
             tool.description = Some(Cow::Borrowed(spec.description));
             tool.input_schema = Arc::new(schema);
+            // Every write is an append or a registry edit: nothing is ever
+            // deleted, and nothing outside this daemon is touched.
+            tool.annotations = Some(ToolAnnotations::new().read_only(spec.read_only).destructive(false).open_world(false));
             tool
         })
         .collect()
@@ -74,11 +80,11 @@ impl MentisMcp {
 }
 
 /// The one mapping from a tool outcome to an MCP result.
-fn to_mcp_result(result: Result<Value, ToolError>) -> Result<CallToolResult, ErrorData> {
+fn to_mcp_result(result: Result<Box<RawValue>, ToolError>) -> Result<CallToolResult, ErrorData> {
     match result {
-        Ok(value) => {
-            let text = value.to_string();
-            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        Ok(raw) => {
+            let value: Value = serde_json::from_str(raw.get()).map_err(|e| ErrorData::internal_error(format!("tool result is not JSON: {e}"), None))?;
+            let mut r = CallToolResult::success(vec![ContentBlock::text(String::from(raw.get()))]);
             r.structured_content = Some(value);
             Ok(r)
         }
@@ -211,11 +217,24 @@ mod tests {
     }
 
     #[test]
+    fn reads_and_writes_are_annotated() {
+        let tools = tool_list();
+        let hint = |name: &str| tools.iter().find(|t| t.name == name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint);
+        for read in ["mentisdb_search", "mentisdb_head", "mentisdb_ranked_search", "mentisdb_read_skill"] {
+            assert_eq!(hint(read), Some(true), "{read}");
+        }
+        for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_upsert_agent", "mentisdb_upload_skill"] {
+            assert_eq!(hint(write), Some(false), "{write}");
+        }
+        assert!(tools.iter().all(|t| t.annotations.as_ref().is_some_and(|a| a.destructive_hint == Some(false))));
+    }
+
+    #[test]
     fn tool_failures_are_error_results() {
         let r = to_mcp_result(Err(ToolError::NotFound("no such thought".into()))).unwrap();
         assert_eq!(r.is_error, Some(true));
         assert!(to_mcp_result(Err(ToolError::UnknownTool("x".into()))).is_err());
-        let ok = to_mcp_result(Ok(serde_json::json!({"a": 1}))).unwrap();
+        let ok = to_mcp_result(Ok(RawValue::from_string(r#"{"a":1}"#.to_string()).unwrap())).unwrap();
         assert_eq!(ok.structured_content, Some(serde_json::json!({"a": 1})));
     }
 }

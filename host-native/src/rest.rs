@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
 use mentisdb_core::{MentisDb, ToolError};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -141,12 +142,18 @@ pub struct RestState {
     pub db: Arc<MentisDb>,
 }
 
-/// Runs a tool off the async runtime (appends wait for fsync) and logs it.
-pub async fn call_tool(db: Arc<MentisDb>, tool: &'static str, args: Value) -> Result<Value, ToolError> {
+/// Runs a tool and logs it. Read-only tools run on the async worker (they
+/// only read memory: microseconds to a few milliseconds); every other tool
+/// runs on the blocking pool, because appends wait for their fsync.
+pub async fn call_tool(db: Arc<MentisDb>, tool: &'static str, args: Value) -> Result<Box<RawValue>, ToolError> {
     let started = Instant::now();
-    let result = tokio::task::spawn_blocking(move || db.call(tool, args))
-        .await
-        .unwrap_or_else(|e| Err(ToolError::Storage(mentisdb_core::StorageError::Unavailable(format!("tool task failed: {e}")))));
+    let result = if mentisdb_core::dispatch::is_read_only(tool) {
+        db.call_raw(tool, args)
+    } else {
+        tokio::task::spawn_blocking(move || db.call_raw(tool, args))
+            .await
+            .unwrap_or_else(|e| Err(ToolError::Storage(mentisdb_core::StorageError::Unavailable(format!("tool task failed: {e}")))))
+    };
     let micros = started.elapsed().as_micros() as u64;
     match &result {
         Ok(_) => tracing::info!(target: "mentisdb::interaction", tool, micros, "ok"),
@@ -176,10 +183,11 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-fn reply(route: &Route, value: Value) -> Result<Response, ApiError> {
+fn reply(route: &Route, raw: Box<RawValue>) -> Result<Response, ApiError> {
     match route.reply {
-        Reply::Json => Ok(Json(value).into_response()),
-        Reply::Markdown(field) => match value.get(field).and_then(Value::as_str) {
+        // The dispatcher's JSON text is the body, as it was serialized.
+        Reply::Json => Ok(([(header::CONTENT_TYPE, "application/json")], String::from(Box::<str>::from(raw))).into_response()),
+        Reply::Markdown(field) => match serde_json::from_str::<Value>(raw.get()).ok().as_ref().and_then(|v| v.get(field)).and_then(Value::as_str) {
             Some(md) => Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md.to_string()).into_response()),
             None => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{} returned no '{field}' field", route.tool))),
         },

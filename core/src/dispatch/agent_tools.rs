@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 pub(super) const TOOLS: &[ToolDef] = &[
-    tool!("mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs, list_agents),
-    tool!("mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs, get_agent),
-    tool!("mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs, list_registry),
+    tool!(read "mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs, list_agents),
+    tool!(read "mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs, get_agent),
+    tool!(read "mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs, list_registry),
     tool!("mentisdb_upsert_agent", "Create or update an agent registry record (display name, owner, description, status active/revoked). Creates the chain on first use.", UpsertArgs, upsert_agent),
     tool!("mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs, set_description),
     tool!("mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs, add_alias),

@@ -5,6 +5,12 @@
 //! [`ToolError`]. MCP (HTTP and stdio), REST, the browser API and the WASI
 //! export are all adapters over this function; [`tool_specs`] gives each
 //! tool's description and JSON Schema for MCP `tools/list`.
+//!
+//! Handlers serialize their result once, straight from the engine's data
+//! (thoughts are written while the chain's read lock is held, not cloned);
+//! [`MentisDb::call_raw`] hands that JSON text to hosts that send text (REST),
+//! [`MentisDb::call`] parses it into a `Value` for the others. Tools marked
+//! read-only never write or wait on storage, so a host may run them inline.
 
 mod agent_tools;
 mod ranked_tools;
@@ -14,6 +20,7 @@ use crate::db::MentisDb;
 use crate::error::ToolError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// Arguments of tools that take none.
@@ -27,8 +34,10 @@ pub struct ToolDef {
     pub name: &'static str,
     /// One-paragraph description for agents.
     pub description: &'static str,
+    /// Never writes or waits on storage (reads memory only).
+    pub read_only: bool,
     schema: fn() -> Value,
-    call: fn(&MentisDb, Value) -> Result<Value, ToolError>,
+    call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -44,13 +53,22 @@ pub struct ToolSpec {
     pub description: &'static str,
     /// JSON Schema (an `object` schema) of the arguments.
     pub input_schema: Value,
+    /// Never writes or waits on storage (MCP `readOnlyHint`).
+    pub read_only: bool,
 }
 
-/// Builds a [`ToolDef`] from an argument type and a handler taking it.
+/// Builds a [`ToolDef`] from an argument type and a handler taking it and
+/// returning anything serializable; `tool!(read ...)` marks a read-only tool.
 macro_rules! tool {
+    (read $name:literal, $desc:expr, $args:ty, $handler:path) => {
+        $crate::dispatch::tool!(@def true, $name, $desc, $args, $handler)
+    };
     ($name:literal, $desc:expr, $args:ty, $handler:path) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::schema_of::<$args>, |db, v| {
-            $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?)
+        $crate::dispatch::tool!(@def false, $name, $desc, $args, $handler)
+    };
+    (@def $read_only:expr, $name:literal, $desc:expr, $args:ty, $handler:path) => {
+        $crate::dispatch::ToolDef::new($name, $desc, $read_only, $crate::dispatch::schema_of::<$args>, |db, v| {
+            $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
 }
@@ -58,9 +76,20 @@ pub(crate) use tool;
 
 impl ToolDef {
     #[doc(hidden)]
-    pub const fn new(name: &'static str, description: &'static str, schema: fn() -> Value, call: fn(&MentisDb, Value) -> Result<Value, ToolError>) -> Self {
-        ToolDef { name, description, schema, call }
+    pub const fn new(name: &'static str, description: &'static str, read_only: bool, schema: fn() -> Value, call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>) -> Self {
+        ToolDef { name, description, read_only, schema, call }
     }
+}
+
+/// Serializes a handler's result (already-serialized parts pass through).
+#[doc(hidden)]
+pub fn to_raw<T: serde::Serialize + ?Sized>(out: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(out).expect("tool results serialize")
+}
+
+/// A result serialized while the data it borrows is still locked.
+pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
+    to_raw(&out)
 }
 
 /// Every tool family's table. A new family adds its table here.
@@ -77,7 +106,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
     families()
         .into_iter()
         .flat_map(|f| f.iter())
-        .map(|t| ToolSpec { name: t.name, description: t.description, input_schema: (t.schema)() })
+        .map(|t| ToolSpec { name: t.name, description: t.description, input_schema: (t.schema)(), read_only: t.read_only })
         .collect()
 }
 
@@ -100,9 +129,20 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
     serde_json::from_value(args).map_err(|e| ToolError::invalid(tool, e.to_string()))
 }
 
+/// Whether `tool` is a known read-only tool (see [`ToolDef::read_only`]).
+pub fn is_read_only(tool: &str) -> bool {
+    find(tool).is_some_and(|t| t.read_only)
+}
+
 impl MentisDb {
     /// Calls tool `tool` with JSON `args` (an object, or null for none).
     pub fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
+        let raw = self.call_raw(tool, args)?;
+        Ok(serde_json::from_str(raw.get()).expect("the dispatcher writes valid JSON"))
+    }
+
+    /// [`MentisDb::call`], returning the result as the JSON text it was serialized to.
+    pub fn call_raw(&self, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
         let def = find(tool).ok_or_else(|| ToolError::UnknownTool(tool.chars().take(128).collect()))?;
         (def.call)(self, args)
     }

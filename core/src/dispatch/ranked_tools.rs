@@ -14,19 +14,19 @@ use serde_json::{json, Value};
 
 pub(super) const TOOLS: &[ToolDef] = &[
     tool!(
-        "mentisdb_ranked_search",
+        read "mentisdb_ranked_search",
         "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped), expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and vector similarity when the host has an embedding provider. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
         RankedSearchArgs,
         ranked_search_tool
     ),
     tool!(
-        "mentisdb_context_bundles",
+        read "mentisdb_context_bundles",
         "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and typed relations (graph.max_depth, default 2), in deterministic order.",
         RankedSearchArgs,
         context_bundles_tool
     ),
     tool!(
-        "mentisdb_resolve_context",
+        read "mentisdb_resolve_context",
         "From one thought (thought_id, thought_index or thought_hash) follow refs and typed relations up to max_depth (default 2) outgoing, incoming or both (default); returns each reached thought with its depth and the edge that reached it.",
         ResolveContextArgs,
         resolve_context_tool

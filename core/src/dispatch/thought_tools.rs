@@ -1,7 +1,7 @@
 //! Chain tools: bootstrap, append, retrospective, search, list chains,
 //! recent context, Markdown export, get, genesis, traverse, head.
 
-use super::{tool, NoArgs, ToolDef};
+use super::{raw, tool, NoArgs, ToolDef};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -12,21 +12,22 @@ use crate::render;
 use crate::thought::{RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
 use crate::traverse::{traverse, Anchor, Direction};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 pub(super) const TOOLS: &[ToolDef] = &[
     tool!("mentisdb_bootstrap", "Create the chain if needed and write one bootstrap memory (Summary/Checkpoint) only when the chain is empty. Nothing is overwritten.", BootstrapArgs, bootstrap),
     tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs, append),
     tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs, append_retrospective),
-    tool!("mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs, search_tool),
-    tool!("mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs, list_chains),
-    tool!("mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs, recent_context),
-    tool!("mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs, memory_markdown),
-    tool!("mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs, get_thought),
-    tool!("mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs, genesis),
-    tool!("mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs, traverse_tool),
-    tool!("mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs, head),
+    tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs, search_tool),
+    tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs, list_chains),
+    tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs, recent_context),
+    tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs, memory_markdown),
+    tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs, get_thought),
+    tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs, genesis),
+    tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs, traverse_tool),
+    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs, head),
 ];
 
 /// Just a chain.
@@ -208,7 +209,7 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<Value, ToolError> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn append_common(db: &MentisDb, tool: &str, chain_key: Option<String>, agent_id: Option<String>, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Value, ToolError> {
+fn append_common(db: &MentisDb, tool: &str, chain_key: Option<String>, agent_id: Option<String>, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(chain_key.as_deref())?;
     let agent_id = agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| key.clone());
     let mut input = NewThought::new(&agent_id, thought_type, &a.content);
@@ -227,7 +228,14 @@ fn append_common(db: &MentisDb, tool: &str, chain_key: Option<String>, agent_id:
     input.thought_signature = a.thought_signature;
     let thought = db.append(&key, input)?;
     let head = head_hash(db, &key)?;
-    Ok(json!({ "thought": thought_json(&thought), "head_hash": head }))
+    Ok(raw(AppendReply { thought: &thought, head_hash: head }))
+}
+
+/// The response of the append tools.
+#[derive(Serialize)]
+struct AppendReply<'a> {
+    thought: &'a Thought,
+    head_hash: Value,
 }
 
 /// The append fields shared by append and retrospective.
@@ -247,7 +255,7 @@ struct AppendFields {
     thought_signature: Option<Vec<u8>>,
 }
 
-fn append(db: &MentisDb, a: AppendArgs) -> Result<Value, ToolError> {
+fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_append";
     let tt = parse_type(TOOL, &a.thought_type)?;
     let role = match a.role.as_deref() {
@@ -272,7 +280,7 @@ fn append(db: &MentisDb, a: AppendArgs) -> Result<Value, ToolError> {
     append_common(db, TOOL, a.chain_key, a.agent_id, tt, role, fields)
 }
 
-fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Value, ToolError> {
+fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_append_retrospective";
     let tt = match a.thought_type.as_deref() {
         Some(t) => parse_type(TOOL, t)?,
@@ -313,9 +321,21 @@ fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(String, Vec<Th
     .map(|(thoughts, total, head)| (key, thoughts, total, head))
 }
 
-fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {
-    let (_, thoughts, _, _) = filtered(db, "mentisdb_search", &a)?;
-    Ok(json!({ "thoughts": thoughts }))
+/// `mentisdb_search`'s response, written while the chain is read-locked.
+#[derive(Serialize)]
+struct SearchReply<'c> {
+    thoughts: Vec<&'c Thought>,
+}
+
+fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Box<RawValue>, ToolError> {
+    const TOOL: &str = "mentisdb_search";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let limit = clamp_limit(a.limit);
+    db.with_chain(&key, |c| {
+        let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
+        let thoughts = c.map(|c| search(c, &filter, limit)).unwrap_or_default();
+        Ok(raw(SearchReply { thoughts }))
+    })?
 }
 
 fn memory_markdown(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {

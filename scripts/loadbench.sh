@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# REST load bench: a release mentisdbd on a temp directory (default settings,
+# verbose interaction logging on, fsync per acknowledged append) driven by wrk
+# from a second process on loopback.
+#   1. durable appends to one chain, 16 connections
+#   2. filtered search over a 1,000-thought chain, 64 connections
+# Needs wrk (Debian: apt-get install wrk). Prints wrk's figures; asserts nothing.
+# Usage: scripts/loadbench.sh [seconds per phase, default 10]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-10}"
+command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; exit 1; }
+cargo build --release -p mentisdb-native --bin mentisdbd
+bin="${CARGO_TARGET_DIR:-target}/release/mentisdbd"
+dir="$(mktemp -d)"
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+mcp_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+MENTISDB_DIR="$dir" MENTISDB_REST_PORT="$port" MENTISDB_MCP_PORT="$mcp_port" "$bin" >"$dir.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir" "$dir.log"' EXIT
+base="http://127.0.0.1:$port"
+for _ in $(seq 50); do curl -sf "$base/health" >/dev/null && break; sleep 0.1; done
+python3 - "$base" <<'PY'
+import json, sys, urllib.request
+base = sys.argv[1]
+types = ["Finding", "Decision", "Constraint", "Insight", "Mistake", "Correction", "Plan"]
+topics = ["rate limit", "deployment", "database latency", "memory", "rust", "embeddings"]
+for i in range(1000):
+    body = {"chain_key": "bench-search", "agent_id": f"agent-{i % 8}", "thought_type": types[i % len(types)],
+            "importance": (i % 10) / 10, "tags": [f"t{i % 20}", "bench"], "concepts": [topics[i % len(topics)]],
+            "content": f"Thought {i} about {topics[(i // 3) % len(topics)]} observed during load testing of the daemon."}
+    req = urllib.request.Request(f"{base}/v1/thoughts", json.dumps(body).encode(), {"content-type": "application/json"})
+    urllib.request.urlopen(req).read()
+print("seeded bench-search with 1000 thoughts")
+PY
+echo "== durable appends, one chain, 16 connections, ${secs}s"
+wrk -t2 -c16 -d"${secs}s" --latency -s scripts/loadbench/append.lua "$base/v1/thoughts"
+echo "== filtered search, 64 connections, ${secs}s"
+wrk -t2 -c64 -d"${secs}s" --latency -s scripts/loadbench/search.lua "$base/v1/search"
