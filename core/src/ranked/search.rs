@@ -285,7 +285,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             lenders.truncate(CONTEXT_SEEDS);
         }
         for (score, doc) in lenders {
-            let asks = asks_question(&thoughts[doc as usize].content);
+            let asks = index.asks_question(doc);
             for (nb, dist) in context_neighbours(index, doc, n as u32) {
                 if exists(nb) {
                     let reply = if asks && nb > doc { CONTEXT_REPLY_BOOST } else { 1.0 };
