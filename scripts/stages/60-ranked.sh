@@ -21,7 +21,7 @@ r10="$(echo "$out" | awk '/^overall/ { for (i = 1; i <= NF; i++) if ($i == "R@10
 python3 - "$r10" <<'PY'
 import sys
 r10 = float(sys.argv[1])
-floor = 78.0
+floor = 80.0
 assert r10 >= floor, f"conv-30 R@10 {r10}% fell below {floor}%"
 print(f"ranked smoke: conv-30 R@10 {r10}% >= {floor}%")
 PY

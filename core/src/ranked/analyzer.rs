@@ -1,8 +1,9 @@
 //! Text analysis for ranked retrieval: split into words, lower-case, drop
-//! English stopwords, stem with the Snowball English stemmer
-//! (`rust-stemmers`). The same analyzer runs at index time and query time,
-//! so a query word matches every inflection that stems alike
-//! ("painting", "paints", "painted" -> "paint").
+//! English stopwords, map irregular past forms to their base ("made" ->
+//! "make"), stem with the Snowball English stemmer (`rust-stemmers`). The
+//! same analyzer runs at index time and query time, so a query word matches
+//! every inflection that stems alike ("painting", "paints", "painted" ->
+//! "paint"; "made" -> "make").
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -25,6 +26,45 @@ const STOPWORDS: &[&str] = &[
     "why's", "will", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself",
     "yourselves",
 ];
+
+/// Irregular English past tenses and past participles with their base
+/// form, sorted by form: the stemmer leaves "made" and "make" apart, and a
+/// question ("what did she make?") is usually asked in the base form of
+/// what an answer tells in the past ("I made a bowl"). Forms that are
+/// common words in their own right ("bit", "wound", "bet") are left out.
+const IRREGULAR: &[(&str, &str)] = &[
+    ("arisen", "arise"), ("arose", "arise"), ("ate", "eat"), ("awoke", "awake"), ("awoken", "awake"), ("beaten", "beat"),
+    ("became", "become"), ("began", "begin"), ("begun", "begin"), ("bent", "bend"), ("bitten", "bite"), ("bled", "bleed"),
+    ("blew", "blow"), ("blown", "blow"), ("bought", "buy"), ("bred", "breed"), ("broke", "break"), ("broken", "break"),
+    ("brought", "bring"), ("built", "build"), ("burnt", "burn"), ("came", "come"), ("caught", "catch"), ("chose", "choose"),
+    ("chosen", "choose"), ("crept", "creep"), ("dealt", "deal"), ("done", "do"), ("drank", "drink"), ("drawn", "draw"), ("dreamt", "dream"),
+    ("drew", "draw"), ("driven", "drive"), ("drove", "drive"), ("drunk", "drink"), ("dug", "dig"), ("eaten", "eat"), ("fallen", "fall"),
+    ("fed", "feed"), ("fell", "fall"), ("felt", "feel"), ("fled", "flee"), ("flew", "fly"), ("flown", "fly"), ("forbade", "forbid"),
+    ("forgave", "forgive"), ("forgiven", "forgive"), ("forgot", "forget"), ("forgotten", "forget"), ("fought", "fight"), ("found", "find"),
+    ("froze", "freeze"), ("frozen", "freeze"), ("gave", "give"), ("given", "give"), ("gone", "go"), ("got", "get"), ("gotten", "get"),
+    ("grew", "grow"), ("grown", "grow"), ("heard", "hear"), ("held", "hold"), ("hid", "hide"), ("hidden", "hide"), ("hung", "hang"),
+    ("kept", "keep"), ("knelt", "kneel"), ("knew", "know"), ("known", "know"), ("leapt", "leap"), ("learnt", "learn"), ("led", "lead"),
+    ("left", "leave"), ("lent", "lend"), ("lit", "light"), ("lost", "lose"), ("made", "make"), ("meant", "mean"), ("met", "meet"),
+    ("paid", "pay"), ("ran", "run"), ("rang", "ring"), ("ridden", "ride"), ("risen", "rise"), ("rode", "ride"), ("rung", "ring"),
+    ("said", "say"), ("sang", "sing"), ("sank", "sink"), ("sat", "sit"), ("saw", "see"), ("seen", "see"), ("sent", "send"),
+    ("shaken", "shake"), ("shone", "shine"), ("shook", "shake"), ("shot", "shoot"), ("showed", "show"), ("shown", "show"),
+    ("shrank", "shrink"), ("shrunk", "shrink"), ("slept", "sleep"), ("slid", "slide"), ("sold", "sell"), ("sought", "seek"),
+    ("sped", "speed"), ("spent", "spend"), ("spoke", "speak"), ("spoken", "speak"), ("spun", "spin"), ("stole", "steal"),
+    ("stolen", "steal"), ("stood", "stand"), ("strove", "strive"), ("struck", "strike"), ("stuck", "stick"), ("stung", "sting"),
+    ("sung", "sing"), ("sunk", "sink"), ("swam", "swim"), ("swept", "sweep"), ("swore", "swear"), ("sworn", "swear"), ("swum", "swim"),
+    ("swung", "swing"), ("taken", "take"), ("taught", "teach"), ("thought", "think"), ("threw", "throw"), ("thrown", "throw"),
+    ("told", "tell"), ("took", "take"), ("tore", "tear"), ("torn", "tear"), ("understood", "understand"), ("went", "go"), ("wept", "weep"),
+    ("withdrew", "withdraw"), ("woke", "wake"), ("woken", "wake"), ("won", "win"), ("wore", "wear"), ("worn", "wear"), ("wove", "weave"),
+    ("woven", "weave"), ("written", "write"), ("wrote", "write"),
+];
+
+/// The base form of an irregular past tense or participle (`word` itself otherwise).
+pub fn base_form(word: &str) -> &str {
+    match IRREGULAR.binary_search_by(|(form, _)| form.cmp(&word)) {
+        Ok(i) => IRREGULAR[i].1,
+        _ => word,
+    }
+}
 
 /// Whether `word` (lower-case, apostrophes normalized) is a stopword.
 pub fn is_stopword(word: &str) -> bool {
@@ -59,7 +99,7 @@ impl Analyzer {
         words(text)
             .filter(|w| !is_stopword(w))
             .map(|w| {
-                let stemmed = stemmer.stem(&w);
+                let stemmed = stemmer.stem(base_form(&w));
                 let term = stemmed.trim_end_matches('\'').to_string();
                 Token { term: if term.is_empty() { w.clone() } else { term }, surface: w }
             })
@@ -98,6 +138,16 @@ mod tests {
         let a = Analyzer;
         assert_eq!(a.terms("painting paints painted"), vec!["paint", "paint", "paint"]);
         assert_eq!(a.terms("Caroline's adoption"), a.terms("caroline adopt"));
+    }
+
+    #[test]
+    fn irregular_past_forms_meet_their_base() {
+        assert!(IRREGULAR.windows(2).all(|w| w[0].0 < w[1].0), "IRREGULAR must stay sorted and unique");
+        let a = Analyzer;
+        assert_eq!(a.terms("What did she make?"), a.terms("she made"));
+        assert_eq!(a.terms("felt bought went"), a.terms("feel buy go"));
+        assert_eq!(a.terms("a bit"), vec!["bit"], "common words that are also past forms stay");
+        assert_eq!(base_form("painted"), "painted", "regular forms are the stemmer's job");
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub struct RankedIndex {
     retired: Vec<bool>,
     /// Interned `session_id` of each thought ([`NO_SESSION`] when absent).
     sessions: Vec<u32>,
+    /// Whether each thought's content asks a question.
+    asks: Vec<bool>,
     session_ids: HashMap<String, u32>,
     vectors: Vec<Option<Box<[f32]>>>,
     embedder: Option<Arc<dyn EmbeddingProvider>>,
@@ -193,6 +195,7 @@ impl RankedIndex {
             None => NO_SESSION,
         };
         self.sessions.push(session);
+        self.asks.push(super::search::asks_question(&t.content));
         let mut edges: Vec<Edge> = t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }).collect();
         for rel in &t.relations {
             // Relations into other chains carry no index; they are not part of this chain's graph.
@@ -277,6 +280,11 @@ impl RankedIndex {
     /// equal values mean the same session.
     pub fn session(&self, doc: u32) -> u32 {
         self.sessions[doc as usize]
+    }
+
+    /// Whether thought `doc`'s content asks a question ([`super::search::asks_question`]).
+    pub fn asks_question(&self, doc: u32) -> bool {
+        self.asks[doc as usize]
     }
 
     /// Edges leaving thought `doc` (its refs and same-chain relations).

@@ -21,10 +21,12 @@
 //!   `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1) * (lexical + vector)` of every
 //!   direct match `d <= CONTEXT_WINDOW` places away from it in append order,
 //!   summed, when the two are in the same session (equal `session_id`, or
-//!   both without one) and stamped at most `CONTEXT_MAX_GAP_MS` apart. In a
-//!   conversation the answer to a question usually sits next to the turns
-//!   that share the question's words (the turn that asked it, the turn
-//!   that named the topic); `context: false` in a query turns it off.
+//!   both without one) and stamped at most `CONTEXT_MAX_GAP_MS` apart; a
+//!   match that asks a question (has a `?`) lends `CONTEXT_REPLY_BOOST`
+//!   times as much to the thoughts after it. In a conversation the answer
+//!   to a question usually sits next to the turns that share the
+//!   question's words (the turn that asked it, the turn that named the
+//!   topic); `context: false` in a query turns it off.
 
 use super::analyzer::Analyzer;
 use super::bm25;
@@ -60,6 +62,9 @@ pub const CONTEXT_WINDOW: u32 = 2;
 pub const CONTEXT_DECAY: f32 = 0.5;
 /// Neighbours stamped further apart than this (one hour) are another conversation.
 pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
+/// A match that asks a question lends this many times more to the thoughts
+/// after it: a question is answered by what follows it.
+pub const CONTEXT_REPLY_BOOST: f32 = 1.5;
 /// Best direct matches that lend context, at most (bounds the work per query).
 pub const CONTEXT_SEEDS: usize = 256;
 
@@ -281,9 +286,11 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             lenders.truncate(CONTEXT_SEEDS);
         }
         for (score, doc) in lenders {
+            let asks = index.asks_question(doc);
             for (nb, dist) in context_neighbours(index, doc, n as u32) {
                 if exists(nb) {
-                    acc.entry(nb).context += CONTEXT_WEIGHT * CONTEXT_DECAY.powi(dist as i32 - 1) * score;
+                    let reply = if asks && nb > doc { CONTEXT_REPLY_BOOST } else { 1.0 };
+                    acc.entry(nb).context += reply * CONTEXT_WEIGHT * CONTEXT_DECAY.powi(dist as i32 - 1) * score;
                 }
             }
         }
@@ -361,6 +368,11 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     RankedResults { backend: if hybrid { "hybrid" } else { "lexical" }, total, hits }
 }
 
+/// Whether `content` asks something (has a question mark, ASCII or full-width).
+pub fn asks_question(content: &str) -> bool {
+    content.contains(['?', '\u{ff1f}'])
+}
+
 /// The thoughts within [`CONTEXT_WINDOW`] places of `doc` in append order
 /// that share its conversation (same session, stamped at most
 /// [`CONTEXT_MAX_GAP_MS`] apart), with their distance. Walking outwards
@@ -421,9 +433,12 @@ mod tests {
         assert!(answer.score.lexical == 0.0 && answer.score.context > 0.0, "{answer:?}");
         assert_eq!(answer.match_sources, vec!["context"]);
         let q = r.hits[0].score.lexical;
-        assert!((answer.score.context - CONTEXT_WEIGHT * q).abs() < 1e-4, "one step away: CONTEXT_WEIGHT of the match");
+        let boost = CONTEXT_REPLY_BOOST;
+        assert!((answer.score.context - boost * CONTEXT_WEIGHT * q).abs() < 1e-4, "the reply to a question, one step away");
         let two_away = r.hits.iter().find(|h| h.index == 3).expect("two places away");
-        assert!((two_away.score.context - CONTEXT_WEIGHT * CONTEXT_DECAY * q).abs() < 1e-4, "{two_away:?}");
+        assert!((two_away.score.context - boost * CONTEXT_WEIGHT * CONTEXT_DECAY * q).abs() < 1e-4, "{two_away:?}");
+        let before = r.hits.iter().find(|h| h.index == 0).expect("one place before");
+        assert!((before.score.context - CONTEXT_WEIGHT * q).abs() < 1e-4, "a question lends the plain share backwards: {before:?}");
         assert!(!r.hits.iter().any(|h| h.index == 4), "three places away is out of the window");
         // Off on request: only direct matches.
         let r = search(&c, "What are the summer plans?", false);
@@ -448,6 +463,15 @@ mod tests {
         // A boundary stops the walk: thought 5 lends nothing past the gap to 3.
         let r = search(&c, "hiking wales", true);
         assert_eq!(order(&r), vec![5, 4]);
+    }
+
+    #[test]
+    fn a_statement_lends_alike_both_ways() {
+        let c = chain(&[("ada", None, 0, "Hello there."), ("bob", None, 1, "We went kayaking in Norway."), ("ada", None, 2, "Wow.")]);
+        let r = search(&c, "kayaking", true);
+        let ctx = |i: u64| r.hits.iter().find(|h| h.index == i).map(|h| h.score.context).unwrap();
+        assert!(ctx(0) > 0.0 && (ctx(0) - ctx(2)).abs() < 1e-6, "{r:?}");
+        assert!(asks_question("Any plans?") && asks_question("予定は？") && !asks_question("No plans."));
     }
 
     #[test]

@@ -277,7 +277,9 @@ fn main() {
             if let Some(dir) = &minilm {
                 let model: Arc<dyn EmbeddingProvider> = Arc::new(MiniLm::load(dir).unwrap_or_else(|e| panic!("{e}")));
                 let texts: Vec<String> = convs.iter().flat_map(|c| c.turns.iter().map(|t| t.0.clone()).chain(c.questions.iter().map(|q| q.0.clone()))).collect();
-                let cache = std::env::temp_dir().join("mentisdb-locomo-minilm.cache");
+                // v2: vectors of the matrix-product forward pass (they differ
+                // from the first implementation's in the last float digits).
+                let cache = std::env::temp_dir().join("mentisdb-locomo-minilm-v2.cache");
                 db.set_embedding_provider(Some(Arc::new(Precomputed::new(model, texts, 2, &cache))));
             }
             Target::InProcess(db)
