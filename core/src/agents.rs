@@ -172,7 +172,8 @@ impl AgentRegistry {
             rec.first_seen_at = Some(t.timestamp.clone());
         }
         rec.last_seen_index = Some(t.index);
-        rec.last_seen_at = Some(t.timestamp.clone());
+        // Reuses the previous timestamp's buffer (no allocation per thought).
+        rec.last_seen_at.get_or_insert_with(String::new).clone_from(&t.timestamp);
         if rec.agent_owner.is_none() && t.agent_owner.is_some() {
             rec.agent_owner = t.agent_owner.clone();
         }

@@ -12,6 +12,7 @@ use crate::record::{ChainFormat, DecodedChain};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
 use crate::derived::{Derived, SearchText};
+use crate::host::Parallelism;
 use crate::keyed_hash::KeyedState;
 use crate::lookup::ThoughtLookup;
 use crate::ranked::RankedIndex;
@@ -93,6 +94,30 @@ pub struct Chain {
     ranked: Derived<RankedIndex>,
 }
 
+/// The result a host job left in its slot.
+fn taken<T>(slot: std::sync::Mutex<Option<T>>) -> T {
+    slot.into_inner().unwrap_or_else(|e| e.into_inner()).expect("the host ran every job")
+}
+
+/// Checks `t` as the thought at `position`, after one whose hash is
+/// `prev`; `hash_mismatch` is the hash its body really has when that
+/// differs from `t.hash`.
+fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Option<String>) -> Result<(), VerifyError> {
+    if t.index != position {
+        return Err(VerifyError::IndexGap { position, found: t.index });
+    }
+    if t.prev_hash.as_deref() != prev {
+        return Err(VerifyError::PrevHashMismatch { index: t.index, expected: prev.map(str::to_string), found: t.prev_hash.clone() });
+    }
+    if let Some(recomputed) = hash_mismatch {
+        return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
+    }
+    if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
+        return Err(VerifyError::BadRef { index: t.index, target: *bad });
+    }
+    Ok(())
+}
+
 fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
     AppendError::InvalidField { field, message: message.into() }
 }
@@ -124,43 +149,52 @@ impl Chain {
 
     /// [`Chain::load`] with host-keyed lookup maps.
     pub fn load_with_hasher(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState) -> Result<Chain, VerifyError> {
+        Self::load_with(decoded, agents, hasher, &crate::host::Sequential)
+    }
+
+    /// [`Chain::load_with_hasher`], building the id and hash lookups and the
+    /// agents' activity in jobs the host may run at the same time.
+    pub fn load_with(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState, parallelism: &dyn Parallelism) -> Result<Chain, VerifyError> {
         let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
-        chain.agents = agents;
-        chain.thoughts.reserve(decoded.thoughts.len());
-        chain.by_id.reserve(decoded.thoughts.len());
-        chain.by_hash.reserve(decoded.thoughts.len());
+        let thoughts = decoded.thoughts;
         let mut mismatches = decoded.body_hash_mismatches.map(Vec::into_iter);
-        for t in decoded.thoughts {
+        for (pos, t) in thoughts.iter().enumerate() {
             let mismatch = match mismatches.as_mut() {
                 // Binary: the decoder already hashed the stored body.
                 Some(m) => m.next().flatten(),
-                None => Some(compute_thought_hash(&t)).filter(|h| *h != t.hash),
+                None => Some(compute_thought_hash(t)).filter(|h| *h != t.hash),
             };
-            chain.verify_next(&t, mismatch)?;
-            chain.commit(t);
+            let prev = pos.checked_sub(1).map(|p| thoughts[p].hash.as_str());
+            verify_next(pos as u64, prev, t, mismatch)?;
         }
+        // Three independent structures over the verified thoughts.
+        let by_id = std::sync::Mutex::new(None);
+        let by_hash = std::sync::Mutex::new(None);
+        let activity = std::sync::Mutex::new(Some(agents));
+        parallelism.run(3, &|job| {
+            let lookup = |key_of: crate::lookup::KeyOf| {
+                let mut l = ThoughtLookup::new(hasher, key_of);
+                l.reserve(thoughts.len());
+                (0..thoughts.len()).for_each(|pos| l.insert(&thoughts, pos));
+                l
+            };
+            match job {
+                0 => *by_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(lookup(|t| &t.id)),
+                1 => *by_hash.lock().unwrap_or_else(|e| e.into_inner()) = Some(lookup(|t| &t.hash)),
+                _ => {
+                    let mut agents = activity.lock().unwrap_or_else(|e| e.into_inner());
+                    let agents = agents.as_mut().expect("taken once");
+                    thoughts.iter().for_each(|t| agents.observe(t));
+                }
+            }
+        });
+        chain.by_id = taken(by_id);
+        chain.by_hash = taken(by_hash);
+        chain.agents = taken(activity);
+        chain.thoughts = thoughts;
         Ok(chain)
     }
 
-    /// Checks `t` as the next thought; `hash_mismatch` is the hash its
-    /// body really has when that differs from `t.hash`.
-    fn verify_next(&self, t: &Thought, hash_mismatch: Option<String>) -> Result<(), VerifyError> {
-        let position = self.thoughts.len() as u64;
-        if t.index != position {
-            return Err(VerifyError::IndexGap { position, found: t.index });
-        }
-        let expected_prev = self.thoughts.last().map(|p| p.hash.as_str());
-        if t.prev_hash.as_deref() != expected_prev {
-            return Err(VerifyError::PrevHashMismatch { index: t.index, expected: expected_prev.map(str::to_string), found: t.prev_hash.clone() });
-        }
-        if let Some(recomputed) = hash_mismatch {
-            return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
-        }
-        if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
-            return Err(VerifyError::BadRef { index: t.index, target: *bad });
-        }
-        Ok(())
-    }
 
     /// The chain's key.
     pub fn key(&self) -> &str {

@@ -143,7 +143,7 @@ impl MentisDb {
                 None => AgentRegistry::default(),
             };
             let byte_len = decoded.valid_len as u64;
-            match Chain::load_with_hasher(decoded, agents, hasher) {
+            match Chain::load_with(decoded, agents, hasher, config.parallelism.as_ref()) {
                 Ok(chain) => {
                     report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
                     let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState { chain, byte_len }) };
