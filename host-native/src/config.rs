@@ -59,6 +59,13 @@ pub struct Config {
     /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr).
     #[arg(long)]
     pub stdio: bool,
+
+    /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and
+    /// `tokenizer.json` (scripts/fetch-minilm.sh puts them there): ranked
+    /// search becomes hybrid (BM25 + vectors). Needs a daemon built with
+    /// `--features minilm`; the model is never downloaded.
+    #[arg(long, env = "MENTISDB_MINILM_DIR")]
+    pub minilm_dir: Option<PathBuf>,
 }
 
 /// Parses `1`, `0`, `true`, `false` (case-insensitive).

@@ -22,6 +22,9 @@ pub enum DaemonError {
     Storage(#[from] StorageError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    /// The embedding model named by `--minilm-dir` cannot be used.
+    #[error("embedding model: {0}")]
+    Embedding(String),
 }
 
 /// The opened store, before any listener exists.
@@ -39,6 +42,9 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()) };
     let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
     log_report(&data_dir, &report);
+    if let Some(model_dir) = &config.minilm_dir {
+        register_minilm(&db, model_dir)?;
+    }
     let db = Arc::new(db);
     // Build the query indices in the background so the first queries do not pay for them.
     let warm = db.clone();
@@ -51,6 +57,22 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         tracing::warn!(error = %e, "could not start the index warm-up thread; indices are built on first query");
     }
     Ok(OpenedStore { db, report, data_dir })
+}
+
+/// Loads all-MiniLM-L6-v2 from `dir` and registers it: every thought of
+/// every open chain is embedded now, new ones as they are indexed.
+#[cfg(feature = "minilm")]
+fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<(), DaemonError> {
+    let started = std::time::Instant::now();
+    let model = mentisdb_embed_minilm::MiniLm::load(dir).map_err(DaemonError::Embedding)?;
+    db.set_embedding_provider(Some(Arc::new(model)));
+    tracing::info!(dir = %dir.display(), model = "all-MiniLM-L6-v2", seconds = started.elapsed().as_secs_f64(), "embedding model loaded; ranked search is hybrid");
+    Ok(())
+}
+
+#[cfg(not(feature = "minilm"))]
+fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<(), DaemonError> {
+    Err(DaemonError::Embedding(format!("--minilm-dir / MENTISDB_MINILM_DIR ({}) needs a mentisdbd built with `--features minilm`", dir.display())))
 }
 
 fn log_report(dir: &std::path::Path, report: &OpenReport) {
@@ -133,5 +155,57 @@ impl RunningDaemon {
                 Err(e) => tracing::error!(error = %e, "server task failed"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config_with_model(data: &std::path::Path, model: &std::path::Path) -> Config {
+        let mut c = Config::for_dir(data);
+        c.minilm_dir = Some(model.to_path_buf());
+        c
+    }
+
+    #[cfg(not(feature = "minilm"))]
+    #[test]
+    fn a_model_directory_needs_the_minilm_feature() {
+        let data = tempfile::tempdir().unwrap();
+        let err = open_store(&config_with_model(data.path(), data.path())).err().expect("refused");
+        assert!(err.to_string().contains("--features minilm"), "{err}");
+    }
+
+    #[cfg(feature = "minilm")]
+    #[test]
+    fn a_model_directory_without_model_files_is_refused() {
+        let data = tempfile::tempdir().unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let err = open_store(&config_with_model(data.path(), empty.path())).err().expect("refused");
+        assert!(err.to_string().contains("tokenizer.json"), "{err}");
+    }
+
+    /// With the real model files (MENTISDB_TEST_MINILM_DIR, e.g. after
+    /// `scripts/fetch-minilm.sh`): ranked search turns hybrid, for thoughts
+    /// present at open and appended later. Skipped without the files.
+    #[cfg(feature = "minilm")]
+    #[test]
+    fn the_local_model_makes_ranked_search_hybrid() {
+        let Some(model) = std::env::var_os("MENTISDB_TEST_MINILM_DIR") else {
+            eprintln!("skipped: set MENTISDB_TEST_MINILM_DIR to a directory with all-MiniLM-L6-v2");
+            return;
+        };
+        let data = tempfile::tempdir().unwrap();
+        let append = |db: &MentisDb, content: &str| {
+            db.call("mentisdb_append", serde_json::json!({"chain_key": "m", "agent_id": "ada", "thought_type": "FactLearned", "content": content})).unwrap();
+        };
+        append(&open_store(&Config::for_dir(data.path())).unwrap().db, "We adopted a puppy last week.");
+        let opened = open_store(&config_with_model(data.path(), std::path::Path::new(&model))).unwrap();
+        append(&opened.db, "The quarterly budget was approved.");
+        let ask = |text: &str| opened.db.call("mentisdb_ranked_search", serde_json::json!({"chain_key": "m", "text": text, "context": false})).unwrap();
+        let r = ask("new dog at home");
+        assert_eq!(r["backend"], "hybrid");
+        assert_eq!(r["results"][0]["thought"]["index"], 0, "{r:#}");
+        assert_eq!(ask("company finances")["results"][0]["thought"]["index"], 1);
     }
 }

@@ -4,8 +4,11 @@
 # regression fails loudly. The full five-conversation figures come from
 # `cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo`.
 set -euo pipefail
-# Unit tests of the optional local embedding model (no model files needed).
+# Unit tests of the optional local embedding model (no model files needed),
+# and the daemon built with it (`--features minilm`: the model-directory
+# setting; MENTISDB_TEST_MINILM_DIR, when set, also runs a real-model test).
 cargo test -p mentisdb-embed-minilm
+cargo test -p mentisdb-native --features minilm --lib
 data="${LOCOMO_DIR:-../shared/bench/locomo}"
 if [ ! -f "$data/conv-30.json" ]; then
   echo "skipping: $data/conv-30.json not found"
