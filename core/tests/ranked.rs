@@ -69,7 +69,13 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     for k in ["lexical", "graph", "relation", "importance", "recency", "context", "total"] {
         assert!(s[k].is_number(), "score.{k} missing: {s}");
     }
-    assert!(s.get("vector").is_none(), "no vector without a provider");
+    assert_eq!(s["vector"], 0.0, "no vector signal without a provider");
+    // The hit fields the reference MentisDB's Python client reads.
+    assert_eq!(top["chain_key"], "r");
+    for k in ["seed_support", "confidence", "rrf"] {
+        assert_eq!(s[k], 0.0, "score.{k}: a signal this engine does not compute");
+    }
+    assert_eq!(s["session_cohesion"], s["context"]);
     let sum: f64 = ["lexical", "graph", "relation", "importance", "recency", "context"].iter().map(|k| s[k].as_f64().unwrap()).sum();
     assert!((sum - s["total"].as_f64().unwrap()).abs() < 1e-4);
     assert_eq!(top["thought"]["content"], "We painted a sunrise over the lake last summer.");
@@ -192,6 +198,13 @@ fn context_bundles_pair_seeds_with_support() {
         .map(|s| (s["thought"]["index"].as_u64().unwrap(), s["depth"].as_u64().unwrap(), s["via"]["kind"].as_str().unwrap().to_string()))
         .collect();
     assert_eq!(support, vec![(2, 1, "ref".into()), (1, 2, "CausedBy".into())]);
+    // The fields the reference MentisDB's Python client reads.
+    assert_eq!((r["total_bundles"].as_u64(), r["consumed_hits"].as_u64()), (Some(1), Some(3)));
+    let seed = &bundles[0]["seed"];
+    assert_eq!(seed["locator"], json!({"chain_key": "r", "thought_id": seed["thought"]["id"], "thought_index": 0}));
+    assert_eq!(seed["lexical_score"], seed["score"]["lexical"]);
+    let caused_by = &bundles[0]["support"][1];
+    assert_eq!((caused_by["locator"]["thought_index"].as_u64(), caused_by["relation_kinds"].clone()), (Some(1), json!(["CausedBy"])));
     assert_eq!(r, db.call("mentisdb_context_bundles", json!({"chain_key": "r", "text": "kubernetes"})).unwrap(), "deterministic");
 }
 

@@ -107,17 +107,52 @@ fn graph_options(tool: &str, g: Option<&GraphArgs>, default_depth: u32, default_
     Ok(o)
 }
 
+/// Where a thought is, as the reference MentisDB's clients read it.
+fn locator(chain: &Chain, index: u64) -> Value {
+    json!({ "chain_key": chain.key(), "thought_id": chain.thoughts()[index as usize].id, "thought_index": index })
+}
+
+/// One ranked result. Besides our own fields it carries every field the
+/// reference MentisDB's Python client (`pymentisdb`) reads: `chain_key`, and
+/// score parts for signals we do not compute (`seed_support`, `confidence`,
+/// `rrf`: 0; `vector`: 0 without an embedding provider). Its
+/// `session_cohesion` is our `context` (the pull of matching turns nearby in
+/// the same session).
 fn hit_json(chain: &Chain, hit: &RankedHit) -> Value {
+    let mut score = serde_json::to_value(&hit.score).expect("score serializes");
+    if let Some(parts) = score.as_object_mut() {
+        parts.entry("vector").or_insert(json!(0.0));
+        parts.insert("session_cohesion".into(), json!(hit.score.context));
+        for absent in ["seed_support", "confidence", "rrf"] {
+            parts.insert(absent.into(), json!(0.0));
+        }
+    }
     json!({
+        "chain_key": chain.key(),
         "thought": chain.thoughts()[hit.index as usize],
-        "score": hit.score,
+        "score": score,
         "matched_terms": hit.matched_terms,
         "match_sources": hit.match_sources,
     })
 }
 
+/// A bundle seed: the ranked hit plus the reference's `locator` and `lexical_score`.
+fn seed_json(chain: &Chain, hit: &RankedHit) -> Value {
+    let mut seed = hit_json(chain, hit);
+    seed["locator"] = locator(chain, hit.index);
+    seed["lexical_score"] = json!(hit.score.lexical);
+    seed
+}
+
 fn reached_json(chain: &Chain, r: &Reached) -> Value {
-    json!({ "thought": chain.thoughts()[r.doc as usize], "depth": r.depth, "via": r.via })
+    json!({
+        "thought": chain.thoughts()[r.doc as usize],
+        "depth": r.depth,
+        "via": r.via,
+        "locator": locator(chain, r.doc as u64),
+        "seed_path_count": 1,
+        "relation_kinds": [r.via.kind],
+    })
 }
 
 /// Everything a ranked call needs, parsed and validated.
@@ -167,7 +202,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, Too
     let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED)?;
     db.with_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
-        let Some(chain) = c else { return Ok(json!({ "backend": "lexical", "bundles": [] })) };
+        let Some(chain) = c else { return Ok(json!({ "backend": "lexical", "total_bundles": 0, "consumed_hits": 0, "bundles": [] })) };
         let q = RankedQuery {
             text: a.filter.text.as_deref().unwrap_or(""),
             filter: &filter,
@@ -179,11 +214,13 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, Too
             context: a.context.unwrap_or(true),
         };
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
+        // Every thought placed in a bundle, seeds included (the reference's `consumed_hits`).
+        let consumed_hits: usize = bundles.iter().map(|b| 1 + b.support.len()).sum();
         let bundles: Vec<Value> = bundles
             .iter()
-            .map(|b| json!({ "seed": hit_json(chain, &b.seed), "support": b.support.iter().map(|r| reached_json(chain, r)).collect::<Vec<_>>() }))
+            .map(|b| json!({ "seed": seed_json(chain, &b.seed), "support": b.support.iter().map(|r| reached_json(chain, r)).collect::<Vec<_>>() }))
             .collect();
-        Ok(json!({ "backend": backend, "bundles": bundles }))
+        Ok(json!({ "backend": backend, "total_bundles": bundles.len(), "consumed_hits": consumed_hits, "bundles": bundles }))
     })?
 }
 
