@@ -35,6 +35,13 @@ fn main() {
     let t4 = Instant::now();
     let (db, _) = MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(0, 1)), Arc::new(SequentialIds::starting_at(1 << 40)), DbConfig::default()).unwrap();
     let open = t4.elapsed();
+    let t6 = Instant::now();
+    db.call("mentisdb_search", serde_json::json!({"chain_key": "p", "text": "rollout", "limit": 10})).unwrap();
+    let first_text = t6.elapsed();
+    let t7 = Instant::now();
+    db.call("mentisdb_ranked_search", serde_json::json!({"chain_key": "p", "text": "cache rollout"})).unwrap();
+    let first_ranked = t7.elapsed();
+    println!("after open: first text search {first_text:?} (builds the search text), first ranked search {first_ranked:?} (builds the ranked index)");
     let t5 = Instant::now();
     drop(db);
     let dropped = t5.elapsed();
