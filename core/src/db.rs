@@ -249,9 +249,11 @@ impl MentisDb {
     /// appends are never held up for long. A host calls this in the
     /// background after opening; queries work (and catch up) meanwhile.
     pub fn warm_indexes(&self) {
-        const STEP: usize = 4096;
+        // Lexical indexing takes ~10 us a thought; a model may take tens of
+        // milliseconds per text, so steps are then much shorter.
+        let step = if self.embedding_provider().is_some() { 32 } else { 4096 };
         for key in self.chain_keys() {
-            while let Ok(false) = self.with_chain(&key, |c| c.is_none_or(|c| c.warm_indexes(STEP))) {}
+            while let Ok(false) = self.with_chain(&key, |c| c.is_none_or(|c| c.warm_indexes(step))) {}
         }
     }
 

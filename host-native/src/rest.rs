@@ -142,12 +142,13 @@ pub struct RestState {
     pub db: Arc<MentisDb>,
 }
 
-/// Runs a tool and logs it. Read-only tools run on the async worker (they
-/// only read memory: microseconds to a few milliseconds); every other tool
-/// runs on the blocking pool, because appends wait for their fsync.
+/// Runs a tool and logs it. Quick reads run on the async worker (they only
+/// scan memory: microseconds to a few milliseconds); every other tool runs on
+/// the blocking pool: appends wait for their fsync, ranked queries may embed
+/// the query through a model.
 pub async fn call_tool(db: Arc<MentisDb>, tool: &'static str, args: Value) -> Result<Box<RawValue>, ToolError> {
     let started = Instant::now();
-    let result = if mentisdb_core::dispatch::is_read_only(tool) {
+    let result = if mentisdb_core::dispatch::is_quick_read(tool) {
         db.call_raw(tool, args)
     } else {
         tokio::task::spawn_blocking(move || db.call_raw(tool, args))

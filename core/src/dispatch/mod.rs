@@ -134,6 +134,15 @@ pub fn is_read_only(tool: &str) -> bool {
     find(tool).is_some_and(|t| t.read_only)
 }
 
+/// Whether `tool` is read-only and only scans memory: it never waits on
+/// storage, never calls the host's embedding provider and never builds the
+/// ranked index. A host may run such a call on an event loop; the ranked
+/// tools (which may embed the query through a model) and every write belong
+/// on a blocking pool.
+pub fn is_quick_read(tool: &str) -> bool {
+    is_read_only(tool) && !ranked_tools::TOOLS.iter().any(|t| t.name == tool)
+}
+
 impl MentisDb {
     /// Calls tool `tool` with JSON `args` (an object, or null for none).
     pub fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
@@ -155,5 +164,24 @@ impl MentisDb {
             serde_json::from_str(args_json).map_err(|e| ToolError::invalid(tool, format!("malformed JSON: {e}")))?
         };
         self.call(tool, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_writes_and_quick_reads_are_told_apart() {
+        for quick in ["mentisdb_search", "mentisdb_head", "mentisdb_traverse_thoughts", "mentisdb_list_agents", "mentisdb_read_skill"] {
+            assert!(is_read_only(quick) && is_quick_read(quick), "{quick}");
+        }
+        for ranked in ["mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context"] {
+            assert!(is_read_only(ranked) && !is_quick_read(ranked), "{ranked} may call the embedding model");
+        }
+        for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
+            assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
+        }
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 20);
     }
 }
