@@ -119,7 +119,7 @@ fn locator(chain: &Chain, index: u64) -> Value {
 /// `session_cohesion` is our `context` (the pull of matching turns nearby in
 /// the same session).
 fn hit_json(chain: &Chain, hit: &RankedHit) -> Value {
-    let mut score = serde_json::to_value(&hit.score).expect("score serializes");
+    let mut score = serde_json::to_value(hit.score).expect("score serializes");
     if let Some(parts) = score.as_object_mut() {
         parts.entry("vector").or_insert(json!(0.0));
         parts.insert("session_cohesion".into(), json!(hit.score.context));

@@ -26,7 +26,11 @@
 //!   times as much to the thoughts after it. In a conversation the answer
 //!   to a question usually sits next to the turns that share the
 //!   question's words (the turn that asked it, the turn that named the
-//!   topic); `context: false` in a query turns it off.
+//!   topic); `context: false` in a query turns it off. Context and the
+//!   graph shares both mean "near a match", so they do not stack: the
+//!   reported `context` is only what exceeds `graph + relation`
+//!   (`max(context - graph - relation, 0)`), and a thought's near-ness adds
+//!   `max(graph + relation, context)` to its total.
 
 use super::analyzer::Analyzer;
 use super::bm25;
@@ -314,6 +318,14 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
         }
     }
 
+    // `graph`/`relation` and `context` both say "near a match": they do
+    // not stack. A thought's context counts only beyond its graph and
+    // relation shares, so near-ness adds at most the larger of the two
+    // and a neighbour that also refs a match cannot outrank the match.
+    for a in acc.accs.iter_mut() {
+        a.context = (a.context - a.graph - a.relation).max(0.0);
+    }
+
     // Small signals and the total, over the admitted candidates.
     let now = q.as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
     // Admitted candidates with everything but the small signals, which add
@@ -463,6 +475,30 @@ mod tests {
         // A boundary stops the walk: thought 5 lends nothing past the gap to 3.
         let r = search(&c, "hiking wales", true);
         assert_eq!(order(&r), vec![5, 4]);
+    }
+
+    #[test]
+    fn graph_and_context_do_not_stack() {
+        // Thought 2 follows the match and refs it, with none of the query's
+        // words: it is near the match twice over, yet must not outrank it.
+        let mut c = Chain::new("ctx", ChainFormat::Binary);
+        for (i, (content, refs)) in [("Lunch was pasta again.", vec![]), ("We went kayaking in Norway.", vec![]), ("Wow, sounds great.", vec![1u64])].into_iter().enumerate() {
+            let mut n = NewThought::new("ada", ThoughtType::FactLearned, content);
+            n.refs = refs;
+            let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_000 + i as i64 * 60_000).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let t = c.prepare_append(n, ts, format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        let r = search(&c, "kayaking", true);
+        assert_eq!(order(&r)[0], 1, "the match itself ranks first: {r:?}");
+        let follow = r.hits.iter().find(|h| h.index == 2).unwrap();
+        let q = r.hits[0].score.lexical;
+        assert!((follow.score.graph - GRAPH_DECAY * q).abs() < 1e-4, "{follow:?}");
+        assert_eq!(follow.score.context, 0.0, "context within the graph share adds nothing: {follow:?}");
+        assert!(!follow.match_sources.contains(&"context"), "{follow:?}");
+        // The thought before the match has no ref: plain context.
+        let before = r.hits.iter().find(|h| h.index == 0).unwrap();
+        assert!((before.score.context - CONTEXT_WEIGHT * q).abs() < 1e-4, "{before:?}");
     }
 
     #[test]
