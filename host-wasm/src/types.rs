@@ -81,7 +81,7 @@ export interface ImportResult {
   chain_key: string; thought_count: number; torn_tail_bytes: number; head_hash: string | null; storage_location: string;
 }
 
-export interface ToolSpec { name: string; description: string; input_schema: Record<string, unknown> }
+export interface ToolSpec { name: string; description: string; input_schema: Record<string, unknown>; /** never writes or waits on storage */ read_only: boolean }
 
 /** Errors thrown or rejected by MentisDb: `message` is the daemon's text. */
 export interface MentisDbError extends Error {
