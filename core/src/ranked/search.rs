@@ -31,6 +31,11 @@
 //!   reported `context` is only what exceeds `graph + relation`
 //!   (`max(context - graph - relation, 0)`), and a thought's near-ness adds
 //!   `max(graph + relation, context)` to its total.
+//! * `agent` — `AGENT_WEIGHT * s` (`s` the best lexical score) when a query
+//!   term matches the thought's agent field (id, name, owner): a question
+//!   that names someone is mostly answered by what that someone wrote
+//!   ("What do Melanie's kids like?"), yet BM25 saturates a name that sits
+//!   on half the thoughts of a two-person chat to almost nothing.
 //! * `stretch` — how much of the query the stretch around a thought covers:
 //!   `STRETCH_WEIGHT * s * covered / query`, with `query` the summed IDF of
 //!   the query's terms, `covered` the summed IDF of those matched by some
@@ -81,6 +86,8 @@ pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
 pub const CONTEXT_REPLY_BOOST: f32 = 1.5;
 /// Best direct matches that lend context, at most (bounds the work per query).
 pub const CONTEXT_SEEDS: usize = 256;
+/// Weight of a query naming a thought's agent, relative to the best lexical score.
+pub const AGENT_WEIGHT: f32 = 0.5;
 /// Places on each side of a thought that make up its stretch.
 pub const STRETCH_WINDOW: u32 = 3;
 /// Weight of a stretch covering the whole query, relative to the best lexical score.
@@ -141,6 +148,7 @@ pub struct ScoreParts {
     pub recency: f32,
     pub context: f32,
     pub stretch: f32,
+    pub agent: f32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector: Option<f32>,
     pub total: f32,
@@ -206,6 +214,8 @@ struct Acc {
     vector: Option<f32>,
     terms: u64,
     fields: u8,
+    /// A query term matched the agent field.
+    names_agent: bool,
 }
 
 /// The distinct query terms with the surface word each came from.
@@ -257,6 +267,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             a.lexical += bm25::bm25f(idf, tf);
             a.terms |= 1 << bit;
             a.fields |= fields;
+            a.names_agent |= fields & (1 << Field::Agent as u8) != 0;
         }
     }
     let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
@@ -349,7 +360,8 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // signals, which add at most `STRETCH_WEIGHT * best_lexical` and
     // IMPORTANCE_WEIGHT + RECENCY_WEIGHT: a candidate that far below the
     // limit-th best cannot make the cut, so it is never fully scored.
-    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.context + a.vector.unwrap_or(0.0), a.doc)).collect();
+    let agent_part = |a: &Acc| if a.names_agent { AGENT_WEIGHT * best_lexical } else { 0.0 };
+    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.context + agent_part(a) + a.vector.unwrap_or(0.0), a.doc)).collect();
     let total = partial.len();
     let query_idf: f32 = idfs.iter().sum();
     let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;
@@ -401,8 +413,9 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             let age = (now - index.timestamp(doc)).max(0) as f64;
             let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
-            let total = a.lexical + a.graph + a.relation + a.context + a.stretch + importance + recency + vector.unwrap_or(0.0);
-            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, vector, total })
+            let agent = agent_part(a);
+            let total = a.lexical + a.graph + a.relation + a.context + a.stretch + agent + importance + recency + vector.unwrap_or(0.0);
+            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, total })
         })
         .collect();
     let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
@@ -591,6 +604,21 @@ mod tests {
         let r = search(&c, "sunrise painting by the lake", false);
         assert_eq!(order(&r)[..2], [7, 3], "{r:?}");
         assert!(r.hits.iter().all(|h| h.score.stretch == 0.0));
+    }
+
+    #[test]
+    fn a_query_naming_an_agent_prefers_what_that_agent_wrote() {
+        let c = chain(&[
+            ("ada", Some("s1"), 0, "I painted the old fence blue."),
+            ("bob", Some("s2"), 1, "Ada and I painted, Ada is great, Ada!"),
+            ("cy", Some("s3"), 2, "Lunch was pasta."),
+        ]);
+        let r = search(&c, "What did ada paint?", false);
+        assert_eq!(order(&r)[..2], [0, 1], "{r:?}");
+        let (own, other) = (r.hits[0].score, r.hits[1].score);
+        assert!(own.lexical < other.lexical, "the name in bob's words outweighs it in ada's agent field: {r:?}");
+        assert!((own.agent - AGENT_WEIGHT * other.lexical).abs() < 1e-4 && other.agent == 0.0, "{r:?}");
+        assert!(r.hits[0].match_sources.contains(&"agent"), "{r:?}");
     }
 
     #[test]
