@@ -66,7 +66,7 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     assert_eq!(top["matched_terms"], json!(["painting", "sunrises"]));
     assert_eq!(top["match_sources"], json!(["content"]));
     let s = &top["score"];
-    for k in ["lexical", "graph", "relation", "importance", "recency", "context", "total"] {
+    for k in ["lexical", "graph", "relation", "importance", "recency", "context", "stretch", "agent", "total"] {
         assert!(s[k].is_number(), "score.{k} missing: {s}");
     }
     assert_eq!(s["vector"], 0.0, "no vector signal without a provider");
@@ -75,8 +75,9 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     for k in ["seed_support", "confidence", "rrf"] {
         assert_eq!(s[k], 0.0, "score.{k}: a signal this engine does not compute");
     }
-    assert_eq!(s["session_cohesion"], s["context"]);
-    let sum: f64 = ["lexical", "graph", "relation", "importance", "recency", "context"].iter().map(|k| s[k].as_f64().unwrap()).sum();
+    let cohesion = s["context"].as_f64().unwrap() + s["stretch"].as_f64().unwrap();
+    assert!((s["session_cohesion"].as_f64().unwrap() - cohesion).abs() < 1e-6, "{s}");
+    let sum: f64 = ["lexical", "graph", "relation", "importance", "recency", "context", "stretch", "agent"].iter().map(|k| s[k].as_f64().unwrap()).sum();
     assert!((sum - s["total"].as_f64().unwrap()).abs() < 1e-4);
     assert_eq!(top["thought"]["content"], "We painted a sunrise over the lake last summer.");
 }

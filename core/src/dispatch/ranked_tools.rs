@@ -116,13 +116,13 @@ fn locator(chain: &Chain, index: u64) -> Value {
 /// reference MentisDB's Python client (`pymentisdb`) reads: `chain_key`, and
 /// score parts for signals we do not compute (`seed_support`, `confidence`,
 /// `rrf`: 0; `vector`: 0 without an embedding provider). Its
-/// `session_cohesion` is our `context` (the pull of matching turns nearby in
-/// the same session).
+/// `session_cohesion` is our `context + stretch` (the pull of matching turns
+/// nearby in the same session).
 fn hit_json(chain: &Chain, hit: &RankedHit) -> Value {
     let mut score = serde_json::to_value(hit.score).expect("score serializes");
     if let Some(parts) = score.as_object_mut() {
         parts.entry("vector").or_insert(json!(0.0));
-        parts.insert("session_cohesion".into(), json!(hit.score.context));
+        parts.insert("session_cohesion".into(), json!(hit.score.context + hit.score.stretch));
         for absent in ["seed_support", "confidence", "rrf"] {
             parts.insert(absent.into(), json!(0.0));
         }

@@ -31,6 +31,21 @@
 //!   reported `context` is only what exceeds `graph + relation`
 //!   (`max(context - graph - relation, 0)`), and a thought's near-ness adds
 //!   `max(graph + relation, context)` to its total.
+//! * `agent` — `AGENT_WEIGHT * s` (`s` the best lexical score) when a query
+//!   term matches the thought's agent field (id, name, owner): a question
+//!   that names someone is mostly answered by what that someone wrote
+//!   ("What do Melanie's kids like?"), yet BM25 saturates a name that sits
+//!   on half the thoughts of a two-person chat to almost nothing.
+//! * `stretch` — how much of the query the stretch around a thought covers:
+//!   `STRETCH_WEIGHT * s * covered / query`, with `query` the summed IDF of
+//!   the query's terms, `covered` the summed IDF of those matched by some
+//!   thought within `STRETCH_WINDOW` places of it (itself included; the
+//!   same conversation rule as `context`) and `s` the best lexical score.
+//!   A turn in a stretch that talks about everything the question asks
+//!   ranks above one whose only match is a lone common word; a question
+//!   whose words are spread over several turns of one exchange ("When did
+//!   Melanie paint a sunrise?": the name in one turn, the painting in the
+//!   next) finds that exchange. Given to every candidate.
 
 use super::analyzer::Analyzer;
 use super::bm25;
@@ -71,6 +86,12 @@ pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
 pub const CONTEXT_REPLY_BOOST: f32 = 1.5;
 /// Best direct matches that lend context, at most (bounds the work per query).
 pub const CONTEXT_SEEDS: usize = 256;
+/// Weight of a query naming a thought's agent, relative to the best lexical score.
+pub const AGENT_WEIGHT: f32 = 0.5;
+/// Places on each side of a thought that make up its stretch.
+pub const STRETCH_WINDOW: u32 = 3;
+/// Weight of a stretch covering the whole query, relative to the best lexical score.
+pub const STRETCH_WEIGHT: f32 = 0.5;
 
 /// Weight of one edge for graph expansion.
 pub fn edge_weight(kind: EdgeKind) -> f32 {
@@ -126,6 +147,8 @@ pub struct ScoreParts {
     pub importance: f32,
     pub recency: f32,
     pub context: f32,
+    pub stretch: f32,
+    pub agent: f32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector: Option<f32>,
     pub total: f32,
@@ -187,9 +210,12 @@ struct Acc {
     graph: f32,
     relation: f32,
     context: f32,
+    stretch: f32,
     vector: Option<f32>,
     terms: u64,
     fields: u8,
+    /// A query term matched the agent field.
+    names_agent: bool,
 }
 
 /// The distinct query terms with the surface word each came from.
@@ -219,9 +245,11 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
 
     // Lexical: BM25F per query term.
     let avg = index.avg_field_lens();
+    let mut idfs = vec![0.0f32; terms.len()];
     for (bit, (term, _)) in terms.iter().enumerate() {
         let Some(id) = index.term_id(term) else { continue };
         let idf = bm25::idf(index.doc_freq(id), n as u32);
+        idfs[bit] = idf;
         let postings = index.postings(id);
         let mut i = 0;
         while i < postings.len() {
@@ -239,6 +267,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             a.lexical += bm25::bm25f(idf, tf);
             a.terms |= 1 << bit;
             a.fields |= fields;
+            a.names_agent |= fields & (1 << Field::Agent as u8) != 0;
         }
     }
     let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
@@ -326,17 +355,55 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
         a.context = (a.context - a.graph - a.relation).max(0.0);
     }
 
-    // Small signals and the total, over the admitted candidates.
     let now = q.as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
-    // Admitted candidates with everything but the small signals, which add
-    // at most IMPORTANCE_WEIGHT + RECENCY_WEIGHT: a candidate that far below
-    // the limit-th best cannot make the cut, so it is never fully scored.
-    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.context + a.vector.unwrap_or(0.0), a.doc)).collect();
+    // Admitted candidates with everything but the stretch and the small
+    // signals, which add at most `STRETCH_WEIGHT * best_lexical` and
+    // IMPORTANCE_WEIGHT + RECENCY_WEIGHT: a candidate that far below the
+    // limit-th best cannot make the cut, so it is never fully scored.
+    let agent_part = |a: &Acc| if a.names_agent { AGENT_WEIGHT * best_lexical } else { 0.0 };
+    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.context + agent_part(a) + a.vector.unwrap_or(0.0), a.doc)).collect();
     let total = partial.len();
-    if q.limit > 0 && q.limit < partial.len() {
-        partial.select_nth_unstable_by(q.limit - 1, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        let bound = partial[q.limit - 1].0 - (IMPORTANCE_WEIGHT + RECENCY_WEIGHT) - 1e-4;
-        partial.retain(|p| p.0 >= bound);
+    let query_idf: f32 = idfs.iter().sum();
+    let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;
+    let prune = |partial: &mut Vec<(f32, u32)>, headroom: f32| {
+        if q.limit > 0 && q.limit < partial.len() {
+            partial.select_nth_unstable_by(q.limit - 1, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            let bound = partial[q.limit - 1].0 - headroom - (IMPORTANCE_WEIGHT + RECENCY_WEIGHT) - 1e-4;
+            partial.retain(|p| p.0 >= bound);
+        }
+    };
+    prune(&mut partial, if stretch_on { STRETCH_WEIGHT * best_lexical } else { 0.0 });
+
+    // Stretch: the share of the query (by IDF) that the thoughts around
+    // each remaining candidate match between them.
+    if stretch_on {
+        let matched = |doc: u32| acc.get(doc).filter(|a| a.terms != 0 && admit(doc)).map_or(0, |a| a.terms);
+        let max_stretch = STRETCH_WEIGHT * best_lexical;
+        // Best first; stop once the limit-th best total so far cannot be
+        // reached by a candidate even with a full stretch.
+        partial.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut best: Vec<f32> = Vec::with_capacity(q.limit + 1);
+        let mut stretch: Vec<f32> = Vec::new();
+        for &(base, doc) in &partial {
+            if q.limit > 0 && best.len() == q.limit && base + max_stretch < best[q.limit - 1] - (IMPORTANCE_WEIGHT + RECENCY_WEIGHT) - 1e-4 {
+                break;
+            }
+            let covered = stretch_neighbours(index, doc, n as u32).filter(|nb| exists(*nb)).fold(matched(doc), |u, nb| u | matched(nb));
+            let covered: f32 = idfs.iter().enumerate().filter(|(bit, _)| covered & (1 << bit) != 0).map(|(_, idf)| idf).sum();
+            let s = max_stretch * covered / query_idf;
+            let at = best.partition_point(|x| *x >= base + s);
+            if at < q.limit {
+                best.insert(at, base + s);
+                best.truncate(q.limit);
+            }
+            stretch.push(s);
+        }
+        partial.truncate(stretch.len());
+        for (p, s) in partial.iter_mut().zip(stretch) {
+            acc.entry(p.1).stretch = s;
+            p.0 += s;
+        }
+        prune(&mut partial, 0.0);
     }
     let mut scored: Vec<(f32, u32, ScoreParts)> = partial
         .iter()
@@ -346,8 +413,9 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             let age = (now - index.timestamp(doc)).max(0) as f64;
             let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
-            let total = a.lexical + a.graph + a.relation + a.context + importance + recency + vector.unwrap_or(0.0);
-            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, context: a.context, vector, total })
+            let agent = agent_part(a);
+            let total = a.lexical + a.graph + a.relation + a.context + a.stretch + agent + importance + recency + vector.unwrap_or(0.0);
+            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, total })
         })
         .collect();
     let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
@@ -390,9 +458,19 @@ pub fn asks_question(content: &str) -> bool {
 /// [`CONTEXT_MAX_GAP_MS`] apart), with their distance. Walking outwards
 /// stops at the first thought that does not.
 pub fn context_neighbours(index: &RankedIndex, doc: u32, n: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    neighbours_within(index, doc, n, CONTEXT_WINDOW)
+}
+
+/// The thoughts within [`STRETCH_WINDOW`] places of `doc` that share its
+/// conversation, by the rule of [`context_neighbours`].
+pub fn stretch_neighbours(index: &RankedIndex, doc: u32, n: u32) -> impl Iterator<Item = u32> + '_ {
+    neighbours_within(index, doc, n, STRETCH_WINDOW).map(|(x, _)| x)
+}
+
+fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
     let same = move |other: u32| index.session(other) == index.session(doc) && (index.timestamp(other) - index.timestamp(doc)).abs() <= CONTEXT_MAX_GAP_MS;
-    let after = (1..=CONTEXT_WINDOW).map(move |d| (doc.checked_add(d).filter(|x| *x < n), d)).take_while(move |(x, _)| x.is_some_and(same));
-    let before = (1..=CONTEXT_WINDOW).map(move |d| (doc.checked_sub(d), d)).take_while(move |(x, _)| x.is_some_and(same));
+    let after = (1..=window).map(move |d| (doc.checked_add(d).filter(|x| *x < n), d)).take_while(move |(x, _)| x.is_some_and(same));
+    let before = (1..=window).map(move |d| (doc.checked_sub(d), d)).take_while(move |(x, _)| x.is_some_and(same));
     after.chain(before).filter_map(|(x, d)| x.map(|x| (x, d)))
 }
 
@@ -502,6 +580,48 @@ mod tests {
     }
 
     #[test]
+    fn a_stretch_covering_more_of_the_query_ranks_its_turns_higher() {
+        // The same turn in two conversations; only the first also mentions
+        // the lake, three places back (beyond `context`, within the stretch).
+        let c = chain(&[
+            ("ada", Some("s1"), 0, "The lake was calm."),
+            ("bob", Some("s1"), 1, "Yes."),
+            ("ada", Some("s1"), 2, "Quiet morning."),
+            ("bob", Some("s1"), 3, "Here is my sunrise painting."),
+            ("ada", Some("s2"), 4, "Big football match."),
+            ("bob", Some("s2"), 5, "Yes."),
+            ("ada", Some("s2"), 6, "Loud crowd."),
+            ("bob", Some("s2"), 7, "Here is my sunrise painting."),
+        ]);
+        let r = search(&c, "sunrise painting by the lake", true);
+        assert_eq!(order(&r)[..2], [3, 7], "{r:?}");
+        let hit = |i: u64| r.hits.iter().find(|h| h.index == i).unwrap().score;
+        let best = hit(3).lexical.max(hit(0).lexical);
+        assert!((hit(3).stretch - STRETCH_WEIGHT * best).abs() < 1e-4, "the whole query is covered: {:?}", hit(3));
+        assert!(hit(7).stretch > 0.0 && hit(7).stretch < hit(3).stretch, "the lake is in the other session: {:?}", hit(7));
+        assert_eq!(hit(3).context, 0.0, "three places apart: no context");
+        // Without context signals the newer twin wins the tie.
+        let r = search(&c, "sunrise painting by the lake", false);
+        assert_eq!(order(&r)[..2], [7, 3], "{r:?}");
+        assert!(r.hits.iter().all(|h| h.score.stretch == 0.0));
+    }
+
+    #[test]
+    fn a_query_naming_an_agent_prefers_what_that_agent_wrote() {
+        let c = chain(&[
+            ("ada", Some("s1"), 0, "I painted the old fence blue."),
+            ("bob", Some("s2"), 1, "Ada and I painted, Ada is great, Ada!"),
+            ("cy", Some("s3"), 2, "Lunch was pasta."),
+        ]);
+        let r = search(&c, "What did ada paint?", false);
+        assert_eq!(order(&r)[..2], [0, 1], "{r:?}");
+        let (own, other) = (r.hits[0].score, r.hits[1].score);
+        assert!(own.lexical < other.lexical, "the name in bob's words outweighs it in ada's agent field: {r:?}");
+        assert!((own.agent - AGENT_WEIGHT * other.lexical).abs() < 1e-4 && other.agent == 0.0, "{r:?}");
+        assert!(r.hits[0].match_sources.contains(&"agent"), "{r:?}");
+    }
+
+    #[test]
     fn a_statement_lends_alike_both_ways() {
         let c = chain(&[("ada", None, 0, "Hello there."), ("bob", None, 1, "We went kayaking in Norway."), ("ada", None, 2, "Wow.")]);
         let r = search(&c, "kayaking", true);
@@ -518,5 +638,6 @@ mod tests {
         let got: Vec<(u32, u32)> = context_neighbours(idx, 3, idx.len() as u32).collect();
         assert_eq!(got, vec![(4, 1), (5, 2), (2, 1)], "thought 1 has no session: the walk back stops at 2");
         assert_eq!(context_neighbours(idx, 0, idx.len() as u32).collect::<Vec<_>>(), vec![(1, 1)]);
+        assert_eq!(stretch_neighbours(idx, 5, idx.len() as u32).collect::<Vec<_>>(), vec![4, 3, 2], "three places back, not across the session");
     }
 }

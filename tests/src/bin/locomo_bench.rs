@@ -1,7 +1,7 @@
 //! LoCoMo retrieval benchmark for ranked search.
 //!
 //! ```text
-//! cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--rest http://127.0.0.1:9472] [--hybrid-ngram] [--verbose]
+//! cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--rest http://127.0.0.1:9472] [--hybrid-ngram] [--verbose] [--deep N]
 //! ```
 //!
 //! Procedure (fixed): for every `conv-*.json`, one chain per conversation;
@@ -16,6 +16,8 @@
 //!
 //! In-process mode drives the same dispatcher the daemon serves, over an
 //! in-memory store with a fixed clock; `--rest` drives a running daemon.
+//! `--deep N` (a diagnostic, not the procedure) asks for `N` results instead
+//! and adds R@N to every line: how deep the evidence sits.
 
 use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
 use mentisdb_embed_minilm::MiniLm;
@@ -217,17 +219,23 @@ struct Tally {
     n: usize,
     r5: f64,
     r10: f64,
+    deep: f64,
 }
 
 impl Tally {
-    fn add(&mut self, r5: f64, r10: f64) {
+    fn add(&mut self, r5: f64, r10: f64, deep: f64) {
         self.n += 1;
         self.r5 += r5;
         self.r10 += r10;
+        self.deep += deep;
     }
-    fn line(&self, label: &str) -> String {
+    fn line(&self, label: &str, deep: Option<usize>) -> String {
         let d = self.n.max(1) as f64;
-        format!("{label:<10} n={:<5} R@5 {:>5.1}%  R@10 {:>5.1}%", self.n, 100.0 * self.r5 / d, 100.0 * self.r10 / d)
+        let mut out = format!("{label:<10} n={:<5} R@5 {:>5.1}%  R@10 {:>5.1}%", self.n, 100.0 * self.r5 / d, 100.0 * self.r10 / d);
+        if let Some(k) = deep {
+            out += &format!("  R@{k} {:>5.1}%", 100.0 * self.deep / d);
+        }
+        out
     }
 }
 
@@ -237,6 +245,7 @@ fn main() {
     let mut hybrid = false;
     let mut minilm: Option<PathBuf> = None;
     let mut verbose = false;
+    let mut deep: Option<usize> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -244,8 +253,9 @@ fn main() {
             "--hybrid-ngram" => hybrid = true,
             "--minilm" => minilm = args.next().map(PathBuf::from),
             "--verbose" | "-v" => verbose = true,
+            "--deep" => deep = args.next().and_then(|n| n.parse().ok()).filter(|n| *n > LIMIT),
             "-h" | "--help" => {
-                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR] [--verbose]");
+                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR] [--verbose] [--deep N]");
                 return;
             }
             _ => dir = Some(PathBuf::from(a)),
@@ -303,7 +313,7 @@ fn main() {
         turns_total += conv.turns.len();
         let mut conv_tally = Tally::default();
         for (question, cat, evidence) in &conv.questions {
-            let args = json!({ "chain_key": chain_key, "text": question, "limit": LIMIT });
+            let args = json!({ "chain_key": chain_key, "text": question, "limit": deep.unwrap_or(LIMIT) });
             let t0 = Instant::now();
             let resp = target.call("mentisdb_ranked_search", "/v1/ranked-search", args).unwrap_or_else(|e| panic!("ranked search failed: {e}"));
             let dt = t0.elapsed();
@@ -320,21 +330,21 @@ fn main() {
                 })
                 .unwrap_or_default();
             let share = |k: usize| evidence.iter().filter(|e| found.iter().take(k).any(|f| f == *e)).count() as f64 / evidence.len() as f64;
-            let (r5, r10) = (share(5), share(10));
+            let (r5, r10, r_deep) = (share(5), share(10), share(deep.unwrap_or(LIMIT)));
             if verbose && r10 < 1.0 {
                 println!("MISS cat{cat} R@10={r10:.2} {question:?} evidence={evidence:?} top={:?}", &found[..found.len().min(10)]);
             }
-            per_cat.entry(*cat).or_default().add(r5, r10);
-            overall.add(r5, r10);
-            conv_tally.add(r5, r10);
+            per_cat.entry(*cat).or_default().add(r5, r10, r_deep);
+            overall.add(r5, r10, r_deep);
+            conv_tally.add(r5, r10, r_deep);
         }
-        println!("{}", conv_tally.line(&conv.name));
+        println!("{}", conv_tally.line(&conv.name, deep));
     }
-    println!("--- backend: {backend}, limit {LIMIT}, {} conversations, mode: {}", files.len(), if rest.is_some() { "rest" } else { "in-process" });
+    println!("--- backend: {backend}, limit {}, {} conversations, mode: {}", deep.unwrap_or(LIMIT), files.len(), if rest.is_some() { "rest" } else { "in-process" });
     for (cat, t) in &per_cat {
-        println!("{}", t.line(&format!("cat {cat}")));
+        println!("{}", t.line(&format!("cat {cat}"), deep));
     }
-    println!("{}", overall.line("overall"));
+    println!("{}", overall.line("overall", deep));
     latencies.sort();
     let p50 = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
     println!(
