@@ -3,9 +3,11 @@
 //! **Contract.** This crate performs no I/O of any kind: it opens no files
 //! and no sockets, starts no threads, reads no environment variables, never
 //! reads a clock and never draws randomness. Everything from the outside
-//! world comes in through three small traits the host implements:
-//! [`Storage`] (named byte objects with an explicit durability point),
-//! [`Clock`] and [`IdSource`]. That is what lets the same engine run inside
+//! world comes in through small traits the host implements: [`Storage`]
+//! (named byte objects with an explicit durability point), [`Clock`],
+//! [`IdSource`] and, optionally, [`Parallelism`] (a host with threads runs
+//! independent jobs, such as decoding records at open; [`Sequential`] is the
+//! default). That is what lets the same engine run inside
 //! the native daemon, a browser tab and a WASI component, and what makes
 //! every hash in the tests reproducible.
 //!
