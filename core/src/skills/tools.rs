@@ -118,7 +118,7 @@ pub struct StatusArgs {
     pub agent_id: Option<String>,
     /// Key that signed the change (required when the agent has an active key).
     pub signing_key_id: Option<String>,
-    /// Ed25519 signature over the UTF-8 bytes of "mentisdb/skill-status/v1\n<skill_id>\n<deprecated|revoked>\n<latest_version_id>\n<reason or empty>".
+    /// Ed25519 signature over the UTF-8 bytes of `"mentisdb/skill-status/v1\n<skill_id>\n<deprecated|revoked>\n<latest_version_id>\n<reason or empty>"`.
     pub status_signature: Option<Vec<u8>>,
 }
 
