@@ -12,7 +12,7 @@ use crate::record::{ChainFormat, DecodedChain};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
 use crate::derived::{Derived, SearchText};
-use crate::host::Parallelism;
+use crate::host::{run_collect, Parallelism};
 use crate::keyed_hash::KeyedState;
 use crate::lookup::ThoughtLookup;
 use crate::ranked::RankedIndex;
@@ -94,11 +94,6 @@ pub struct Chain {
     ranked: Derived<RankedIndex>,
 }
 
-/// The result a host job left in its slot.
-fn taken<T>(slot: std::sync::Mutex<Option<T>>) -> T {
-    slot.into_inner().unwrap_or_else(|e| e.into_inner()).expect("the host ran every job")
-}
-
 /// Checks `t` as the thought at `position`, after one whose hash is
 /// `prev`; `hash_mismatch` is the hash its body really has when that
 /// differs from `t.hash`.
@@ -168,29 +163,34 @@ impl Chain {
             verify_next(pos as u64, prev, t, mismatch)?;
         }
         // Three independent structures over the verified thoughts.
-        let by_id = std::sync::Mutex::new(None);
-        let by_hash = std::sync::Mutex::new(None);
-        let activity = std::sync::Mutex::new(Some(agents));
-        parallelism.run(3, &|job| {
-            let lookup = |key_of: crate::lookup::KeyOf| {
-                let mut l = ThoughtLookup::new(hasher, key_of);
-                l.reserve(thoughts.len());
-                (0..thoughts.len()).for_each(|pos| l.insert(&thoughts, pos));
-                l
-            };
-            match job {
-                0 => *by_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(lookup(|t| &t.id)),
-                1 => *by_hash.lock().unwrap_or_else(|e| e.into_inner()) = Some(lookup(|t| &t.hash)),
-                _ => {
-                    let mut agents = activity.lock().unwrap_or_else(|e| e.into_inner());
-                    let agents = agents.as_mut().expect("taken once");
-                    thoughts.iter().for_each(|t| agents.observe(t));
-                }
+        enum Built {
+            Lookup(ThoughtLookup),
+            Agents(AgentRegistry),
+        }
+        let lookup = |key_of: crate::lookup::KeyOf| {
+            let mut l = ThoughtLookup::new(hasher, key_of);
+            l.reserve(thoughts.len());
+            (0..thoughts.len()).for_each(|pos| l.insert(&thoughts, pos));
+            Built::Lookup(l)
+        };
+        let agents = std::sync::Mutex::new(Some(agents));
+        let built = run_collect(parallelism, 3, |job| match job {
+            0 => lookup(|t| &t.id),
+            1 => lookup(|t| &t.hash),
+            _ => {
+                let mut agents = agents.lock().unwrap_or_else(|e| e.into_inner()).take().expect("one agents job");
+                thoughts.iter().for_each(|t| agents.observe(t));
+                Built::Agents(agents)
             }
         });
-        chain.by_id = taken(by_id);
-        chain.by_hash = taken(by_hash);
-        chain.agents = taken(activity);
+        for (job, b) in built.into_iter().enumerate() {
+            match (job, b) {
+                (0, Built::Lookup(l)) => chain.by_id = l,
+                (1, Built::Lookup(l)) => chain.by_hash = l,
+                (_, Built::Agents(a)) => chain.agents = a,
+                _ => unreachable!("job order is kept"),
+            }
+        }
         chain.thoughts = thoughts;
         Ok(chain)
     }

@@ -101,6 +101,17 @@ pub trait Parallelism: Send + Sync + std::fmt::Debug {
     fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync));
 }
 
+/// Runs `job(0..count)` through `parallelism` and returns the results in job
+/// order (whatever order the host ran them in).
+pub fn run_collect<T: Send>(parallelism: &dyn Parallelism, count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let slots: Vec<Mutex<Option<T>>> = (0..count).map(|_| Mutex::new(None)).collect();
+    parallelism.run(count, &|i| {
+        let out = job(i);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+    });
+    slots.into_iter().map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()).expect("the host ran every job")).collect()
+}
+
 /// Runs every job in turn on the calling thread (the default; browser and WASI hosts).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sequential;

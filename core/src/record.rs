@@ -23,7 +23,7 @@
 use crate::canonical::{body_digest, decode_thought_body, encode_thought_body, DecodeError, Encoder};
 use crate::sha256::to_hex;
 use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
-use crate::host::{Parallelism, Sequential};
+use crate::host::{run_collect, Parallelism, Sequential};
 pub use crate::framing::MAX_FRAME_LEN;
 use crate::thought::Thought;
 
@@ -255,16 +255,13 @@ fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism) -> 
         return records.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect();
     }
     let per_job = records.len().div_ceil(jobs);
-    let slots: Vec<std::sync::Mutex<Option<Decoded>>> = (0..jobs).map(|_| std::sync::Mutex::new(None)).collect();
-    parallelism.run(jobs, &|j| {
+    let chunks = run_collect(parallelism, jobs, |j| -> Decoded {
         let chunk = records.chunks(per_job).nth(j).unwrap_or_default();
-        let out: Decoded = chunk.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect();
-        *slots[j].lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+        chunk.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect()
     });
     let mut all = Vec::with_capacity(records.len());
-    for slot in slots {
-        let out = slot.into_inner().unwrap_or_else(|e| e.into_inner()).expect("the host ran every job");
-        all.extend(out?);
+    for chunk in chunks {
+        all.extend(chunk?);
     }
     Ok(all)
 }
