@@ -115,7 +115,7 @@ fn bench(c: &mut Criterion) {
     let qs = queries();
     let filter = ThoughtFilter::compile(&FilterArgs::default(), None, Some(&chain)).expect("empty filter");
     let run = |i: usize| {
-        let q = RankedQuery { text: &qs[i % qs.len()], filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true };
+        let q = RankedQuery { text: &qs[i % qs.len()], filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new() };
         ranked_search(&chain, &q)
     };
     let mut i = 0;

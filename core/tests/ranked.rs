@@ -2,7 +2,7 @@
 //! append, retirement and `as_of`, graph expansion, context bundles,
 //! context resolution, hybrid fusion, and an index rebuilt at open.
 
-use mentisdb_core::ranked::HashedNgramEmbedder;
+use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
 use mentisdb_core::{tool_specs, DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -66,7 +66,7 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     assert_eq!(top["matched_terms"], json!(["painting", "sunrises"]));
     assert_eq!(top["match_sources"], json!(["content"]));
     let s = &top["score"];
-    for k in ["lexical", "graph", "relation", "importance", "recency", "context", "stretch", "agent", "total"] {
+    for k in ["lexical", "expansion", "graph", "relation", "importance", "recency", "context", "stretch", "agent", "total"] {
         assert!(s[k].is_number(), "score.{k} missing: {s}");
     }
     assert_eq!(s["vector"], 0.0, "no vector signal without a provider");
@@ -77,7 +77,7 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     }
     let cohesion = s["context"].as_f64().unwrap() + s["stretch"].as_f64().unwrap();
     assert!((s["session_cohesion"].as_f64().unwrap() - cohesion).abs() < 1e-6, "{s}");
-    let sum: f64 = ["lexical", "graph", "relation", "importance", "recency", "context", "stretch", "agent"].iter().map(|k| s[k].as_f64().unwrap()).sum();
+    let sum: f64 = ["lexical", "expansion", "graph", "relation", "importance", "recency", "context", "stretch", "agent"].iter().map(|k| s[k].as_f64().unwrap()).sum();
     assert!((sum - s["total"].as_f64().unwrap()).abs() < 1e-4);
     assert_eq!(top["thought"]["content"], "We painted a sunrise over the lake last summer.");
 }
@@ -287,6 +287,61 @@ fn hybrid_fusion_with_a_registered_provider() {
     assert_eq!(r["results"].as_array().unwrap().len(), 1);
     db.set_embedding_provider(None);
     assert_eq!(ranked(&db, json!({"text": "painting"}))["backend"], "lexical");
+}
+
+/// A tiny honest "thesaurus" model: words of one meaning group share a
+/// dimension, every other word gets its own (hashed) one; a text is the
+/// normalized sum of its words. Meaning is what the groups say, nothing
+/// else.
+#[derive(Debug)]
+struct Thesaurus;
+
+impl EmbeddingProvider for Thesaurus {
+    fn name(&self) -> &str {
+        "thesaurus-test"
+    }
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        const GROUPS: &[&[&str]] = &[&["children", "kids", "kid"], &["guitar", "violin", "instruments"]];
+        let mut v = vec![0.0f32; 256];
+        for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase) {
+            let dim = GROUPS.iter().position(|g| g.contains(&w.as_str())).unwrap_or_else(|| 2 + w.bytes().fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize)) % 254);
+            v[dim] += 1.0;
+        }
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        (n > 0.0).then(|| v.into_iter().map(|x| x / n).collect())
+    }
+}
+
+#[test]
+fn query_words_match_chain_words_of_similar_meaning_with_a_provider() {
+    let db = db();
+    append(&db, json!({"content": "The zoo was closed."}));
+    append(&db, json!({"content": "My kids loved the zoo and the penguins there."}));
+    let q = json!({"text": "children zoo", "context": false});
+    // Lexically both match only "zoo"; the shorter thought wins.
+    let r = ranked(&db, q.clone());
+    assert_eq!(indices(&r), vec![0, 1], "{r:#}");
+    assert_eq!(r["results"][1]["score"]["expansion"], 0.0);
+
+    // Words already in the chain are embedded when the provider is registered.
+    db.set_embedding_provider(Some(Arc::new(Thesaurus)));
+    // New words are embedded as thoughts bring them.
+    append(&db, json!({"content": "A kid played the violin at the zoo gates, with penguins."}));
+    append(&db, json!({"content": "The children fed the goats at the zoo, the penguins too."}));
+    let r = ranked(&db, q);
+    assert_eq!(r["backend"], "hybrid");
+    let hit = |i: u64| r["results"].as_array().unwrap().iter().find(|h| h["thought"]["index"] == i).unwrap_or_else(|| panic!("{i} missing: {r:#}")).clone();
+    let kids = hit(1);
+    assert!(kids["score"]["expansion"].as_f64().unwrap() > 0.0, "{kids:#}");
+    assert!(kids["match_sources"].as_array().unwrap().contains(&json!("expansion")), "{kids:#}");
+    assert!(kids["matched_terms"].as_array().unwrap().contains(&json!("kids")), "the chain's word is named: {kids:#}");
+    assert!(hit(2)["score"]["expansion"].as_f64().unwrap() > 0.0, "a word first seen after registration: {r:#}");
+    assert_eq!(hit(3)["score"]["expansion"], 0.0, "the query word itself needs no stand-in");
+    assert!(indices(&r)[..3].contains(&1) && indices(&r)[..3].contains(&2), "both stand-ins rank above the zoo alone: {r:#}");
+    assert_eq!(indices(&r)[3], 0, "{r:#}");
+    // An unrelated query word is not expanded.
+    let r = ranked(&db, json!({"text": "goats", "context": false}));
+    assert!(r["results"].as_array().unwrap().iter().all(|h| h["score"]["expansion"] == 0.0), "{r:#}");
 }
 
 #[test]

@@ -163,6 +163,7 @@ struct Prepared {
     as_of_ms: Option<i64>,
     include_superseded: bool,
     query_vector: Option<Vec<f32>>,
+    word_vectors: crate::ranked::search::WordVectors,
 }
 
 fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize) -> Result<Prepared, ToolError> {
@@ -171,8 +172,11 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
     let graph = graph_options(tool, a.graph.as_ref(), default_depth, default_visited)?;
     let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
     let text = a.filter.text.as_deref().unwrap_or("").trim();
-    let query_vector = if text.is_empty() { None } else { db.embedding_provider().and_then(|p| p.embed(text)) };
-    Ok(Prepared { key, limit, graph, as_of_ms, include_superseded: a.include_superseded.unwrap_or(false), query_vector })
+    let (query_vector, word_vectors) = match db.embedding_provider() {
+        Some(p) if !text.is_empty() => crate::ranked::search::embed_query(&*p, text),
+        _ => (None, Vec::new()),
+    };
+    Ok(Prepared { key, limit, graph, as_of_ms, include_superseded: a.include_superseded.unwrap_or(false), query_vector, word_vectors })
 }
 
 fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolError> {
@@ -190,6 +194,7 @@ fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolE
             include_superseded: p.include_superseded,
             query_vector: p.query_vector.clone(),
             context: a.context.unwrap_or(true),
+            word_vectors: p.word_vectors.clone(),
         };
         let r = ranked_search(chain, &q);
         let results: Vec<Value> = r.hits.iter().map(|h| hit_json(chain, h)).collect();
@@ -212,6 +217,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, Too
             include_superseded: p.include_superseded,
             query_vector: p.query_vector.clone(),
             context: a.context.unwrap_or(true),
+            word_vectors: p.word_vectors.clone(),
         };
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
         // Every thought placed in a bundle, seeds included (the reference's `consumed_hits`).

@@ -9,6 +9,7 @@
 
 use super::analyzer::Analyzer;
 use super::embedding::EmbeddingProvider;
+use super::expansion::TermVectors;
 use crate::thought::{RelationKind, Thought};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -106,6 +107,10 @@ pub struct RankedIndex {
     asks: Vec<bool>,
     session_ids: HashMap<String, u32>,
     vectors: Vec<Option<Box<[f32]>>>,
+    /// The word each term was first seen as (what a provider embeds for it).
+    surfaces: Vec<Box<str>>,
+    /// One vector per term when a provider is registered ([`super::expansion`]).
+    term_vectors: TermVectors,
     embedder: Option<Arc<dyn EmbeddingProvider>>,
 }
 
@@ -122,10 +127,29 @@ impl std::fmt::Debug for RankedIndex {
 /// The session of a thought without `session_id`.
 pub const NO_SESSION: u32 = u32::MAX;
 
-/// The text a provider embeds for a thought: its content (tags and
-/// concepts are matched lexically, with their own field weights).
-pub fn embedding_text(t: &Thought) -> String {
-    t.content.clone()
+/// Longest leading stamp [`embedding_text`] drops, in bytes.
+pub const MAX_STAMP_BYTES: usize = 64;
+
+/// The text a provider embeds for a thought: its content without a leading
+/// time stamp in brackets (`"[1:56 pm on 8 May, 2023] Ada: ..."`,
+/// `"[2024-05-08 13:56] ..."`: up to [`MAX_STAMP_BYTES`], with a digit in
+/// it). The thought's timestamp already says when; a sentence embedder
+/// reads a stamp as words, and on a short text they pull everything
+/// written the same day toward each other. Tags and concepts are matched
+/// lexically, with their own field weights.
+pub fn embedding_text(content: &str) -> &str {
+    let stamp = content.strip_prefix('[').and_then(|rest| rest.find(']').filter(|end| *end < MAX_STAMP_BYTES).map(|end| &rest[..end]));
+    match stamp {
+        Some(inner) if inner.contains(|c: char| c.is_ascii_digit()) => {
+            let rest = content[inner.len() + 2..].trim_start();
+            if rest.is_empty() {
+                content
+            } else {
+                rest
+            }
+        }
+        _ => content,
+    }
 }
 
 impl RankedIndex {
@@ -145,9 +169,11 @@ impl RankedIndex {
         debug_assert_eq!(t.index, doc as u64, "thoughts are indexed in chain order");
         let analyzer = Analyzer;
         let mut lens = [0u16; FIELD_COUNT];
+        let first_new_term = self.surfaces.len();
+        let content_tokens = analyzer.tokens(&t.content);
         for field in Field::ALL {
             let terms: Vec<String> = match field {
-                Field::Content => analyzer.terms(&t.content),
+                Field::Content => content_tokens.iter().map(|tok| tok.term.clone()).collect(),
                 Field::Tags => t.tags.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
                 Field::Concepts => t.concepts.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
                 Field::Agent => {
@@ -171,12 +197,20 @@ impl RankedIndex {
                 }
             }
             for (term, tf) in counts {
-                let next = self.postings.len() as u32;
-                let id = *self.terms.entry(term).or_insert(next);
-                if id == next {
-                    self.postings.push(Vec::new());
-                    self.doc_freq.push(0);
-                }
+                let id = match self.terms.get(&term) {
+                    Some(id) => *id,
+                    None => {
+                        let id = self.postings.len() as u32;
+                        // A term is embedded as the word it was first seen as
+                        // (a label's terms are their own words).
+                        let surface = content_tokens.iter().find(|tok| tok.term == term).map_or(term.as_str(), |tok| tok.surface.as_str());
+                        self.surfaces.push(surface.into());
+                        self.terms.insert(term, id);
+                        self.postings.push(Vec::new());
+                        self.doc_freq.push(0);
+                        id
+                    }
+                };
                 let list = &mut self.postings[id as usize];
                 if list.last().is_none_or(|p| p.doc != doc) {
                     self.doc_freq[id as usize] += 1;
@@ -213,8 +247,20 @@ impl RankedIndex {
         if !edges.is_empty() {
             self.outgoing.insert(doc, edges);
         }
-        let vector = self.embedder.as_ref().and_then(|e| e.embed(&embedding_text(t))).map(Vec::into_boxed_slice);
-        self.vectors.push(vector);
+        match &self.embedder {
+            // The thought and the words it brings to the chain, in one batch.
+            Some(e) => {
+                let mut texts: Vec<&str> = vec![embedding_text(&t.content)];
+                texts.extend(self.surfaces[first_new_term..].iter().map(|s| &**s));
+                let mut out = e.embed_batch(&texts).into_iter();
+                self.vectors.push(out.next().flatten().map(Vec::into_boxed_slice));
+                out.for_each(|v| self.term_vectors.push(v));
+            }
+            None => {
+                self.vectors.push(None);
+                (first_new_term..self.surfaces.len()).for_each(|_| self.term_vectors.push(None));
+            }
+        }
     }
 
     /// Registers (or clears) the embedding provider and embeds every
@@ -222,12 +268,19 @@ impl RankedIndex {
     pub fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought]) {
         self.vectors = match &embedder {
             Some(e) => {
-                let texts: Vec<String> = thoughts.iter().map(embedding_text).collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                e.embed_batch(&refs).into_iter().map(|v| v.map(Vec::into_boxed_slice)).collect()
+                let texts: Vec<&str> = thoughts.iter().map(|t| embedding_text(&t.content)).collect();
+                e.embed_batch(&texts).into_iter().map(|v| v.map(Vec::into_boxed_slice)).collect()
             }
             None => vec![None; thoughts.len()],
         };
+        self.term_vectors = TermVectors::default();
+        match &embedder {
+            Some(e) => {
+                let words: Vec<&str> = self.surfaces.iter().map(|s| &**s).collect();
+                e.embed_batch(&words).into_iter().for_each(|v| self.term_vectors.push(v));
+            }
+            None => self.surfaces.iter().for_each(|_| self.term_vectors.push(None)),
+        }
         self.embedder = embedder;
     }
 
@@ -239,6 +292,21 @@ impl RankedIndex {
     /// The stored vector of thought `doc`.
     pub fn vector(&self, doc: u32) -> Option<&[f32]> {
         self.vectors.get(doc as usize).and_then(|v| v.as_deref())
+    }
+
+    /// Number of distinct terms.
+    pub fn surface_count(&self) -> usize {
+        self.surfaces.len()
+    }
+
+    /// The word term `id` was first seen as.
+    pub fn surface(&self, id: u32) -> &str {
+        &self.surfaces[id as usize]
+    }
+
+    /// The terms' vectors (rows of zeros without a provider).
+    pub fn term_vectors(&self) -> &TermVectors {
+        &self.term_vectors
     }
 
     /// Id of an index term.
@@ -359,5 +427,53 @@ mod tests {
         assert!(!idx.is_retired(1, None));
         let before = crate::timestamp::parse_rfc3339_millis("2026-01-01T00:00:05Z").unwrap();
         assert!(!idx.is_retired(0, Some(before)));
+    }
+
+    #[test]
+    fn embedding_text_drops_a_leading_time_stamp_only() {
+        assert_eq!(embedding_text("[1:56 pm on 8 May, 2023] Ada: I paint."), "Ada: I paint.");
+        assert_eq!(embedding_text("[2024-05-08 13:56]   deploy done"), "deploy done");
+        assert_eq!(embedding_text("[IMPORTANT] read me"), "[IMPORTANT] read me", "a label without a digit is words");
+        assert_eq!(embedding_text("[2024-05-08]"), "[2024-05-08]", "nothing but a stamp is kept whole");
+        assert_eq!(embedding_text("Met on [8 May] at noon"), "Met on [8 May] at noon", "only a leading stamp");
+        let long = format!("[{}] x", "1".repeat(MAX_STAMP_BYTES));
+        assert_eq!(embedding_text(&long), long, "too long to be a stamp");
+        assert_eq!(embedding_text("[é 1] ü"), "ü");
+        assert_eq!(embedding_text("[unclosed 1 stamp"), "[unclosed 1 stamp");
+    }
+
+    /// Records every text it is asked to embed.
+    #[derive(Debug, Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl EmbeddingProvider for Recorder {
+        fn name(&self) -> &str {
+            "recorder"
+        }
+        fn embed(&self, text: &str) -> Option<Vec<f32>> {
+            self.0.lock().unwrap().push(text.to_string());
+            Some(vec![text.len() as f32, 1.0])
+        }
+    }
+
+    #[test]
+    fn a_provider_embeds_each_thought_and_each_new_word_once() {
+        let mut c = chain_with(&[("[9 May] Painted fences", &[])]);
+        drop(c.ranked_index()); // built: registering embeds what it holds
+        let rec = Arc::new(Recorder::default());
+        c.set_embedding_provider(Some(rec.clone()));
+        let seen = |r: &Recorder| std::mem::take(&mut *r.0.lock().unwrap());
+        let first = seen(&rec);
+        assert!(first.contains(&"Painted fences".to_string()), "the thought, without its stamp: {first:?}");
+        assert!(first.contains(&"painted".to_string()) && first.contains(&"fences".to_string()), "its words as first seen: {first:?}");
+        assert!(first.contains(&"ada".to_string()), "label terms as themselves: {first:?}");
+        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "Painting the fence blue"), "2026-01-01T00:00:05.000Z".into(), "id-5".into()).unwrap();
+        c.commit(t);
+        let idx = c.ranked_index();
+        let second = seen(&rec);
+        assert_eq!(second, vec!["Painting the fence blue".to_string(), "blue".to_string()], "only the word the chain had not seen");
+        assert_eq!(idx.term_vectors().len(), idx.surface_count());
+        assert_eq!(idx.surface(idx.term_id("paint").unwrap()), "painted");
+        assert!(idx.term_vectors().row(idx.term_id("blue").unwrap()).is_some());
     }
 }

@@ -10,11 +10,14 @@
 //! * [`context`] — context bundles (seed + supporting thoughts).
 //! * [`embedding`] — the provider trait the host implements, and a
 //!   deterministic hashed n-gram provider for tests.
+//! * [`expansion`] — with a provider, query words also match the chain's
+//!   words of similar meaning.
 
 pub mod analyzer;
 pub mod bm25;
 pub mod context;
 pub mod embedding;
+pub mod expansion;
 pub mod graph;
 pub mod index;
 pub mod search;

@@ -5,6 +5,14 @@
 //! Each result's total is the sum of its parts, all reported:
 //!
 //! * `lexical` — BM25F over content, tags, concepts and agent ([`super::bm25`]).
+//! * `expansion` — hybrid only: a query word that a thought lacks also
+//!   matches the thought's words of similar meaning ([`super::expansion`]):
+//!   `weight * BM25F` of the chain word, with its IDF capped at the query
+//!   word's, where `weight` rises from 0 at cosine
+//!   [`super::expansion::EXPANSION_MIN_SIMILARITY`] to 1 at cosine 1; per
+//!   query word the best such word of the thought counts. Expanded words
+//!   count as covered for `stretch`, and a thought matched this way lends
+//!   `context` like a direct match.
 //! * `graph` / `relation` — a thought reached from a seed at depth `d`
 //!   through a ref (`graph`) or a typed relation (`relation`) gets
 //!   `seed score * GRAPH_DECAY^d * edge weight` (best seed wins).
@@ -18,7 +26,7 @@
 //!   stay on one scale and a thought only as similar as the chain's
 //!   average gets nothing.
 //! * `context` — conversational context: a thought gets
-//!   `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1) * (lexical + vector)` of every
+//!   `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1) * (lexical + expansion + vector)` of every
 //!   direct match `d <= CONTEXT_WINDOW` places away from it in append order,
 //!   summed, when the two are in the same session (equal `session_id`, or
 //!   both without one) and stamped at most `CONTEXT_MAX_GAP_MS` apart; a
@@ -50,6 +58,8 @@
 use super::analyzer::Analyzer;
 use super::bm25;
 use super::embedding::cosine;
+use super::expansion::expansions;
+use std::collections::HashMap;
 use super::graph::{walk, WalkDirection};
 use super::index::{EdgeKind, Field, RankedIndex, FIELD_COUNT};
 use crate::chain::Chain;
@@ -136,12 +146,32 @@ pub struct RankedQuery<'a> {
     pub query_vector: Option<Vec<f32>>,
     /// Score conversational context (neighbours in append order); default on.
     pub context: bool,
+    /// The vectors of the query's words by index term, for expansion by
+    /// meaning ([`embed_query`]; empty without a provider).
+    pub word_vectors: WordVectors,
+}
+
+/// Vectors of a query's words, keyed by their index term.
+pub type WordVectors = Vec<(String, Vec<f32>)>;
+
+/// The query's vector and the vectors of its words by index term (for
+/// [`RankedQuery::query_vector`] and [`RankedQuery::word_vectors`]), in
+/// one batch through the provider.
+pub fn embed_query(provider: &dyn super::EmbeddingProvider, text: &str) -> (Option<Vec<f32>>, WordVectors) {
+    let terms = query_terms(text);
+    let mut texts: Vec<&str> = vec![text];
+    texts.extend(terms.iter().map(|(_, s)| s.as_str()));
+    let mut out = provider.embed_batch(&texts).into_iter();
+    let whole = out.next().flatten();
+    let words = terms.into_iter().zip(out).filter_map(|((t, _), v)| v.map(|v| (t, v))).collect();
+    (whole, words)
 }
 
 /// The parts of a result's score.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ScoreParts {
     pub lexical: f32,
+    pub expansion: f32,
     pub graph: f32,
     pub relation: f32,
     pub importance: f32,
@@ -211,8 +241,14 @@ struct Acc {
     relation: f32,
     context: f32,
     stretch: f32,
+    expansion: f32,
     vector: Option<f32>,
     terms: u64,
+    /// Query terms matched through a word of similar meaning.
+    expanded: u64,
+    /// The expansion word that scored most here, and its score.
+    expansion_word: u32,
+    expansion_best: f32,
     fields: u8,
     /// A query term matched the agent field.
     names_agent: bool,
@@ -272,6 +308,43 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     }
     let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
 
+    // Expansion: a query word also matches the chain's words of similar
+    // meaning, where it does not match itself; per query word, the best
+    // such word of a thought counts.
+    if index.embedder().is_some() && !q.word_vectors.is_empty() {
+        let query_ids: Vec<u32> = terms.iter().filter_map(|(t, _)| index.term_id(t)).collect();
+        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
+        for (bit, (term, _)) in terms.iter().enumerate() {
+            let Some((_, word_vector)) = q.word_vectors.iter().find(|(t, _)| t == term) else { continue };
+            best.clear();
+            for e in expansions(index.term_vectors(), word_vector, &query_ids) {
+                // Never worth more than the query word itself would be.
+                let idf = bm25::idf(index.doc_freq(e.term), n as u32).min(if idfs[bit] > 0.0 { idfs[bit] } else { f32::MAX });
+                for p in index.postings(e.term) {
+                    if acc.get(p.doc).is_some_and(|a| a.terms & (1 << bit) != 0) {
+                        continue;
+                    }
+                    let lens = index.field_lens(p.doc);
+                    let tf = Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
+                    let s = e.weight * bm25::bm25f(idf, tf);
+                    let b = best.entry(p.doc).or_insert((0.0, e.term));
+                    if s > b.0 {
+                        *b = (s, e.term);
+                    }
+                }
+            }
+            for (&doc, &(s, word)) in &best {
+                let a = acc.entry(doc);
+                if s > a.expansion_best {
+                    a.expansion_best = s;
+                    a.expansion_word = word;
+                }
+                a.expansion += s;
+                a.expanded |= 1 << bit;
+            }
+        }
+    }
+
     // Vectors: every lexical candidate gets its similarity, and the query's
     // nearest thoughts join the candidates.
     let hybrid = q.query_vector.is_some() && index.embedder().is_some();
@@ -313,7 +386,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // Context: direct matches lend a share of their score to their
     // neighbours in append order (same session, close in time).
     if q.context && !browse {
-        let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (a.lexical + a.vector.unwrap_or(0.0), a.doc)).filter(|s| s.0 > 0.0 && admit(s.1)).collect();
+        let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (a.lexical + a.expansion + a.vector.unwrap_or(0.0), a.doc)).filter(|s| s.0 > 0.0 && admit(s.1)).collect();
         if lenders.len() > CONTEXT_SEEDS {
             lenders.select_nth_unstable_by(CONTEXT_SEEDS - 1, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
             lenders.truncate(CONTEXT_SEEDS);
@@ -331,7 +404,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
 
     // Graph: expand from the best admitted seeds.
     if q.graph.max_depth > 0 && !browse {
-        let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.vector.unwrap_or(0.0), a.doc)).filter(|s| s.0 > 0.0).collect();
+        let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.expansion + a.vector.unwrap_or(0.0), a.doc)).filter(|s| s.0 > 0.0).collect();
         seeds.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         seeds.truncate(MAX_GRAPH_SEEDS.max(q.limit));
         for (seed_score, seed) in seeds {
@@ -361,7 +434,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // IMPORTANCE_WEIGHT + RECENCY_WEIGHT: a candidate that far below the
     // limit-th best cannot make the cut, so it is never fully scored.
     let agent_part = |a: &Acc| if a.names_agent { AGENT_WEIGHT * best_lexical } else { 0.0 };
-    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.graph + a.relation + a.context + agent_part(a) + a.vector.unwrap_or(0.0), a.doc)).collect();
+    let mut partial: Vec<(f32, u32)> = acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.expansion + a.graph + a.relation + a.context + agent_part(a) + a.vector.unwrap_or(0.0), a.doc)).collect();
     let total = partial.len();
     let query_idf: f32 = idfs.iter().sum();
     let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;
@@ -377,7 +450,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // Stretch: the share of the query (by IDF) that the thoughts around
     // each remaining candidate match between them.
     if stretch_on {
-        let matched = |doc: u32| acc.get(doc).filter(|a| a.terms != 0 && admit(doc)).map_or(0, |a| a.terms);
+        let matched = |doc: u32| acc.get(doc).filter(|_| admit(doc)).map_or(0, |a| a.terms | a.expanded);
         let max_stretch = STRETCH_WEIGHT * best_lexical;
         // Best first; stop once the limit-th best total so far cannot be
         // reached by a candidate even with a full stretch.
@@ -414,8 +487,8 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
             let agent = agent_part(a);
-            let total = a.lexical + a.graph + a.relation + a.context + a.stretch + agent + importance + recency + vector.unwrap_or(0.0);
-            (total, doc, ScoreParts { lexical: a.lexical, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, total })
+            let total = a.lexical + a.expansion + a.graph + a.relation + a.context + a.stretch + agent + importance + recency + vector.unwrap_or(0.0);
+            (total, doc, ScoreParts { lexical: a.lexical, expansion: a.expansion, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, total })
         })
         .collect();
     let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
@@ -428,8 +501,14 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
         .into_iter()
         .map(|(_, doc, score)| {
             let a = *acc.get(doc).expect("scored thoughts were touched");
-            let matched_terms = terms.iter().enumerate().filter(|(bit, _)| a.terms & (1 << bit) != 0).map(|(_, (_, surface))| surface.clone()).collect();
+            let mut matched_terms: Vec<String> = terms.iter().enumerate().filter(|(bit, _)| a.terms & (1 << bit) != 0).map(|(_, (_, surface))| surface.clone()).collect();
+            if a.expansion > 0.0 {
+                matched_terms.push(index.surface(a.expansion_word).to_string());
+            }
             let mut match_sources: Vec<&'static str> = (0..FIELD_COUNT).filter(|f| a.fields & (1 << f) != 0).map(|f| Field::ALL[f].as_str()).collect();
+            if a.expansion > 0.0 {
+                match_sources.push("expansion");
+            }
             if a.graph > 0.0 {
                 match_sources.push("graph");
             }
@@ -501,7 +580,7 @@ mod tests {
 
     fn search(c: &Chain, text: &str, context: bool) -> RankedResults {
         let filter = ThoughtFilter::default();
-        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context })
+        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context, word_vectors: Vec::new() })
     }
 
     fn order(r: &RankedResults) -> Vec<u64> {

@@ -19,6 +19,7 @@
 //! `--deep N` (a diagnostic, not the procedure) asks for `N` results instead
 //! and adds R@N to every line: how deep the evidence sits.
 
+use mentisdb_core::ranked::index::embedding_text;
 use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
 use mentisdb_embed_minilm::MiniLm;
 use std::collections::HashMap;
@@ -286,7 +287,17 @@ fn main() {
             }
             if let Some(dir) = &minilm {
                 let model: Arc<dyn EmbeddingProvider> = Arc::new(MiniLm::load(dir).unwrap_or_else(|e| panic!("{e}")));
-                let texts: Vec<String> = convs.iter().flat_map(|c| c.turns.iter().map(|t| t.0.clone()).chain(c.questions.iter().map(|q| q.0.clone()))).collect();
+                // What the core embeds: each turn as `embedding_text` gives it,
+                // each question, and every word of both (the index embeds a
+                // term as the word it first saw; labels' terms as themselves).
+                let a = mentisdb_core::ranked::Analyzer;
+                let turns = convs.iter().flat_map(|c| c.turns.iter());
+                let mut texts: Vec<String> = turns.clone().map(|t| embedding_text(&t.0).to_string()).chain(convs.iter().flat_map(|c| c.questions.iter().map(|q| q.0.clone()))).collect();
+                let words: Vec<String> = turns
+                    .flat_map(|t| a.tokens(&t.0).into_iter().map(|t| t.surface).chain(a.label_terms(&format!("dia:{}", t.2))).chain(a.label_terms(&t.1)))
+                    .chain(convs.iter().flat_map(|c| c.questions.iter().flat_map(|q| a.tokens(&q.0).into_iter().map(|t| t.surface))))
+                    .collect();
+                texts.extend(words);
                 // v2: vectors of the matrix-product forward pass (they differ
                 // from the first implementation's in the last float digits).
                 let cache = std::env::temp_dir().join("mentisdb-locomo-minilm-v2.cache");
@@ -332,7 +343,8 @@ fn main() {
             let share = |k: usize| evidence.iter().filter(|e| found.iter().take(k).any(|f| f == *e)).count() as f64 / evidence.len() as f64;
             let (r5, r10, r_deep) = (share(5), share(10), share(deep.unwrap_or(LIMIT)));
             if verbose && r10 < 1.0 {
-                println!("MISS cat{cat} R@10={r10:.2} {question:?} evidence={evidence:?} top={:?}", &found[..found.len().min(10)]);
+                let ranks: Vec<Option<usize>> = evidence.iter().map(|e| found.iter().position(|f| f == e).map(|p| p + 1)).collect();
+                println!("MISS cat{cat} R@10={r10:.2} {question:?} evidence={evidence:?} ranks={ranks:?} top={:?}", &found[..found.len().min(10)]);
             }
             per_cat.entry(*cat).or_default().add(r5, r10, r_deep);
             overall.add(r5, r10, r_deep);
