@@ -107,6 +107,10 @@ pub struct RankedIndex {
     asks: Vec<bool>,
     session_ids: HashMap<String, u32>,
     vectors: Vec<Option<Box<[f32]>>>,
+    /// Every thought's content as term ids, in order (stopwords dropped),
+    /// one after another; thought `doc` ends at `content_ends[doc]`.
+    content_terms: Vec<u32>,
+    content_ends: Vec<usize>,
     /// The word each term was first seen as (what a provider embeds for it).
     surfaces: Vec<Box<str>>,
     /// One vector per term when a provider is registered ([`super::expansion`]).
@@ -190,12 +194,21 @@ impl RankedIndex {
             lens[field as usize] = terms.len().min(u16::MAX as usize) as u16;
             self.field_len_sums[field as usize] += terms.len() as u64;
             let mut counts: Vec<(String, u16)> = Vec::new();
+            // Which entry of `counts` each word is, in order.
+            let mut slots: Vec<usize> = Vec::with_capacity(terms.len());
             for term in terms {
-                match counts.iter_mut().find(|(t, _)| *t == term) {
-                    Some((_, c)) => *c = c.saturating_add(1),
-                    None => counts.push((term, 1)),
+                match counts.iter().position(|(t, _)| *t == term) {
+                    Some(i) => {
+                        counts[i].1 = counts[i].1.saturating_add(1);
+                        slots.push(i);
+                    }
+                    None => {
+                        slots.push(counts.len());
+                        counts.push((term, 1));
+                    }
                 }
             }
+            let mut ids: Vec<u32> = Vec::with_capacity(counts.len());
             for (term, tf) in counts {
                 let id = match self.terms.get(&term) {
                     Some(id) => *id,
@@ -216,6 +229,11 @@ impl RankedIndex {
                     self.doc_freq[id as usize] += 1;
                 }
                 list.push(Posting { doc, field: field as u8, tf });
+                ids.push(id);
+            }
+            if field == Field::Content {
+                self.content_terms.extend(slots.iter().map(|s| ids[*s]));
+                self.content_ends.push(self.content_terms.len());
             }
         }
         self.field_lens.push(lens);
@@ -307,6 +325,19 @@ impl RankedIndex {
     /// The terms' vectors (rows of zeros without a provider).
     pub fn term_vectors(&self) -> &TermVectors {
         &self.term_vectors
+    }
+
+    /// Thought `doc`'s content as term ids, in order (stopwords dropped).
+    pub fn content_terms(&self, doc: u32) -> &[u32] {
+        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] };
+        &self.content_terms[start..self.content_ends[doc as usize]]
+    }
+
+    /// How many times term `second` directly follows term `first` in
+    /// thought `doc`'s content (stopwords aside: "went to the beach" has
+    /// "go" next to "beach").
+    pub fn adjacent_count(&self, doc: u32, first: u32, second: u32) -> u32 {
+        self.content_terms(doc).windows(2).filter(|w| w[0] == first && w[1] == second).count() as u32
     }
 
     /// Id of an index term.
@@ -427,6 +458,18 @@ mod tests {
         assert!(!idx.is_retired(1, None));
         let before = crate::timestamp::parse_rfc3339_millis("2026-01-01T00:00:05Z").unwrap();
         assert!(!idx.is_retired(0, Some(before)));
+    }
+
+    #[test]
+    fn content_is_kept_as_term_ids_in_order() {
+        let c = chain_with(&[("We went to the beach", &["trip"]), ("beach beach day", &[])]);
+        let idx = c.ranked_index();
+        let id = |t: &str| idx.term_id(t).unwrap();
+        assert_eq!(idx.content_terms(0), &[id("go"), id("beach")], "stopwords dropped, tags not part of it");
+        assert_eq!(idx.content_terms(1), &[id("beach"), id("beach"), id("day")]);
+        assert_eq!(idx.adjacent_count(0, id("go"), id("beach")), 1);
+        assert_eq!(idx.adjacent_count(0, id("beach"), id("go")), 0, "in order");
+        assert_eq!(idx.adjacent_count(1, id("beach"), id("beach")), 1);
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //!
 //! Each result's total is the sum of its parts, all reported:
 //!
-//! * `lexical` — BM25F over content, tags, concepts and agent ([`super::bm25`]).
+//! * `lexical` — BM25F over content, tags, concepts and agent ([`super::bm25`]),
+//!   plus phrases: two query words next to each other (stopwords aside)
+//!   that stand next to each other, in that order, in a thought's content
+//!   add `PHRASE_WEIGHT * BM25` of the pair as if it were one more term.
 //! * `expansion` — hybrid only: a query word that a thought lacks also
 //!   matches the thought's words of similar meaning ([`super::expansion`]):
 //!   `weight * BM25F` of the chain word, with its IDF capped at the query
@@ -79,6 +82,8 @@ pub const RECENCY_HALF_LIFE_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
 pub const VECTOR_WEIGHT: f32 = 0.25;
 /// Vector-only candidates considered per query in hybrid mode.
 pub const VECTOR_CANDIDATES: usize = 100;
+/// What a pair of query words found next to each other counts, relative to one query term.
+pub const PHRASE_WEIGHT: f32 = 0.5;
 /// Most distinct query terms used (the rest are ignored).
 pub const MAX_QUERY_TERMS: usize = 64;
 /// Seeds the graph expansion starts from, at most.
@@ -268,6 +273,21 @@ fn query_terms(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The pairs of query terms (positions in `terms`) that stand next to each
+/// other in `text`, stopwords aside, in order and each pair once.
+fn query_pairs(text: &str, terms: &[(String, String)]) -> Vec<(usize, usize)> {
+    let position = |term: &str| terms.iter().position(|(t, _)| t == term);
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for w in Analyzer.tokens(text).windows(2) {
+        if let (Some(a), Some(b)) = (position(&w[0].term), position(&w[1].term)) {
+            if !out.contains(&(a, b)) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
 /// Runs `q` over `chain`.
 pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let index_guard = chain.ranked_index();
@@ -304,6 +324,24 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             a.terms |= 1 << bit;
             a.fields |= fields;
             a.names_agent |= fields & (1 << Field::Agent as u8) != 0;
+        }
+    }
+    // Phrases: two query words next to each other ("video game", "grand
+    // opening") that also stand next to each other in a thought's content
+    // add BM25 of the pair, as if the pair were one more query term: its
+    // IDF from the thoughts holding it, its frequency normalized by the
+    // content's length. Only thoughts matching both words can hold the
+    // pair, and every one of them was touched above.
+    for (first, second) in query_pairs(q.text, &terms) {
+        let (Some(a_id), Some(b_id)) = (index.term_id(&terms[first].0), index.term_id(&terms[second].0)) else { continue };
+        let both = (1u64 << first) | (1u64 << second);
+        let held: Vec<(usize, u32)> = acc.accs.iter().enumerate().filter(|(_, a)| a.terms & both == both).map(|(slot, a)| (slot, index.adjacent_count(a.doc, a_id, b_id))).filter(|(_, tf)| *tf > 0).collect();
+        let idf = bm25::idf(held.len() as u32, n as u32);
+        let content = Field::Content as usize;
+        for (slot, tf) in held {
+            let a = &mut acc.accs[slot];
+            let len = index.field_lens(a.doc)[content] as f32;
+            a.lexical += PHRASE_WEIGHT * bm25::bm25f(idf, bm25::normalized_tf(tf as f32, len, avg[content]));
         }
     }
     let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
@@ -689,7 +727,7 @@ mod tests {
     fn a_query_naming_an_agent_prefers_what_that_agent_wrote() {
         let c = chain(&[
             ("ada", Some("s1"), 0, "I painted the old fence blue."),
-            ("bob", Some("s2"), 1, "Ada and I painted, Ada is great, Ada!"),
+            ("bob", Some("s2"), 1, "I painted with Ada, Ada is great, Ada!"),
             ("cy", Some("s3"), 2, "Lunch was pasta."),
         ]);
         let r = search(&c, "What did ada paint?", false);
@@ -698,6 +736,23 @@ mod tests {
         assert!(own.lexical < other.lexical, "the name in bob's words outweighs it in ada's agent field: {r:?}");
         assert!((own.agent - AGENT_WEIGHT * other.lexical).abs() < 1e-4 && other.agent == 0.0, "{r:?}");
         assert!(r.hits[0].match_sources.contains(&"agent"), "{r:?}");
+    }
+
+    #[test]
+    fn query_words_next_to_each_other_count_more_where_the_thought_has_them_so() {
+        // Same words, same lengths; only the older thought has "video game"
+        // as a phrase (the newer would win a tie).
+        let c = chain(&[("ada", Some("s1"), 0, "video game night"), ("bob", Some("s2"), 1, "game video night")]);
+        let r = search(&c, "Which video game?", false);
+        assert_eq!(order(&r), vec![0, 1], "{r:?}");
+        let (phrase, words) = (r.hits[0].score.lexical, r.hits[1].score.lexical);
+        let idf = bm25::idf(1, 2);
+        let len = c.ranked_index().field_lens(0)[Field::Content as usize] as f32;
+        let avg = c.ranked_index().avg_field_lens()[Field::Content as usize];
+        assert!((phrase - words - PHRASE_WEIGHT * bm25::bm25f(idf, bm25::normalized_tf(1.0, len, avg))).abs() < 1e-5, "{r:?}");
+        // Reversed in the query, the other thought holds the phrase.
+        assert_eq!(order(&search(&c, "game video", false)), vec![1, 0]);
+        assert_eq!(query_pairs("the video, the game, video game", &query_terms("the video, the game, video game")), vec![(0, 1), (1, 0)], "stopwords aside, each pair once");
     }
 
     #[test]
