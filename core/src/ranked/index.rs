@@ -131,6 +131,12 @@ impl std::fmt::Debug for RankedIndex {
 /// The session of a thought without `session_id`.
 pub const NO_SESSION: u32 = u32::MAX;
 
+/// `v` scaled to unit length (queries then need only a dot product).
+fn unit(mut v: Vec<f32>) -> Box<[f32]> {
+    super::embedding::normalize(&mut v);
+    v.into_boxed_slice()
+}
+
 /// Longest leading stamp [`embedding_text`] drops, in bytes.
 pub const MAX_STAMP_BYTES: usize = 64;
 
@@ -271,7 +277,7 @@ impl RankedIndex {
                 let mut texts: Vec<&str> = vec![embedding_text(&t.content)];
                 texts.extend(self.surfaces[first_new_term..].iter().map(|s| &**s));
                 let mut out = e.embed_batch(&texts).into_iter();
-                self.vectors.push(out.next().flatten().map(Vec::into_boxed_slice));
+                self.vectors.push(out.next().flatten().map(unit));
                 out.for_each(|v| self.term_vectors.push(v));
             }
             None => {
@@ -287,7 +293,7 @@ impl RankedIndex {
         self.vectors = match &embedder {
             Some(e) => {
                 let texts: Vec<&str> = thoughts.iter().map(|t| embedding_text(&t.content)).collect();
-                e.embed_batch(&texts).into_iter().map(|v| v.map(Vec::into_boxed_slice)).collect()
+                e.embed_batch(&texts).into_iter().map(|v| v.map(unit)).collect()
             }
             None => vec![None; thoughts.len()],
         };
@@ -307,7 +313,7 @@ impl RankedIndex {
         self.embedder.as_ref()
     }
 
-    /// The stored vector of thought `doc`.
+    /// The stored vector of thought `doc`, scaled to unit length.
     pub fn vector(&self, doc: u32) -> Option<&[f32]> {
         self.vectors.get(doc as usize).and_then(|v| v.as_deref())
     }

@@ -60,7 +60,7 @@
 
 use super::analyzer::Analyzer;
 use super::bm25;
-use super::embedding::cosine;
+use super::embedding::{dot, normalize};
 use super::expansion::expansions;
 use std::collections::HashMap;
 use super::graph::{walk, WalkDirection};
@@ -388,7 +388,11 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let hybrid = q.query_vector.is_some() && index.embedder().is_some();
     if let (true, Some(qv)) = (hybrid, &q.query_vector) {
         let scale = if best_lexical > 0.0 { best_lexical } else { 1.0 };
-        let mut sims: Vec<(f32, u32)> = (0..n as u32).filter_map(|d| index.vector(d).map(|v| (cosine(qv, v), d))).collect();
+        // Stored vectors are unit length: the cosine is a dot product with the unit query.
+        let mut unit_query = qv.clone();
+        normalize(&mut unit_query);
+        let dim_ok = |v: &[f32]| v.len() == unit_query.len();
+        let sims: Vec<(f32, u32)> = (0..n as u32).filter_map(|d| index.vector(d).map(|v| (if dim_ok(v) { dot(&unit_query, v) } else { 0.0 }, d))).collect();
         // Standardize over the chain: how far above the typical thought's
         // similarity to this query a thought is (cosines of unrelated texts
         // are far from zero and vary by query). One pseudo-thought at
@@ -403,8 +407,16 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
                 acc.entry(*doc).vector = Some(part(*sim));
             }
         }
-        sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        for (sim, doc) in sims.into_iter().filter(|(s, d)| part(*s) > 0.0 && admit(*d)).take(VECTOR_CANDIDATES) {
+        // The nearest admitted thoughts above the chain's average join the
+        // candidates, nearest first (selected, not sorted in full).
+        let mut nearest: Vec<(f32, u32)> = sims.into_iter().filter(|(s, d)| part(*s) > 0.0 && admit(*d)).collect();
+        let by_sim = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
+        if nearest.len() > VECTOR_CANDIDATES {
+            nearest.select_nth_unstable_by(VECTOR_CANDIDATES - 1, by_sim);
+            nearest.truncate(VECTOR_CANDIDATES);
+        }
+        nearest.sort_by(by_sim);
+        for (sim, doc) in nearest {
             let a = acc.entry(doc);
             if a.vector.is_none() {
                 a.vector = Some(part(sim));
