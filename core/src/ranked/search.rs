@@ -62,7 +62,6 @@ use super::analyzer::Analyzer;
 use super::bm25;
 use super::embedding::{dot, normalize};
 use super::expansion::expansions;
-use std::collections::HashMap;
 use super::graph::{walk, WalkDirection};
 use super::index::{EdgeKind, Field, RankedIndex, FIELD_COUNT};
 use crate::chain::Chain;
@@ -288,23 +287,14 @@ fn query_pairs(text: &str, terms: &[(String, String)]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Runs `q` over `chain`.
-pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
-    let index_guard = chain.ranked_index();
-    let index: &crate::ranked::RankedIndex = &index_guard;
-    let thoughts = chain.thoughts();
-    let n = index.len();
-    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms);
-    let admit = |doc: u32| -> bool { exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields(&thoughts[doc as usize]) };
-    let terms = query_terms(q.text);
-    let mut acc = Accumulators::new(n);
-
-    // Lexical: BM25F per query term.
-    let avg = index.avg_field_lens();
+/// Lexical: BM25F of every query term in every thought holding it. Returns
+/// each term's IDF (0 for a term the chain lacks).
+fn score_terms(index: &RankedIndex, terms: &[(String, String)], avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) -> Vec<f32> {
+    let n = index.len() as u32;
     let mut idfs = vec![0.0f32; terms.len()];
     for (bit, (term, _)) in terms.iter().enumerate() {
         let Some(id) = index.term_id(term) else { continue };
-        let idf = bm25::idf(index.doc_freq(id), n as u32);
+        let idf = bm25::idf(index.doc_freq(id), n);
         idfs[bit] = idf;
         let postings = index.postings(id);
         let mut i = 0;
@@ -326,61 +316,84 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
             a.names_agent |= fields & (1 << Field::Agent as u8) != 0;
         }
     }
-    // Phrases: two query words next to each other ("video game", "grand
-    // opening") that also stand next to each other in a thought's content
-    // add BM25 of the pair, as if the pair were one more query term: its
-    // IDF from the thoughts holding it, its frequency normalized by the
-    // content's length. Only thoughts matching both words can hold the
-    // pair, and every one of them was touched above.
-    for (first, second) in query_pairs(q.text, &terms) {
+    idfs
+}
+
+/// Phrases: two query words next to each other ("video game", "grand
+/// opening") that also stand next to each other in a thought's content add
+/// `PHRASE_WEIGHT` times BM25 of the pair, as if the pair were one more
+/// query term: its IDF from the thoughts holding it, its frequency
+/// normalized by the content's length. Only thoughts matching both words
+/// can hold the pair, and [`score_terms`] touched every one of them.
+fn score_phrases(index: &RankedIndex, text: &str, terms: &[(String, String)], avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) {
+    let content = Field::Content as usize;
+    for (first, second) in query_pairs(text, terms) {
         let (Some(a_id), Some(b_id)) = (index.term_id(&terms[first].0), index.term_id(&terms[second].0)) else { continue };
         let both = (1u64 << first) | (1u64 << second);
         let held: Vec<(usize, u32)> = acc.accs.iter().enumerate().filter(|(_, a)| a.terms & both == both).map(|(slot, a)| (slot, index.adjacent_count(a.doc, a_id, b_id))).filter(|(_, tf)| *tf > 0).collect();
-        let idf = bm25::idf(held.len() as u32, n as u32);
-        let content = Field::Content as usize;
+        let idf = bm25::idf(held.len() as u32, index.len() as u32);
         for (slot, tf) in held {
             let a = &mut acc.accs[slot];
             let len = index.field_lens(a.doc)[content] as f32;
             a.lexical += PHRASE_WEIGHT * bm25::bm25f(idf, bm25::normalized_tf(tf as f32, len, avg[content]));
         }
     }
-    let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
+}
 
-    // Expansion: a query word also matches the chain's words of similar
-    // meaning, where it does not match itself; per query word, the best
-    // such word of a thought counts.
-    if index.embedder().is_some() && !q.word_vectors.is_empty() {
-        let query_ids: Vec<u32> = terms.iter().filter_map(|(t, _)| index.term_id(t)).collect();
-        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
-        for (bit, (term, _)) in terms.iter().enumerate() {
-            let Some((_, word_vector)) = q.word_vectors.iter().find(|(t, _)| t == term) else { continue };
-            best.clear();
-            for e in expansions(index.term_vectors(), word_vector, &query_ids) {
-                // Never worth more than the query word itself would be.
-                let idf = bm25::idf(index.doc_freq(e.term), n as u32).min(if idfs[bit] > 0.0 { idfs[bit] } else { f32::MAX });
-                for p in index.postings(e.term) {
-                    if acc.get(p.doc).is_some_and(|a| a.terms & (1 << bit) != 0) {
-                        continue;
-                    }
-                    let lens = index.field_lens(p.doc);
-                    let tf = Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
-                    let s = e.weight * bm25::bm25f(idf, tf);
-                    let b = best.entry(p.doc).or_insert((0.0, e.term));
-                    if s > b.0 {
-                        *b = (s, e.term);
-                    }
+/// Expansion (hybrid only): a query word also matches the chain's words of
+/// similar meaning ([`expansions`]) in thoughts that lack the word itself;
+/// per query word, the best such word of a thought counts, with its IDF
+/// capped at the query word's (never worth more than the word would be).
+fn score_expansions(index: &RankedIndex, terms: &[(String, String)], idfs: &[f32], word_vectors: &WordVectors, avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) {
+    let n = index.len() as u32;
+    let query_ids: Vec<u32> = terms.iter().filter_map(|(t, _)| index.term_id(t)).collect();
+    for (bit, (term, _)) in terms.iter().enumerate() {
+        let Some((_, word_vector)) = word_vectors.iter().find(|(t, _)| t == term) else { continue };
+        let cap = if idfs[bit] > 0.0 { idfs[bit] } else { f32::MAX };
+        // (thought, score, chain word), then the best per thought, in thought order.
+        let mut found: Vec<(u32, f32, u32)> = Vec::new();
+        for e in expansions(index.term_vectors(), word_vector, &query_ids) {
+            let idf = bm25::idf(index.doc_freq(e.term), n).min(cap);
+            for p in index.postings(e.term) {
+                if acc.get(p.doc).is_some_and(|a| a.terms & (1 << bit) != 0) {
+                    continue;
                 }
-            }
-            for (&doc, &(s, word)) in &best {
-                let a = acc.entry(doc);
-                if s > a.expansion_best {
-                    a.expansion_best = s;
-                    a.expansion_word = word;
-                }
-                a.expansion += s;
-                a.expanded |= 1 << bit;
+                let lens = index.field_lens(p.doc);
+                let tf = Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
+                found.push((p.doc, e.weight * bm25::bm25f(idf, tf), e.term));
             }
         }
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        found.dedup_by_key(|f| f.0);
+        for (doc, score, word) in found {
+            let a = acc.entry(doc);
+            if score > a.expansion_best {
+                a.expansion_best = score;
+                a.expansion_word = word;
+            }
+            a.expansion += score;
+            a.expanded |= 1 << bit;
+        }
+    }
+}
+
+/// Runs `q` over `chain`.
+pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
+    let index_guard = chain.ranked_index();
+    let index: &crate::ranked::RankedIndex = &index_guard;
+    let thoughts = chain.thoughts();
+    let n = index.len();
+    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms);
+    let admit = |doc: u32| -> bool { exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields(&thoughts[doc as usize]) };
+    let terms = query_terms(q.text);
+    let mut acc = Accumulators::new(n);
+
+    let avg = index.avg_field_lens();
+    let idfs = score_terms(index, &terms, &avg, &mut acc);
+    score_phrases(index, q.text, &terms, &avg, &mut acc);
+    let best_lexical = acc.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max);
+    if index.embedder().is_some() && !q.word_vectors.is_empty() {
+        score_expansions(index, &terms, &idfs, &q.word_vectors, &avg, &mut acc);
     }
 
     // Vectors: every lexical candidate gets its similarity, and the query's
