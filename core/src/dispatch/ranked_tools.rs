@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 pub(super) const TOOLS: &[ToolDef] = &[
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped), expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and vector similarity when the host has an embedding provider. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
+        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
         RankedSearchArgs,
         ranked_search_tool
     ),
