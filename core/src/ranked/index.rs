@@ -276,9 +276,12 @@ impl RankedIndex {
             Some(e) => {
                 let mut texts: Vec<&str> = vec![embedding_text(&t.content)];
                 texts.extend(self.surfaces[first_new_term..].iter().map(|s| &**s));
+                // One answer per text, whatever the provider returns.
                 let mut out = e.embed_batch(&texts).into_iter();
                 self.vectors.push(out.next().flatten().map(unit));
-                out.for_each(|v| self.term_vectors.push(v));
+                for _ in first_new_term..self.surfaces.len() {
+                    self.term_vectors.push(out.next().flatten());
+                }
             }
             None => {
                 self.vectors.push(None);
@@ -293,7 +296,9 @@ impl RankedIndex {
         self.vectors = match &embedder {
             Some(e) => {
                 let texts: Vec<&str> = thoughts.iter().map(|t| embedding_text(&t.content)).collect();
-                e.embed_batch(&texts).into_iter().map(|v| v.map(unit)).collect()
+                // One answer per text, whatever the provider returns.
+                let mut out = e.embed_batch(&texts).into_iter();
+                thoughts.iter().map(|_| out.next().flatten().map(unit)).collect()
             }
             None => vec![None; thoughts.len()],
         };
@@ -301,7 +306,10 @@ impl RankedIndex {
         match &embedder {
             Some(e) => {
                 let words: Vec<&str> = self.surfaces.iter().map(|s| &**s).collect();
-                e.embed_batch(&words).into_iter().for_each(|v| self.term_vectors.push(v));
+                let mut out = e.embed_batch(&words).into_iter();
+                for _ in 0..words.len() {
+                    self.term_vectors.push(out.next().flatten());
+                }
             }
             None => self.surfaces.iter().for_each(|_| self.term_vectors.push(None)),
         }
@@ -524,5 +532,36 @@ mod tests {
         assert_eq!(idx.term_vectors().len(), idx.surface_count());
         assert_eq!(idx.surface(idx.term_id("paint").unwrap()), "painted");
         assert!(idx.term_vectors().row(idx.term_id("blue").unwrap()).is_some());
+    }
+
+    /// Answers every batch with one vector too few.
+    #[derive(Debug)]
+    struct OneShort;
+
+    impl EmbeddingProvider for OneShort {
+        fn name(&self) -> &str {
+            "one-short"
+        }
+        fn embed(&self, _: &str) -> Option<Vec<f32>> {
+            Some(vec![1.0, 0.0])
+        }
+        fn embed_batch(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+            texts.iter().skip(1).map(|t| self.embed(t)).collect()
+        }
+    }
+
+    #[test]
+    fn a_provider_answering_short_batches_leaves_the_index_aligned() {
+        let mut c = chain_with(&[("alpha beta", &[]), ("gamma", &[])]);
+        drop(c.ranked_index());
+        c.set_embedding_provider(Some(Arc::new(OneShort)));
+        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "delta epsilon"), "2026-01-01T00:00:05.000Z".into(), "id-5".into()).unwrap();
+        c.commit(t);
+        let idx = c.ranked_index();
+        assert_eq!(idx.len(), 3);
+        assert_eq!(idx.term_vectors().len(), idx.surface_count(), "one row per term");
+        assert!(idx.vector(1).is_none() && idx.vector(0).is_some(), "the missing answer is the last thought's");
+        assert!(idx.vector(2).is_some());
+        assert!(idx.term_vectors().row(idx.term_id("epsilon").unwrap()).is_none() && idx.term_vectors().row(idx.term_id("delta").unwrap()).is_some());
     }
 }
