@@ -119,19 +119,8 @@ fn bench(c: &mut Criterion) {
         let q = RankedQuery { text: &qs[i % qs.len()], filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new() };
         ranked_search(&chain, &q)
     };
-    let mut i = 0;
-    c.bench_function("ranked_search/core_100k", |b| {
-        b.iter(|| {
-            i += 1;
-            run(i)
-        })
-    });
     let full = thoughts() == THOUGHTS;
-    if full {
-        percentiles("ranked_search/core_100k", |i| {
-            std::hint::black_box(run(i));
-        });
-    }
+    measure(c, "ranked_search/core_100k", full, run);
 
     let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -140,32 +129,29 @@ fn bench(c: &mut Criterion) {
         db.call("mentisdb_append", json!({"chain_key": "bench", "agent_id": agent, "thought_type": "FactLearned", "content": sentence(&mut rng), "tags": [word(rng.word())]})).expect("append");
     }
     let call = |i: usize| db.call("mentisdb_ranked_search", json!({"chain_key": "bench", "text": qs[i % qs.len()], "limit": 10})).expect("ranked");
-    c.bench_function("ranked_search/dispatch_100k", |b| {
-        b.iter(|| {
-            i += 1;
-            call(i)
-        })
-    });
-    if full {
-        percentiles("ranked_search/dispatch_100k", |i| {
-            std::hint::black_box(call(i));
-        });
-    }
+    measure(c, "ranked_search/dispatch_100k", full, call);
 
     // Hybrid: with a provider every thought and every word of the chain has
     // a vector; a query scans both (and expands its words). The hashed
     // n-gram provider is cheap, so this measures the search, not a model.
     db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
     call(0);
-    c.bench_function("ranked_search/hybrid_dispatch_100k", |b| {
+    measure(c, "ranked_search/hybrid_dispatch_100k", full, call);
+}
+
+/// Criterion's timing of `f` (query `i` on its `i`-th call), then, on the
+/// full chain, its p50/p90/p99.
+fn measure<R>(c: &mut Criterion, label: &str, full: bool, f: impl Fn(usize) -> R) {
+    let mut i = 0;
+    c.bench_function(label, |b| {
         b.iter(|| {
             i += 1;
-            call(i)
+            f(i)
         })
     });
     if full {
-        percentiles("ranked_search/hybrid_dispatch_100k", |i| {
-            std::hint::black_box(call(i));
+        percentiles(label, |i| {
+            std::hint::black_box(f(i));
         });
     }
 }
