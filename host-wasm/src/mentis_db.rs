@@ -133,7 +133,7 @@ impl MentisDbHandle {
         let mut config = DbConfig::default();
         if let Some(key) = options.get("defaultChainKey") {
             let key = key.as_str().ok_or_else(|| usage_error("options.defaultChainKey must be a string"))?;
-            mentisdb_core::limits::check_key("defaultChainKey", key).map_err(|m| usage_error(&m))?;
+            mentisdb_core::limits::check_key("defaultChainKey", key).map_err(|e| usage_error(&e.to_string()))?;
             config.default_chain_key = key.to_string();
         }
         let crypto = global_crypto().map_err(|m| usage_error(&m))?;
@@ -314,9 +314,9 @@ impl MentisDbHandle {
         scratch.write_atomic(&object, bytes).map_err(|e| error::storage_error(&e))?;
         let (_, report) = Engine::open(scratch.clone(), Arc::new(DateClock), Arc::new(CryptoIds), self.inner.config.clone()).map_err(|e| error::storage_error(&e))?;
         if let Some((_, reason)) = report.refused.first() {
-            return Err(error::refused(&format!("cannot import chain '{key}': {reason}"), "chain_refused"));
+            return Err(error::refused(&format!("cannot import chain '{key}': {reason}"), mentisdb_core::ErrorKind::ChainRefused));
         }
-        let opened = report.chains.first().ok_or_else(|| error::refused(&format!("cannot import chain '{key}': it did not open"), "chain_refused"))?;
+        let opened = report.chains.first().ok_or_else(|| error::refused(&format!("cannot import chain '{key}': it did not open"), mentisdb_core::ErrorKind::ChainRefused))?;
         let verified = scratch.read(&object).map_err(|e| error::storage_error(&e))?.unwrap_or_default();
 
         let mut open = self.inner.open.borrow_mut();
