@@ -141,7 +141,7 @@ impl MentisDbHandle {
 
         let idb_database = idb::open(&database).await?;
         let segments = idb::load(&idb_database).await?;
-        let image = Arc::new(ImageStorage::from_segments(&database, segments).map_err(|e| error::refused(&e.0, "storage"))?);
+        let image = Arc::new(ImageStorage::from_segments(&database, segments).map_err(|e| error::refused(&e.0, mentisdb_core::ErrorKind::Storage))?);
         let (engine, report) = open_engine(&image, &config)?;
         let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: report_json(&report) });
         // Torn tails cut and segments compacted at open are made durable first.
@@ -305,7 +305,7 @@ impl MentisDbHandle {
 
 impl MentisDbHandle {
     fn import_now(&self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        let decoded = record::decode_chain(bytes).map_err(|e| error::refused(&format!("cannot import: {e}"), "invalid_arguments"))?;
+        let decoded = record::decode_chain(bytes).map_err(|e| error::refused(&format!("cannot import: {e}"), mentisdb_core::ErrorKind::InvalidArguments))?;
         let key = decoded.chain_key.clone();
         let object = naming::chain_object(&key, decoded.format);
         // Verify on a scratch engine holding only this chain, as the daemon
@@ -325,7 +325,7 @@ impl MentisDbHandle {
             || engine.with_chain(&key, |_| ()).is_err()
             || [record::ChainFormat::Binary, record::ChainFormat::Jsonl].iter().any(|f| self.inner.image.read(&naming::chain_object(&key, *f)).ok().flatten().is_some());
         if taken {
-            return Err(error::refused(&format!("chain '{key}' already exists in database '{}'; import refuses to overwrite it", self.inner.name), "invalid_arguments"));
+            return Err(error::refused(&format!("chain '{key}' already exists in database '{}'; import refuses to overwrite it", self.inner.name), mentisdb_core::ErrorKind::InvalidArguments));
         }
         self.inner.image.write_atomic(&object, &verified).map_err(|e| error::storage_error(&e))?;
         // The engine learns about chains when it opens; reopen it over the
