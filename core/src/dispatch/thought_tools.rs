@@ -102,7 +102,7 @@ pub struct AppendFields {
 pub struct AppendArgs {
     /// One of the 28 thought types, e.g. Decision, Constraint, Mistake, LessonLearned.
     pub thought_type: ThoughtType,
-    /// Memory (default), WorkingMemory, Summary, Compression, Checkpoint, Handoff, Audit or Retrospective.
+    /// Operational role; default Memory.
     pub role: Option<ThoughtRole>,
     #[serde(flatten)]
     pub fields: AppendFields,
