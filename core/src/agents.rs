@@ -7,27 +7,28 @@
 //! it is opened and kept current on append, so appends never rewrite the sidecar.
 
 use crate::error::AgentError;
+use crate::named_enum::named_enum;
 use crate::signature::parse_public_key;
 use crate::thought::Thought;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Whether an agent may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AgentStatus {
-    Active,
-    Revoked,
+named_enum! {
+    /// Whether an agent (or one of its keys) may write: `active` or `revoked`
+    /// (case-insensitive; `disabled` is accepted for `revoked`).
+    pub enum AgentStatus("status", IgnoreCase) {
+        /// May write.
+        Active = "active",
+        /// May no longer write; its history stays.
+        Revoked = "revoked" (also "disabled"),
+    }
 }
 
-impl AgentStatus {
-    /// Parses `active` / `revoked`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "active" => Ok(AgentStatus::Active),
-            "revoked" | "disabled" => Ok(AgentStatus::Revoked),
-            _ => Err(format!("unknown status '{}'; expected one of: active, revoked", s.chars().take(64).collect::<String>())),
-        }
+named_enum! {
+    /// The signature algorithm of an agent key (case-insensitive).
+    pub enum KeyAlgorithm("algorithm", IgnoreCase) {
+        /// Ed25519 (32-byte public keys, 64-byte signatures).
+        Ed25519 = "ed25519",
     }
 }
 
@@ -35,7 +36,7 @@ impl AgentStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentKey {
     pub key_id: String,
-    pub algorithm: String,
+    pub algorithm: KeyAlgorithm,
     pub public_key_bytes: Vec<u8>,
     pub status: AgentStatus,
     pub added_at: String,
@@ -117,10 +118,15 @@ pub struct AgentRegistry {
     agents: BTreeMap<String, AgentRecord>,
 }
 
+/// An agent-registry sidecar that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("agent registry sidecar: {0}")]
+pub struct SidecarError(#[from] serde_json::Error);
+
 impl AgentRegistry {
     /// Parses a sidecar; activity fields are reset (they are derived from the chain).
-    pub fn from_sidecar(bytes: &[u8]) -> Result<Self, String> {
-        let mut reg: AgentRegistry = serde_json::from_slice(bytes).map_err(|e| format!("agent registry sidecar: {e}"))?;
+    pub fn from_sidecar(bytes: &[u8]) -> Result<Self, SidecarError> {
+        let mut reg: AgentRegistry = serde_json::from_slice(bytes)?;
         for r in reg.agents.values_mut() {
             r.thought_count = 0;
             r.first_seen_index = None;
@@ -224,18 +230,15 @@ impl AgentRegistry {
     }
 
     /// Adds or replaces a public key (replacing re-activates it).
-    pub fn add_key(&mut self, chain_key: &str, agent_id: &str, key_id: &str, algorithm: &str, public_key: Vec<u8>, now: &str) -> Result<&AgentRecord, AgentError> {
-        if !algorithm.eq_ignore_ascii_case("ed25519") {
-            return Err(AgentError::InvalidField { field: "algorithm", message: format!("unsupported algorithm '{algorithm}'; expected one of: ed25519") });
-        }
+    pub fn add_key(&mut self, chain_key: &str, agent_id: &str, key_id: &str, algorithm: KeyAlgorithm, public_key: Vec<u8>, now: &str) -> Result<&AgentRecord, AgentError> {
         if key_id.trim().is_empty() {
             return Err(AgentError::InvalidField { field: "key_id", message: "must not be empty".into() });
         }
-        parse_public_key(&public_key).map_err(|m| AgentError::InvalidField { field: "public_key_bytes", message: m })?;
+        parse_public_key(&public_key).map_err(|e| AgentError::InvalidField { field: "public_key_bytes", message: e.to_string() })?;
         let rec = self.get_mut(chain_key, agent_id)?;
         let key = AgentKey {
             key_id: key_id.to_string(),
-            algorithm: "ed25519".into(),
+            algorithm,
             public_key_bytes: public_key,
             status: AgentStatus::Active,
             added_at: now.to_string(),

@@ -113,8 +113,8 @@ fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Op
     Ok(())
 }
 
-fn invalid(field: &'static str, message: impl Into<String>) -> AppendError {
-    AppendError::InvalidField { field, message: message.into() }
+fn invalid(field: &'static str, message: impl std::fmt::Display) -> AppendError {
+    AppendError::InvalidField { field, message: message.to_string() }
 }
 
 impl Chain {
@@ -414,7 +414,7 @@ impl Chain {
                     return Err(reject(&format!("key '{key_id}' is revoked")));
                 }
                 let payload = signable_payload(&self.chain_key, t, key_id);
-                verify_detached(&key.public_key_bytes, &payload, sig).map_err(|m| reject(&m))
+                verify_detached(&key.public_key_bytes, &payload, sig).map_err(|e| reject(&e.to_string()))
             }
         }
     }

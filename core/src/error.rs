@@ -3,6 +3,7 @@
 //! a JS `Error`, a WIT error record). Messages are written for humans: they
 //! say what was wrong and what is accepted.
 
+pub use crate::error_kind::ErrorKind;
 use crate::record::RecordError;
 use crate::storage::StorageError;
 
@@ -106,23 +107,24 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    /// A stable, machine-readable kind for hosts that want more than a message.
-    pub fn kind(&self) -> &'static str {
+    /// A stable, machine-readable kind for hosts that want more than a
+    /// message; [`ErrorKind::as_str`] gives its wire name.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ToolError::UnknownTool(_) => "unknown_tool",
-            ToolError::InvalidArguments { .. } => "invalid_arguments",
-            ToolError::NotFound(_) => "not_found",
-            ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => "storage",
-            ToolError::Append(_) => "append_rejected",
-            ToolError::Agent(AgentError::NotFound { .. }) | ToolError::Agent(AgentError::KeyNotFound { .. }) => "not_found",
-            ToolError::Agent(_) => "invalid_arguments",
+            ToolError::UnknownTool(_) => ErrorKind::UnknownTool,
+            ToolError::InvalidArguments { .. } => ErrorKind::InvalidArguments,
+            ToolError::NotFound(_) => ErrorKind::NotFound,
+            ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
+            ToolError::Append(_) => ErrorKind::AppendRejected,
+            ToolError::Agent(AgentError::NotFound { .. }) | ToolError::Agent(AgentError::KeyNotFound { .. }) => ErrorKind::NotFound,
+            ToolError::Agent(_) => ErrorKind::InvalidArguments,
             ToolError::Skill(e) => e.kind(),
-            ToolError::ChainRefused { .. } => "chain_refused",
+            ToolError::ChainRefused { .. } => ErrorKind::ChainRefused,
         }
     }
 
     /// Shorthand for [`ToolError::InvalidArguments`].
-    pub fn invalid(tool: &str, message: impl Into<String>) -> Self {
-        ToolError::InvalidArguments { tool: tool.to_string(), message: message.into() }
+    pub fn invalid(tool: &str, message: impl std::fmt::Display) -> Self {
+        ToolError::InvalidArguments { tool: tool.to_string(), message: message.to_string() }
     }
 }

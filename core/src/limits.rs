@@ -24,43 +24,102 @@ pub const MAX_RECENT_LAST_N: usize = 1000;
 /// Largest search `limit`; bigger requests are clamped.
 pub const MAX_SEARCH_LIMIT: usize = 10_000;
 
+/// Why a value is outside the limits. The message names the field, what
+/// was wrong and what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// A key that is empty (or only whitespace).
+    #[error("{field} must not be empty")]
+    Empty { field: &'static str },
+    /// A value longer than its limit.
+    #[error("{field} is {len} bytes; the limit is {max}")]
+    TooLong { field: &'static str, len: usize, max: usize },
+    /// A value with control characters.
+    #[error("{field} must not contain control characters")]
+    ControlCharacters { field: &'static str },
+    /// A list with more entries than its limit.
+    #[error("{field} has {len} entries; the limit is {max}")]
+    TooMany { field: &'static str, len: usize, max: usize },
+    /// A score that is NaN.
+    #[error("{field} must be a number between 0.0 and 1.0, got NaN")]
+    NotANumber { field: &'static str },
+}
+
+impl LimitError {
+    /// The argument the error is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            LimitError::Empty { field }
+            | LimitError::TooLong { field, .. }
+            | LimitError::ControlCharacters { field }
+            | LimitError::TooMany { field, .. }
+            | LimitError::NotANumber { field } => field,
+        }
+    }
+}
+
 /// Checks a key-like string: non-empty after trimming, bounded, no control characters.
-pub fn check_key(field: &'static str, value: &str) -> Result<(), String> {
+pub fn check_key(field: &'static str, value: &str) -> Result<(), LimitError> {
     if value.trim().is_empty() {
-        return Err(format!("{field} must not be empty"));
+        return Err(LimitError::Empty { field });
     }
     if value.len() > MAX_KEY_BYTES {
-        return Err(format!("{field} is {} bytes; the limit is {MAX_KEY_BYTES}", value.len()));
+        return Err(LimitError::TooLong { field, len: value.len(), max: MAX_KEY_BYTES });
     }
     if value.chars().any(|c| c.is_control()) {
-        return Err(format!("{field} must not contain control characters"));
+        return Err(LimitError::ControlCharacters { field });
     }
     Ok(())
 }
 
 /// Checks a label (name, owner, tag): bounded, no control characters.
-pub fn check_label(field: &'static str, value: &str, max: usize) -> Result<(), String> {
+pub fn check_label(field: &'static str, value: &str, max: usize) -> Result<(), LimitError> {
     if value.len() > max {
-        return Err(format!("{field} is {} bytes; the limit is {max}", value.len()));
+        return Err(LimitError::TooLong { field, len: value.len(), max });
     }
     if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return Err(format!("{field} must not contain control characters"));
+        return Err(LimitError::ControlCharacters { field });
+    }
+    Ok(())
+}
+
+/// Checks the length of a list argument.
+pub fn check_count(field: &'static str, len: usize) -> Result<(), LimitError> {
+    if len > MAX_LIST_ITEMS {
+        return Err(LimitError::TooMany { field, len, max: MAX_LIST_ITEMS });
     }
     Ok(())
 }
 
 /// Checks a list of labels.
-pub fn check_labels(field: &'static str, values: &[String]) -> Result<(), String> {
-    if values.len() > MAX_LIST_ITEMS {
-        return Err(format!("{field} has {} entries; the limit is {MAX_LIST_ITEMS}", values.len()));
-    }
+pub fn check_labels(field: &'static str, values: &[String]) -> Result<(), LimitError> {
+    check_count(field, values.len())?;
     values.iter().try_for_each(|v| check_label(field, v, MAX_LABEL_BYTES))
 }
 
 /// Validates and clamps a score to `0.0..=1.0`; NaN is refused.
-pub fn clamp_score(field: &'static str, value: f64) -> Result<f64, String> {
+pub fn clamp_score(field: &'static str, value: f64) -> Result<f64, LimitError> {
     if value.is_nan() {
-        return Err(format!("{field} must be a number between 0.0 and 1.0, got NaN"));
+        return Err(LimitError::NotANumber { field });
     }
     Ok(value.clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_field_and_the_limit() {
+        assert_eq!(check_key("agent_id", " ").unwrap_err().to_string(), "agent_id must not be empty");
+        let e = check_key("agent_id", &"a".repeat(MAX_KEY_BYTES + 1)).unwrap_err();
+        assert_eq!(e.to_string(), format!("agent_id is {} bytes; the limit is {MAX_KEY_BYTES}", MAX_KEY_BYTES + 1));
+        assert_eq!(e.field(), "agent_id");
+        assert_eq!(check_label("tag", "a\u{7}b", 10).unwrap_err(), LimitError::ControlCharacters { field: "tag" });
+        assert!(check_label("tag", "a\nb", 10).is_ok());
+        let many = vec![String::new(); MAX_LIST_ITEMS + 1];
+        assert_eq!(check_labels("tags", &many).unwrap_err().to_string(), format!("tags has {} entries; the limit is {MAX_LIST_ITEMS}", MAX_LIST_ITEMS + 1));
+        assert_eq!(clamp_score("importance", 7.0).unwrap(), 1.0);
+        assert!(clamp_score("importance", f64::NAN).unwrap_err().to_string().contains("got NaN"));
+    }
 }

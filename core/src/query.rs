@@ -3,9 +3,10 @@
 
 use crate::chain::Chain;
 use crate::derived::SearchText;
-use crate::limits;
+use crate::limits::{self, LimitError};
+use crate::named_enum::named_enum;
 use crate::thought::{Thought, ThoughtRole, ThoughtType};
-use crate::timestamp::parse_rfc3339_millis;
+use crate::timestamp::{parse_rfc3339_millis, TimestampError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -17,9 +18,9 @@ pub struct FilterArgs {
     /// Case-insensitive substring over content, agent id, tags, concepts and the agent's registry names, aliases, owner and description.
     pub text: Option<String>,
     /// Any of these thought types.
-    pub thought_types: Option<Vec<String>>,
+    pub thought_types: Option<Vec<ThoughtType>>,
     /// Any of these roles.
-    pub roles: Option<Vec<String>>,
+    pub roles: Option<Vec<ThoughtRole>>,
     /// Any of these tags (case-insensitive).
     pub tags_any: Option<Vec<String>>,
     /// Any of these concepts (case-insensitive).
@@ -48,7 +49,45 @@ pub struct TimeWindow {
     /// Window length in `unit` (non-negative).
     pub delta: i64,
     /// `seconds` (default) or `milliseconds`.
-    pub unit: Option<String>,
+    pub unit: Option<TimeUnit>,
+}
+
+named_enum! {
+    /// The unit of a [`TimeWindow`] (`s`/`second`/`seconds` or
+    /// `ms`/`millisecond`/`milliseconds`).
+    pub enum TimeUnit("time_window.unit", Exact) {
+        /// Seconds since the Unix epoch.
+        Seconds = "seconds" (also "second" | "s"),
+        /// Milliseconds since the Unix epoch.
+        Milliseconds = "milliseconds" (also "millisecond" | "ms"),
+    }
+}
+
+impl TimeUnit {
+    /// Milliseconds per unit.
+    pub fn millis(self) -> i64 {
+        match self {
+            TimeUnit::Seconds => 1000,
+            TimeUnit::Milliseconds => 1,
+        }
+    }
+}
+
+/// Why filter arguments were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// A text or list filter is outside the limits.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// A score bound is NaN or infinite.
+    #[error("{field} must be a finite number")]
+    NotFinite { field: &'static str },
+    /// `since` or `until` is not RFC 3339.
+    #[error(transparent)]
+    Timestamp(#[from] TimestampError),
+    /// `time_window.delta` is negative.
+    #[error("time_window.delta must not be negative")]
+    NegativeDelta,
 }
 
 /// A compiled filter, ready to test thoughts of one chain.
@@ -73,7 +112,7 @@ pub struct ThoughtFilter {
     window: Option<(i64, i64, i64)>,
 }
 
-fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTreeSet<String>>, String> {
+fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTreeSet<String>>, LimitError> {
     match v {
         None => Ok(None),
         Some(items) => {
@@ -86,7 +125,7 @@ fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTre
 impl ThoughtFilter {
     /// Compiles caller arguments against a chain (the chain's registry
     /// resolves `text` and `agent_names` against names and aliases).
-    pub fn compile(args: &FilterArgs, time_window: Option<&TimeWindow>, chain: Option<&Chain>) -> Result<Self, String> {
+    pub fn compile(args: &FilterArgs, time_window: Option<&TimeWindow>, chain: Option<&Chain>) -> Result<Self, QueryError> {
         let mut f = ThoughtFilter::default();
         if let Some(text) = args.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             limits::check_label("text", text, limits::MAX_LABEL_BYTES * 8)?;
@@ -97,20 +136,12 @@ impl ThoughtFilter {
             f.text = Some(needle);
         }
         if let Some(types) = &args.thought_types {
-            limits::check_labels("thought_types", types)?;
-            let mut mask = 0u32;
-            for t in types {
-                mask |= 1 << t.parse::<ThoughtType>().map_err(|e| e.to_string())?.code();
-            }
-            f.types = Some(mask);
+            limits::check_count("thought_types", types.len())?;
+            f.types = Some(types.iter().fold(0u32, |mask, t| mask | 1 << t.code()));
         }
         if let Some(roles) = &args.roles {
-            limits::check_labels("roles", roles)?;
-            let mut mask = 0u8;
-            for r in roles {
-                mask |= 1 << r.parse::<ThoughtRole>().map_err(|e| e.to_string())?.code();
-            }
-            f.roles = Some(mask);
+            limits::check_count("roles", roles.len())?;
+            f.roles = Some(roles.iter().fold(0u8, |mask, r| mask | 1 << r.code()));
         }
         f.tags_any = lower_set("tags_any", &args.tags_any)?;
         f.concepts_any = lower_set("concepts_any", &args.concepts_any)?;
@@ -134,7 +165,7 @@ impl ThoughtFilter {
         f.agent_owners = lower_set("agent_owners", &args.agent_owners)?;
         for (field, v) in [("min_importance", args.min_importance), ("min_confidence", args.min_confidence)] {
             if v.is_some_and(|x| !x.is_finite()) {
-                return Err(format!("{field} must be a finite number"));
+                return Err(QueryError::NotFinite { field });
             }
         }
         f.min_importance = args.min_importance;
@@ -142,13 +173,9 @@ impl ThoughtFilter {
         f.since_ms = args.since.as_deref().map(parse_rfc3339_millis).transpose()?;
         f.until_ms = args.until.as_deref().map(parse_rfc3339_millis).transpose()?;
         if let Some(w) = time_window {
-            let div = match w.unit.as_deref().unwrap_or("seconds") {
-                "seconds" | "second" | "s" => 1000,
-                "milliseconds" | "millisecond" | "ms" => 1,
-                other => return Err(format!("unknown time_window.unit '{other}'; expected one of: seconds, milliseconds")),
-            };
+            let div = w.unit.unwrap_or(TimeUnit::Seconds).millis();
             if w.delta < 0 {
-                return Err("time_window.delta must not be negative".into());
+                return Err(QueryError::NegativeDelta);
             }
             f.window = Some((w.start, w.start.saturating_add(w.delta), div));
         }
@@ -286,7 +313,7 @@ mod tests {
         assert!(compile(FilterArgs { tags_any: Some(vec!["OPS".into(), "x".into()]), ..Default::default() }).matches_fields(&t));
         assert!(!compile(FilterArgs { tags_any: Some(vec!["x".into()]), ..Default::default() }).matches_fields(&t));
         assert!(compile(FilterArgs { agent_owners: Some(vec!["Ops-Team".into()]), ..Default::default() }).matches_fields(&t));
-        assert!(compile(FilterArgs { thought_types: Some(vec!["Idea".into(), "Constraint".into()]), ..Default::default() }).matches_fields(&t));
+        assert!(compile(FilterArgs { thought_types: Some(vec![ThoughtType::Idea, ThoughtType::Constraint]), ..Default::default() }).matches_fields(&t));
     }
 
     #[test]
@@ -303,10 +330,12 @@ mod tests {
     #[test]
     fn bad_filters_are_explained() {
         let e = ThoughtFilter::compile(&FilterArgs { min_importance: Some(f64::NAN), ..Default::default() }, None, None).unwrap_err();
-        assert!(e.contains("finite"), "{e}");
+        assert!(e.to_string().contains("finite"), "{e}");
         let w = TimeWindow { start: 0, delta: -1, unit: None };
-        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().contains("negative"));
-        let w = TimeWindow { start: 0, delta: 1, unit: Some("hours".into()) };
-        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().contains("expected one of: seconds, milliseconds"));
+        assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().to_string().contains("negative"));
+        let e = serde_json::from_value::<TimeWindow>(serde_json::json!({"start": 0, "delta": 1, "unit": "hours"})).unwrap_err();
+        assert!(e.to_string().contains("expected one of: seconds, milliseconds"), "{e}");
+        let w: TimeWindow = serde_json::from_value(serde_json::json!({"start": 0, "delta": 1, "unit": "ms"})).unwrap();
+        assert_eq!(w.unit, Some(TimeUnit::Milliseconds));
     }
 }

@@ -24,6 +24,7 @@ use crate::canonical::{body_digest, decode_thought_body, encode_thought_body, De
 use crate::sha256::to_hex;
 use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
 use crate::host::{run_collect, Parallelism, Sequential};
+use crate::named_enum::named_enum;
 pub use crate::framing::MAX_FRAME_LEN;
 use crate::thought::Thought;
 
@@ -31,22 +32,21 @@ use crate::thought::Thought;
 pub const BINARY_MAGIC: &[u8; 8] = b"MDBCHAIN";
 const FORMAT_VERSION: u32 = 1;
 
-/// A chain's storage format, chosen per chain at creation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChainFormat {
-    /// Length + CRC framed canonical records (default).
-    Binary,
-    /// One JSON thought per line.
-    Jsonl,
+named_enum! {
+    /// A chain's storage format, chosen per chain at creation; named on the
+    /// wire by `storage_adapter` (`binary` or `jsonl`, case-insensitive).
+    pub enum ChainFormat("storage_adapter", IgnoreCase) {
+        /// Length + CRC framed canonical records (default).
+        Binary = "binary",
+        /// One JSON thought per line.
+        Jsonl = "jsonl",
+    }
 }
 
 impl ChainFormat {
     /// The adapter name used on the wire (`storage_adapter`).
     pub fn adapter_name(self) -> &'static str {
-        match self {
-            ChainFormat::Binary => "binary",
-            ChainFormat::Jsonl => "jsonl",
-        }
+        self.as_str()
     }
 
     /// File extension of the chain object.
@@ -54,15 +54,6 @@ impl ChainFormat {
         match self {
             ChainFormat::Binary => "mdb",
             ChainFormat::Jsonl => "jsonl",
-        }
-    }
-
-    /// Parses `binary` / `jsonl` (case-insensitive).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "binary" => Ok(ChainFormat::Binary),
-            "jsonl" => Ok(ChainFormat::Jsonl),
-            _ => Err(format!("unknown storage_adapter '{}'; expected one of: binary, jsonl", s.chars().take(64).collect::<String>())),
         }
     }
 }

@@ -67,21 +67,33 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
     e.buf
 }
 
+/// Why a key or a signature was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    /// The public key is not 32 bytes long.
+    #[error("an ed25519 public key is 32 bytes, got {0}")]
+    KeyLength(usize),
+    /// The 32 bytes are not an Ed25519 point.
+    #[error("not a valid ed25519 public key")]
+    InvalidKey,
+    /// The signature is not 64 bytes long.
+    #[error("an ed25519 signature is 64 bytes, got {0}")]
+    SignatureLength(usize),
+    /// The signature does not verify.
+    #[error("signature does not verify against the registered key")]
+    Mismatch,
+}
+
 /// Checks that `public_key` is a valid 32-byte Ed25519 key.
-pub fn parse_public_key(public_key: &[u8]) -> Result<VerifyingKey, String> {
-    let bytes: [u8; 32] = public_key
-        .try_into()
-        .map_err(|_| format!("an ed25519 public key is 32 bytes, got {}", public_key.len()))?;
-    VerifyingKey::from_bytes(&bytes).map_err(|_| "not a valid ed25519 public key".to_string())
+pub fn parse_public_key(public_key: &[u8]) -> Result<VerifyingKey, SignatureError> {
+    let bytes: [u8; 32] = public_key.try_into().map_err(|_| SignatureError::KeyLength(public_key.len()))?;
+    VerifyingKey::from_bytes(&bytes).map_err(|_| SignatureError::InvalidKey)
 }
 
 /// Verifies a detached signature (strict: rejects malleable signatures).
-pub fn verify_detached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), String> {
+pub fn verify_detached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), SignatureError> {
     let key = parse_public_key(public_key)?;
-    let sig_bytes: [u8; 64] = signature
-        .try_into()
-        .map_err(|_| format!("an ed25519 signature is 64 bytes, got {}", signature.len()))?;
+    let sig_bytes: [u8; 64] = signature.try_into().map_err(|_| SignatureError::SignatureLength(signature.len()))?;
     let sig = Signature::from_bytes(&sig_bytes);
-    key.verify_strict(message, &sig).map_err(|_| "signature does not verify against the registered key".to_string())?;
-    Ok(())
+    key.verify_strict(message, &sig).map_err(|_| SignatureError::Mismatch)
 }

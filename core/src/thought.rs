@@ -1,39 +1,84 @@
 //! The thought model: what one memory is.
 
+use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// Current schema version of stored thoughts.
 pub const THOUGHT_SCHEMA_VERSION: u32 = 1;
 
-/// Error for an unknown enum name; the message lists what is accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {kind} '{given}'; expected one of: {expected}")]
-pub struct UnknownName {
-    /// What was being parsed ("thought_type", "role", "relation kind").
-    pub kind: &'static str,
-    /// The rejected input.
-    pub given: String,
-    /// Comma-separated accepted values.
-    pub expected: String,
+pub use crate::named_enum::UnknownName;
+
+named_enum! {
+    /// The semantic kind of a thought (28 values, as the spec lists them).
+    pub enum ThoughtType("thought_type", Exact) {
+        PreferenceUpdate = "PreferenceUpdate",
+        UserTrait = "UserTrait",
+        RelationshipUpdate = "RelationshipUpdate",
+        Finding = "Finding",
+        Insight = "Insight",
+        FactLearned = "FactLearned",
+        PatternDetected = "PatternDetected",
+        Hypothesis = "Hypothesis",
+        Mistake = "Mistake",
+        Correction = "Correction",
+        AssumptionInvalidated = "AssumptionInvalidated",
+        Constraint = "Constraint",
+        Plan = "Plan",
+        Subgoal = "Subgoal",
+        Decision = "Decision",
+        StrategyShift = "StrategyShift",
+        Wonder = "Wonder",
+        Question = "Question",
+        Idea = "Idea",
+        Experiment = "Experiment",
+        ActionTaken = "ActionTaken",
+        TaskComplete = "TaskComplete",
+        Checkpoint = "Checkpoint",
+        StateSnapshot = "StateSnapshot",
+        Handoff = "Handoff",
+        Summary = "Summary",
+        Surprise = "Surprise",
+        LessonLearned = "LessonLearned",
+    }
 }
 
-macro_rules! named_enum {
-    ($(#[$meta:meta])* $name:ident, $kind:literal, [$($variant:ident),+ $(,)?]) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum $name { $($variant),+ }
+named_enum! {
+    /// The operational role of a thought (8 values).
+    pub enum ThoughtRole("role", Exact) {
+        Memory = "Memory",
+        WorkingMemory = "WorkingMemory",
+        Summary = "Summary",
+        Compression = "Compression",
+        Checkpoint = "Checkpoint",
+        Handoff = "Handoff",
+        Audit = "Audit",
+        Retrospective = "Retrospective",
+    }
+}
 
+named_enum! {
+    /// The kind of a typed relation from one thought to another.
+    pub enum RelationKind("relation kind", Exact) {
+        References = "References",
+        Summarizes = "Summarizes",
+        Corrects = "Corrects",
+        Invalidates = "Invalidates",
+        CausedBy = "CausedBy",
+        Supports = "Supports",
+        Contradicts = "Contradicts",
+        DerivedFrom = "DerivedFrom",
+        ContinuesFrom = "ContinuesFrom",
+        BranchesFrom = "BranchesFrom",
+        RelatedTo = "RelatedTo",
+        Supersedes = "Supersedes",
+    }
+}
+
+/// The canonical encoding's numeric code of each thought enum: its position
+/// in `ALL`, which is the spec's order and never changes.
+macro_rules! canonical_code {
+    ($($name:ident),+) => {$(
         impl $name {
-            /// Every value, in the order of the spec.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The wire name, e.g. `"FactLearned"`.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => stringify!($variant)),+ }
-            }
-
             /// Stable numeric code used by the canonical encoding (position in `ALL`).
             pub fn code(self) -> u8 {
                 Self::ALL.iter().position(|v| *v == self).expect("listed") as u8
@@ -44,46 +89,9 @@ macro_rules! named_enum {
                 Self::ALL.get(code as usize).copied()
             }
         }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
-        }
-
-        impl FromStr for $name {
-            type Err = UnknownName;
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                Self::ALL.iter().copied().find(|v| v.as_str() == s).ok_or_else(|| UnknownName {
-                    kind: $kind,
-                    given: s.chars().take(64).collect(),
-                    expected: Self::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", "),
-                })
-            }
-        }
-    };
+    )+};
 }
-
-named_enum!(
-    /// The semantic kind of a thought (28 values, as the spec lists them).
-    ThoughtType, "thought_type",
-    [PreferenceUpdate, UserTrait, RelationshipUpdate, Finding, Insight, FactLearned,
-     PatternDetected, Hypothesis, Mistake, Correction, AssumptionInvalidated, Constraint,
-     Plan, Subgoal, Decision, StrategyShift, Wonder, Question, Idea, Experiment,
-     ActionTaken, TaskComplete, Checkpoint, StateSnapshot, Handoff, Summary, Surprise,
-     LessonLearned]
-);
-
-named_enum!(
-    /// The operational role of a thought (8 values).
-    ThoughtRole, "role",
-    [Memory, WorkingMemory, Summary, Compression, Checkpoint, Handoff, Audit, Retrospective]
-);
-
-named_enum!(
-    /// The kind of a typed relation from one thought to another.
-    RelationKind, "relation kind",
-    [References, Summarizes, Corrects, Invalidates, CausedBy, Supports, Contradicts,
-     DerivedFrom, ContinuesFrom, BranchesFrom, RelatedTo, Supersedes]
-);
+canonical_code!(ThoughtType, ThoughtRole, RelationKind);
 
 impl RelationKind {
     /// Relations that retire their target from default ranked retrieval.

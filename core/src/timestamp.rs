@@ -10,11 +10,21 @@ pub fn format_rfc3339_millis(millis: i64) -> String {
     }
 }
 
+/// A timestamp that is not RFC 3339.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid RFC 3339 timestamp '{given}': {reason} (example: 2026-11-22T09:30:00Z)")]
+pub struct TimestampError {
+    /// The rejected input, cut to 64 characters.
+    pub given: String,
+    /// What the parser found wrong.
+    pub reason: chrono::ParseError,
+}
+
 /// Parses any RFC 3339 timestamp (any offset) to epoch milliseconds (UTC).
-pub fn parse_rfc3339_millis(s: &str) -> Result<i64, String> {
+pub fn parse_rfc3339_millis(s: &str) -> Result<i64, TimestampError> {
     DateTime::parse_from_rfc3339(s.trim())
         .map(|dt| dt.timestamp_millis())
-        .map_err(|e| format!("invalid RFC 3339 timestamp '{}': {e} (example: 2026-11-22T09:30:00Z)", s.chars().take(64).collect::<String>()))
+        .map_err(|reason| TimestampError { given: crate::text::truncate_chars(s, 64).to_string(), reason })
 }
 
 #[cfg(test)]
@@ -27,6 +37,6 @@ mod tests {
         assert_eq!(s, "2026-11-18T11:06:40.123Z");
         assert_eq!(parse_rfc3339_millis(&s).unwrap(), 1_795_000_000_123);
         assert_eq!(parse_rfc3339_millis("2026-11-18T12:06:40.123+01:00").unwrap(), 1_795_000_000_123);
-        assert!(parse_rfc3339_millis("yesterday").unwrap_err().contains("invalid RFC 3339"));
+        assert!(parse_rfc3339_millis("yesterday").unwrap_err().to_string().starts_with("invalid RFC 3339 timestamp 'yesterday': "));
     }
 }

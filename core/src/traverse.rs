@@ -13,32 +13,36 @@
 //! it in walking order; pass it with the opposite direction to page back.
 
 use crate::chain::Chain;
+use crate::named_enum::named_enum;
 use crate::query::ThoughtFilter;
 use crate::thought::Thought;
 use serde::Serialize;
 
-/// Walking direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Forward,
-    Backward,
+named_enum! {
+    /// Walking direction (`forward` or `backward`, case-insensitive).
+    pub enum Direction("direction", IgnoreCase) {
+        /// Towards the head.
+        Forward = "forward",
+        /// Towards genesis.
+        Backward = "backward",
+    }
 }
 
-impl Direction {
-    /// Parses `forward` / `backward`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "forward" => Ok(Direction::Forward),
-            "backward" => Ok(Direction::Backward),
-            _ => Err(format!("unknown direction '{}'; expected one of: forward, backward", s.chars().take(64).collect::<String>())),
-        }
+named_enum! {
+    /// A logical starting point of a walk (`anchor_boundary`).
+    pub enum AnchorBoundary("anchor_boundary", IgnoreCase) {
+        /// The first thought.
+        Genesis = "genesis",
+        /// The newest thought.
+        Head = "head",
     }
+}
 
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Forward => "forward",
-            Direction::Backward => "backward",
+impl From<AnchorBoundary> for Anchor {
+    fn from(b: AnchorBoundary) -> Anchor {
+        match b {
+            AnchorBoundary::Genesis => Anchor::Genesis,
+            AnchorBoundary::Head => Anchor::Head,
         }
     }
 }
@@ -164,7 +168,7 @@ mod tests {
     #[test]
     fn chunks_count_matching_thoughts_only() {
         let c = chain(7);
-        let args = crate::query::FilterArgs { thought_types: Some(vec!["Plan".into()]), ..Default::default() };
+        let args = crate::query::FilterArgs { thought_types: Some(vec![crate::thought::ThoughtType::Plan]), ..Default::default() };
         let f = ThoughtFilter::compile(&args, None, Some(&c)).unwrap();
         let p = traverse(&c, Some(Anchor::Head), Direction::Backward, false, 2, &f);
         assert_eq!(indices(&p), vec![6, 4]);

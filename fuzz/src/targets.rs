@@ -89,10 +89,10 @@ pub fn skills_log_decode(data: &[u8]) {
 pub fn skill_document(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = document::first_h1(&text);
-    for format in SkillFormat::ALL {
+    for &format in SkillFormat::ALL {
         let Ok(doc) = document::parse(format, &text, Some("fallback")) else { continue };
         let _ = document::check_limits(&doc);
-        for out in SkillFormat::ALL {
+        for &out in SkillFormat::ALL {
             let rendered = document::render(out, &doc);
             let back = document::parse(out, &rendered, Some("fallback")).unwrap_or_else(|e| panic!("{format:?} -> {out:?} render does not parse back: {e}\n{rendered}"));
             assert_eq!(back, doc, "{format:?} -> {out:?} round trip\n{rendered}");

@@ -158,7 +158,7 @@ pub async fn call_tool(db: Arc<MentisDb>, tool: &'static str, args: Value) -> Re
     let micros = started.elapsed().as_micros() as u64;
     match &result {
         Ok(_) => tracing::info!(target: "mentisdb::interaction", tool, micros, "ok"),
-        Err(e) => tracing::info!(target: "mentisdb::interaction", tool, micros, kind = e.kind(), error = %e, "error"),
+        Err(e) => tracing::info!(target: "mentisdb::interaction", tool, micros, kind = e.kind().as_str(), error = %e, "error"),
     }
     result
 }

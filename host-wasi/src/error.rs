@@ -1,11 +1,12 @@
 //! The one place a [`ToolError`] becomes the WIT `error` record.
 //!
-//! The record carries the dispatcher's stable code (`kind()`), its WIT enum
-//! counterpart, and the error's `Display` text, which is exactly the message
-//! the daemon returns over MCP and REST. Nothing is ever turned into a trap.
+//! The record carries the dispatcher's stable code (`kind()`'s name), its WIT
+//! enum counterpart, and the error's `Display` text, which is exactly the
+//! message the daemon returns over MCP and REST. Nothing is ever turned into
+//! a trap.
 
 use crate::wit::{Error, ErrorKind};
-use mentisdb_core::ToolError;
+use mentisdb_core::{ErrorKind as CoreKind, ToolError};
 
 /// Code of [`internal`] errors: a tool result that did not have the shape a
 /// typed export expects (a bug in this crate, reported instead of trapping).
@@ -13,8 +14,8 @@ pub const INTERNAL: &str = "internal";
 
 /// Maps a dispatcher error to the WIT record.
 pub fn to_wit(e: &ToolError) -> Error {
-    let code = e.kind();
-    Error { kind: kind_of(code), code: code.to_string(), message: e.to_string() }
+    let kind = e.kind();
+    Error { kind: wit_kind(kind), code: kind.as_str().to_string(), message: e.to_string() }
 }
 
 /// An error raised by this crate's glue rather than the engine.
@@ -22,18 +23,17 @@ pub fn internal(message: impl Into<String>) -> Error {
     Error { kind: ErrorKind::Internal, code: INTERNAL.to_string(), message: message.into() }
 }
 
-/// The WIT enum for a stable code; codes added to the core later map to
-/// `other` (the `code` field still carries them).
-fn kind_of(code: &str) -> ErrorKind {
-    match code {
-        "unknown_tool" => ErrorKind::UnknownTool,
-        "invalid_arguments" => ErrorKind::InvalidArguments,
-        "not_found" => ErrorKind::NotFound,
-        "append_rejected" => ErrorKind::AppendRejected,
-        "chain_refused" => ErrorKind::ChainRefused,
-        "storage" => ErrorKind::Storage,
-        "skill_rejected" => ErrorKind::SkillRejected,
-        INTERNAL => ErrorKind::Internal,
-        _ => ErrorKind::Other,
+/// The WIT enum for the core's kind. The match is exhaustive, so a kind
+/// added to the core must be given its WIT case here (or `other`, with the
+/// `code` field still carrying its name).
+fn wit_kind(kind: CoreKind) -> ErrorKind {
+    match kind {
+        CoreKind::UnknownTool => ErrorKind::UnknownTool,
+        CoreKind::InvalidArguments => ErrorKind::InvalidArguments,
+        CoreKind::NotFound => ErrorKind::NotFound,
+        CoreKind::AppendRejected => ErrorKind::AppendRejected,
+        CoreKind::ChainRefused => ErrorKind::ChainRefused,
+        CoreKind::Storage => ErrorKind::Storage,
+        CoreKind::SkillRejected => ErrorKind::SkillRejected,
     }
 }

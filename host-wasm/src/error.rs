@@ -6,14 +6,14 @@
 //! browser itself (IndexedDB, `crypto`) become `Error`s whose message names
 //! what was being done and what the browser said.
 
-use mentisdb_core::{StorageError, ToolError};
+use mentisdb_core::{ErrorKind, StorageError, ToolError};
 use wasm_bindgen::{JsCast, JsValue};
 
-/// A JS `Error` with `message` and a `kind` property.
-fn error_with_kind(message: &str, kind: &str) -> JsValue {
+/// A JS `Error` with `message` and a `kind` property (the kind's stable name).
+fn error_with_kind(message: &str, kind: ErrorKind) -> JsValue {
     let err = js_sys::Error::new(message);
     // Setting a property on a fresh Error object cannot fail.
-    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("kind"), &JsValue::from_str(kind));
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("kind"), &JsValue::from_str(kind.as_str()));
     err.into()
 }
 
@@ -24,16 +24,16 @@ pub(crate) fn tool_error(e: &ToolError) -> JsValue {
 
 /// A storage error raised outside a tool call (open, import, export).
 pub(crate) fn storage_error(e: &StorageError) -> JsValue {
-    error_with_kind(&e.to_string(), "storage")
+    error_with_kind(&e.to_string(), ErrorKind::Storage)
 }
 
 /// A usage error of the JS API itself (closed handle, bad argument type).
 pub(crate) fn usage_error(message: &str) -> JsValue {
-    error_with_kind(message, "invalid_arguments")
+    error_with_kind(message, ErrorKind::InvalidArguments)
 }
 
 /// A refused import or export, with the core's kind for it.
-pub(crate) fn refused(message: &str, kind: &str) -> JsValue {
+pub(crate) fn refused(message: &str, kind: ErrorKind) -> JsValue {
     error_with_kind(message, kind)
 }
 
@@ -53,5 +53,5 @@ pub(crate) fn describe_js(value: &JsValue) -> String {
 
 /// A browser failure while doing `what`.
 pub(crate) fn browser_error(what: &str, cause: &JsValue) -> JsValue {
-    error_with_kind(&format!("{what}: {}", describe_js(cause)), "storage")
+    error_with_kind(&format!("{what}: {}", describe_js(cause)), ErrorKind::Storage)
 }

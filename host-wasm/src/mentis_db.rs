@@ -133,7 +133,7 @@ impl MentisDbHandle {
         let mut config = DbConfig::default();
         if let Some(key) = options.get("defaultChainKey") {
             let key = key.as_str().ok_or_else(|| usage_error("options.defaultChainKey must be a string"))?;
-            mentisdb_core::limits::check_key("defaultChainKey", key).map_err(|m| usage_error(&m))?;
+            mentisdb_core::limits::check_key("defaultChainKey", key).map_err(|e| usage_error(&e.to_string()))?;
             config.default_chain_key = key.to_string();
         }
         let crypto = global_crypto().map_err(|m| usage_error(&m))?;
@@ -141,7 +141,7 @@ impl MentisDbHandle {
 
         let idb_database = idb::open(&database).await?;
         let segments = idb::load(&idb_database).await?;
-        let image = Arc::new(ImageStorage::from_segments(&database, segments).map_err(|e| error::refused(&e.0, "storage"))?);
+        let image = Arc::new(ImageStorage::from_segments(&database, segments).map_err(|e| error::refused(&e.0, mentisdb_core::ErrorKind::Storage))?);
         let (engine, report) = open_engine(&image, &config)?;
         let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: report_json(&report) });
         // Torn tails cut and segments compacted at open are made durable first.
@@ -305,7 +305,7 @@ impl MentisDbHandle {
 
 impl MentisDbHandle {
     fn import_now(&self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        let decoded = record::decode_chain(bytes).map_err(|e| error::refused(&format!("cannot import: {e}"), "invalid_arguments"))?;
+        let decoded = record::decode_chain(bytes).map_err(|e| error::refused(&format!("cannot import: {e}"), mentisdb_core::ErrorKind::InvalidArguments))?;
         let key = decoded.chain_key.clone();
         let object = naming::chain_object(&key, decoded.format);
         // Verify on a scratch engine holding only this chain, as the daemon
@@ -314,9 +314,9 @@ impl MentisDbHandle {
         scratch.write_atomic(&object, bytes).map_err(|e| error::storage_error(&e))?;
         let (_, report) = Engine::open(scratch.clone(), Arc::new(DateClock), Arc::new(CryptoIds), self.inner.config.clone()).map_err(|e| error::storage_error(&e))?;
         if let Some((_, reason)) = report.refused.first() {
-            return Err(error::refused(&format!("cannot import chain '{key}': {reason}"), "chain_refused"));
+            return Err(error::refused(&format!("cannot import chain '{key}': {reason}"), mentisdb_core::ErrorKind::ChainRefused));
         }
-        let opened = report.chains.first().ok_or_else(|| error::refused(&format!("cannot import chain '{key}': it did not open"), "chain_refused"))?;
+        let opened = report.chains.first().ok_or_else(|| error::refused(&format!("cannot import chain '{key}': it did not open"), mentisdb_core::ErrorKind::ChainRefused))?;
         let verified = scratch.read(&object).map_err(|e| error::storage_error(&e))?.unwrap_or_default();
 
         let mut open = self.inner.open.borrow_mut();
@@ -325,7 +325,7 @@ impl MentisDbHandle {
             || engine.with_chain(&key, |_| ()).is_err()
             || [record::ChainFormat::Binary, record::ChainFormat::Jsonl].iter().any(|f| self.inner.image.read(&naming::chain_object(&key, *f)).ok().flatten().is_some());
         if taken {
-            return Err(error::refused(&format!("chain '{key}' already exists in database '{}'; import refuses to overwrite it", self.inner.name), "invalid_arguments"));
+            return Err(error::refused(&format!("chain '{key}' already exists in database '{}'; import refuses to overwrite it", self.inner.name), mentisdb_core::ErrorKind::InvalidArguments));
         }
         self.inner.image.write_atomic(&object, &verified).map_err(|e| error::storage_error(&e))?;
         // The engine learns about chains when it opens; reopen it over the

@@ -1,7 +1,7 @@
 //! Agent-registry tools: list, get, upsert, describe, alias, keys, disable.
 
 use super::{tool, ToolDef};
-use crate::agents::{AgentRecord, AgentStatus, AgentUpsert};
+use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
 use crate::db::MentisDb;
 use crate::dispatch::thought_tools::ChainArgs;
 use crate::error::{AgentError, ToolError};
@@ -38,7 +38,7 @@ pub struct UpsertArgs {
     pub agent_owner: Option<String>,
     pub description: Option<String>,
     /// `active` or `revoked`.
-    pub status: Option<String>,
+    pub status: Option<AgentStatus>,
 }
 
 /// Arguments of `mentisdb_set_agent_description`.
@@ -65,7 +65,7 @@ pub struct AddKeyArgs {
     pub agent_id: String,
     pub key_id: String,
     /// Currently `ed25519`.
-    pub algorithm: String,
+    pub algorithm: KeyAlgorithm,
     /// The 32 bytes of the Ed25519 public key.
     pub public_key_bytes: Vec<u8>,
 }
@@ -124,7 +124,7 @@ fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<Value, ToolError> {
             limits::check_label(field, v, max).map_err(|m| ToolError::invalid(TOOL, m))?;
         }
     }
-    let status = a.status.as_deref().map(AgentStatus::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?;
+    let status = a.status;
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let patch = AgentUpsert { display_name: a.display_name, agent_owner: a.agent_owner, description: a.description, status };
     let rec = db.edit_agents(&key, true, |reg, _| Ok(reg.upsert(&a.agent_id, patch).clone()))?;
@@ -153,7 +153,7 @@ fn add_key(db: &MentisDb, a: AddKeyArgs) -> Result<Value, ToolError> {
     const TOOL: &str = "mentisdb_add_agent_key";
     check(TOOL, "key_id", &a.key_id)?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let rec = db.edit_agents(&key, false, |reg, now| reg.add_key(&key, &a.agent_id, &a.key_id, &a.algorithm, a.public_key_bytes, now).cloned())?;
+    let rec = db.edit_agents(&key, false, |reg, now| reg.add_key(&key, &a.agent_id, &a.key_id, a.algorithm, a.public_key_bytes, now).cloned())?;
     Ok(agent_json(&key, &rec))
 }
 

@@ -13,11 +13,17 @@
 //! read-only never write or wait on storage, so a host may run them inline.
 
 mod agent_tools;
+mod graph_mode;
+mod locator;
 mod ranked_tools;
+mod skill_tools;
 mod thought_tools;
+
+pub use graph_mode::GraphMode;
 
 use crate::db::MentisDb;
 use crate::error::ToolError;
+use crate::text::{truncate_chars, MAX_ECHO_CHARS};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -94,7 +100,7 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
 
 /// Every tool family's table. A new family adds its table here.
 fn families() -> [&'static [ToolDef]; 4] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, crate::skills::tools::TOOLS, ranked_tools::TOOLS]
+    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS]
 }
 
 fn find(name: &str) -> Option<&'static ToolDef> {
@@ -152,7 +158,7 @@ impl MentisDb {
 
     /// [`MentisDb::call`], returning the result as the JSON text it was serialized to.
     pub fn call_raw(&self, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
-        let def = find(tool).ok_or_else(|| ToolError::UnknownTool(tool.chars().take(128).collect()))?;
+        let def = find(tool).ok_or_else(|| ToolError::UnknownTool(truncate_chars(tool, MAX_ECHO_CHARS).to_string()))?;
         (def.call)(self, args)
     }
 

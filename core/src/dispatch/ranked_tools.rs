@@ -1,6 +1,8 @@
 //! Ranked retrieval tools: ranked search, context bundles, and graph
 //! context resolution from one thought.
 
+use super::graph_mode::GraphMode;
+use super::locator::ThoughtLocator;
 use super::{tool, ToolDef};
 use crate::chain::Chain;
 use crate::db::MentisDb;
@@ -54,7 +56,7 @@ pub struct GraphArgs {
     /// Thoughts reached per seed, at most. Default 64 (ranked search) or 256 (bundles); clamped to 1..=10000.
     pub max_visited: Option<u64>,
     /// `both` (default), `outgoing`, `incoming`, or `off`.
-    pub mode: Option<String>,
+    pub mode: Option<GraphMode>,
 }
 
 /// Arguments of `mentisdb_ranked_search` and `mentisdb_context_bundles`.
@@ -87,24 +89,24 @@ pub struct ResolveContextArgs {
     /// Thoughts to reach at most; default 256, clamped to 1..=10000.
     pub max_visited: Option<u64>,
     /// `outgoing` (what the thought builds on), `incoming` (what builds on it) or `both` (default).
-    pub direction: Option<String>,
+    pub direction: Option<WalkDirection>,
 }
 
-fn graph_options(tool: &str, g: Option<&GraphArgs>, default_depth: u32, default_visited: usize) -> Result<GraphOptions, ToolError> {
+fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usize) -> GraphOptions {
     let mut o = GraphOptions { max_depth: default_depth, max_visited: default_visited, direction: WalkDirection::Both };
-    let Some(g) = g else { return Ok(o) };
+    let Some(g) = g else { return o };
     if let Some(d) = g.max_depth {
         o.max_depth = d.min(MAX_GRAPH_DEPTH);
     }
     if let Some(v) = g.max_visited {
         o.max_visited = (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1);
     }
-    match g.mode.as_deref().map(|m| m.trim().to_ascii_lowercase()) {
+    match g.mode.map(GraphMode::direction) {
         None => {}
-        Some(m) if m == "off" || m == "none" => o.max_depth = 0,
-        Some(m) => o.direction = WalkDirection::parse(&m).map_err(|e| ToolError::invalid(tool, format!("graph.mode: {e}, off")))?,
+        Some(None) => o.max_depth = 0,
+        Some(Some(direction)) => o.direction = direction,
     }
-    Ok(o)
+    o
 }
 
 /// Where a thought is, as the reference MentisDB's clients read it.
@@ -169,7 +171,7 @@ struct Prepared {
 fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize) -> Result<Prepared, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_RANKED_LIMIT);
-    let graph = graph_options(tool, a.graph.as_ref(), default_depth, default_visited)?;
+    let graph = graph_options(a.graph.as_ref(), default_depth, default_visited);
     let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
     let text = a.filter.text.as_deref().unwrap_or("").trim();
     let (query_vector, word_vectors) = match db.embedding_provider() {
@@ -233,28 +235,14 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, Too
 fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Value, ToolError> {
     const TOOL: &str = "mentisdb_resolve_context";
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let given = a.thought_id.is_some() as u8 + a.thought_hash.is_some() as u8 + a.thought_index.is_some() as u8;
-    if given != 1 {
-        return Err(ToolError::invalid(TOOL, format!("give exactly one of thought_id, thought_hash or thought_index (got {given})")));
-    }
-    let direction = a.direction.as_deref().map(WalkDirection::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?.unwrap_or(WalkDirection::Both);
+    let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
+    let direction = a.direction.unwrap_or(WalkDirection::Both);
     let max_depth = a.max_depth.unwrap_or(DEFAULT_CONTEXT_DEPTH).min(MAX_GRAPH_DEPTH);
     let max_visited = a.max_visited.map(|v| (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1)).unwrap_or(DEFAULT_CONTEXT_VISITED);
     db.with_chain(&key, |c| {
-        let origin = c.and_then(|c| match (&a.thought_id, &a.thought_hash, a.thought_index) {
-            (Some(id), _, _) => c.by_id(id),
-            (_, Some(h), _) => c.by_hash(h),
-            (_, _, Some(i)) => c.by_index(i),
-            _ => None,
-        });
+        let origin = c.and_then(|c| locator.find(c));
         let (Some(chain), Some(origin)) = (c, origin) else {
-            let what = match (&a.thought_id, &a.thought_hash, a.thought_index) {
-                (Some(id), _, _) => format!("id '{}'", id.chars().take(128).collect::<String>()),
-                (_, Some(h), _) => format!("hash '{}'", h.chars().take(128).collect::<String>()),
-                (_, _, Some(i)) => format!("index {i}"),
-                _ => unreachable!("exactly one locator"),
-            };
-            return Err(ToolError::NotFound(format!("no thought with {what} in chain '{key}'")));
+            return Err(locator.not_found(&key, c.map_or(0, Chain::len)));
         };
         let (reached, truncated) = walk(&chain.ranked_index(), &[origin.index as u32], direction, max_depth, max_visited, |_| true);
         Ok(json!({

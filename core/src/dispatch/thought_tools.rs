@@ -1,6 +1,7 @@
 //! Chain tools: bootstrap, append, retrospective, search, list chains,
 //! recent context, Markdown export, get, genesis, traverse, head.
 
+use super::locator::ThoughtLocator;
 use super::{raw, tool, NoArgs, ToolDef};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
@@ -10,7 +11,7 @@ use crate::query::{search, FilterArgs, ThoughtFilter, TimeWindow};
 use crate::record::ChainFormat;
 use crate::render;
 use crate::thought::{RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
-use crate::traverse::{traverse, Anchor, Direction};
+use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -52,34 +53,30 @@ pub struct BootstrapArgs {
     pub tags: Option<Vec<String>>,
     pub concepts: Option<Vec<String>>,
     /// `binary` (default) or `jsonl`; only used when the chain is created.
-    pub storage_adapter: Option<String>,
+    pub storage_adapter: Option<ChainFormat>,
 }
 
 /// A typed relation on append: the target by `target_id` or `target_index`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RelationArg {
-    /// One of References, Summarizes, Corrects, Invalidates, CausedBy, Supports, Contradicts, DerivedFrom, ContinuesFrom, BranchesFrom, RelatedTo, Supersedes.
-    pub kind: String,
+    /// What the relation means.
+    pub kind: RelationKind,
     pub target_id: Option<String>,
     pub target_index: Option<u64>,
     /// Set when the target lives in another chain (then `target_id` is required).
     pub chain_key: Option<String>,
 }
 
-/// Arguments of `mentisdb_append`.
+/// The fields every append tool takes, flattened into its arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AppendArgs {
+pub struct AppendFields {
     pub chain_key: Option<String>,
     /// Producer id; defaults to the chain key.
     pub agent_id: Option<String>,
     /// Display name; defaults to agent_id.
     pub agent_name: Option<String>,
     pub agent_owner: Option<String>,
-    /// One of the 28 thought types, e.g. Decision, Constraint, Mistake, LessonLearned.
-    pub thought_type: String,
     pub content: String,
-    /// One of Memory (default), WorkingMemory, Summary, Compression, Checkpoint, Handoff, Audit, Retrospective.
-    pub role: Option<String>,
     /// Clamped to 0.0..=1.0; default 0.5.
     pub importance: Option<f64>,
     /// Clamped to 0.0..=1.0.
@@ -100,26 +97,24 @@ pub struct AppendArgs {
     pub thought_signature: Option<Vec<u8>>,
 }
 
-/// Arguments of `mentisdb_append_retrospective`.
+/// Arguments of `mentisdb_append`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AppendArgs {
+    /// One of the 28 thought types, e.g. Decision, Constraint, Mistake, LessonLearned.
+    pub thought_type: ThoughtType,
+    /// Operational role; default Memory.
+    pub role: Option<ThoughtRole>,
+    #[serde(flatten)]
+    pub fields: AppendFields,
+}
+
+/// Arguments of `mentisdb_append_retrospective` (role Retrospective).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RetrospectiveArgs {
-    pub chain_key: Option<String>,
-    pub agent_id: Option<String>,
-    pub agent_name: Option<String>,
-    pub agent_owner: Option<String>,
     /// Defaults to LessonLearned.
-    pub thought_type: Option<String>,
-    pub content: String,
-    pub importance: Option<f64>,
-    pub confidence: Option<f64>,
-    pub tags: Option<Vec<String>>,
-    pub concepts: Option<Vec<String>>,
-    pub refs: Option<Vec<u64>>,
-    pub relations: Option<Vec<RelationArg>>,
-    pub session_id: Option<String>,
-    pub thought_id: Option<String>,
-    pub signing_key_id: Option<String>,
-    pub thought_signature: Option<Vec<u8>>,
+    pub thought_type: Option<ThoughtType>,
+    #[serde(flatten)]
+    pub fields: AppendFields,
 }
 
 /// Arguments of `mentisdb_search` and `mentisdb_memory_markdown`.
@@ -157,9 +152,9 @@ pub struct TraverseArgs {
     pub anchor_hash: Option<String>,
     pub anchor_index: Option<u64>,
     /// `genesis` or `head`.
-    pub anchor_boundary: Option<String>,
+    pub anchor_boundary: Option<AnchorBoundary>,
     /// `forward` (default) or `backward`.
-    pub direction: Option<String>,
+    pub direction: Option<Direction>,
     /// Include a concrete anchor thought itself; default false.
     pub include_anchor: Option<bool>,
     /// Matching thoughts per chunk; default 50, clamped to 1..=1000.
@@ -169,18 +164,10 @@ pub struct TraverseArgs {
     pub time_window: Option<TimeWindow>,
 }
 
-fn parse_type(tool: &str, s: &str) -> Result<ThoughtType, ToolError> {
-    s.parse().map_err(|e: crate::thought::UnknownName| ToolError::invalid(tool, e.to_string()))
-}
-
-fn relations(tool: &str, rels: Option<Vec<RelationArg>>) -> Result<Vec<RelationInput>, ToolError> {
-    rels.unwrap_or_default()
-        .into_iter()
-        .map(|r| {
-            let kind: RelationKind = r.kind.parse().map_err(|e: crate::thought::UnknownName| ToolError::invalid(tool, e.to_string()))?;
-            Ok(RelationInput { kind, target_id: r.target_id, target_index: r.target_index, chain_key: r.chain_key })
-        })
-        .collect()
+impl From<RelationArg> for RelationInput {
+    fn from(r: RelationArg) -> Self {
+        RelationInput { kind: r.kind, target_id: r.target_id, target_index: r.target_index, chain_key: r.chain_key }
+    }
 }
 
 fn thought_json(t: &Thought) -> Value {
@@ -192,9 +179,8 @@ fn head_hash(db: &MentisDb, key: &str) -> Result<Value, ToolError> {
 }
 
 fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<Value, ToolError> {
-    const TOOL: &str = "mentisdb_bootstrap";
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let format = a.storage_adapter.as_deref().map(ChainFormat::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?;
+    let format = a.storage_adapter;
     let agent_id = a.agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "system".to_string());
     let mut input = NewThought::new(&agent_id, ThoughtType::Summary, &a.content);
     input.role = ThoughtRole::Checkpoint;
@@ -208,10 +194,9 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<Value, ToolError> {
     Ok(json!({ "bootstrapped": written.is_some(), "thought_count": count, "head_hash": head }))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn append_common(db: &MentisDb, tool: &str, chain_key: Option<String>, agent_id: Option<String>, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
-    let key = db.resolve_key(chain_key.as_deref())?;
-    let agent_id = agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| key.clone());
+fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let agent_id = a.agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| key.clone());
     let mut input = NewThought::new(&agent_id, thought_type, &a.content);
     input.role = role;
     input.agent_name = a.agent_name;
@@ -221,7 +206,7 @@ fn append_common(db: &MentisDb, tool: &str, chain_key: Option<String>, agent_id:
     input.tags = a.tags.unwrap_or_default();
     input.concepts = a.concepts.unwrap_or_default();
     input.refs = a.refs.unwrap_or_default();
-    input.relations = relations(tool, a.relations)?;
+    input.relations = a.relations.unwrap_or_default().into_iter().map(RelationInput::from).collect();
     input.session_id = a.session_id;
     input.thought_id = a.thought_id;
     input.signing_key_id = a.signing_key_id;
@@ -238,70 +223,12 @@ struct AppendReply<'a> {
     head_hash: Value,
 }
 
-/// The append fields shared by append and retrospective.
-struct AppendFields {
-    agent_name: Option<String>,
-    agent_owner: Option<String>,
-    content: String,
-    importance: Option<f64>,
-    confidence: Option<f64>,
-    tags: Option<Vec<String>>,
-    concepts: Option<Vec<String>>,
-    refs: Option<Vec<u64>>,
-    relations: Option<Vec<RelationArg>>,
-    session_id: Option<String>,
-    thought_id: Option<String>,
-    signing_key_id: Option<String>,
-    thought_signature: Option<Vec<u8>>,
-}
-
 fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {
-    const TOOL: &str = "mentisdb_append";
-    let tt = parse_type(TOOL, &a.thought_type)?;
-    let role = match a.role.as_deref() {
-        Some(r) => r.parse().map_err(|e: crate::thought::UnknownName| ToolError::invalid(TOOL, e.to_string()))?,
-        None => ThoughtRole::Memory,
-    };
-    let fields = AppendFields {
-        agent_name: a.agent_name,
-        agent_owner: a.agent_owner,
-        content: a.content,
-        importance: a.importance,
-        confidence: a.confidence,
-        tags: a.tags,
-        concepts: a.concepts,
-        refs: a.refs,
-        relations: a.relations,
-        session_id: a.session_id,
-        thought_id: a.thought_id,
-        signing_key_id: a.signing_key_id,
-        thought_signature: a.thought_signature,
-    };
-    append_common(db, TOOL, a.chain_key, a.agent_id, tt, role, fields)
+    append_common(db, a.thought_type, a.role.unwrap_or(ThoughtRole::Memory), a.fields)
 }
 
 fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Box<RawValue>, ToolError> {
-    const TOOL: &str = "mentisdb_append_retrospective";
-    let tt = match a.thought_type.as_deref() {
-        Some(t) => parse_type(TOOL, t)?,
-        None => ThoughtType::LessonLearned,
-    };
-    let fields = AppendFields {
-        agent_name: a.agent_name,
-        agent_owner: a.agent_owner,
-        content: a.content,
-        importance: a.importance,
-        confidence: a.confidence,
-        tags: a.tags,
-        concepts: a.concepts,
-        refs: a.refs,
-        relations: a.relations,
-        session_id: a.session_id,
-        thought_id: a.thought_id,
-        signing_key_id: a.signing_key_id,
-        thought_signature: a.thought_signature,
-    };
-    append_common(db, TOOL, a.chain_key, a.agent_id, tt, ThoughtRole::Retrospective, fields)
+    append_common(db, a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)
 }
 
 fn clamp_limit(limit: Option<u64>) -> usize {
@@ -379,31 +306,11 @@ fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Value, ToolErro
 fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Value, ToolError> {
     const TOOL: &str = "mentisdb_get_thought";
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let given = a.thought_id.is_some() as u8 + a.thought_hash.is_some() as u8 + a.thought_index.is_some() as u8;
-    if given != 1 {
-        return Err(ToolError::invalid(TOOL, format!("give exactly one of thought_id, thought_hash or thought_index (got {given})")));
-    }
-    let found = db.with_chain(&key, |c| {
-        let c = c?;
-        match (&a.thought_id, &a.thought_hash, a.thought_index) {
-            (Some(id), _, _) => c.by_id(id),
-            (_, Some(h), _) => c.by_hash(h),
-            (_, _, Some(i)) => c.by_index(i),
-            _ => None,
-        }
-        .cloned()
-    })?;
+    let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
+    let (found, len) = db.with_chain(&key, |c| c.map(|c| (locator.find(c).cloned(), c.len())).unwrap_or((None, 0)))?;
     match found {
         Some(t) => Ok(json!({ "chain_key": key, "thought": thought_json(&t) })),
-        None => {
-            let what = match (&a.thought_id, &a.thought_hash, a.thought_index) {
-                (Some(id), _, _) => format!("id '{}'", id.chars().take(128).collect::<String>()),
-                (_, Some(h), _) => format!("hash '{}'", h.chars().take(128).collect::<String>()),
-                (_, _, Some(i)) => format!("index {i}"),
-                _ => unreachable!("exactly one locator"),
-            };
-            Err(ToolError::NotFound(format!("no thought with {what} in chain '{key}'")))
-        }
+        None => Err(locator.not_found(&key, len)),
     }
 }
 
@@ -435,10 +342,10 @@ fn head(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
 fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Value, ToolError> {
     const TOOL: &str = "mentisdb_traverse_thoughts";
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let direction = a.direction.as_deref().map(Direction::parse).transpose().map_err(|m| ToolError::invalid(TOOL, m))?.unwrap_or(Direction::Forward);
+    let direction = a.direction.unwrap_or(Direction::Forward);
     let include_anchor = a.include_anchor.unwrap_or(false);
     let chunk_size = a.chunk_size.map(|n| (n as usize).clamp(1, limits::MAX_CHUNK_SIZE)).unwrap_or(limits::DEFAULT_CHUNK_SIZE);
-    let locators = a.anchor_id.is_some() as u8 + a.anchor_hash.is_some() as u8 + a.anchor_index.is_some() as u8 + a.anchor_boundary.is_some() as u8;
+    let locators = ThoughtLocator::count(a.anchor_id.as_deref(), a.anchor_hash.as_deref(), a.anchor_index) + a.anchor_boundary.is_some() as u8;
     if locators > 1 {
         return Err(ToolError::invalid(TOOL, "give at most one of anchor_id, anchor_hash, anchor_index or anchor_boundary"));
     }
@@ -446,23 +353,10 @@ fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Value, ToolError> {
         let filter = ThoughtFilter::compile(&a.filter, a.time_window.as_ref(), c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let empty = crate::chain::Chain::new(&key, ChainFormat::Binary);
         let chain = c.unwrap_or(&empty);
-        let anchor = if let Some(b) = &a.anchor_boundary {
-            Some(match b.to_ascii_lowercase().as_str() {
-                "genesis" => Anchor::Genesis,
-                "head" => Anchor::Head,
-                other => return Err(ToolError::invalid(TOOL, format!("unknown anchor_boundary '{other}'; expected one of: genesis, head"))),
-            })
-        } else if let Some(id) = &a.anchor_id {
-            Some(Anchor::Thought(chain.by_id(id).ok_or_else(|| ToolError::NotFound(format!("no thought with id '{id}' in chain '{key}'")))?.index))
-        } else if let Some(h) = &a.anchor_hash {
-            Some(Anchor::Thought(chain.by_hash(h).ok_or_else(|| ToolError::NotFound(format!("no thought with hash '{h}' in chain '{key}'")))?.index))
-        } else if let Some(i) = a.anchor_index {
-            if chain.by_index(i).is_none() {
-                return Err(ToolError::NotFound(format!("no thought with index {i} in chain '{key}' ({} thoughts)", chain.len())));
-            }
-            Some(Anchor::Thought(i))
-        } else {
-            None
+        let anchor = match (a.anchor_boundary, ThoughtLocator::first(a.anchor_id.as_deref(), a.anchor_hash.as_deref(), a.anchor_index)) {
+            (Some(boundary), _) => Some(Anchor::from(boundary)),
+            (None, Some(locator)) => Some(Anchor::Thought(locator.find(chain).ok_or_else(|| locator.not_found(&key, chain.len()))?.index)),
+            (None, None) => None,
         };
         let page = traverse(chain, anchor, direction, include_anchor, chunk_size, &filter);
         Ok(json!({

@@ -11,23 +11,16 @@ use super::index::{Edge, EdgeKind, RankedIndex};
 use serde::Serialize;
 use std::collections::{HashSet, VecDeque};
 
-/// Which edges a walk follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WalkDirection {
-    Outgoing,
-    Incoming,
-    Both,
-}
-
-impl WalkDirection {
-    /// Parses `outgoing`, `incoming` or `both`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "outgoing" | "out" => Ok(WalkDirection::Outgoing),
-            "incoming" | "in" => Ok(WalkDirection::Incoming),
-            "both" => Ok(WalkDirection::Both),
-            _ => Err(format!("unknown direction '{}'; expected one of: outgoing, incoming, both", s.chars().take(64).collect::<String>())),
-        }
+crate::named_enum::named_enum! {
+    /// Which edges a walk follows (`outgoing`, `incoming` or `both`,
+    /// case-insensitive; `out` and `in` are accepted too).
+    pub enum WalkDirection("direction", IgnoreCase) {
+        /// A thought's own refs and relations: what it builds on.
+        Outgoing = "outgoing" (also "out"),
+        /// The thoughts that point at it: what builds on it.
+        Incoming = "incoming" (also "in"),
+        /// Both.
+        Both = "both",
     }
 }
 

@@ -1,5 +1,6 @@
 //! Who may write to the registry: the acting agent is looked up in the
-//! agent registry of the call's chain and must be active. When it has an
+//! agent registry of the call's chain and must be active
+//! ([`crate::MentisDb::skill_agent`]). When it has an
 //! active key, its upload must carry a valid Ed25519 signature over the exact
 //! UTF-8 bytes of the content, and its deprecation or revocation one over
 //! [`status_payload`].
@@ -7,19 +8,7 @@
 use super::error::SkillError;
 use super::registry::Actor;
 use crate::agents::{AgentRecord, AgentStatus};
-use crate::db::MentisDb;
-use crate::error::ToolError;
 use crate::signature::verify_detached;
-
-/// Resolves `agent_id` in chain `chain_key` to an active agent record.
-pub fn resolve_agent(db: &MentisDb, chain_key: &str, agent_id: &str) -> Result<AgentRecord, ToolError> {
-    let rec = db.with_chain(chain_key, |c| c.and_then(|c| c.agents().get(agent_id).cloned()))?;
-    let rec = rec.ok_or_else(|| SkillError::AgentNotRegistered { agent_id: agent_id.to_string(), chain_key: chain_key.to_string() })?;
-    if rec.status != AgentStatus::Active {
-        return Err(SkillError::AgentInactive { agent_id: agent_id.to_string(), chain_key: chain_key.to_string() }.into());
-    }
-    Ok(rec)
-}
 
 /// The acting agent as the registry records it.
 pub fn actor(rec: &AgentRecord) -> Actor {

@@ -9,12 +9,15 @@
 //! `schema_version`; other keys are ignored. Without a `name`, the first
 //! `# H1` outside fenced code blocks names the skill.
 
+pub use super::document_error::DocumentError;
 use super::model::{SkillDocument, SkillFormat, CURRENT_SCHEMA_VERSION};
+use crate::limits::LimitError;
+use crate::text::truncate_chars;
 use serde::Deserialize;
 
 /// Parses content in `format`. `fallback_name` (the caller's `skill_id`) names
 /// a skill whose content names none.
-pub fn parse(format: SkillFormat, content: &str, fallback_name: Option<&str>) -> Result<SkillDocument, String> {
+pub fn parse(format: SkillFormat, content: &str, fallback_name: Option<&str>) -> Result<SkillDocument, DocumentError> {
     let mut doc = match format {
         SkillFormat::Markdown => parse_markdown(content)?,
         SkillFormat::Json => parse_json(content)?,
@@ -22,11 +25,11 @@ pub fn parse(format: SkillFormat, content: &str, fallback_name: Option<&str>) ->
     if doc.name.trim().is_empty() {
         match fallback_name {
             Some(n) => doc.name = n.to_string(),
-            None => return Err("the skill has no name: add `name:` frontmatter or a `# Title` heading (Markdown), a \"name\" field (JSON), or pass skill_id".into()),
+            None => return Err(DocumentError::NoName),
         }
     }
     if doc.schema_version == 0 || doc.schema_version > CURRENT_SCHEMA_VERSION {
-        return Err(format!("unsupported schema_version {}; supported: 1..={CURRENT_SCHEMA_VERSION}", doc.schema_version));
+        return Err(DocumentError::UnsupportedSchemaVersion(doc.schema_version));
     }
     Ok(doc)
 }
@@ -40,7 +43,7 @@ pub fn render(format: SkillFormat, doc: &SkillDocument) -> String {
 }
 
 /// Parses Markdown with optional frontmatter.
-pub fn parse_markdown(content: &str) -> Result<SkillDocument, String> {
+pub fn parse_markdown(content: &str) -> Result<SkillDocument, DocumentError> {
     let (front, body) = split_frontmatter(content)?;
     let mut doc = SkillDocument {
         schema_version: CURRENT_SCHEMA_VERSION,
@@ -60,7 +63,7 @@ pub fn parse_markdown(content: &str) -> Result<SkillDocument, String> {
             "warnings" => doc.warnings = value.into_list(),
             "schema_version" => {
                 let v = value.into_scalar(&key)?;
-                doc.schema_version = v.trim().parse().map_err(|_| format!("frontmatter schema_version must be a positive integer, got '{}'", v.chars().take(32).collect::<String>()))?;
+                doc.schema_version = v.trim().parse().map_err(|_| DocumentError::SchemaVersionNotANumber(truncate_chars(&v, 32).to_string()))?;
             }
             _ => {}
         }
@@ -87,10 +90,8 @@ struct JsonDoc {
 
 /// Parses a JSON skill document. `body` is Markdown; a body without a `name`
 /// field is named by its first H1.
-pub fn parse_json(content: &str) -> Result<SkillDocument, String> {
-    let j: JsonDoc = serde_json::from_str(content).map_err(|e| {
-        format!("not a JSON skill document ({e}); expected an object with fields schema_version, name, description, tags, triggers, warnings, body")
-    })?;
+pub fn parse_json(content: &str) -> Result<SkillDocument, DocumentError> {
+    let j: JsonDoc = serde_json::from_str(content).map_err(|e| DocumentError::NotAJsonDocument(e.to_string()))?;
     let body = j.body.unwrap_or_default();
     let name = match j.name.filter(|n| !n.trim().is_empty()) {
         Some(n) => n,
@@ -130,18 +131,16 @@ pub fn render_json(doc: &SkillDocument) -> String {
     serde_json::to_string_pretty(doc).expect("document serializes")
 }
 
-/// Checks a parsed document's metadata against [`crate::limits`]: the field
-/// at fault and why.
-pub fn check_limits(doc: &SkillDocument) -> Result<(), (&'static str, String)> {
-    use crate::limits::{check_label, check_labels, MAX_DESCRIPTION_BYTES, MAX_LABEL_BYTES};
-    check_label("name", &doc.name, MAX_LABEL_BYTES).map_err(|m| ("name", m))?;
-    check_label("description", &doc.description, MAX_DESCRIPTION_BYTES).map_err(|m| ("description", m))?;
-    check_labels("tags", &doc.tags).map_err(|m| ("tags", m))?;
-    check_labels("triggers", &doc.triggers).map_err(|m| ("triggers", m))?;
-    if doc.warnings.len() > crate::limits::MAX_LIST_ITEMS {
-        return Err(("warnings", format!("has {} entries; the limit is {}", doc.warnings.len(), crate::limits::MAX_LIST_ITEMS)));
-    }
-    doc.warnings.iter().try_for_each(|w| check_label("warnings", w, MAX_DESCRIPTION_BYTES)).map_err(|m| ("warnings", m))
+/// Checks a parsed document's metadata against [`crate::limits`]; the error
+/// names the field at fault.
+pub fn check_limits(doc: &SkillDocument) -> Result<(), LimitError> {
+    use crate::limits::{check_count, check_label, check_labels, MAX_DESCRIPTION_BYTES, MAX_LABEL_BYTES};
+    check_label("name", &doc.name, MAX_LABEL_BYTES)?;
+    check_label("description", &doc.description, MAX_DESCRIPTION_BYTES)?;
+    check_labels("tags", &doc.tags)?;
+    check_labels("triggers", &doc.triggers)?;
+    check_count("warnings", doc.warnings.len())?;
+    doc.warnings.iter().try_for_each(|w| check_label("warnings", w, MAX_DESCRIPTION_BYTES))
 }
 
 /// A raw frontmatter value.
@@ -151,10 +150,10 @@ enum FrontValue {
 }
 
 impl FrontValue {
-    fn into_scalar(self, key: &str) -> Result<String, String> {
+    fn into_scalar(self, key: &str) -> Result<String, DocumentError> {
         match self {
             FrontValue::Scalar(s) => Ok(s),
-            FrontValue::List(_) => Err(format!("frontmatter {key} must be a single value, not a list")),
+            FrontValue::List(_) => Err(DocumentError::ListNotAllowed(key.to_string())),
         }
     }
 
@@ -175,7 +174,7 @@ const KNOWN_KEYS: &[&str] = &["name", "description", "tags", "triggers", "warnin
 type Split<'a> = (Vec<(String, FrontValue)>, &'a str);
 
 /// Splits off frontmatter: its `(key, value)` pairs and the body after it.
-fn split_frontmatter(content: &str) -> Result<Split<'_>, String> {
+fn split_frontmatter(content: &str) -> Result<Split<'_>, DocumentError> {
     let first_end = content.find('\n').map(|i| i + 1).unwrap_or(content.len());
     if content[..first_end].trim_end() != "---" {
         return Ok((Vec::new(), content));
@@ -197,7 +196,7 @@ fn split_frontmatter(content: &str) -> Result<Split<'_>, String> {
         pos = end;
     }
     let Some(body_start) = body_start else {
-        return Err("frontmatter starts with `---` on line 1 but is never closed by a `---` line".into());
+        return Err(DocumentError::UnclosedFrontmatter);
     };
     let mut pairs: Vec<(String, FrontValue)> = Vec::new();
     let mut i = 0;
@@ -214,10 +213,10 @@ fn split_frontmatter(content: &str) -> Result<Split<'_>, String> {
             if in_ignored_key {
                 continue;
             }
-            return Err(format!("frontmatter line {no}: unexpected indented line (expected `key: value`; name, description, tags, triggers, warnings and schema_version take a value or a list)"));
+            return Err(DocumentError::UnexpectedIndent(no));
         }
         let Some((key, raw)) = line.split_once(':') else {
-            return Err(format!("frontmatter line {no}: expected `key: value`"));
+            return Err(DocumentError::NotKeyValue(no));
         };
         let key = key.trim().to_ascii_lowercase();
         let raw = raw.trim();
@@ -258,13 +257,13 @@ fn split_frontmatter(content: &str) -> Result<Split<'_>, String> {
 
 /// A scalar: `"json-escaped"`, `'single ''quoted'''`, or plain text (an
 /// unquoted ` #` starts a comment).
-fn unquote(raw: &str, line: usize) -> Result<String, String> {
+fn unquote(raw: &str, line: usize) -> Result<String, DocumentError> {
     let raw = raw.trim();
     if raw.starts_with('"') {
-        return serde_json::from_str::<String>(raw).map_err(|e| format!("frontmatter line {line}: bad double-quoted string: {e}"));
+        return serde_json::from_str::<String>(raw).map_err(|e| DocumentError::BadDoubleQuoted { line, reason: e.to_string() });
     }
     if let Some(inner) = raw.strip_prefix('\'') {
-        let inner = inner.strip_suffix('\'').ok_or_else(|| format!("frontmatter line {line}: unterminated single-quoted string"))?;
+        let inner = inner.strip_suffix('\'').ok_or(DocumentError::UnterminatedSingleQuoted(line))?;
         return Ok(inner.replace("''", "'"));
     }
     let plain = match raw.find(" #") {
@@ -275,14 +274,14 @@ fn unquote(raw: &str, line: usize) -> Result<String, String> {
 }
 
 /// `[a, "b, c", 'd']`.
-fn parse_flow_list(raw: &str, line: usize) -> Result<Vec<String>, String> {
+fn parse_flow_list(raw: &str, line: usize) -> Result<Vec<String>, DocumentError> {
     if let Ok(v) = serde_json::from_str::<Vec<String>>(raw) {
         return Ok(v);
     }
     let inner = raw
         .strip_prefix('[')
         .and_then(|r| r.trim_end().strip_suffix(']'))
-        .ok_or_else(|| format!("frontmatter line {line}: a list must end with `]` on the same line"))?;
+        .ok_or(DocumentError::UnclosedList(line))?;
     let mut items = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
@@ -384,7 +383,7 @@ mod tests {
         let d = parse_markdown(md).unwrap();
         assert_eq!(d.name, "Nested");
         assert_eq!(d.tags, vec!["x"]);
-        assert!(parse_markdown("---\nname:\n  first: x\n---\n").unwrap_err().contains("line 3"));
+        assert!(parse_markdown("---\nname:\n  first: x\n---\n").unwrap_err().to_string().contains("line 3"));
     }
 
     #[test]
@@ -400,7 +399,7 @@ mod tests {
         let md = "intro\n```\n# not this\n```\n~~~~\n# nor this\n~~~\n~~~~\n    # indented code\n## H2\n# The Title #\n";
         assert_eq!(parse_markdown(md).unwrap().name, "The Title");
         assert_eq!(parse_markdown("```\n# only in code\n```\n").unwrap().name, "");
-        assert!(parse(SkillFormat::Markdown, "no title", None).unwrap_err().contains("no name"));
+        assert!(parse(SkillFormat::Markdown, "no title", None).unwrap_err().to_string().contains("no name"));
         assert_eq!(parse(SkillFormat::Markdown, "no title", Some("given-id")).unwrap().name, "given-id");
     }
 
@@ -408,15 +407,15 @@ mod tests {
     fn no_frontmatter_keeps_whole_body() {
         let d = parse_markdown("# T\n---\nnot frontmatter\n").unwrap();
         assert_eq!(d.body, "# T\n---\nnot frontmatter\n");
-        assert!(parse_markdown("---\nname: x\n").unwrap_err().contains("never closed"));
-        assert!(parse_markdown("---\njust text\n---\n").unwrap_err().contains("line 2"));
+        assert!(parse_markdown("---\nname: x\n").unwrap_err().to_string().contains("never closed"));
+        assert!(parse_markdown("---\njust text\n---\n").unwrap_err().to_string().contains("line 2"));
     }
 
     #[test]
     fn bad_schema_version_is_refused() {
-        assert!(parse(SkillFormat::Markdown, "---\nschema_version: 9\n---\n# T\n", None).unwrap_err().contains("unsupported schema_version 9"));
-        assert!(parse(SkillFormat::Markdown, "---\nschema_version: one\n---\n# T\n", None).unwrap_err().contains("positive integer"));
-        assert!(parse(SkillFormat::Json, "{\"name\":\"x\",\"schema_version\":0}", None).unwrap_err().contains("unsupported"));
+        assert!(parse(SkillFormat::Markdown, "---\nschema_version: 9\n---\n# T\n", None).unwrap_err().to_string().contains("unsupported schema_version 9"));
+        assert!(parse(SkillFormat::Markdown, "---\nschema_version: one\n---\n# T\n", None).unwrap_err().to_string().contains("positive integer"));
+        assert!(parse(SkillFormat::Json, "{\"name\":\"x\",\"schema_version\":0}", None).unwrap_err().to_string().contains("unsupported"));
     }
 
     #[test]
@@ -424,7 +423,7 @@ mod tests {
         let d = parse_json("{\"body\":\"# From Body\\ntext\",\"tags\":[\"a\"]}").unwrap();
         assert_eq!(d.name, "From Body");
         assert_eq!(d.tags, vec!["a"]);
-        assert!(parse_json("{\"nmae\":\"typo\"}").unwrap_err().contains("expected an object with fields"));
+        assert!(parse_json("{\"nmae\":\"typo\"}").unwrap_err().to_string().contains("expected an object with fields"));
         assert!(parse_json("[1]").is_err());
     }
 
@@ -439,7 +438,7 @@ mod tests {
             body in "(\\PC|\n|\r){0,200}",
         ) {
             let d = SkillDocument { schema_version: 1, name, description, tags, triggers, warnings, body };
-            for f in SkillFormat::ALL {
+            for &f in SkillFormat::ALL {
                 let text = render(f, &d);
                 proptest::prop_assert_eq!(&parse(f, &text, None).unwrap(), &d);
             }
@@ -459,7 +458,7 @@ mod tests {
     #[test]
     fn conversions_round_trip() {
         let d = doc();
-        for f in SkillFormat::ALL {
+        for &f in SkillFormat::ALL {
             let text = render(f, &d);
             assert_eq!(parse(f, &text, None).unwrap(), d, "{f:?}:\n{text}");
         }

@@ -1,5 +1,6 @@
 //! Why a skill-registry operation failed.
 
+use crate::error_kind::ErrorKind;
 use crate::storage::StorageError;
 
 /// Why a skill-registry operation failed. Nothing was stored.
@@ -7,8 +8,8 @@ use crate::storage::StorageError;
 #[non_exhaustive]
 pub enum SkillError {
     /// The content does not parse in its format.
-    #[error("invalid {format} skill content: {message}")]
-    InvalidContent { format: &'static str, message: String },
+    #[error("invalid {format} skill content: {error}")]
+    InvalidContent { format: &'static str, error: super::document::DocumentError },
     /// An argument failed validation.
     #[error("invalid {field}: {message}")]
     InvalidField { field: &'static str, message: String },
@@ -50,16 +51,16 @@ pub enum SkillError {
 impl SkillError {
     /// A stable, machine-readable kind: `invalid_arguments`, `not_found`,
     /// `skill_rejected` (permission, signature or lifecycle) or `storage`.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            SkillError::InvalidContent { .. } | SkillError::InvalidField { .. } | SkillError::MissingField { .. } => "invalid_arguments",
-            SkillError::NotFound { .. } | SkillError::VersionNotFound { .. } | SkillError::AgentNotRegistered { .. } => "not_found",
+            SkillError::InvalidContent { .. } | SkillError::InvalidField { .. } | SkillError::MissingField { .. } => ErrorKind::InvalidArguments,
+            SkillError::NotFound { .. } | SkillError::VersionNotFound { .. } | SkillError::AgentNotRegistered { .. } => ErrorKind::NotFound,
             SkillError::AgentInactive { .. }
             | SkillError::SignatureRequired { .. }
             | SkillError::SignatureInvalid { .. }
             | SkillError::NotOwner { .. }
-            | SkillError::Revoked { .. } => "skill_rejected",
-            SkillError::ReadOnly(_) | SkillError::Storage(_) => "storage",
+            | SkillError::Revoked { .. } => ErrorKind::SkillRejected,
+            SkillError::ReadOnly(_) | SkillError::Storage(_) => ErrorKind::Storage,
         }
     }
 }

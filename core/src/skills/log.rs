@@ -24,7 +24,7 @@
 
 use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
 use super::model::{SkillFormat, SkillStatus};
-use crate::canonical::{Decoder, Encoder};
+use crate::canonical::{DecodeError, Decoder, Encoder};
 
 /// Magic at the start of the log object.
 pub const LOG_MAGIC: &[u8; 8] = b"MDBSKILL";
@@ -99,37 +99,37 @@ impl SkillEvent {
         out
     }
 
-    fn decode(payload: &[u8]) -> Result<Self, String> {
+    fn decode(payload: &[u8]) -> Result<Self, EventDecodeError> {
         let mut d = Decoder::new(payload);
-        let kind = d.u8().map_err(|e| e.to_string())?;
-        let version = d.u32().map_err(|e| e.to_string())?;
+        let kind = d.u8()?;
+        let version = d.u32()?;
         if version != EVENT_VERSION {
-            return Err(format!("unsupported skill event version {version}"));
+            return Err(EventDecodeError::Version(version));
         }
         let ev = match kind {
             1 => SkillEvent::Upload {
-                skill_id: d.str().map_err(|e| e.to_string())?,
-                version_id: d.str().map_err(|e| e.to_string())?,
-                uploaded_at_millis: d.u64().map_err(|e| e.to_string())? as i64,
-                agent_id: d.str().map_err(|e| e.to_string())?,
-                agent_name: d.str().map_err(|e| e.to_string())?,
-                agent_owner: d.opt_str().map_err(|e| e.to_string())?,
-                source_format: SkillFormat::from_code(d.u8().map_err(|e| e.to_string())?).ok_or("unknown source format code")?,
-                content: d.str().map_err(|e| e.to_string())?,
+                skill_id: d.str()?,
+                version_id: d.str()?,
+                uploaded_at_millis: d.u64()? as i64,
+                agent_id: d.str()?,
+                agent_name: d.str()?,
+                agent_owner: d.opt_str()?,
+                source_format: SkillFormat::from_code(d.u8()?).ok_or(EventDecodeError::FormatCode)?,
+                content: d.str()?,
                 signature: decode_signature(&mut d)?,
             },
             2 => SkillEvent::Status {
-                skill_id: d.str().map_err(|e| e.to_string())?,
-                status: SkillStatus::from_code(d.u8().map_err(|e| e.to_string())?).ok_or("unknown status code")?,
-                reason: d.opt_str().map_err(|e| e.to_string())?,
-                changed_at_millis: d.u64().map_err(|e| e.to_string())? as i64,
-                agent_id: d.str().map_err(|e| e.to_string())?,
+                skill_id: d.str()?,
+                status: SkillStatus::from_code(d.u8()?).ok_or(EventDecodeError::StatusCode)?,
+                reason: d.opt_str()?,
+                changed_at_millis: d.u64()? as i64,
+                agent_id: d.str()?,
                 signature: decode_signature(&mut d)?,
             },
-            k => return Err(format!("unknown skill event kind {k}")),
+            k => return Err(EventDecodeError::Kind(k)),
         };
         if !d.rest().is_empty() {
-            return Err("trailing bytes after a skill event".into());
+            return Err(EventDecodeError::TrailingBytes);
         }
         Ok(ev)
     }
@@ -146,12 +146,38 @@ fn encode_signature(e: &mut Encoder, signature: &Option<(String, Vec<u8>)>) {
     }
 }
 
-fn decode_signature(d: &mut Decoder<'_>) -> Result<Option<(String, Vec<u8>)>, String> {
-    match d.u8().map_err(|e| e.to_string())? {
+fn decode_signature(d: &mut Decoder<'_>) -> Result<Option<(String, Vec<u8>)>, EventDecodeError> {
+    match d.u8()? {
         0 => Ok(None),
-        1 => Ok(Some((d.str().map_err(|e| e.to_string())?, d.bytes().map_err(|e| e.to_string())?.to_vec()))),
-        f => Err(format!("bad signature flag {f}")),
+        1 => Ok(Some((d.str()?, d.bytes()?.to_vec()))),
+        f => Err(EventDecodeError::SignatureFlag(f)),
     }
+}
+
+/// Why one framed skill event does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventDecodeError {
+    /// A field is cut short or malformed.
+    #[error(transparent)]
+    Malformed(#[from] DecodeError),
+    /// The event was written by a newer registry version.
+    #[error("unsupported skill event version {0}")]
+    Version(u32),
+    /// Neither an upload nor a status change.
+    #[error("unknown skill event kind {0}")]
+    Kind(u8),
+    /// An upload's source format code is unknown.
+    #[error("unknown source format code")]
+    FormatCode,
+    /// A status change's status code is unknown.
+    #[error("unknown status code")]
+    StatusCode,
+    /// The signature presence flag is neither 0 nor 1.
+    #[error("bad signature flag {0}")]
+    SignatureFlag(u8),
+    /// Bytes follow the event inside its frame.
+    #[error("trailing bytes after a skill event")]
+    TrailingBytes,
 }
 
 /// A decoded log.

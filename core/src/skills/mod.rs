@@ -19,10 +19,13 @@
 //! parsing and conversion), [`safety`] (read warnings and the content scan),
 //! [`log`] (event encoding), [`registry`] (in-memory index and write rules),
 //! [`store`] (persistence), [`search`], [`authority`] (agent and signature
-//! checks), [`tools`] (the nine MCP tools).
+//! checks), `access` (the [`crate::MentisDb`] methods the nine skill tools of
+//! `crate::dispatch` call).
 
+mod access;
 pub mod authority;
 pub mod document;
+mod document_error;
 mod error;
 pub mod log;
 pub mod model;
@@ -30,7 +33,6 @@ pub mod registry;
 pub mod safety;
 pub mod search;
 pub mod store;
-pub mod tools;
 
 pub use error::SkillError;
 pub use model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion};

@@ -1,6 +1,7 @@
 //! The skill registry's data model: formats, lifecycle statuses, the parsed
 //! skill document, immutable versions, and the JSON shapes the tools return.
 
+use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -9,37 +10,18 @@ pub const REGISTRY_VERSION: u32 = 1;
 /// Newest skill-document schema version; uploads may declare `1..=` this.
 pub const CURRENT_SCHEMA_VERSION: u32 = 1;
 
-/// How a skill version was uploaded, or how it is read back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SkillFormat {
-    /// Markdown with optional YAML-style frontmatter.
-    Markdown,
-    /// A JSON skill document (see [`SkillDocument`]).
-    Json,
+named_enum! {
+    /// How a skill version was uploaded, or how it is read back: `markdown`
+    /// (or `md`) or `json`, trimmed and case-insensitive.
+    pub enum SkillFormat("skill format", TrimIgnoreCase) {
+        /// Markdown with optional YAML-style frontmatter.
+        Markdown = "markdown" | "md",
+        /// A JSON skill document (see [`SkillDocument`]).
+        Json = "json",
+    }
 }
 
 impl SkillFormat {
-    /// Every format, as the manifest lists them.
-    pub const ALL: [SkillFormat; 2] = [SkillFormat::Markdown, SkillFormat::Json];
-
-    /// Wire name: `markdown` or `json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkillFormat::Markdown => "markdown",
-            SkillFormat::Json => "json",
-        }
-    }
-
-    /// Parses `markdown`, `md` or `json` (case-insensitive).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "markdown" | "md" => Ok(SkillFormat::Markdown),
-            "json" => Ok(SkillFormat::Json),
-            _ => Err(format!("unknown skill format '{}'; expected one of: markdown, md, json", s.chars().take(64).collect::<String>())),
-        }
-    }
-
     /// The format of content uploaded without an explicit `format`: JSON when
     /// it starts with `{`, Markdown otherwise.
     pub fn sniff(content: &str) -> Self {
@@ -66,38 +48,20 @@ impl SkillFormat {
     }
 }
 
-/// Lifecycle status of a skill. `revoked` is final.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SkillStatus {
-    Active,
-    Deprecated,
-    Revoked,
+named_enum! {
+    /// Lifecycle status of a skill (`active`, `deprecated` or `revoked`,
+    /// trimmed and case-insensitive). `revoked` is final.
+    pub enum SkillStatus("skill status", TrimIgnoreCase) {
+        /// Served normally.
+        Active = "active",
+        /// Kept and readable, flagged in every read.
+        Deprecated = "deprecated",
+        /// Final: no new versions or status changes.
+        Revoked = "revoked",
+    }
 }
 
 impl SkillStatus {
-    /// Every status, as the manifest lists them.
-    pub const ALL: [SkillStatus; 3] = [SkillStatus::Active, SkillStatus::Deprecated, SkillStatus::Revoked];
-
-    /// Wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkillStatus::Active => "active",
-            SkillStatus::Deprecated => "deprecated",
-            SkillStatus::Revoked => "revoked",
-        }
-    }
-
-    /// Parses `active`, `deprecated` or `revoked` (case-insensitive).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "active" => Ok(SkillStatus::Active),
-            "deprecated" => Ok(SkillStatus::Deprecated),
-            "revoked" => Ok(SkillStatus::Revoked),
-            _ => Err(format!("unknown skill status '{}'; expected one of: active, deprecated, revoked", s.chars().take(64).collect::<String>())),
-        }
-    }
-
     pub(crate) fn code(self) -> u8 {
         match self {
             SkillStatus::Active => 1,
@@ -256,16 +220,16 @@ mod tests {
     fn names_parse_and_round_trip() {
         assert_eq!(SkillFormat::parse("MD").unwrap(), SkillFormat::Markdown);
         assert_eq!(SkillFormat::parse("json").unwrap(), SkillFormat::Json);
-        assert!(SkillFormat::parse("yaml").unwrap_err().contains("markdown, md, json"));
-        for f in SkillFormat::ALL {
+        assert!(SkillFormat::parse("yaml").unwrap_err().to_string().contains("markdown, md, json"));
+        for &f in SkillFormat::ALL {
             assert_eq!(SkillFormat::from_code(f.code()), Some(f));
             assert_eq!(SkillFormat::parse(f.as_str()).unwrap(), f);
         }
-        for s in SkillStatus::ALL {
+        for &s in SkillStatus::ALL {
             assert_eq!(SkillStatus::from_code(s.code()), Some(s));
             assert_eq!(SkillStatus::parse(s.as_str()).unwrap(), s);
         }
-        assert!(SkillStatus::parse("gone").unwrap_err().contains("active, deprecated, revoked"));
+        assert!(SkillStatus::parse("gone").unwrap_err().to_string().contains("active, deprecated, revoked"));
         assert_eq!(SkillFormat::sniff("  {\"name\":1}"), SkillFormat::Json);
         assert_eq!(SkillFormat::sniff("# Title"), SkillFormat::Markdown);
     }

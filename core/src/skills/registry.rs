@@ -6,6 +6,7 @@ use super::document;
 use super::error::SkillError;
 use super::log::SkillEvent;
 use super::model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion, StatusChange};
+use crate::text::truncate_chars;
 use crate::timestamp::format_rfc3339_millis;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,14 @@ pub struct NewVersion<'a> {
     pub now_millis: i64,
 }
 
+/// A persisted status change names a skill the registry does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("status change for unknown skill '{skill_id}'")]
+pub struct UnknownSkill {
+    /// The skill the event names.
+    pub skill_id: String,
+}
+
 /// Every skill, by id.
 #[derive(Debug, Clone, Default)]
 pub struct SkillRegistry {
@@ -50,8 +59,7 @@ pub fn skill_id_from_name(name: &str) -> Option<String> {
             out.push('-');
         }
     }
-    let out: String = out.trim_end_matches('-').chars().take(128).collect();
-    let out = out.trim_end_matches('-').to_string();
+    let out = truncate_chars(out.trim_end_matches('-'), 128).trim_end_matches('-').to_string();
     (!out.is_empty()).then_some(out)
 }
 
@@ -114,12 +122,12 @@ impl SkillRegistry {
     /// the parsed document.
     pub fn prepare_upload(&self, actor: &Actor, new: NewVersion<'_>) -> Result<(SkillEvent, SkillDocument), SkillError> {
         let NewVersion { skill_id, format, content, signature, version_id, now_millis } = new;
-        let doc = document::parse(format, content, skill_id).map_err(|message| SkillError::InvalidContent { format: format.as_str(), message })?;
+        let doc = document::parse(format, content, skill_id).map_err(|error| SkillError::InvalidContent { format: format.as_str(), error })?;
         let skill_id = match skill_id {
             Some(id) => id.to_string(),
             None => skill_id_from_name(&doc.name).ok_or_else(|| SkillError::InvalidField {
                 field: "skill_id",
-                message: format!("cannot derive a skill_id from the name '{}'; pass skill_id", doc.name.chars().take(64).collect::<String>()),
+                message: format!("cannot derive a skill_id from the name '{}'; pass skill_id", truncate_chars(&doc.name, 64)),
             })?,
         };
         if let Some(skill) = self.get(&skill_id) {
@@ -162,7 +170,7 @@ impl SkillRegistry {
     /// caller already parsed it; replay passes `None` and parses here.
     /// An event that does not apply (a status change for an unknown skill) is
     /// refused with a reason and leaves the registry unchanged.
-    pub fn apply(&mut self, ev: SkillEvent, parsed: Option<SkillDocument>) -> Result<(), String> {
+    pub fn apply(&mut self, ev: SkillEvent, parsed: Option<SkillDocument>) -> Result<(), UnknownSkill> {
         match ev {
             SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature } => {
                 let document = match parsed {
@@ -228,7 +236,7 @@ impl SkillRegistry {
                 Ok(())
             }
             SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
-                let skill = self.skills.get_mut(&skill_id).ok_or_else(|| format!("status change for unknown skill '{skill_id}'"))?;
+                let skill = self.skills.get_mut(&skill_id).ok_or_else(|| UnknownSkill { skill_id: skill_id.clone() })?;
                 skill.status = status;
                 skill.status_reason = reason.clone();
                 skill.updated_at_millis = skill.updated_at_millis.max(changed_at_millis);

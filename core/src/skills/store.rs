@@ -113,7 +113,7 @@ impl SkillStore {
         }
         state.byte_len += bytes.len() as u64;
         let skill_id = event.skill_id().to_string();
-        state.registry.apply(event, parsed).map_err(|m| SkillError::InvalidField { field: "skill_id", message: m })?;
+        state.registry.apply(event, parsed).map_err(|e| SkillError::InvalidField { field: "skill_id", message: e.to_string() })?;
         Ok(view(&state.registry, &skill_id))
     }
 }

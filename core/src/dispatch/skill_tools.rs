@@ -4,17 +4,16 @@
 //! agent of uploads, deprecations and revocations; the registry itself is
 //! daemon-wide, so read tools only validate it.
 
-use super::authority::{actor, check_signature, resolve_agent, status_payload, STATUS_SIGNING, UPLOAD_SIGNING};
-use super::document;
-use super::error::SkillError;
-use super::model::{SkillFormat, SkillStatus, CURRENT_SCHEMA_VERSION, REGISTRY_VERSION};
-use super::registry::NewVersion;
-use super::safety::read_warnings;
-use super::search::{SkillQuery, SEARCHABLE_FIELDS};
+use super::{tool, NoArgs, ToolDef};
 use crate::db::MentisDb;
-use crate::dispatch::{tool, NoArgs, ToolDef};
 use crate::error::ToolError;
 use crate::limits;
+use crate::skills::authority::{actor, check_signature, status_payload, STATUS_SIGNING, UPLOAD_SIGNING};
+use crate::skills::document;
+use crate::skills::model::{CURRENT_SCHEMA_VERSION, REGISTRY_VERSION};
+use crate::skills::safety::read_warnings;
+use crate::skills::search::{SkillQuery, SEARCHABLE_FIELDS};
+use crate::skills::{NewVersion, SkillError, SkillFormat, SkillStatus};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,7 +23,7 @@ use serde_json::{json, Value};
 pub const MENTISDB_SKILL_MD: &str = include_str!("../../MENTISDB_SKILL.md");
 
 /// The skill tool table.
-pub const TOOLS: &[ToolDef] = &[
+pub(super) const TOOLS: &[ToolDef] = &[
     tool!(read "mentisdb_skill_md", "Return the official embedded MENTISDB_SKILL.md: how an agent should use MentisDB memory (bootstrap, search before acting, append durable thoughts, retrospectives, checkpoints).", NoArgs, skill_md),
     tool!(read "mentisdb_list_skills", "List every skill in the daemon-wide registry as a summary (status, metadata, latest version and uploader).", ChainArgs, list_skills),
     tool!(read "mentisdb_skill_manifest", "Return the skill-registry manifest: registry and schema versions, supported formats, searchable fields, lifecycle statuses.", NoArgs, manifest),
@@ -53,7 +52,7 @@ pub struct UploadArgs {
     /// Uploading agent; must exist and be active in the chain's agent registry.
     pub agent_id: String,
     /// `markdown`, `md` or `json`; sniffed from the content when omitted (`{` means json).
-    pub format: Option<String>,
+    pub format: Option<SkillFormat>,
     /// The skill text, stored byte for byte.
     pub content: String,
     /// Key of the agent that signed `content` (required when the agent has an active key).
@@ -76,9 +75,9 @@ pub struct SearchArgs {
     pub uploaded_by_agent_names: Option<Vec<String>>,
     pub uploaded_by_agent_owners: Option<Vec<String>>,
     /// Any of `active`, `deprecated`, `revoked`.
-    pub statuses: Option<Vec<String>>,
+    pub statuses: Option<Vec<SkillStatus>>,
     /// Any of `markdown`, `json` (source format of a version).
-    pub formats: Option<Vec<String>>,
+    pub formats: Option<Vec<SkillFormat>>,
     pub schema_versions: Option<Vec<u32>>,
     /// RFC 3339; a version uploaded at or after it matches.
     pub since: Option<String>,
@@ -96,7 +95,7 @@ pub struct ReadArgs {
     /// A version id from mentisdb_skill_versions; the latest when omitted.
     pub version_id: Option<String>,
     /// `markdown`, `md` or `json`; the version's source format when omitted.
-    pub format: Option<String>,
+    pub format: Option<SkillFormat>,
 }
 
 /// A skill.
@@ -122,16 +121,19 @@ pub struct StatusArgs {
     pub status_signature: Option<Vec<u8>>,
 }
 
-fn invalid(field: &'static str, message: String) -> ToolError {
-    SkillError::InvalidField { field, message }.into()
+fn invalid(field: &'static str, message: impl std::fmt::Display) -> ToolError {
+    SkillError::InvalidField { field, message: message.to_string() }.into()
 }
 
 fn check_key(field: &'static str, v: &str) -> Result<(), ToolError> {
     limits::check_key(field, v).map_err(|m| invalid(field, m))
 }
 
-fn parse_format(f: Option<&str>) -> Result<Option<SkillFormat>, ToolError> {
-    f.map(SkillFormat::parse).transpose().map_err(|m| invalid("format", m))
+/// A list argument (empty when omitted) within the list-length limit.
+fn counted<T>(field: &'static str, v: Option<Vec<T>>) -> Result<Vec<T>, ToolError> {
+    let v = v.unwrap_or_default();
+    limits::check_count(field, v.len()).map_err(|m| invalid(field, m))?;
+    Ok(v)
 }
 
 fn skill_md(_db: &MentisDb, _a: NoArgs) -> Result<Value, ToolError> {
@@ -140,7 +142,7 @@ fn skill_md(_db: &MentisDb, _a: NoArgs) -> Result<Value, ToolError> {
 
 fn list_skills(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
     db.resolve_key(a.chain_key.as_deref())?;
-    let skills: Vec<Value> = db.skills.read(|r| r.skills().map(|s| s.summary()).collect());
+    let skills: Vec<Value> = db.with_skills(|r| r.skills().map(|s| s.summary()).collect());
     Ok(json!({ "skills": skills }))
 }
 
@@ -163,23 +165,22 @@ fn upload(db: &MentisDb, a: UploadArgs) -> Result<Value, ToolError> {
         return Err(invalid("content", format!("is {} bytes; the limit is {}", a.content.len(), limits::MAX_CONTENT_BYTES)));
     }
     if a.content.trim().is_empty() {
-        return Err(invalid("content", "must not be empty".into()));
+        return Err(invalid("content", "must not be empty"));
     }
-    let format = parse_format(a.format.as_deref())?.unwrap_or_else(|| SkillFormat::sniff(&a.content));
+    let format = a.format.unwrap_or_else(|| SkillFormat::sniff(&a.content));
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let rec = resolve_agent(db, &key, &a.agent_id)?;
+    let rec = db.skill_agent(&key, &a.agent_id)?;
     check_signature(&rec, &key, a.content.as_bytes(), a.signing_key_id.as_deref(), a.skill_signature.as_deref(), "skill_signature", UPLOAD_SIGNING)?;
     let who = actor(&rec);
     let version_id = db.fresh_id();
     let now = db.now_millis();
     let skill_id = a.skill_id.as_deref().map(str::trim);
-    let summary = db.skills.commit(
-        db.storage(),
+    let summary = db.commit_skill(
         |reg| {
             let signature = a.signing_key_id.clone().zip(a.skill_signature.clone());
             let new = NewVersion { skill_id, format, content: &a.content, signature, version_id, now_millis: now };
             let (ev, doc) = reg.prepare_upload(&who, new)?;
-            document::check_limits(&doc).map_err(|(field, message)| SkillError::InvalidField { field, message })?;
+            document::check_limits(&doc).map_err(|e| SkillError::InvalidField { field: e.field(), message: e.to_string() })?;
             Ok((ev, Some(doc)))
         },
         |reg, id| reg.get(id).map(|s| s.summary()),
@@ -194,8 +195,8 @@ fn search(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {
         limits::check_labels(field, &v).map_err(|m| invalid(field, m))?;
         Ok(v)
     };
-    let statuses = list("statuses", a.statuses)?.iter().map(|s| SkillStatus::parse(s)).collect::<Result<Vec<_>, _>>().map_err(|m| invalid("statuses", m))?;
-    let formats = list("formats", a.formats)?.iter().map(|s| SkillFormat::parse(s)).collect::<Result<Vec<_>, _>>().map_err(|m| invalid("formats", m))?;
+    let statuses = counted("statuses", a.statuses)?;
+    let formats = counted("formats", a.formats)?;
     let time = |field: &'static str, v: Option<String>| v.map(|s| parse_rfc3339_millis(&s)).transpose().map_err(|m| invalid(field, m));
     let query = SkillQuery {
         text: a.text,
@@ -213,14 +214,14 @@ fn search(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {
         until: time("until", a.until)?,
         limit: a.limit.map(|l| (l as usize).min(limits::MAX_SEARCH_LIMIT)),
     };
-    let skills: Vec<Value> = db.skills.read(|r| query.run(r).into_iter().map(|s| s.summary()).collect());
+    let skills: Vec<Value> = db.with_skills(|r| query.run(r).into_iter().map(|s| s.summary()).collect());
     Ok(json!({ "skills": skills }))
 }
 
 fn read(db: &MentisDb, a: ReadArgs) -> Result<Value, ToolError> {
     db.resolve_key(a.chain_key.as_deref())?;
-    let wanted = parse_format(a.format.as_deref())?;
-    db.skills.read(|r| {
+    let wanted = a.format;
+    db.with_skills(|r| {
         let skill = r.require(&a.skill_id)?;
         let version = match &a.version_id {
             Some(v) => skill.version(v).ok_or_else(|| SkillError::VersionNotFound { skill_id: a.skill_id.clone(), version_id: v.clone() })?,
@@ -249,7 +250,7 @@ fn read(db: &MentisDb, a: ReadArgs) -> Result<Value, ToolError> {
 
 fn versions(db: &MentisDb, a: SkillIdArgs) -> Result<Value, ToolError> {
     db.resolve_key(a.chain_key.as_deref())?;
-    db.skills.read(|r| {
+    db.with_skills(|r| {
         let skill = r.require(&a.skill_id)?;
         Ok(json!({
             "skill_id": skill.skill_id,
@@ -273,12 +274,11 @@ fn change_status(db: &MentisDb, a: StatusArgs, tool: &'static str, status: Skill
     }
     let key = db.resolve_key(a.chain_key.as_deref())?;
     // Check the skill exists first, so a typo in skill_id is reported as such.
-    db.skills.read(|r| r.require(&a.skill_id).map(|_| ()))?;
-    let rec = resolve_agent(db, &key, &agent_id)?;
+    db.with_skills(|r| r.require(&a.skill_id).map(|_| ()))?;
+    let rec = db.skill_agent(&key, &agent_id)?;
     let who = actor(&rec);
     let now = db.now_millis();
-    let summary = db.skills.commit(
-        db.storage(),
+    let summary = db.commit_skill(
         |reg| {
             // Verified under the write lock: the signature binds the latest version id.
             let latest = reg.require(&a.skill_id)?.latest().version_id.clone();
