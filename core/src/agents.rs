@@ -33,24 +33,26 @@ named_enum! {
 }
 
 /// One public verification key of an agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentKey {
     pub key_id: String,
     pub algorithm: KeyAlgorithm,
     pub public_key_bytes: Vec<u8>,
+    #[schemars(with = "String")]
     pub status: AgentStatus,
     pub added_at: String,
     pub revoked_at: Option<String>,
 }
 
 /// One agent registry record, as the tools return it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentRecord {
     pub agent_id: String,
     pub display_name: String,
     pub agent_owner: Option<String>,
     pub description: Option<String>,
     pub aliases: Vec<String>,
+    #[schemars(with = "String")]
     pub status: AgentStatus,
     pub public_keys: Vec<AgentKey>,
     #[serde(default)]

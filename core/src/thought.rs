@@ -102,9 +102,10 @@ impl RelationKind {
 
 /// A typed edge from a thought to an earlier thought (or to a thought in
 /// another chain when `chain_key` is set).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThoughtRelation {
     /// What the relation means.
+    #[schemars(with = "String")]
     pub kind: RelationKind,
     /// The target thought's id.
     pub target_id: String,
@@ -119,7 +120,7 @@ pub struct ThoughtRelation {
 /// One committed thought: the unit of memory.
 ///
 /// Serialized exactly as the tools return it (the "full stored thought object").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Thought {
     /// Schema version of this record ([`THOUGHT_SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -142,8 +143,10 @@ pub struct Thought {
     /// Detached Ed25519 signature over the signable payload.
     pub thought_signature: Option<Vec<u8>>,
     /// Semantic type.
+    #[schemars(with = "String")]
     pub thought_type: ThoughtType,
     /// Operational role.
+    #[schemars(with = "String")]
     pub role: ThoughtRole,
     /// The memory itself.
     pub content: String,

@@ -59,7 +59,7 @@ pub enum Anchor {
 }
 
 /// A resumable position.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Cursor {
     pub index: u64,
     pub id: String,

@@ -8,19 +8,17 @@ use crate::error::to_wit;
 use crate::records;
 use crate::storage::DirStorage;
 use crate::wit::{AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, SearchRequest, Thought};
+use mentisdb_core::dispatch::replies::{AppendReply, BootstrapReply, HeadReply, RecentContextReply, SearchReply};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// The type the bindings export.
 pub struct Component;
 
-/// Runs one tool on the instance's engine.
-fn dispatch(tool: &str, args: Value) -> Result<Value, Error> {
-    engine().and_then(|db| db.call(tool, args)).map_err(|e| to_wit(&e))
-}
-
-fn thoughts(result: &Value, tool: &str, field: &str) -> Result<Vec<Thought>, Error> {
-    let list: Vec<mentisdb_core::Thought> = records::field(result, tool, field)?;
-    Ok(list.into_iter().map(records::thought).collect())
+/// Runs one tool on the instance's engine and reads its typed reply `R`.
+fn dispatch<R: DeserializeOwned>(tool: &str, args: Value) -> Result<R, Error> {
+    let result = engine().and_then(|db| db.call_raw(tool, args)).map_err(|e| to_wit(&e))?;
+    records::reply(&result, tool)
 }
 
 impl memory::Guest for Component {
@@ -34,32 +32,28 @@ impl memory::Guest for Component {
     }
 
     fn bootstrap(request: BootstrapRequest) -> Result<BootstrapResult, Error> {
-        let result = dispatch("mentisdb_bootstrap", records::bootstrap_args(request))?;
-        records::bootstrap_result(&result)
+        let reply: BootstrapReply = dispatch("mentisdb_bootstrap", records::bootstrap_args(request))?;
+        Ok(records::bootstrap_result(reply))
     }
 
     fn append(request: AppendRequest) -> Result<Thought, Error> {
-        const TOOL: &str = "mentisdb_append";
-        let result = dispatch(TOOL, records::append_args(request))?;
-        let t: mentisdb_core::Thought = records::field(&result, TOOL, "thought")?;
-        Ok(records::thought(t))
+        let reply: AppendReply = dispatch("mentisdb_append", records::append_args(request))?;
+        Ok(records::thought(reply.thought))
     }
 
     fn search(request: SearchRequest) -> Result<Vec<Thought>, Error> {
-        const TOOL: &str = "mentisdb_search";
-        let result = dispatch(TOOL, records::search_args(request))?;
-        thoughts(&result, TOOL, "thoughts")
+        let reply: SearchReply = dispatch("mentisdb_search", records::search_args(request))?;
+        Ok(reply.thoughts.into_iter().map(records::thought).collect())
     }
 
     fn head(chain_key: Option<String>) -> Result<HeadInfo, Error> {
-        let result = dispatch("mentisdb_head", records::chain_args(chain_key, None))?;
-        records::head_info(&result)
+        let reply: HeadReply = dispatch("mentisdb_head", records::chain_args(chain_key, None))?;
+        Ok(records::head_info(reply))
     }
 
     fn recent_context(chain_key: Option<String>, last_n: Option<u32>) -> Result<String, Error> {
-        const TOOL: &str = "mentisdb_recent_context";
-        let result = dispatch(TOOL, records::chain_args(chain_key, last_n))?;
-        records::field(&result, TOOL, "prompt")
+        let reply: RecentContextReply = dispatch("mentisdb_recent_context", records::chain_args(chain_key, last_n))?;
+        Ok(reply.prompt)
     }
 }
 

@@ -1,15 +1,18 @@
 //! Conversions between the WIT records of the typed exports and the JSON of
 //! the dispatcher. A typed export builds the tool's JSON arguments, calls
-//! the same [`mentisdb_core::MentisDb::call`] as `memory.call`, and reads the
-//! result back through the core's own serde types: no tool logic here.
+//! the same dispatcher as `memory.call`, and reads the result back into the
+//! tool's typed reply ([`mentisdb_core::dispatch::replies`]), never field by
+//! name: no tool logic here.
 
 use crate::error::internal;
 use crate::wit::{
-    AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, Relation, RelationKind, SearchRequest, Thought,
-    ThoughtRole, ThoughtType,
+    AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, Relation, RelationKind, RelationRequest,
+    SearchRequest, Thought, ThoughtRole, ThoughtType,
 };
+use mentisdb_core::dispatch::replies::{BootstrapReply, HeadReply};
 use mentisdb_core::thought as core;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 /// Pairs a WIT enum with its core twin. The `match`es are exhaustive both
@@ -86,9 +89,21 @@ pub fn append_args(r: AppendRequest) -> Value {
         ("tags", json!(r.tags)),
         ("concepts", json!(r.concepts)),
         ("refs", json!(r.refs)),
+        ("relations", Value::Array(r.relations.into_iter().map(relation_arg).collect())),
+        ("session_id", json!(r.session_id)),
         ("thought_id", json!(r.thought_id)),
         ("signing_key_id", json!(r.signing_key_id)),
         ("thought_signature", json!(r.thought_signature)),
+    ])
+}
+
+/// One entry of `mentisdb_append`'s `relations`.
+fn relation_arg(r: RelationRequest) -> Value {
+    args(vec![
+        ("kind", json!(relation_to_core(r.kind).as_str())),
+        ("target_id", json!(r.target_id)),
+        ("target_index", json!(r.target_index)),
+        ("chain_key", json!(r.chain_key)),
     ])
 }
 
@@ -119,62 +134,78 @@ pub fn chain_args(chain_key: Option<String>, last_n: Option<u32>) -> Value {
     args(vec![("chain_key", json!(chain_key)), ("last_n", json!(last_n))])
 }
 
-/// Reads field `field` of a tool result as `T`.
-pub fn field<T: DeserializeOwned>(result: &Value, tool: &str, field: &str) -> Result<T, Error> {
-    let v = result.get(field).cloned().unwrap_or(Value::Null);
-    serde_json::from_value(v).map_err(|e| internal(format!("{tool} returned an unexpected `{field}`: {e}")))
+/// Reads a tool's result as its typed reply `R`.
+pub fn reply<R: DeserializeOwned>(result: &RawValue, tool: &str) -> Result<R, Error> {
+    serde_json::from_str(result.get()).map_err(|e| internal(format!("{tool} returned an unexpected result: {e}")))
 }
 
 /// The WIT record of a stored thought.
+///
+/// Destructured without `..` (here and below): a field added to the core
+/// type fails this build until the WIT record carries it too.
 pub fn thought(t: core::Thought) -> Thought {
+    let core::Thought {
+        schema_version,
+        id,
+        index,
+        timestamp,
+        session_id,
+        agent_id,
+        agent_name,
+        agent_owner,
+        signing_key_id,
+        thought_signature,
+        thought_type,
+        role,
+        content,
+        confidence,
+        importance,
+        tags,
+        concepts,
+        refs,
+        relations,
+        prev_hash,
+        hash,
+    } = t;
     Thought {
-        schema_version: t.schema_version,
-        id: t.id,
-        index: t.index,
-        timestamp: t.timestamp,
-        session_id: t.session_id,
-        agent_id: t.agent_id,
-        agent_name: t.agent_name,
-        agent_owner: t.agent_owner,
-        signing_key_id: t.signing_key_id,
-        thought_signature: t.thought_signature,
-        thought_type: thought_type_from_core(t.thought_type),
-        role: role_from_core(t.role),
-        content: t.content,
-        confidence: t.confidence,
-        importance: t.importance,
-        tags: t.tags,
-        concepts: t.concepts,
-        refs: t.refs,
-        relations: t
-            .relations
-            .into_iter()
-            .map(|r| Relation { kind: relation_from_core(r.kind), target_id: r.target_id, target_index: r.target_index, chain_key: r.chain_key })
-            .collect(),
-        prev_hash: t.prev_hash,
-        hash: t.hash,
+        schema_version,
+        id,
+        index,
+        timestamp,
+        session_id,
+        agent_id,
+        agent_name,
+        agent_owner,
+        signing_key_id,
+        thought_signature,
+        thought_type: thought_type_from_core(thought_type),
+        role: role_from_core(role),
+        content,
+        confidence,
+        importance,
+        tags,
+        concepts,
+        refs,
+        relations: relations.into_iter().map(relation).collect(),
+        prev_hash,
+        hash,
     }
 }
 
-/// The result of `mentisdb_bootstrap`.
-pub fn bootstrap_result(v: &Value) -> Result<BootstrapResult, Error> {
-    const TOOL: &str = "mentisdb_bootstrap";
-    Ok(BootstrapResult {
-        bootstrapped: field(v, TOOL, "bootstrapped")?,
-        thought_count: field(v, TOOL, "thought_count")?,
-        head_hash: field(v, TOOL, "head_hash")?,
-    })
+/// The WIT record of a stored relation.
+fn relation(r: core::ThoughtRelation) -> Relation {
+    let core::ThoughtRelation { kind, target_id, target_index, chain_key } = r;
+    Relation { kind: relation_from_core(kind), target_id, target_index, chain_key }
 }
 
-/// The result of `mentisdb_head`.
-pub fn head_info(v: &Value) -> Result<HeadInfo, Error> {
-    const TOOL: &str = "mentisdb_head";
-    Ok(HeadInfo {
-        chain_key: field(v, TOOL, "chain_key")?,
-        thought_count: field(v, TOOL, "thought_count")?,
-        head_hash: field(v, TOOL, "head_hash")?,
-        latest_thought: field::<Option<core::Thought>>(v, TOOL, "latest_thought")?.map(thought),
-        integrity_ok: field(v, TOOL, "integrity_ok")?,
-        storage_location: field(v, TOOL, "storage_location")?,
-    })
+/// The WIT record of `mentisdb_bootstrap`'s reply.
+pub fn bootstrap_result(r: BootstrapReply) -> BootstrapResult {
+    let BootstrapReply { bootstrapped, thought_count, head_hash } = r;
+    BootstrapResult { bootstrapped, thought_count, head_hash }
+}
+
+/// The WIT record of `mentisdb_head`'s reply.
+pub fn head_info(r: HeadReply) -> HeadInfo {
+    let HeadReply { chain_key, thought_count, head_hash, latest_thought, integrity_ok, storage_location } = r;
+    HeadInfo { chain_key, thought_count, head_hash, latest_thought: latest_thought.map(thought), integrity_ok, storage_location }
 }

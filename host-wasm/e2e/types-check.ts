@@ -1,6 +1,8 @@
 // Compile-time check of the generated TypeScript declarations
 // (tsc --noEmit; run by scripts/stages/40-wasm.sh after packaging).
-import init, { MentisDb, type AppendResult, type HeadResult, type MentisDbError, type Thought } from "../pkg/mentisdb_wasm.js";
+import init, {
+  MentisDb, type AppendResult, type ChainInfo, type Cursor, type GetThoughtResult, type HeadResult, type MentisDbError, type Thought,
+} from "../pkg/mentisdb_wasm.js";
 
 export async function example(): Promise<string> {
   await init();
@@ -15,7 +17,14 @@ export async function example(): Promise<string> {
   const head: HeadResult = db.head();
   const prompt: string = db.recentContext({ last_n: 3 });
   const md: string = db.memoryMarkdown();
-  const page = db.traverse({ anchor_boundary: "genesis", chunk_size: 10 });
+  const page = db.traverse({ anchor_boundary: "genesis", chunk_size: 10, time_window: { start: 0, delta: 60 } });
+  const cursor: Cursor | null = page.next_cursor;
+  const retro: AppendResult = await db.appendRetrospective({
+    content: "Batch the fsyncs.", session_id: "s1", relations: [{ kind: "Corrects", target_index: 1 }],
+  });
+  const got: GetThoughtResult = db.getThought({ thought_index: retro.thought.index });
+  const target: number | null | undefined = got.thought.relations[0]?.target_index;
+  const chains: ChainInfo[] = db.listChains().chains;
   const bytes: Uint8Array = db.exportChain();
   const imported = await other.importChain(bytes);
   const anyTool = await db.call("mentisdb_list_agents", { chain_key: "agent-memory" });
@@ -27,5 +36,8 @@ export async function example(): Promise<string> {
     return `${err.kind}: ${err.message}`;
   }
   await db.close();
-  return [ok, thought.hash, found.length, everything.thoughts.length, head.integrity_ok, prompt, md, page.has_more, imported.chain_key, anyTool].join();
+  return [
+    ok, thought.hash, found.length, everything.thoughts.length, head.integrity_ok, prompt, md, page.has_more, cursor?.index,
+    target, chains[0]?.storage_adapter, imported.chain_key, anyTool,
+  ].join();
 }

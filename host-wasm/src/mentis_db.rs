@@ -266,7 +266,7 @@ impl MentisDbHandle {
     }
 
     /// `mentisdb_get_thought`: one thought by `thought_id`, `thought_hash` or `thought_index`.
-    #[wasm_bindgen(js_name = getThought, unchecked_return_type = "{ chain_key: string; thought: Thought }")]
+    #[wasm_bindgen(js_name = getThought, unchecked_return_type = "GetThoughtResult")]
     pub fn get_thought(&self, #[wasm_bindgen(unchecked_param_type = "GetThoughtArgs")] args: JsValue) -> Result<JsValue, JsValue> {
         self.call_read("mentisdb_get_thought", &args)
     }

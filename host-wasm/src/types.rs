@@ -1,6 +1,10 @@
 //! TypeScript declarations for the plain objects the API takes and returns
 //! (field names exactly as in MENTISDB_MCP.md). Emitted into the generated
 //! `mentisdb_wasm.d.ts`.
+//!
+//! Every interface that stands for a tool's arguments or reply lists every
+//! field of that tool: `core/tests/host_declarations.rs` compares them with
+//! the core's tool schemas and reply types and fails on a missing field.
 
 use wasm_bindgen::prelude::*;
 
@@ -9,7 +13,7 @@ const TYPES: &str = r#"
 export type ThoughtType = string;
 export type ThoughtRole = string;
 
-export interface ThoughtRelation { kind: string; target_id: string; chain_key?: string | null }
+export interface ThoughtRelation { kind: string; target_id: string; target_index?: number | null; chain_key?: string | null }
 
 export interface Thought {
   schema_version: number; id: string; index: number; timestamp: string;
@@ -47,7 +51,13 @@ export interface AppendArgs {
   tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
   thought_id?: string; signing_key_id?: string; thought_signature?: number[];
 }
-export type RetrospectiveArgs = Omit<AppendArgs, "thought_type" | "role"> & { thought_type?: ThoughtType };
+export interface RetrospectiveArgs {
+  chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string;
+  /** LessonLearned when omitted; the role is always Retrospective. */
+  thought_type?: ThoughtType; content: string; importance?: number; confidence?: number;
+  tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
+  thought_id?: string; signing_key_id?: string; thought_signature?: number[];
+}
 export interface AppendResult { thought: Thought; head_hash: string }
 
 export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number }
@@ -58,24 +68,30 @@ export interface RecentContextArgs { chain_key?: string; last_n?: number }
 export interface TraverseArgs extends FilterArgs {
   chain_key?: string; anchor_id?: string; anchor_hash?: string; anchor_index?: number;
   anchor_boundary?: "genesis" | "head"; direction?: "forward" | "backward"; include_anchor?: boolean;
-  chunk_size?: number; time_window?: { start: string; delta?: number; unit?: string };
+  chunk_size?: number; time_window?: TimeWindow;
 }
+/** Only thoughts with `start <= timestamp <= start + delta` (in `unit`, default "seconds", since the Unix epoch). */
+export interface TimeWindow { start: number; delta: number; unit?: string }
+/** A resumable position of a traversal. */
+export interface Cursor { index: number; id: string; hash: string }
 export interface TraverseResult {
   chain_key: string; direction: string; include_anchor: boolean; chunk_size: number;
-  anchor: Thought | null; thoughts: Thought[]; has_more: boolean; next_cursor: unknown; previous_cursor: unknown;
+  anchor: Thought | null; thoughts: Thought[]; has_more: boolean; next_cursor: Cursor | null; previous_cursor: Cursor | null;
 }
 
 export interface GetThoughtArgs { chain_key?: string; thought_id?: string; thought_hash?: string; thought_index?: number }
+export interface GetThoughtResult { chain_key: string; thought: Thought }
 
 export interface HeadResult {
   chain_key: string; thought_count: number; head_hash: string | null; latest_thought: Thought | null;
   integrity_ok: boolean; storage_location: string;
 }
 
-export interface ListChainsResult {
-  default_chain_key: string; chain_keys: string[];
-  chains: { chain_key: string; thought_count: number; agent_count: number; storage_location: string; [k: string]: unknown }[];
+export interface ChainInfo {
+  chain_key: string; version: number; storage_adapter: "binary" | "jsonl"; thought_count: number; agent_count: number;
+  storage_location: string;
 }
+export interface ListChainsResult { default_chain_key: string; chain_keys: string[]; chains: ChainInfo[] }
 
 export interface ImportResult {
   chain_key: string; thought_count: number; torn_tail_bytes: number; head_hash: string | null; storage_location: string;

@@ -1,6 +1,7 @@
 //! Agent-registry tools: list, get, upsert, describe, alias, keys, disable.
 
-use super::{tool, ToolDef};
+use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary};
+use super::{raw, tool, ToolDef};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
 use crate::db::MentisDb;
 use crate::dispatch::thought_tools::ChainArgs;
@@ -8,18 +9,18 @@ use crate::error::{AgentError, ToolError};
 use crate::limits;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::value::RawValue;
 
 pub(super) const TOOLS: &[ToolDef] = &[
-    tool!(read "mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs, list_agents),
-    tool!(read "mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs, get_agent),
-    tool!(read "mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs, list_registry),
-    tool!("mentisdb_upsert_agent", "Create or update an agent registry record (display name, owner, description, status active/revoked). Creates the chain on first use.", UpsertArgs, upsert_agent),
-    tool!("mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs, set_description),
-    tool!("mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs, add_alias),
-    tool!("mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs, add_key),
-    tool!("mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs, revoke_key),
-    tool!("mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs, disable_agent),
+    tool!(read "mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs => AgentListReply, list_agents),
+    tool!(read "mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs => AgentReply, get_agent),
+    tool!(read "mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs => AgentRegistryReply, list_registry),
+    tool!("mentisdb_upsert_agent", "Create or update an agent registry record (display name, owner, description, status active/revoked). Creates the chain on first use.", UpsertArgs => AgentReply, upsert_agent),
+    tool!("mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs => AgentReply, set_description),
+    tool!("mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs => AgentReply, add_alias),
+    tool!("mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs => AgentReply, add_key),
+    tool!("mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs => AgentReply, revoke_key),
+    tool!("mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs => AgentReply, disable_agent),
 ];
 
 /// A chain and an agent.
@@ -82,41 +83,43 @@ fn check(tool: &str, field: &'static str, v: &str) -> Result<(), ToolError> {
     limits::check_key(field, v).map_err(|m| ToolError::invalid(tool, m))
 }
 
-fn agent_json(key: &str, rec: &AgentRecord) -> Value {
-    json!({ "chain_key": key, "agent": rec })
+fn agent_reply(key: String, agent: AgentRecord) -> AgentReply {
+    AgentReply { chain_key: key, agent }
 }
 
-fn list_agents(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+fn list_agents(db: &MentisDb, a: ChainArgs) -> Result<AgentListReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let agents = db.with_chain(&key, |c| {
         c.map(|c| {
             c.agents()
                 .records()
                 .filter(|r| r.thought_count > 0)
-                .map(|r| json!({ "agent_id": r.agent_id, "agent_name": r.display_name, "agent_owner": r.agent_owner }))
+                .map(|r| AgentSummary { agent_id: r.agent_id.clone(), agent_name: r.display_name.clone(), agent_owner: r.agent_owner.clone() })
                 .collect::<Vec<_>>()
         })
         .unwrap_or_default()
     })?;
-    Ok(json!({ "chain_key": key, "agents": agents }))
+    Ok(AgentListReply { chain_key: key, agents })
 }
 
-fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let agents = db.with_chain(&key, |c| c.map(|c| c.agents().records().cloned().collect::<Vec<_>>()).unwrap_or_default())?;
-    Ok(json!({ "chain_key": key, "agents": agents }))
+    db.with_chain(&key, |c| {
+        let agents: Vec<&AgentRecord> = c.map(|c| c.agents().records().collect()).unwrap_or_default();
+        raw(AgentRegistryReply { chain_key: key.clone(), agents })
+    })
 }
 
-fn get_agent(db: &MentisDb, a: AgentIdArgs) -> Result<Value, ToolError> {
+fn get_agent(db: &MentisDb, a: AgentIdArgs) -> Result<AgentReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.with_chain(&key, |c| c.and_then(|c| c.agents().get(&a.agent_id).cloned()))?;
     match rec {
-        Some(r) => Ok(agent_json(&key, &r)),
+        Some(r) => Ok(agent_reply(key, r)),
         None => Err(AgentError::NotFound { agent_id: a.agent_id, chain_key: key }.into()),
     }
 }
 
-fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<Value, ToolError> {
+fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_upsert_agent";
     check(TOOL, "agent_id", &a.agent_id)?;
     for (field, v, max) in [("display_name", &a.display_name, limits::MAX_LABEL_BYTES), ("agent_owner", &a.agent_owner, limits::MAX_LABEL_BYTES), ("description", &a.description, limits::MAX_DESCRIPTION_BYTES)] {
@@ -128,43 +131,43 @@ fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<Value, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let patch = AgentUpsert { display_name: a.display_name, agent_owner: a.agent_owner, description: a.description, status };
     let rec = db.edit_agents(&key, true, |reg, _| Ok(reg.upsert(&a.agent_id, patch).clone()))?;
-    Ok(agent_json(&key, &rec))
+    Ok(agent_reply(key, rec))
 }
 
-fn set_description(db: &MentisDb, a: DescriptionArgs) -> Result<Value, ToolError> {
+fn set_description(db: &MentisDb, a: DescriptionArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_set_agent_description";
     if let Some(d) = &a.description {
         limits::check_label("description", d, limits::MAX_DESCRIPTION_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
     }
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, _| reg.set_description(&key, &a.agent_id, a.description).cloned())?;
-    Ok(agent_json(&key, &rec))
+    Ok(agent_reply(key, rec))
 }
 
-fn add_alias(db: &MentisDb, a: AliasArgs) -> Result<Value, ToolError> {
+fn add_alias(db: &MentisDb, a: AliasArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_add_agent_alias";
     limits::check_label("alias", &a.alias, limits::MAX_LABEL_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, _| reg.add_alias(&key, &a.agent_id, &a.alias).cloned())?;
-    Ok(agent_json(&key, &rec))
+    Ok(agent_reply(key, rec))
 }
 
-fn add_key(db: &MentisDb, a: AddKeyArgs) -> Result<Value, ToolError> {
+fn add_key(db: &MentisDb, a: AddKeyArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_add_agent_key";
     check(TOOL, "key_id", &a.key_id)?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, now| reg.add_key(&key, &a.agent_id, &a.key_id, a.algorithm, a.public_key_bytes, now).cloned())?;
-    Ok(agent_json(&key, &rec))
+    Ok(agent_reply(key, rec))
 }
 
-fn revoke_key(db: &MentisDb, a: KeyArgs) -> Result<Value, ToolError> {
+fn revoke_key(db: &MentisDb, a: KeyArgs) -> Result<AgentReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, now| reg.revoke_key(&key, &a.agent_id, &a.key_id, now).cloned())?;
-    Ok(agent_json(&key, &rec))
+    Ok(agent_reply(key, rec))
 }
 
-fn disable_agent(db: &MentisDb, a: AgentIdArgs) -> Result<Value, ToolError> {
+fn disable_agent(db: &MentisDb, a: AgentIdArgs) -> Result<AgentReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, _| reg.disable(&key, &a.agent_id).cloned())?;
-    Ok(agent_json(&key, &rec))
+    Ok(agent_reply(key, rec))
 }

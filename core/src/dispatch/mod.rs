@@ -16,6 +16,7 @@ mod agent_tools;
 mod graph_mode;
 mod locator;
 mod ranked_tools;
+pub mod replies;
 mod skill_tools;
 mod thought_tools;
 
@@ -33,7 +34,7 @@ use serde_json::Value;
 #[derive(Debug, Default, serde::Deserialize, JsonSchema)]
 pub struct NoArgs {}
 
-/// One tool: its name, description, argument schema and handler.
+/// One tool: its name, description, argument and reply schemas and handler.
 #[derive(Clone, Copy)]
 pub struct ToolDef {
     /// MCP tool name, e.g. `mentisdb_append`.
@@ -43,6 +44,7 @@ pub struct ToolDef {
     /// Never writes or waits on storage (reads memory only).
     pub read_only: bool,
     schema: fn() -> Value,
+    reply_schema: fn() -> Value,
     call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>,
 }
 
@@ -61,19 +63,26 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// Never writes or waits on storage (MCP `readOnlyHint`).
     pub read_only: bool,
+    /// JSON Schema of the result: the tool's reply type in [`replies`].
+    /// Not served (`tools/list` and `list-tools` are unchanged); the drift
+    /// test compares it with the hosts' TypeScript and WIT declarations.
+    #[serde(skip)]
+    pub output_schema: Value,
 }
 
-/// Builds a [`ToolDef`] from an argument type and a handler taking it and
-/// returning anything serializable; `tool!(read ...)` marks a read-only tool.
+/// Builds a [`ToolDef`] from an argument type, its reply type (in
+/// [`replies`]) and a handler taking the arguments and returning the reply,
+/// or the reply already serialized with [`raw`] while borrowed data is
+/// locked; `tool!(read ...)` marks a read-only tool.
 macro_rules! tool {
-    (read $name:literal, $desc:expr, $args:ty, $handler:path) => {
-        $crate::dispatch::tool!(@def true, $name, $desc, $args, $handler)
+    (read $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
+        $crate::dispatch::tool!(@def true, $name, $desc, $args, $reply, $handler)
     };
-    ($name:literal, $desc:expr, $args:ty, $handler:path) => {
-        $crate::dispatch::tool!(@def false, $name, $desc, $args, $handler)
+    ($name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
+        $crate::dispatch::tool!(@def false, $name, $desc, $args, $reply, $handler)
     };
-    (@def $read_only:expr, $name:literal, $desc:expr, $args:ty, $handler:path) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $read_only, $crate::dispatch::schema_of::<$args>, |db, v| {
+    (@def $read_only:expr, $name:literal, $desc:expr, $args:ty, $reply:ty, $handler:path) => {
+        $crate::dispatch::ToolDef::new($name, $desc, $read_only, $crate::dispatch::schema_of::<$args>, $crate::dispatch::schema_of::<$reply>, |db, v| {
             $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
@@ -82,8 +91,15 @@ pub(crate) use tool;
 
 impl ToolDef {
     #[doc(hidden)]
-    pub const fn new(name: &'static str, description: &'static str, read_only: bool, schema: fn() -> Value, call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>) -> Self {
-        ToolDef { name, description, read_only, schema, call }
+    pub const fn new(
+        name: &'static str,
+        description: &'static str,
+        read_only: bool,
+        schema: fn() -> Value,
+        reply_schema: fn() -> Value,
+        call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>,
+    ) -> Self {
+        ToolDef { name, description, read_only, schema, reply_schema, call }
     }
 }
 
@@ -112,7 +128,13 @@ pub fn tool_specs() -> Vec<ToolSpec> {
     families()
         .into_iter()
         .flat_map(|f| f.iter())
-        .map(|t| ToolSpec { name: t.name, description: t.description, input_schema: (t.schema)(), read_only: t.read_only })
+        .map(|t| ToolSpec {
+            name: t.name,
+            description: t.description,
+            input_schema: (t.schema)(),
+            read_only: t.read_only,
+            output_schema: (t.reply_schema)(),
+        })
         .collect()
 }
 

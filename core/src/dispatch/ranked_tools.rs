@@ -3,34 +3,35 @@
 
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
-use super::{tool, ToolDef};
+use super::replies::{BundleReply, ContextBundlesReply, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply, SeedReply};
+use super::{raw, tool, ToolDef};
 use crate::chain::Chain;
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::query::{FilterArgs, ThoughtFilter};
-use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedHit, RankedQuery, Reached, WalkDirection};
+use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::value::RawValue;
 
 pub(super) const TOOLS: &[ToolDef] = &[
     tool!(
         read "mentisdb_ranked_search",
         "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
-        RankedSearchArgs,
+        RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool
     ),
     tool!(
         read "mentisdb_context_bundles",
         "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and typed relations (graph.max_depth, default 2), in deterministic order.",
-        RankedSearchArgs,
+        RankedSearchArgs => ContextBundlesReply<'static>,
         context_bundles_tool
     ),
     tool!(
         read "mentisdb_resolve_context",
         "From one thought (thought_id, thought_index or thought_hash) follow refs and typed relations up to max_depth (default 2) outgoing, incoming or both (default); returns each reached thought with its depth and the edge that reached it.",
-        ResolveContextArgs,
+        ResolveContextArgs => ResolveContextReply<'static>,
         resolve_context_tool
     ),
 ];
@@ -109,54 +110,6 @@ fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usi
     o
 }
 
-/// Where a thought is, as the reference MentisDB's clients read it.
-fn locator(chain: &Chain, index: u64) -> Value {
-    json!({ "chain_key": chain.key(), "thought_id": chain.thoughts()[index as usize].id, "thought_index": index })
-}
-
-/// One ranked result. Besides our own fields it carries every field the
-/// reference MentisDB's Python client (`pymentisdb`) reads: `chain_key`, and
-/// score parts for signals we do not compute (`seed_support`, `confidence`,
-/// `rrf`: 0; `vector`: 0 without an embedding provider). Its
-/// `session_cohesion` is our `context + stretch` (the pull of matching turns
-/// nearby in the same session).
-fn hit_json(chain: &Chain, hit: &RankedHit) -> Value {
-    let mut score = serde_json::to_value(hit.score).expect("score serializes");
-    if let Some(parts) = score.as_object_mut() {
-        parts.entry("vector").or_insert(json!(0.0));
-        parts.insert("session_cohesion".into(), json!(hit.score.context + hit.score.stretch));
-        for absent in ["seed_support", "confidence", "rrf"] {
-            parts.insert(absent.into(), json!(0.0));
-        }
-    }
-    json!({
-        "chain_key": chain.key(),
-        "thought": chain.thoughts()[hit.index as usize],
-        "score": score,
-        "matched_terms": hit.matched_terms,
-        "match_sources": hit.match_sources,
-    })
-}
-
-/// A bundle seed: the ranked hit plus the reference's `locator` and `lexical_score`.
-fn seed_json(chain: &Chain, hit: &RankedHit) -> Value {
-    let mut seed = hit_json(chain, hit);
-    seed["locator"] = locator(chain, hit.index);
-    seed["lexical_score"] = json!(hit.score.lexical);
-    seed
-}
-
-fn reached_json(chain: &Chain, r: &Reached) -> Value {
-    json!({
-        "thought": chain.thoughts()[r.doc as usize],
-        "depth": r.depth,
-        "via": r.via,
-        "locator": locator(chain, r.doc as u64),
-        "seed_path_count": 1,
-        "relation_kinds": [r.via.kind],
-    })
-}
-
 /// Everything a ranked call needs, parsed and validated.
 struct Prepared {
     key: String,
@@ -181,12 +134,12 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
     Ok(Prepared { key, limit, graph, as_of_ms, include_superseded: a.include_superseded.unwrap_or(false), query_vector, word_vectors })
 }
 
-fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolError> {
+fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_ranked_search";
     let p = prepare(db, TOOL, &a, 1, 64)?;
     db.with_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
-        let Some(chain) = c else { return Ok(json!({ "backend": "lexical", "total": 0, "results": [] })) };
+        let Some(chain) = c else { return Ok(raw(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() })) };
         let q = RankedQuery {
             text: a.filter.text.as_deref().unwrap_or(""),
             filter: &filter,
@@ -199,17 +152,17 @@ fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolE
             word_vectors: p.word_vectors.clone(),
         };
         let r = ranked_search(chain, &q);
-        let results: Vec<Value> = r.hits.iter().map(|h| hit_json(chain, h)).collect();
-        Ok(json!({ "backend": r.backend, "total": r.total, "results": results }))
+        let results = r.hits.iter().map(|h| RankedHitReply::of(chain, h)).collect();
+        Ok(raw(RankedSearchReply { backend: r.backend, total: r.total as u64, results }))
     })?
 }
 
-fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, ToolError> {
+fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_context_bundles";
     let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED)?;
     db.with_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
-        let Some(chain) = c else { return Ok(json!({ "backend": "lexical", "total_bundles": 0, "consumed_hits": 0, "bundles": [] })) };
+        let Some(chain) = c else { return Ok(raw(ContextBundlesReply { backend: "lexical", total_bundles: 0, consumed_hits: 0, bundles: Vec::new() })) };
         let q = RankedQuery {
             text: a.filter.text.as_deref().unwrap_or(""),
             filter: &filter,
@@ -224,15 +177,15 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Value, Too
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
         // Every thought placed in a bundle, seeds included (the reference's `consumed_hits`).
         let consumed_hits: usize = bundles.iter().map(|b| 1 + b.support.len()).sum();
-        let bundles: Vec<Value> = bundles
+        let bundles: Vec<BundleReply> = bundles
             .iter()
-            .map(|b| json!({ "seed": seed_json(chain, &b.seed), "support": b.support.iter().map(|r| reached_json(chain, r)).collect::<Vec<_>>() }))
+            .map(|b| BundleReply { seed: SeedReply::of(chain, &b.seed), support: b.support.iter().map(|r| ReachedReply::of(chain, r)).collect() })
             .collect();
-        Ok(json!({ "backend": backend, "total_bundles": bundles.len(), "consumed_hits": consumed_hits, "bundles": bundles }))
+        Ok(raw(ContextBundlesReply { backend, total_bundles: bundles.len() as u64, consumed_hits: consumed_hits as u64, bundles }))
     })?
 }
 
-fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Value, ToolError> {
+fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_resolve_context";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
@@ -245,11 +198,11 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Value, T
             return Err(locator.not_found(&key, c.map_or(0, Chain::len)));
         };
         let (reached, truncated) = walk(&chain.ranked_index(), &[origin.index as u32], direction, max_depth, max_visited, |_| true);
-        Ok(json!({
-            "chain_key": key,
-            "origin": origin,
-            "thoughts": reached.iter().map(|r| reached_json(chain, r)).collect::<Vec<_>>(),
-            "truncated": truncated,
+        Ok(raw(ResolveContextReply {
+            chain_key: &key,
+            origin,
+            thoughts: reached.iter().map(|r| ReachedReply::of(chain, r)).collect(),
+            truncated,
         }))
     })?
 }

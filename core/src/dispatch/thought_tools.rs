@@ -2,6 +2,10 @@
 //! recent context, Markdown export, get, genesis, traverse, head.
 
 use super::locator::ThoughtLocator;
+use super::replies::{
+    AppendReply, BootstrapReply, ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
+    RecentContextReply, SearchReply, TraverseReply,
+};
 use super::{raw, tool, NoArgs, ToolDef};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
@@ -13,22 +17,21 @@ use crate::render;
 use crate::thought::{RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
 use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
 
 pub(super) const TOOLS: &[ToolDef] = &[
-    tool!("mentisdb_bootstrap", "Create the chain if needed and write one bootstrap memory (Summary/Checkpoint) only when the chain is empty. Nothing is overwritten.", BootstrapArgs, bootstrap),
-    tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs, append),
-    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs, append_retrospective),
-    tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs, search_tool),
-    tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs, list_chains),
-    tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs, recent_context),
-    tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs, memory_markdown),
-    tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs, get_thought),
-    tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs, genesis),
-    tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs, traverse_tool),
-    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs, head),
+    tool!("mentisdb_bootstrap", "Create the chain if needed and write one bootstrap memory (Summary/Checkpoint) only when the chain is empty. Nothing is overwritten.", BootstrapArgs => BootstrapReply, bootstrap),
+    tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs => AppendReply, append),
+    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
+    tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs => SearchReply, search_tool),
+    tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains),
+    tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
+    tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
+    tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
+    tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
+    tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
+    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head),
 ];
 
 /// Just a chain.
@@ -170,15 +173,11 @@ impl From<RelationArg> for RelationInput {
     }
 }
 
-fn thought_json(t: &Thought) -> Value {
-    serde_json::to_value(t).expect("thought serializes")
+fn head_hash(db: &MentisDb, key: &str) -> Result<Option<String>, ToolError> {
+    db.with_chain(key, |c| c.and_then(|c| c.head()).map(|t| t.hash.clone()))
 }
 
-fn head_hash(db: &MentisDb, key: &str) -> Result<Value, ToolError> {
-    db.with_chain(key, |c| c.and_then(|c| c.head()).map(|t| Value::String(t.hash.clone())).unwrap_or(Value::Null))
-}
-
-fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<Value, ToolError> {
+fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let format = a.storage_adapter;
     let agent_id = a.agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "system".to_string());
@@ -191,7 +190,7 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<Value, ToolError> {
     input.concepts = a.concepts.unwrap_or_default();
     let written = db.append_when(&key, format, input, |c| c.is_empty())?;
     let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
-    Ok(json!({ "bootstrapped": written.is_some(), "thought_count": count, "head_hash": head }))
+    Ok(BootstrapReply { bootstrapped: written.is_some(), thought_count: count as u64, head_hash: head })
 }
 
 fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
@@ -214,13 +213,6 @@ fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a:
     let thought = db.append(&key, input)?;
     let head = head_hash(db, &key)?;
     Ok(raw(AppendReply { thought: &thought, head_hash: head }))
-}
-
-/// The response of the append tools.
-#[derive(Serialize)]
-struct AppendReply<'a> {
-    thought: &'a Thought,
-    head_hash: Value,
 }
 
 fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {
@@ -248,12 +240,6 @@ fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(String, Vec<Th
     .map(|(thoughts, total, head)| (key, thoughts, total, head))
 }
 
-/// `mentisdb_search`'s response, written while the chain is read-locked.
-#[derive(Serialize)]
-struct SearchReply<'c> {
-    thoughts: Vec<&'c Thought>,
-}
-
 fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_search";
     let key = db.resolve_key(a.chain_key.as_deref())?;
@@ -265,31 +251,31 @@ fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Box<RawValue>, ToolError>
     })?
 }
 
-fn memory_markdown(db: &MentisDb, a: SearchArgs) -> Result<Value, ToolError> {
+fn memory_markdown(db: &MentisDb, a: SearchArgs) -> Result<MarkdownReply, ToolError> {
     let (key, thoughts, total, head) = filtered(db, "mentisdb_memory_markdown", &a)?;
     let refs: Vec<&Thought> = thoughts.iter().collect();
-    Ok(json!({ "markdown": render::memory_markdown(&key, total, head.as_deref(), &refs) }))
+    Ok(MarkdownReply { markdown: render::memory_markdown(&key, total, head.as_deref(), &refs) })
 }
 
-fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<Value, ToolError> {
+fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<ListChainsReply, ToolError> {
     let mut chains = Vec::new();
     for key in db.chain_keys() {
         let Some((format, location)) = db.chain_storage_info(&key) else { continue };
         let (thought_count, agent_count) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.agents().len())).unwrap_or((0, 0)))?;
-        chains.push(json!({
-            "chain_key": key,
-            "version": THOUGHT_SCHEMA_VERSION,
-            "storage_adapter": format.adapter_name(),
-            "thought_count": thought_count,
-            "agent_count": agent_count,
-            "storage_location": location,
-        }));
+        chains.push(ChainInfo {
+            chain_key: key,
+            version: THOUGHT_SCHEMA_VERSION,
+            storage_adapter: format.adapter_name().to_string(),
+            thought_count: thought_count as u64,
+            agent_count: agent_count as u64,
+            storage_location: location,
+        });
     }
-    let keys: Vec<&Value> = chains.iter().map(|c| &c["chain_key"]).collect();
-    Ok(json!({ "default_chain_key": db.config().default_chain_key, "chain_keys": keys, "chains": chains }))
+    let chain_keys = chains.iter().map(|c| c.chain_key.clone()).collect();
+    Ok(ListChainsReply { default_chain_key: db.config().default_chain_key.clone(), chain_keys, chains })
 }
 
-fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Value, ToolError> {
+fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<RecentContextReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let n = a.last_n.map(|n| (n as usize).clamp(1, limits::MAX_RECENT_LAST_N)).unwrap_or(limits::DEFAULT_RECENT_LAST_N);
     let prompt = db.with_chain(&key, |c| match c {
@@ -300,46 +286,51 @@ fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Value, ToolErro
         }
         None => render::recent_context(&key, 0, &[]),
     })?;
-    Ok(json!({ "prompt": prompt }))
+    Ok(RecentContextReply { prompt })
 }
 
-fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Value, ToolError> {
+fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_get_thought";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
     let (found, len) = db.with_chain(&key, |c| c.map(|c| (locator.find(c).cloned(), c.len())).unwrap_or((None, 0)))?;
     match found {
-        Some(t) => Ok(json!({ "chain_key": key, "thought": thought_json(&t) })),
+        Some(t) => Ok(raw(GetThoughtReply { chain_key: key, thought: &t })),
         None => Err(locator.not_found(&key, len)),
     }
 }
 
-fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let t = db.with_chain(&key, |c| c.and_then(|c| c.thoughts().first()).map(thought_json))?;
-    Ok(json!({ "chain_key": key, "thought": t }))
+    db.with_chain(&key, |c| raw(GenesisReply { chain_key: key.clone(), thought: c.and_then(|c| c.thoughts().first()) }))
 }
 
-fn head(db: &MentisDb, a: ChainArgs) -> Result<Value, ToolError> {
+fn head(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let location = db.storage_location(&key);
-    db.with_chain(&key, |c| match c {
-        Some(c) => json!({
-            "chain_key": key,
-            "thought_count": c.len(),
-            "head_hash": c.head().map(|t| t.hash.clone()),
-            "latest_thought": c.head().map(thought_json),
-            "integrity_ok": c.head_integrity_ok(),
-            "storage_location": location,
-        }),
-        None => json!({
-            "chain_key": key, "thought_count": 0, "head_hash": null, "latest_thought": null,
-            "integrity_ok": true, "storage_location": location,
-        }),
+    db.with_chain(&key, |c| {
+        raw(match c {
+            Some(c) => HeadReply {
+                chain_key: key.clone(),
+                thought_count: c.len() as u64,
+                head_hash: c.head().map(|t| t.hash.clone()),
+                latest_thought: c.head(),
+                integrity_ok: c.head_integrity_ok(),
+                storage_location: location,
+            },
+            None => HeadReply::<&Thought> {
+                chain_key: key.clone(),
+                thought_count: 0,
+                head_hash: None,
+                latest_thought: None,
+                integrity_ok: true,
+                storage_location: location,
+            },
+        })
     })
 }
 
-fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Value, ToolError> {
+fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_traverse_thoughts";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let direction = a.direction.unwrap_or(Direction::Forward);
@@ -359,16 +350,16 @@ fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Value, ToolError> {
             (None, None) => None,
         };
         let page = traverse(chain, anchor, direction, include_anchor, chunk_size, &filter);
-        Ok(json!({
-            "chain_key": key,
-            "direction": direction.as_str(),
-            "include_anchor": include_anchor,
-            "chunk_size": chunk_size,
-            "anchor": page.anchor.map(thought_json),
-            "thoughts": page.thoughts,
-            "has_more": page.has_more,
-            "next_cursor": page.next_cursor,
-            "previous_cursor": page.previous_cursor,
+        Ok(raw(TraverseReply {
+            chain_key: key.clone(),
+            direction: direction.as_str().to_string(),
+            include_anchor,
+            chunk_size: chunk_size as u64,
+            anchor: page.anchor,
+            thoughts: page.thoughts,
+            has_more: page.has_more,
+            next_cursor: page.next_cursor,
+            previous_cursor: page.previous_cursor,
         }))
     })?
 }

@@ -1,9 +1,9 @@
 //! The skill registry's data model: formats, lifecycle statuses, the parsed
-//! skill document, immutable versions, and the JSON shapes the tools return.
+//! skill document and immutable versions (the JSON the tools return is in
+//! `crate::dispatch::replies`).
 
 use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 /// Version of the registry (its log format and tool semantics).
 pub const REGISTRY_VERSION: u32 = 1;
@@ -116,28 +116,10 @@ pub struct SkillVersion {
     pub document: SkillDocument,
 }
 
-impl SkillVersion {
-    /// The `versions[]` entry of `mentisdb_skill_versions`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "version_id": self.version_id,
-            "version_number": self.version_number,
-            "uploaded_at": self.uploaded_at,
-            "uploaded_by_agent_id": self.uploaded_by_agent_id,
-            "uploaded_by_agent_name": self.uploaded_by_agent_name,
-            "uploaded_by_agent_owner": self.uploaded_by_agent_owner,
-            "source_format": self.source_format.as_str(),
-            "content_hash": self.content_hash,
-            "schema_version": self.document.schema_version,
-            "signing_key_id": self.signature.as_ref().map(|(k, _)| k),
-            "skill_signature": self.signature.as_ref().map(|(_, s)| s),
-        })
-    }
-}
-
 /// One lifecycle change, kept forever.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StatusChange {
+    #[schemars(with = "String")]
     pub status: SkillStatus,
     pub reason: Option<String>,
     pub changed_at: String,
@@ -183,32 +165,6 @@ impl Skill {
     pub(crate) fn push_version(&mut self, v: SkillVersion) {
         self.version_index.insert(v.version_id.clone(), self.versions.len());
         self.versions.push(v);
-    }
-
-    /// The `skill` summary object of list, search, upload, deprecate and revoke.
-    pub fn summary(&self) -> Value {
-        let latest = self.latest();
-        let doc = &latest.document;
-        json!({
-            "skill_id": self.skill_id,
-            "name": doc.name,
-            "description": doc.description,
-            "status": self.status.as_str(),
-            "status_reason": self.status_reason,
-            "schema_version": doc.schema_version,
-            "tags": doc.tags,
-            "triggers": doc.triggers,
-            "warnings": doc.warnings,
-            "latest_version_id": latest.version_id,
-            "version_count": self.versions.len(),
-            "created_at": self.first().uploaded_at,
-            "updated_at": crate::timestamp::format_rfc3339_millis(self.updated_at_millis),
-            "latest_uploaded_at": latest.uploaded_at,
-            "latest_uploaded_by_agent_id": latest.uploaded_by_agent_id,
-            "latest_uploaded_by_agent_name": latest.uploaded_by_agent_name,
-            "latest_uploaded_by_agent_owner": latest.uploaded_by_agent_owner,
-            "latest_source_format": latest.source_format.as_str(),
-        })
     }
 }
 

@@ -179,6 +179,8 @@ pub fn append_request(chain_key: &str, thought_type: wit::ThoughtType, content: 
         tags: Vec::new(),
         concepts: Vec::new(),
         refs: Vec::new(),
+        relations: Vec::new(),
+        session_id: None,
         thought_id: None,
         signing_key_id: None,
         thought_signature: None,

@@ -1,0 +1,135 @@
+//! Replies of the chain tools: bootstrap, append, search, list chains,
+//! recent context, Markdown export, get, genesis, traverse, head.
+
+use crate::thought::Thought;
+use crate::traverse::Cursor;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `mentisdb_bootstrap`: whether this call wrote the bootstrap thought.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BootstrapReply {
+    /// True when this call wrote the bootstrap thought (the chain was empty).
+    pub bootstrapped: bool,
+    /// Thoughts in the chain after the call.
+    pub thought_count: u64,
+    /// Hash of the chain's last thought; null when it is empty.
+    pub head_hash: Option<String>,
+}
+
+/// `mentisdb_append` and `mentisdb_append_retrospective`: the stored thought.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppendReply<T = Thought> {
+    /// The thought as stored, with its index, id and hash.
+    pub thought: T,
+    /// Hash of the chain's last thought after the append.
+    pub head_hash: Option<String>,
+}
+
+/// `mentisdb_search`: the newest `limit` matches, in append order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchReply<T = Thought> {
+    /// The matching thoughts.
+    pub thoughts: Vec<T>,
+}
+
+/// `mentisdb_memory_markdown` and `mentisdb_skill_md`: a Markdown document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MarkdownReply {
+    /// The document.
+    pub markdown: String,
+}
+
+/// `mentisdb_recent_context`: the latest thoughts as a prompt snippet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecentContextReply {
+    /// The rendered prompt.
+    pub prompt: String,
+}
+
+/// One chain of `mentisdb_list_chains`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChainInfo {
+    /// The chain's key.
+    pub chain_key: String,
+    /// Thought schema version.
+    pub version: u32,
+    /// `binary` or `jsonl`.
+    pub storage_adapter: String,
+    /// Thoughts in the chain.
+    pub thought_count: u64,
+    /// Agents in the chain's registry.
+    pub agent_count: u64,
+    /// Where the chain is stored (host-specific).
+    pub storage_location: String,
+}
+
+/// `mentisdb_list_chains`: every stored chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListChainsReply {
+    /// The chain used when a call names none.
+    pub default_chain_key: String,
+    /// The keys of `chains`, in the same order.
+    pub chain_keys: Vec<String>,
+    /// One entry per stored chain.
+    pub chains: Vec<ChainInfo>,
+}
+
+/// `mentisdb_get_thought`: one thought.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetThoughtReply<T = Thought> {
+    /// The chain it was found in.
+    pub chain_key: String,
+    /// The thought.
+    pub thought: T,
+}
+
+/// `mentisdb_get_genesis_thought`: the first thought, null for an empty chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GenesisReply<T = Thought> {
+    /// The chain asked about.
+    pub chain_key: String,
+    /// Its first thought; null when the chain is empty.
+    pub thought: Option<T>,
+}
+
+/// `mentisdb_head`: the chain tip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HeadReply<T = Thought> {
+    /// The chain asked about.
+    pub chain_key: String,
+    /// Thoughts in the chain (0 for an unknown chain).
+    pub thought_count: u64,
+    /// Hash of the last thought; null when the chain is empty.
+    pub head_hash: Option<String>,
+    /// The last thought; null when the chain is empty.
+    pub latest_thought: Option<T>,
+    /// Whether the head re-hashes to its hash and links to its predecessor.
+    pub integrity_ok: bool,
+    /// Where the chain is (or would be) stored.
+    pub storage_location: String,
+}
+
+/// `mentisdb_traverse_thoughts`: one chunk of an ordered walk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TraverseReply<T = Thought> {
+    /// The chain walked.
+    pub chain_key: String,
+    /// `forward` or `backward`.
+    pub direction: String,
+    /// Whether a concrete anchor was included.
+    pub include_anchor: bool,
+    /// Matching thoughts per chunk, after clamping.
+    pub chunk_size: u64,
+    /// The anchor thought; null for genesis/head boundaries and no anchor.
+    pub anchor: Option<T>,
+    /// The matching thoughts of this chunk, in walk order.
+    pub thoughts: Vec<T>,
+    /// Whether more matching thoughts follow in this direction.
+    pub has_more: bool,
+    /// The last thought of this chunk when `has_more` (continue from here); null otherwise.
+    pub next_cursor: Option<Cursor>,
+    /// The first thought of this chunk when thoughts lie before it in this
+    /// direction (walk back from here); null otherwise.
+    pub previous_cursor: Option<Cursor>,
+}

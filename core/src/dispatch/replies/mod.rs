@@ -1,0 +1,36 @@
+//! One typed reply per tool: the JSON every tool returns, as Rust types.
+//!
+//! Each tool's result is one of these structs, serialized once by its
+//! handler. Hosts that read a result back (the WASI component's typed
+//! exports, tests) deserialize it into the same type instead of reading
+//! fields by name, and the drift test (`tests/tests/host_declarations.rs`)
+//! compares their JSON Schemas ([`crate::ToolSpec::output_schema`]) with the
+//! TypeScript declarations and the WIT records.
+//!
+//! Replies that carry thoughts are generic over the thought: the engine
+//! writes them with `&Thought` borrowed from the chain while its read lock
+//! is held (no thought is cloned for a response), a host reads them back with
+//! the default owned [`Thought`](crate::Thought). The ranked replies are
+//! written only, so they borrow everything.
+//!
+//! Field order in each struct is the order the fields are written; JSON
+//! readers must not depend on it.
+
+mod agents;
+mod chain;
+mod ranked;
+mod skills;
+
+pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary};
+pub use chain::{
+    AppendReply, BootstrapReply, ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
+    RecentContextReply, SearchReply, TraverseReply,
+};
+pub use ranked::{
+    BundleReply, ContextBundlesReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply,
+    ScoreReply, SeedReply, ViaReply,
+};
+pub use skills::{
+    ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,
+    SkillVersionsReply,
+};

@@ -1,0 +1,234 @@
+//! Replies of the ranked tools: ranked search, context bundles, resolve
+//! context. Written only (never read back), so they borrow the chain's
+//! thoughts and the ranker's results.
+//!
+//! Besides our own fields they carry every field the reference MentisDB's
+//! Python client (`pymentisdb`) reads.
+
+use crate::chain::Chain;
+use crate::ranked::{RankedHit, Reached, ScoreParts, Via};
+use crate::thought::Thought;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Where a thought is, as the reference MentisDB's clients read it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Locator<'c> {
+    /// The chain.
+    pub chain_key: &'c str,
+    /// The thought's id.
+    pub thought_id: &'c str,
+    /// The thought's index.
+    pub thought_index: u64,
+}
+
+impl<'c> Locator<'c> {
+    /// The locator of the thought at `index` of `chain`.
+    pub fn of(chain: &'c Chain, index: u64) -> Self {
+        Locator { chain_key: chain.key(), thought_id: &chain.thoughts()[index as usize].id, thought_index: index }
+    }
+}
+
+/// A ranked result's score, part by part. Parts we do not compute but the
+/// reference's clients read are 0 (`seed_support`, `confidence`, `rrf`;
+/// `vector` without an embedding provider); `session_cohesion` is our
+/// `context + stretch` (the pull of matching turns nearby in the same session).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct ScoreReply {
+    /// The `lexical` part (see `ranked/README.md`).
+    pub lexical: f64,
+    /// The `expansion` part (see `ranked/README.md`).
+    pub expansion: f64,
+    /// The `graph` part (see `ranked/README.md`).
+    pub graph: f64,
+    /// The `relation` part (see `ranked/README.md`).
+    pub relation: f64,
+    /// The `importance` part (see `ranked/README.md`).
+    pub importance: f64,
+    /// The `recency` part (see `ranked/README.md`).
+    pub recency: f64,
+    /// The `context` part (see `ranked/README.md`).
+    pub context: f64,
+    /// The `stretch` part (see `ranked/README.md`).
+    pub stretch: f64,
+    /// The `agent` part (see `ranked/README.md`).
+    pub agent: f64,
+    /// The `vector` part; 0 without an embedding provider.
+    pub vector: f64,
+    /// The final score.
+    pub total: f64,
+    /// `context + stretch`.
+    pub session_cohesion: f64,
+    /// Always 0 (read by the reference's clients).
+    pub seed_support: f64,
+    /// Always 0 (read by the reference's clients).
+    pub confidence: f64,
+    /// Always 0 (read by the reference's clients).
+    pub rrf: f64,
+}
+
+impl From<&ScoreParts> for ScoreReply {
+    fn from(parts: &ScoreParts) -> Self {
+        // Destructured without `..`: a new part must be placed here.
+        let ScoreParts { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, vector, total } = *parts;
+        ScoreReply {
+            lexical: lexical.into(),
+            expansion: expansion.into(),
+            graph: graph.into(),
+            relation: relation.into(),
+            importance: importance.into(),
+            recency: recency.into(),
+            context: context.into(),
+            stretch: stretch.into(),
+            agent: agent.into(),
+            vector: vector.map_or(0.0, f64::from),
+            total: total.into(),
+            session_cohesion: (context + stretch).into(),
+            seed_support: 0.0,
+            confidence: 0.0,
+            rrf: 0.0,
+        }
+    }
+}
+
+/// One result of `mentisdb_ranked_search`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RankedHitReply<'c> {
+    /// The chain.
+    pub chain_key: &'c str,
+    /// The thought.
+    pub thought: &'c Thought,
+    /// The score, part by part.
+    pub score: ScoreReply,
+    /// Query terms (stems) that matched.
+    pub matched_terms: &'c [String],
+    /// Which signals found the thought, e.g. `lexical`, `graph`.
+    pub match_sources: &'c [&'static str],
+}
+
+impl<'c> RankedHitReply<'c> {
+    /// The reply entry of `hit`, a result in `chain`.
+    pub fn of(chain: &'c Chain, hit: &'c RankedHit) -> Self {
+        RankedHitReply {
+            chain_key: chain.key(),
+            thought: &chain.thoughts()[hit.index as usize],
+            score: ScoreReply::from(&hit.score),
+            matched_terms: &hit.matched_terms,
+            match_sources: &hit.match_sources,
+        }
+    }
+}
+
+/// `mentisdb_ranked_search`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RankedSearchReply<'c> {
+    /// `lexical`, or `hybrid` when vectors took part.
+    pub backend: &'static str,
+    /// Candidates that matched (before `limit`).
+    pub total: u64,
+    /// The best `limit` results, best first.
+    pub results: Vec<RankedHitReply<'c>>,
+}
+
+/// The edge that reached a thought in a graph walk.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct ViaReply {
+    /// Index of the already-reached thought the step started from.
+    pub from_index: u64,
+    /// `ref` or the relation kind, e.g. `Supports`.
+    pub kind: &'static str,
+    /// `outgoing` (followed the edge forward) or `incoming` (backward).
+    pub direction: &'static str,
+}
+
+impl From<Via> for ViaReply {
+    fn from(via: Via) -> Self {
+        let Via { from_index, kind, direction, edge: _ } = via;
+        ViaReply { from_index, kind, direction }
+    }
+}
+
+/// One thought reached by a graph walk (bundle support, resolved context).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ReachedReply<'c> {
+    /// The thought.
+    pub thought: &'c Thought,
+    /// Steps from the start.
+    pub depth: u32,
+    /// The edge that reached it.
+    pub via: ViaReply,
+    /// Where the thought is.
+    pub locator: Locator<'c>,
+    /// Always 1 (one walk per seed).
+    pub seed_path_count: u32,
+    /// The kind of the edge that reached it.
+    pub relation_kinds: Vec<&'static str>,
+}
+
+impl<'c> ReachedReply<'c> {
+    /// The reply entry of `r`, a thought of `chain` reached by a walk.
+    pub fn of(chain: &'c Chain, r: &Reached) -> Self {
+        ReachedReply {
+            thought: &chain.thoughts()[r.doc as usize],
+            depth: r.depth,
+            via: r.via.into(),
+            locator: Locator::of(chain, r.doc as u64),
+            seed_path_count: 1,
+            relation_kinds: vec![r.via.kind],
+        }
+    }
+}
+
+/// A bundle's seed: the ranked hit plus the reference's `locator` and `lexical_score`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SeedReply<'c> {
+    /// The ranked hit.
+    #[serde(flatten)]
+    pub hit: RankedHitReply<'c>,
+    /// Where the thought is.
+    pub locator: Locator<'c>,
+    /// The seed's lexical score.
+    pub lexical_score: f64,
+}
+
+impl<'c> SeedReply<'c> {
+    /// The seed entry of `hit`, a result in `chain`.
+    pub fn of(chain: &'c Chain, hit: &'c RankedHit) -> Self {
+        SeedReply { hit: RankedHitReply::of(chain, hit), locator: Locator::of(chain, hit.index), lexical_score: hit.score.lexical.into() }
+    }
+}
+
+/// One bundle of `mentisdb_context_bundles`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct BundleReply<'c> {
+    /// The ranked seed.
+    pub seed: SeedReply<'c>,
+    /// Thoughts reached from the seed, in walk order.
+    pub support: Vec<ReachedReply<'c>>,
+}
+
+/// `mentisdb_context_bundles`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ContextBundlesReply<'c> {
+    /// `lexical`, or `hybrid` when vectors took part.
+    pub backend: &'static str,
+    /// Number of bundles.
+    pub total_bundles: u64,
+    /// Every thought placed in a bundle, seeds included.
+    pub consumed_hits: u64,
+    /// The bundles, best seed first.
+    pub bundles: Vec<BundleReply<'c>>,
+}
+
+/// `mentisdb_resolve_context`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ResolveContextReply<'c> {
+    /// The chain.
+    pub chain_key: &'c str,
+    /// The thought the walk started from.
+    pub origin: &'c Thought,
+    /// Reached thoughts, in walk order.
+    pub thoughts: Vec<ReachedReply<'c>>,
+    /// Whether the walk stopped at `max_visited`.
+    pub truncated: bool,
+}
