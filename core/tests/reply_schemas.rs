@@ -1,0 +1,96 @@
+//! Each tool's result has exactly the top-level fields of its declared reply
+//! type (`ToolSpec::output_schema`, from `dispatch::replies`): a handler that
+//! serialized something else than the type its `tool!` entry names fails here.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Every tool called at least once on a chain with relations, sessions,
+/// agents, keys and skills. Returns `(tool, result)` of the calls that succeed.
+fn session() -> Vec<(&'static str, Value)> {
+    let (db, _) = fresh();
+    let key = ed25519_dalek::SigningKey::from_bytes(&[1u8; 32]).verifying_key().to_bytes().to_vec();
+    let skill = "---\nname: Deploy\ndescription: how\ntags: [ops]\n---\n# Deploy\nRun it.\n";
+    let calls: Vec<(&'static str, Value)> = vec![
+        ("mentisdb_bootstrap", json!({"chain_key": "a", "content": "boot"})),
+        ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Decision", "content": "Use IndexedDB for storage", "session_id": "s1"})),
+        ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Question", "content": "Why is storage slow?", "refs": [1], "relations": [{"kind": "Supports", "target_index": 1}]})),
+        ("mentisdb_append_retrospective", json!({"chain_key": "a", "agent_id": "ag", "content": "Batch fsyncs", "refs": [2]})),
+        ("mentisdb_search", json!({"chain_key": "a"})),
+        ("mentisdb_list_chains", json!({})),
+        ("mentisdb_recent_context", json!({"chain_key": "a"})),
+        ("mentisdb_memory_markdown", json!({"chain_key": "a"})),
+        ("mentisdb_get_thought", json!({"chain_key": "a", "thought_index": 2})),
+        ("mentisdb_get_genesis_thought", json!({"chain_key": "a"})),
+        ("mentisdb_get_genesis_thought", json!({"chain_key": "empty"})),
+        ("mentisdb_traverse_thoughts", json!({"chain_key": "a", "anchor_boundary": "genesis", "chunk_size": 2})),
+        ("mentisdb_head", json!({"chain_key": "a"})),
+        ("mentisdb_head", json!({"chain_key": "empty"})),
+        ("mentisdb_list_agents", json!({"chain_key": "a"})),
+        ("mentisdb_get_agent", json!({"chain_key": "a", "agent_id": "ag"})),
+        ("mentisdb_upsert_agent", json!({"chain_key": "a", "agent_id": "ag", "agent_owner": "own"})),
+        ("mentisdb_set_agent_description", json!({"chain_key": "a", "agent_id": "ag", "description": "d"})),
+        ("mentisdb_add_agent_alias", json!({"chain_key": "a", "agent_id": "ag", "alias": "al"})),
+        ("mentisdb_upsert_agent", json!({"chain_key": "a", "agent_id": "signer"})),
+        ("mentisdb_add_agent_key", json!({"chain_key": "a", "agent_id": "signer", "key_id": "k", "algorithm": "ed25519", "public_key_bytes": key})),
+        ("mentisdb_revoke_agent_key", json!({"chain_key": "a", "agent_id": "signer", "key_id": "k"})),
+        ("mentisdb_disable_agent", json!({"chain_key": "a", "agent_id": "signer"})),
+        ("mentisdb_list_agent_registry", json!({"chain_key": "a"})),
+        ("mentisdb_skill_md", json!({})),
+        ("mentisdb_skill_manifest", json!({})),
+        ("mentisdb_upload_skill", json!({"chain_key": "a", "agent_id": "ag", "skill_id": "deploy", "content": skill})),
+        ("mentisdb_list_skills", json!({})),
+        ("mentisdb_search_skill", json!({"text": "deploy"})),
+        ("mentisdb_read_skill", json!({"skill_id": "deploy"})),
+        ("mentisdb_skill_versions", json!({"skill_id": "deploy"})),
+        ("mentisdb_deprecate_skill", json!({"chain_key": "a", "agent_id": "ag", "skill_id": "deploy", "reason": "old"})),
+        ("mentisdb_revoke_skill", json!({"chain_key": "a", "agent_id": "ag", "skill_id": "deploy"})),
+        ("mentisdb_ranked_search", json!({"chain_key": "a", "text": "why is storage slow"})),
+        ("mentisdb_ranked_search", json!({"chain_key": "empty", "text": "storage"})),
+        ("mentisdb_context_bundles", json!({"chain_key": "a", "text": "storage"})),
+        ("mentisdb_resolve_context", json!({"chain_key": "a", "thought_index": 2})),
+    ];
+    calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect()
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+}
+
+#[test]
+fn every_result_has_exactly_its_reply_types_fields() {
+    let schemas: BTreeMap<&str, Value> = mentisdb_core::tool_specs().into_iter().map(|s| (s.name, s.output_schema)).collect();
+    let results = session();
+    for (tool, result) in &results {
+        assert_eq!(keys(result), keys(&schemas[tool]["properties"]), "{tool}: result fields differ from its reply type; result: {result}");
+    }
+    let called: BTreeSet<&str> = results.iter().map(|(t, _)| *t).collect();
+    let missing: Vec<&&str> = schemas.keys().filter(|t| !called.contains(**t)).collect();
+    assert!(missing.is_empty(), "call these tools in session(): {missing:?}");
+}
+
+#[test]
+fn nested_replies_match_their_schemas_too() {
+    let specs = mentisdb_core::tool_specs();
+    let schema = |tool: &str| specs.iter().find(|s| s.name == tool).unwrap().output_schema.clone();
+    let results = session();
+    let result = |tool: &str| results.iter().find(|(t, _)| *t == tool).unwrap().1.clone();
+    let def = |tool: &str, name: &str| keys(&schema(tool)["$defs"][name]["properties"]);
+    assert_eq!(keys(&result("mentisdb_append")["thought"]), def("mentisdb_append", "Thought"));
+    let second = &results.iter().filter(|(t, _)| *t == "mentisdb_append").nth(1).unwrap().1;
+    assert_eq!(keys(&second["thought"]["relations"][0]), def("mentisdb_append", "ThoughtRelation"));
+    let hit = &result("mentisdb_ranked_search")["results"][0];
+    assert_eq!(keys(hit), def("mentisdb_ranked_search", "RankedHitReply"));
+    assert_eq!(keys(&hit["score"]), def("mentisdb_ranked_search", "ScoreReply"));
+    let bundle = &result("mentisdb_context_bundles")["bundles"][0];
+    assert_eq!(keys(&bundle["seed"]), def("mentisdb_context_bundles", "SeedReply"));
+    assert_eq!(keys(&bundle["seed"]), keys(hit).union(&BTreeSet::from(["locator".into(), "lexical_score".into()])).cloned().collect());
+    let reached = &result("mentisdb_resolve_context")["thoughts"][0];
+    assert_eq!(keys(reached), def("mentisdb_resolve_context", "ReachedReply"));
+    assert_eq!(keys(&result("mentisdb_list_chains")["chains"][0]), def("mentisdb_list_chains", "ChainInfo"));
+    assert_eq!(keys(&result("mentisdb_list_skills")["skills"][0]), def("mentisdb_list_skills", "SkillSummary"));
+    assert_eq!(keys(&result("mentisdb_skill_versions")["versions"][0]), def("mentisdb_skill_versions", "SkillVersionEntry"));
+    assert_eq!(keys(&result("mentisdb_list_agent_registry")["agents"][0]), def("mentisdb_list_agent_registry", "AgentRecord"));
+}
