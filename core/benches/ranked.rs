@@ -1,15 +1,22 @@
-//! Ranked query latency on a 100k-thought chain.
+//! Ranked query latency on a 100k-thought chain, and indexing one thought
+//! at the content limit.
 //!
 //! `cargo bench -p mentisdb-core --bench ranked` — criterion timings for the
 //! core search and for the full dispatcher call (JSON in, JSON out), the
 //! latter also in hybrid mode (hashed n-gram vectors for every thought and
-//! word), then a plain p50/p90/p99 over 2,000 queries of each.
+//! word), then a plain p50/p90/p99 over 2,000 queries of each; and
+//! `ranked_index/add_256k_distinct`: `RankedIndex::add` of one thought of
+//! 256 KiB (`MAX_CONTENT_BYTES`) holding ~24k distinct words, which must
+//! take time linear in its words. A filter (`-- ranked_index`) skips building
+//! what the cases it leaves out need.
 
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
+use mentisdb_core::limits::MAX_CONTENT_BYTES;
 use mentisdb_core::query::{FilterArgs, ThoughtFilter};
-use mentisdb_core::ranked::{ranked_search, GraphOptions, HashedNgramEmbedder, RankedQuery};
+use mentisdb_core::ranked::{ranked_search, GraphOptions, HashedNgramEmbedder, RankedIndex, RankedQuery};
 use mentisdb_core::{Chain, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, ThoughtType};
 use serde_json::json;
+use std::cell::OnceCell;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -112,44 +119,97 @@ fn percentiles(label: &str, mut f: impl FnMut(usize)) {
 }
 
 fn bench(c: &mut Criterion) {
-    let chain = chain();
-    let qs = queries();
-    let filter = ThoughtFilter::compile(&FilterArgs::default(), None, Some(&chain)).expect("empty filter");
-    let run = |i: usize| {
-        let q = RankedQuery { text: &qs[i % qs.len()], filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new() };
-        ranked_search(&chain, &q)
-    };
     let full = thoughts() == THOUGHTS;
+    let qs = queries();
+    // Built on first use, so a filter that leaves a case out skips its setup.
+    let core: OnceCell<(Chain, ThoughtFilter)> = OnceCell::new();
+    let core = || {
+        core.get_or_init(|| {
+            let chain = chain();
+            let filter = ThoughtFilter::compile(&FilterArgs::default(), None, Some(&chain)).expect("empty filter");
+            (chain, filter)
+        })
+    };
+    let run = |i: usize| {
+        let (chain, filter) = core();
+        let q = RankedQuery { text: &qs[i % qs.len()], filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new() };
+        ranked_search(chain, &q)
+    };
     measure(c, "ranked_search/core_100k", full, run);
 
-    let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for i in 0..thoughts() {
-        let agent = ["ada", "bob", "cy", "dee"][i % 4];
-        db.call("mentisdb_append", json!({"chain_key": "bench", "agent_id": agent, "thought_type": "FactLearned", "content": sentence(&mut rng), "tags": [word(rng.word())]})).expect("append");
-    }
-    let call = |i: usize| db.call("mentisdb_ranked_search", json!({"chain_key": "bench", "text": qs[i % qs.len()], "limit": 10})).expect("ranked");
+    let db: OnceCell<MentisDb> = OnceCell::new();
+    let db = || {
+        db.get_or_init(|| {
+            let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
+            let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+            for i in 0..thoughts() {
+                let agent = ["ada", "bob", "cy", "dee"][i % 4];
+                db.call("mentisdb_append", json!({"chain_key": "bench", "agent_id": agent, "thought_type": "FactLearned", "content": sentence(&mut rng), "tags": [word(rng.word())]})).expect("append");
+            }
+            db
+        })
+    };
+    let call = |i: usize| db().call("mentisdb_ranked_search", json!({"chain_key": "bench", "text": qs[i % qs.len()], "limit": 10})).expect("ranked");
     measure(c, "ranked_search/dispatch_100k", full, call);
 
     // Hybrid: with a provider every thought and every word of the chain has
     // a vector; a query scans both (and expands its words). The hashed
     // n-gram provider is cheap, so this measures the search, not a model.
-    db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
-    call(0);
-    measure(c, "ranked_search/hybrid_dispatch_100k", full, call);
+    let hybrid: OnceCell<()> = OnceCell::new();
+    let hybrid_call = |i: usize| {
+        hybrid.get_or_init(|| {
+            db().set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+            call(0);
+        });
+        call(i)
+    };
+    measure(c, "ranked_search/hybrid_dispatch_100k", full, hybrid_call);
+}
+
+/// One thought of `MAX_CONTENT_BYTES` of distinct words (the synthetic
+/// vocabulary past the chain's), then `RankedIndex::add` of it into an
+/// empty index: linear in its words, not quadratic in the distinct ones.
+fn bench_index(c: &mut Criterion) {
+    let mut content = String::with_capacity(MAX_CONTENT_BYTES);
+    for i in VOCAB.. {
+        let w = word(i);
+        if content.len() + w.len() + 1 > MAX_CONTENT_BYTES {
+            break;
+        }
+        content.push_str(&w);
+        content.push(' ');
+    }
+    let chain = Chain::new("bench", ChainFormat::Binary);
+    let ts = mentisdb_core::timestamp::format_rfc3339_millis(1_700_000_000_000);
+    let thought = chain.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, &content), ts, "big".into()).expect("a thought at the content limit");
+    let mut group = c.benchmark_group("ranked_index");
+    group.sample_size(10);
+    group.bench_function("add_256k_distinct", |b| {
+        b.iter_batched(
+            RankedIndex::default,
+            |mut index| {
+                index.add(&thought);
+                index
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
 }
 
 /// Criterion's timing of `f` (query `i` on its `i`-th call), then, on the
-/// full chain, its p50/p90/p99.
+/// full chain and unless a filter left the case out, its p50/p90/p99.
 fn measure<R>(c: &mut Criterion, label: &str, full: bool, f: impl Fn(usize) -> R) {
     let mut i = 0;
+    let mut ran = false;
     c.bench_function(label, |b| {
+        ran = true;
         b.iter(|| {
             i += 1;
             f(i)
         })
     });
-    if full {
+    if full && ran {
         percentiles(label, |i| {
             std::hint::black_box(f(i));
         });
@@ -159,7 +219,7 @@ fn measure<R>(c: &mut Criterion, label: &str, full: bool, f: impl Fn(usize) -> R
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30);
-    targets = bench
+    targets = bench, bench_index
 }
 
 fn main() {

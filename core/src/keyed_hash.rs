@@ -8,6 +8,7 @@
 //! ids, terms) cannot be pre-computed to collide, and tests stay deterministic
 //! with [`KeyedState::default`] (key 0).
 
+#[allow(clippy::disallowed_types, reason = "the one place std's maps are named: only with KeyedState, never RandomState (core/clippy.toml)")]
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, DefaultHasher, Hasher};
 
@@ -35,8 +36,10 @@ impl BuildHasher for KeyedState {
 }
 
 /// A `HashMap` hashed with [`KeyedState`].
+#[allow(clippy::disallowed_types, reason = "std's map with the host-keyed hasher, not RandomState")]
 pub type KeyedMap<K, V> = HashMap<K, V, KeyedState>;
 /// A `HashSet` hashed with [`KeyedState`].
+#[allow(clippy::disallowed_types, reason = "std's set with the host-keyed hasher, not RandomState")]
 pub type KeyedSet<K> = HashSet<K, KeyedState>;
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Core: unit, property and dispatcher tests; wasm builds; the core's wasm imports nothing.
+# Core: lint, unit, property and dispatcher tests; wasm builds; the core's wasm imports nothing.
 set -euo pipefail
 rustup target add wasm32-unknown-unknown wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown wasm32-wasip2
+# Every clippy warning is an error; core/clippy.toml disallows the
+# OS-seeded HashMap/HashSet (the core promises no randomness).
+rustup component add clippy >/dev/null 2>&1 || true
+cargo clippy -p mentisdb-core --all-targets -- -D warnings
 cargo test -p mentisdb-core --lib --tests --examples
 # Benches are compiled (debug) but not run here: figures come from `cargo bench`.
 cargo test -p mentisdb-core --benches --no-run

@@ -88,6 +88,13 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|w| w.replace('\u{2019}', "'").to_lowercase())
 }
 
+/// Whether `content` asks something (has a question mark, ASCII or
+/// full-width): such a thought lends more conversational context to the
+/// thoughts after it (it is answered by what follows).
+pub fn asks_question(content: &str) -> bool {
+    content.contains(['?', '\u{ff1f}'])
+}
+
 /// Analyzes text into index terms. Stateless; cheap to create.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Analyzer;
@@ -162,6 +169,11 @@ mod tests {
         let a = Analyzer;
         assert_eq!(a.terms("[1:56 pm on 8 May, 2023]"), vec!["1", "56", "pm", "8", "may", "2023"]);
         assert_eq!(a.terms("Zürich café"), vec!["zürich", "café"]);
+    }
+
+    #[test]
+    fn questions_are_told_by_their_mark() {
+        assert!(asks_question("Any plans?") && asks_question("予定は？") && !asks_question("No plans."));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! through the graph, in a deterministic order (seeds by rank, support in
 //! walk order: depth, then edge order).
 
-use super::graph::{walk, Reached};
-use super::search::{exists_as_of, ranked_search, GraphOptions, RankedHit, RankedQuery};
+use super::graph::{walk, GraphOptions, Reached};
+use super::hits::RankedHit;
+use super::query::{exists_as_of, RankedQuery};
+use super::search::ranked_search;
 use crate::chain::Chain;
 
 /// A seed and its support.

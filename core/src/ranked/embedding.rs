@@ -63,6 +63,31 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// Longest leading stamp [`embedding_text`] drops, in bytes.
+pub const MAX_STAMP_BYTES: usize = 64;
+
+/// The text a provider embeds for a thought: its content without a leading
+/// time stamp in brackets (`"[1:56 pm on 8 May, 2023] Ada: ..."`,
+/// `"[2024-05-08 13:56] ..."`: up to [`MAX_STAMP_BYTES`], with a digit in
+/// it). The thought's timestamp already says when; a sentence embedder
+/// reads a stamp as words, and on a short text they pull everything
+/// written the same day toward each other. Tags and concepts are matched
+/// lexically, with their own field weights.
+pub fn embedding_text(content: &str) -> &str {
+    let stamp = content.strip_prefix('[').and_then(|rest| rest.find(']').filter(|end| *end < MAX_STAMP_BYTES).map(|end| &rest[..end]));
+    match stamp {
+        Some(inner) if inner.contains(|c: char| c.is_ascii_digit()) => {
+            let rest = content[inner.len() + 2..].trim_start();
+            if rest.is_empty() {
+                content
+            } else {
+                rest
+            }
+        }
+        _ => content,
+    }
+}
+
 /// An honest, dependency-free provider for tests and demos: character
 /// trigrams of each lower-cased word (with boundary marks) hashed (FNV-1a)
 /// into `dim` buckets with a sign bit, then unit-normalized. It captures
@@ -137,6 +162,19 @@ mod tests {
         assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
         assert_eq!(cosine(&[1.0], &[1.0, 2.0]), 0.0);
         assert_eq!(cosine(&[0.0, 0.0], &[1.0, 2.0]), 0.0);
+    }
+
+    #[test]
+    fn embedding_text_drops_a_leading_time_stamp_only() {
+        assert_eq!(embedding_text("[1:56 pm on 8 May, 2023] Ada: I paint."), "Ada: I paint.");
+        assert_eq!(embedding_text("[2024-05-08 13:56]   deploy done"), "deploy done");
+        assert_eq!(embedding_text("[IMPORTANT] read me"), "[IMPORTANT] read me", "a label without a digit is words");
+        assert_eq!(embedding_text("[2024-05-08]"), "[2024-05-08]", "nothing but a stamp is kept whole");
+        assert_eq!(embedding_text("Met on [8 May] at noon"), "Met on [8 May] at noon", "only a leading stamp");
+        let long = format!("[{}] x", "1".repeat(MAX_STAMP_BYTES));
+        assert_eq!(embedding_text(&long), long, "too long to be a stamp");
+        assert_eq!(embedding_text("[é 1] ü"), "ü");
+        assert_eq!(embedding_text("[unclosed 1 stamp"), "[unclosed 1 stamp");
     }
 
     #[test]

@@ -8,8 +8,14 @@
 //! "guitar" and "violin", "hikes" finds "hiking" (which the stemmer leaves
 //! apart from "hike"). How much such a match counts rises linearly from 0
 //! at [`EXPANSION_MIN_SIMILARITY`] to [`EXPANSION_WEIGHT`] of an exact
-//! match at similarity 1; see [`super::search`] for the `expansion` score
-//! part. Without a provider nothing here runs.
+//! match at similarity 1; `score_expansions` is the `expansion` stage of
+//! ranked search. Without a provider nothing here runs.
+
+use super::bm25;
+use super::candidates::Accumulators;
+use super::index::{Field, RankedIndex, FIELD_COUNT};
+use super::query::WordVectors;
+pub use super::embedded::TermVectors;
 
 /// Cosine below which a word is not taken as an expansion of a query word.
 pub const EXPANSION_MIN_SIMILARITY: f32 = 0.6;
@@ -17,69 +23,6 @@ pub const EXPANSION_MIN_SIMILARITY: f32 = 0.6;
 pub const EXPANSION_WEIGHT: f32 = 1.0;
 /// Most similar chain words taken per query word.
 pub const EXPANSION_WORDS_PER_TERM: usize = 5;
-
-/// Unit-length vectors of an index's terms, one row per term id, in one
-/// flat buffer (scanned whole for every query word). A term without a
-/// vector, or with one of another dimension, has a zero row and is never
-/// similar to anything.
-#[derive(Debug, Clone, Default)]
-pub struct TermVectors {
-    dim: usize,
-    count: usize,
-    rows: Vec<f32>,
-}
-
-impl TermVectors {
-    /// Appends the next term's vector.
-    pub fn push(&mut self, vector: Option<Vec<f32>>) {
-        if let (0, Some(v)) = (self.dim, &vector) {
-            self.dim = v.len();
-            self.rows = vec![0.0; self.count * self.dim];
-        }
-        self.count += 1;
-        match vector.filter(|v| v.len() == self.dim && self.dim > 0) {
-            Some(mut v) => {
-                super::embedding::normalize(&mut v);
-                self.rows.extend(v);
-            }
-            None => self.rows.resize(self.count * self.dim, 0.0),
-        }
-    }
-
-    /// Number of terms (rows).
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// Whether no term has a row.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The unit vector of term `id` (`None` when it has none).
-    pub fn row(&self, id: u32) -> Option<&[f32]> {
-        let row = self.rows.get(id as usize * self.dim..(id as usize + 1) * self.dim)?;
-        (self.dim > 0 && row.iter().any(|x| *x != 0.0)).then_some(row)
-    }
-
-    /// Terms whose cosine to `query` is at least `min`, with that cosine, in
-    /// term order.
-    pub fn similar(&self, query: &[f32], min: f32) -> Vec<(f32, u32)> {
-        if self.dim == 0 || query.len() != self.dim {
-            return Vec::new();
-        }
-        let mut q = query.to_vec();
-        super::embedding::normalize(&mut q);
-        self.rows
-            .chunks_exact(self.dim)
-            .enumerate()
-            .filter_map(|(id, row)| {
-                let sim = super::embedding::dot(row, &q);
-                (sim >= min).then_some((sim, id as u32))
-            })
-            .collect()
-    }
-}
 
 /// A chain word standing in for a query word.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,27 +47,59 @@ pub fn expansions(vectors: &TermVectors, word_vector: &[f32], query_ids: &[u32])
         .collect()
 }
 
+/// Expansion (hybrid only): a query word also matches the chain's words of
+/// similar meaning ([`expansions`]) in thoughts that lack the word itself;
+/// per query word, the best such word of a thought counts, with its IDF
+/// capped at the query word's (never worth more than the word would be).
+/// `idfs` are the query terms' IDFs from [`super::lexical::score_terms`].
+pub(crate) fn score_expansions(index: &RankedIndex, terms: &[(String, String)], idfs: &[f32], word_vectors: &WordVectors, avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) {
+    let n = index.len() as u32;
+    let query_ids: Vec<u32> = terms.iter().filter_map(|(t, _)| index.term_id(t)).collect();
+    for (bit, (term, _)) in terms.iter().enumerate() {
+        let Some((_, word_vector)) = word_vectors.iter().find(|(t, _)| t == term) else { continue };
+        let cap = if idfs[bit] > 0.0 { idfs[bit] } else { f32::MAX };
+        // (thought, score, chain word), then the best per thought, in thought order.
+        let mut found: Vec<(u32, f32, u32)> = Vec::new();
+        for e in expansions(index.term_vectors(), word_vector, &query_ids) {
+            let idf = bm25::idf(index.doc_freq(e.term), n).min(cap);
+            for p in index.postings(e.term) {
+                if acc.get(p.doc).is_some_and(|a| a.terms & (1 << bit) != 0) {
+                    continue;
+                }
+                let lens = index.field_lens(p.doc);
+                let tf = Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
+                found.push((p.doc, e.weight * bm25::bm25f(idf, tf), e.term));
+            }
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        found.dedup_by_key(|f| f.0);
+        for (doc, score, word) in found {
+            let a = acc.entry(doc);
+            if score > a.expansion_best {
+                a.expansion_best = score;
+                a.expansion_word = word;
+            }
+            a.expansion += score;
+            a.expanded |= 1 << bit;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chain::{Chain, NewThought};
+    use crate::ranked::lexical::score_terms;
+    use crate::ranked::query::query_terms;
+    use crate::ranked::EmbeddingProvider;
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+    use std::sync::Arc;
 
     fn vectors(rows: &[Option<Vec<f32>>]) -> TermVectors {
         let mut v = TermVectors::default();
         rows.iter().cloned().for_each(|r| v.push(r));
         v
-    }
-
-    #[test]
-    fn rows_are_unit_length_and_missing_ones_are_never_similar() {
-        let v = vectors(&[None, Some(vec![3.0, 4.0]), Some(vec![1.0, 0.0, 0.0]), Some(vec![0.0, 2.0])]);
-        assert_eq!(v.len(), 4);
-        assert_eq!(v.row(0), None, "a term seen before the first vector has a zero row");
-        assert_eq!(v.row(1), Some(&[0.6, 0.8][..]));
-        assert_eq!(v.row(2), None, "another dimension is treated as no vector");
-        let sims = v.similar(&[0.0, 1.0], 0.5);
-        assert_eq!(sims.iter().map(|s| s.1).collect::<Vec<_>>(), vec![1, 3]);
-        assert!((sims[0].0 - 0.8).abs() < 1e-6 && (sims[1].0 - 1.0).abs() < 1e-6);
-        assert!(v.similar(&[1.0, 0.0, 0.0], 0.0).is_empty(), "a query of another dimension matches nothing");
     }
 
     #[test]
@@ -138,5 +113,51 @@ mod tests {
         assert!((got[0].weight - expected).abs() < 1e-5, "{got:?}");
         assert!(got.windows(2).all(|w| w[0].weight > w[1].weight));
         assert!(expansions(&v, &[0.0, 0.0, 1.0], &[]).is_empty(), "nothing is that close to an unrelated word");
+    }
+
+    /// "kids" and "children" mean alike, "toddlers" a little less; anything else is unrelated.
+    #[derive(Debug)]
+    struct Meanings;
+
+    impl EmbeddingProvider for Meanings {
+        fn name(&self) -> &str {
+            "meanings"
+        }
+        fn embed(&self, text: &str) -> Option<Vec<f32>> {
+            Some(match text {
+                "kids" | "children" => vec![1.0, 0.0, 0.0],
+                "toddlers" => vec![0.8, 0.6, 0.0],
+                _ => vec![0.0, 0.0, 1.0],
+            })
+        }
+    }
+
+    #[test]
+    fn a_query_word_matches_words_of_like_meaning_where_it_is_missing() {
+        let mut c = Chain::new("exp", ChainFormat::Binary);
+        for (i, content) in ["kids at the park", "children and kids", "toddlers and kids playing", "toddlers nap", "the weather"].into_iter().enumerate() {
+            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        c.set_embedding_provider(Some(Arc::new(Meanings)));
+        let index = c.ranked_index();
+        let terms = query_terms("children");
+        let word_vectors = vec![("children".to_string(), Meanings.embed("children").unwrap())];
+        let avg = index.avg_field_lens();
+        let mut acc = Accumulators::new(index.len());
+        let idfs = score_terms(&index, &terms, &avg, &mut acc);
+        score_expansions(&index, &terms, &idfs, &word_vectors, &avg, &mut acc);
+        let got = |d: u32| acc.get(d).map(|a| (a.expansion > 0.0, a.expanded, index.surface(a.expansion_word).to_string()));
+        assert_eq!(got(1), Some((false, 0, index.surface(0).to_string())), "has the word itself: no stand-in");
+        assert_eq!(got(0), Some((true, 1, "kids".to_string())));
+        assert_eq!(got(2), Some((true, 1, "kids".to_string())), "the best stand-in of the thought is named");
+        assert_eq!(got(3), Some((true, 1, "toddlers".to_string())));
+        assert!(acc.get(4).is_none(), "nothing alike: not a candidate");
+        let (kids, toddlers) = (acc.get(0).unwrap().expansion, acc.get(3).unwrap().expansion);
+        assert!(kids <= idfs[0] * 2.0 && toddlers < kids, "capped at the query word's IDF, weighted by likeness: {kids} {toddlers}");
+        // Without word vectors nothing is expanded.
+        let mut plain = Accumulators::new(index.len());
+        score_expansions(&index, &terms, &idfs, &Vec::new(), &avg, &mut plain);
+        assert!(plain.accs.is_empty());
     }
 }

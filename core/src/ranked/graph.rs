@@ -6,10 +6,21 @@
 //! what builds on it). The walk is deterministic: outgoing edges in the
 //! order the thought lists them (refs, then relations), incoming edges
 //! oldest source first, breadth first.
+//!
+//! `spread_graph` is the graph stage of ranked search: the best direct
+//! matches pass a decaying share of their score along those walks.
 
-use super::index::{Edge, EdgeKind, RankedIndex};
+use super::candidates::{best_first, Accumulators, Scope};
+use super::edges::{Edge, EdgeKind};
+use super::index::RankedIndex;
+use crate::thought::RelationKind;
 use serde::Serialize;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+/// Score share passed one step along the graph.
+pub const GRAPH_DECAY: f32 = 0.5;
+/// Seeds the graph expansion starts from, at most (or the query's limit, if larger).
+pub const MAX_GRAPH_SEEDS: usize = 32;
 
 crate::named_enum::named_enum! {
     /// Which edges a walk follows (`outgoing`, `incoming` or `both`,
@@ -21,6 +32,22 @@ crate::named_enum::named_enum! {
         Incoming = "incoming" (also "in"),
         /// Both.
         Both = "both",
+    }
+}
+
+/// Graph expansion settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GraphOptions {
+    /// Steps from a seed; 0 turns expansion off.
+    pub max_depth: u32,
+    /// Thoughts reached per seed, at most.
+    pub max_visited: usize,
+    pub direction: WalkDirection,
+}
+
+impl Default for GraphOptions {
+    fn default() -> Self {
+        GraphOptions { max_depth: 1, max_visited: 64, direction: WalkDirection::Both }
     }
 }
 
@@ -59,7 +86,7 @@ pub fn neighbours(index: &RankedIndex, doc: u32, direction: WalkDirection) -> im
 /// impassable thoughts are ignored. Returns the reached thoughts in walk
 /// order and whether the walk stopped at `max_visited`.
 pub fn walk(index: &RankedIndex, starts: &[u32], direction: WalkDirection, max_depth: u32, max_visited: usize, passable: impl Fn(u32) -> bool) -> (Vec<Reached>, bool) {
-    let mut seen: HashSet<u32> = starts.iter().copied().collect();
+    let mut seen: BTreeSet<u32> = starts.iter().copied().collect();
     let mut queue: VecDeque<(u32, u32)> = starts.iter().map(|s| (*s, 0)).collect();
     let mut out = Vec::new();
     while let Some((doc, depth)) = queue.pop_front() {
@@ -82,12 +109,47 @@ pub fn walk(index: &RankedIndex, starts: &[u32], direction: WalkDirection, max_d
     (out, false)
 }
 
+/// Weight of one edge for graph expansion.
+pub fn edge_weight(kind: EdgeKind) -> f32 {
+    match kind {
+        EdgeKind::Ref => 1.0,
+        EdgeKind::Relation(k) => match k {
+            RelationKind::Supports | RelationKind::DerivedFrom | RelationKind::Summarizes | RelationKind::CausedBy | RelationKind::ContinuesFrom => 1.0,
+            RelationKind::References | RelationKind::BranchesFrom | RelationKind::RelatedTo => 0.8,
+            RelationKind::Corrects | RelationKind::Supersedes | RelationKind::Invalidates | RelationKind::Contradicts => 0.6,
+        },
+    }
+}
+
+/// Graph: from the best `max(MAX_GRAPH_SEEDS, limit)` direct matches (a
+/// direct score above zero, admitted by `scope`), walks by `options` over
+/// the thoughts that exist; a thought reached at depth `d` gets
+/// `seed score * GRAPH_DECAY^d * edge weight` as its `graph` (through a ref)
+/// or `relation` (through a typed relation) share, the best seed winning.
+/// Reached thoughts become candidates.
+pub(crate) fn spread_graph<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &RankedIndex, options: &GraphOptions, limit: usize, scope: &Scope<E, A>, acc: &mut Accumulators) {
+    let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| scope.admits(a.doc)).map(|a| (a.direct(), a.doc)).filter(|s| s.0 > 0.0).collect();
+    seeds.sort_by(best_first);
+    seeds.truncate(MAX_GRAPH_SEEDS.max(limit));
+    for (seed_score, seed) in seeds {
+        let (reached, _) = walk(index, &[seed], options.direction, options.max_depth, options.max_visited, |d| scope.exists(d));
+        for r in reached {
+            let share = seed_score * GRAPH_DECAY.powi(r.depth as i32) * edge_weight(r.via.edge);
+            let a = acc.entry(r.doc);
+            match r.via.edge {
+                EdgeKind::Ref => a.graph = a.graph.max(share),
+                EdgeKind::Relation(_) => a.relation = a.relation.max(share),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::chain::{Chain, NewThought, RelationInput};
     use crate::record::ChainFormat;
-    use crate::thought::{RelationKind, ThoughtType};
+    use crate::thought::ThoughtType;
 
     /// 0 <- 1 (ref), 1 <- 2 (Supports), 0 <- 3 (ref)
     fn chain() -> Chain {
@@ -129,5 +191,25 @@ mod tests {
         assert_eq!((r.len(), truncated), (1, true));
         let (r, _) = walk(&idx, &[0], WalkDirection::Both, 3, 100, |d| d != 1);
         assert_eq!(r.iter().map(|x| x.doc).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn seeds_pass_a_decaying_share_the_best_seed_winning() {
+        let c = chain();
+        let idx = c.ranked_index();
+        let mut acc = Accumulators::new(idx.len());
+        acc.entry(1).lexical = 2.0;
+        acc.entry(3).lexical = 1.0;
+        let options = GraphOptions { max_depth: 2, ..GraphOptions::default() };
+        spread_graph(&idx, &options, 10, &Scope { exists: |_| true, admit: |_| true }, &mut acc);
+        let parts = |d: u32| acc.get(d).map(|a| (a.graph, a.relation));
+        assert_eq!(parts(0), Some((GRAPH_DECAY * 2.0, 0.0)), "from 1 by a ref; 3's share is smaller");
+        assert_eq!(parts(2), Some((0.0, GRAPH_DECAY * 2.0 * edge_weight(EdgeKind::Relation(RelationKind::Supports)))));
+        assert_eq!(parts(3), Some((GRAPH_DECAY * GRAPH_DECAY * 2.0, 0.0)), "two steps from 1, through 0");
+        // Not admitted: no seed. Off depth: no walk.
+        let mut acc = Accumulators::new(idx.len());
+        acc.entry(1).lexical = 2.0;
+        spread_graph(&idx, &options, 10, &Scope { exists: |_| true, admit: |d| d != 1 }, &mut acc);
+        assert_eq!(acc.accs.len(), 1);
     }
 }

@@ -1,17 +1,27 @@
 //! The incremental ranked index of one chain: an inverted index over four
-//! fields, field-length statistics, timestamps and sessions, the graph of refs and typed relations in
-//! both directions, which thoughts later thoughts retire, and (when the host
-//! registered an embedding provider) one vector per thought.
+//! fields, field-length statistics, timestamps and sessions, each thought's
+//! content as term ids, the graph of refs and typed relations in both
+//! directions with the thoughts later thoughts retire (`edges.rs`), and
+//! (when the host registered an embedding provider) one vector per thought
+//! and per word (`embedded.rs`).
+//!
+//! Nothing here depends on the process: the term dictionary is hashed with
+//! a [`KeyedState`] (the host's key, or the fixed default), sessions and
+//! edges are kept in ordered maps, so iteration and results are the same
+//! in every process.
 //!
 //! [`RankedIndex::add`] is called once per committed thought, in chain
 //! order, by [`crate::Chain::commit`] — for appends and for every thought
 //! verified when a chain is opened — so queries never rebuild anything.
 
-use super::analyzer::Analyzer;
+use super::analyzer::{asks_question, Analyzer};
+use super::edges::Edges;
+pub use super::edges::{Edge, EdgeKind};
+use super::embedded::{Embedded, TermVectors};
 use super::embedding::EmbeddingProvider;
-use super::expansion::TermVectors;
-use crate::thought::{RelationKind, Thought};
-use std::collections::HashMap;
+use crate::keyed_hash::{KeyedMap, KeyedState};
+use crate::thought::Thought;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A searchable field of a thought.
@@ -60,62 +70,33 @@ pub struct Posting {
     pub tf: u16,
 }
 
-/// What an edge is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeKind {
-    /// An entry of the source thought's `refs`.
-    Ref,
-    /// A typed relation of the source thought.
-    Relation(RelationKind),
-}
-
-impl EdgeKind {
-    /// `"ref"` or the relation kind's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EdgeKind::Ref => "ref",
-            EdgeKind::Relation(k) => k.as_str(),
-        }
-    }
-}
-
-/// A directed edge from a newer thought to an earlier one in the same chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Edge {
-    pub from: u32,
-    pub to: u32,
-    pub kind: EdgeKind,
-}
-
 /// The ranked index of one chain.
 #[derive(Clone, Default)]
 pub struct RankedIndex {
-    terms: HashMap<String, u32>,
+    /// Term -> id, hashed with a [`KeyedState`] (see [`crate::keyed_hash`]):
+    /// the host's key through [`RankedIndex::with_hasher`] (the words are
+    /// the writers', so their hashes should not be predictable), else the
+    /// fixed default key.
+    terms: KeyedMap<String, u32>,
     postings: Vec<Vec<Posting>>,
     doc_freq: Vec<u32>,
     field_lens: Vec<[u16; FIELD_COUNT]>,
     field_len_sums: [u64; FIELD_COUNT],
     timestamps: Vec<i64>,
-    outgoing: HashMap<u32, Vec<Edge>>,
-    incoming: HashMap<u32, Vec<Edge>>,
-    retired_by: HashMap<u32, Vec<u32>>,
-    /// Whether any thought retires thought `doc` (fast path for `is_retired`).
-    retired: Vec<bool>,
+    edges: Edges,
     /// Interned `session_id` of each thought ([`NO_SESSION`] when absent).
     sessions: Vec<u32>,
     /// Whether each thought's content asks a question.
     asks: Vec<bool>,
-    session_ids: HashMap<String, u32>,
-    vectors: Vec<Option<Box<[f32]>>>,
+    session_ids: BTreeMap<String, u32>,
     /// Every thought's content as term ids, in order (stopwords dropped),
     /// one after another; thought `doc` ends at `content_ends[doc]`.
     content_terms: Vec<u32>,
     content_ends: Vec<usize>,
     /// The word each term was first seen as (what a provider embeds for it).
     surfaces: Vec<Box<str>>,
-    /// One vector per term when a provider is registered ([`super::expansion`]).
-    term_vectors: TermVectors,
-    embedder: Option<Arc<dyn EmbeddingProvider>>,
+    /// With a provider, one vector per thought and per term.
+    embedded: Embedded,
 }
 
 impl std::fmt::Debug for RankedIndex {
@@ -123,7 +104,7 @@ impl std::fmt::Debug for RankedIndex {
         f.debug_struct("RankedIndex")
             .field("docs", &self.timestamps.len())
             .field("terms", &self.terms.len())
-            .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_string()))
+            .field("embedder", &self.embedder().map(|e| e.name().to_string()))
             .finish_non_exhaustive()
     }
 }
@@ -131,34 +112,26 @@ impl std::fmt::Debug for RankedIndex {
 /// The session of a thought without `session_id`.
 pub const NO_SESSION: u32 = u32::MAX;
 
-/// `v` scaled to unit length (queries then need only a dot product).
-fn unit(mut v: Vec<f32>) -> Box<[f32]> {
-    super::embedding::normalize(&mut v);
-    v.into_boxed_slice()
-}
-
-/// Longest leading stamp [`embedding_text`] drops, in bytes.
-pub const MAX_STAMP_BYTES: usize = 64;
-
-/// The text a provider embeds for a thought: its content without a leading
-/// time stamp in brackets (`"[1:56 pm on 8 May, 2023] Ada: ..."`,
-/// `"[2024-05-08 13:56] ..."`: up to [`MAX_STAMP_BYTES`], with a digit in
-/// it). The thought's timestamp already says when; a sentence embedder
-/// reads a stamp as words, and on a short text they pull everything
-/// written the same day toward each other. Tags and concepts are matched
-/// lexically, with their own field weights.
-pub fn embedding_text(content: &str) -> &str {
-    let stamp = content.strip_prefix('[').and_then(|rest| rest.find(']').filter(|end| *end < MAX_STAMP_BYTES).map(|end| &rest[..end]));
-    match stamp {
-        Some(inner) if inner.contains(|c: char| c.is_ascii_digit()) => {
-            let rest = content[inner.len() + 2..].trim_start();
-            if rest.is_empty() {
-                content
-            } else {
-                rest
+/// The terms of `field` of `t`, in order: for the label fields, each
+/// label's words and whole form (agent: id, name when it differs, owner).
+/// [`RankedIndex::add`] takes the content's from [`Analyzer::tokens`]
+/// instead, with the surface word each term came from.
+fn field_terms(t: &Thought, field: Field) -> Vec<String> {
+    let analyzer = Analyzer;
+    match field {
+        Field::Content => analyzer.terms(&t.content),
+        Field::Tags => t.tags.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
+        Field::Concepts => t.concepts.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
+        Field::Agent => {
+            let mut v = analyzer.label_terms(&t.agent_id);
+            if !t.agent_name.eq_ignore_ascii_case(&t.agent_id) {
+                v.extend(analyzer.label_terms(&t.agent_name));
             }
+            if let Some(o) = &t.agent_owner {
+                v.extend(analyzer.label_terms(o));
+            }
+            v
         }
-        _ => content,
     }
 }
 
@@ -173,77 +146,47 @@ impl RankedIndex {
         self.timestamps.is_empty()
     }
 
-    /// Indexes the next thought of the chain (`t.index` must equal [`Self::len`]).
+    /// An empty index whose term dictionary is keyed with `hasher` (the
+    /// chain's, from the host; [`Default`] uses the fixed default key).
+    pub fn with_hasher(hasher: KeyedState) -> Self {
+        RankedIndex { terms: KeyedMap::with_hasher(hasher), ..RankedIndex::default() }
+    }
+
+    /// Indexes the next thought of the chain (`t.index` must equal
+    /// [`Self::len`]). Linear in the thought's words: each word is one
+    /// dictionary lookup and one step on its term's postings.
     pub fn add(&mut self, t: &Thought) {
         let doc = self.timestamps.len() as u32;
         debug_assert_eq!(t.index, doc as u64, "thoughts are indexed in chain order");
-        let analyzer = Analyzer;
         let mut lens = [0u16; FIELD_COUNT];
         let first_new_term = self.surfaces.len();
-        let content_tokens = analyzer.tokens(&t.content);
         for field in Field::ALL {
-            let terms: Vec<String> = match field {
-                Field::Content => content_tokens.iter().map(|tok| tok.term.clone()).collect(),
-                Field::Tags => t.tags.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
-                Field::Concepts => t.concepts.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
-                Field::Agent => {
-                    let mut v = analyzer.label_terms(&t.agent_id);
-                    if !t.agent_name.eq_ignore_ascii_case(&t.agent_id) {
-                        v.extend(analyzer.label_terms(&t.agent_name));
+            let words = match field {
+                Field::Content => {
+                    let tokens = Analyzer.tokens(&t.content);
+                    let words = tokens.len();
+                    for tok in tokens {
+                        // A term is embedded as the word it was first seen as.
+                        let id = self.count(tok.term, Some(&tok.surface), doc, field);
+                        self.content_terms.push(id);
                     }
-                    if let Some(o) = &t.agent_owner {
-                        v.extend(analyzer.label_terms(o));
+                    self.content_ends.push(self.content_terms.len());
+                    words
+                }
+                _ => {
+                    let terms = field_terms(t, field);
+                    let words = terms.len();
+                    for term in terms {
+                        // A label's terms are their own words.
+                        self.count(term, None, doc, field);
                     }
-                    v
+                    words
                 }
             };
-            lens[field as usize] = terms.len().min(u16::MAX as usize) as u16;
-            self.field_len_sums[field as usize] += terms.len() as u64;
-            let mut counts: Vec<(String, u16)> = Vec::new();
-            // Which entry of `counts` each word is, in order.
-            let mut slots: Vec<usize> = Vec::with_capacity(terms.len());
-            for term in terms {
-                match counts.iter().position(|(t, _)| *t == term) {
-                    Some(i) => {
-                        counts[i].1 = counts[i].1.saturating_add(1);
-                        slots.push(i);
-                    }
-                    None => {
-                        slots.push(counts.len());
-                        counts.push((term, 1));
-                    }
-                }
-            }
-            let mut ids: Vec<u32> = Vec::with_capacity(counts.len());
-            for (term, tf) in counts {
-                let id = match self.terms.get(&term) {
-                    Some(id) => *id,
-                    None => {
-                        let id = self.postings.len() as u32;
-                        // A term is embedded as the word it was first seen as
-                        // (a label's terms are their own words).
-                        let surface = content_tokens.iter().find(|tok| tok.term == term).map_or(term.as_str(), |tok| tok.surface.as_str());
-                        self.surfaces.push(surface.into());
-                        self.terms.insert(term, id);
-                        self.postings.push(Vec::new());
-                        self.doc_freq.push(0);
-                        id
-                    }
-                };
-                let list = &mut self.postings[id as usize];
-                if list.last().is_none_or(|p| p.doc != doc) {
-                    self.doc_freq[id as usize] += 1;
-                }
-                list.push(Posting { doc, field: field as u8, tf });
-                ids.push(id);
-            }
-            if field == Field::Content {
-                self.content_terms.extend(slots.iter().map(|s| ids[*s]));
-                self.content_ends.push(self.content_terms.len());
-            }
+            lens[field as usize] = words.min(u16::MAX as usize) as u16;
+            self.field_len_sums[field as usize] += words as u64;
         }
         self.field_lens.push(lens);
-        self.retired.push(false);
         self.timestamps.push(t.timestamp_millis());
         let session = match &t.session_id {
             Some(sid) => {
@@ -253,77 +196,56 @@ impl RankedIndex {
             None => NO_SESSION,
         };
         self.sessions.push(session);
-        self.asks.push(super::search::asks_question(&t.content));
-        let mut edges: Vec<Edge> = t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }).collect();
-        for rel in &t.relations {
-            // Relations into other chains carry no index; they are not part of this chain's graph.
-            if let Some(to) = rel.target_index.filter(|i| *i < doc as u64) {
-                edges.push(Edge { from: doc, to: to as u32, kind: EdgeKind::Relation(rel.kind) });
-                if rel.kind.retires_target() {
-                    self.retired_by.entry(to as u32).or_default().push(doc);
-                    self.retired[to as usize] = true;
-                }
-            }
-        }
-        for e in &edges {
-            self.incoming.entry(e.to).or_default().push(*e);
-        }
-        if !edges.is_empty() {
-            self.outgoing.insert(doc, edges);
-        }
-        match &self.embedder {
-            // The thought and the words it brings to the chain, in one batch.
-            Some(e) => {
-                let mut texts: Vec<&str> = vec![embedding_text(&t.content)];
-                texts.extend(self.surfaces[first_new_term..].iter().map(|s| &**s));
-                // One answer per text, whatever the provider returns.
-                let mut out = e.embed_batch(&texts).into_iter();
-                self.vectors.push(out.next().flatten().map(unit));
-                for _ in first_new_term..self.surfaces.len() {
-                    self.term_vectors.push(out.next().flatten());
-                }
-            }
+        self.asks.push(asks_question(&t.content));
+        self.edges.add(t);
+        // The thought and the words it brought to the chain, in one batch.
+        self.embedded.add(&t.content, &self.surfaces[first_new_term..]);
+    }
+
+    /// Counts one occurrence of `term` in `field` of thought `doc` (the one
+    /// being added): interns the term if new (first seen as `surface`, or
+    /// as itself), then adds one to the thought's posting for that field,
+    /// which is the last of the term's postings once started. Returns the
+    /// term's id.
+    fn count(&mut self, term: String, surface: Option<&str>, doc: u32, field: Field) -> u32 {
+        let id = match self.terms.get(&term) {
+            Some(id) => *id,
             None => {
-                self.vectors.push(None);
-                (first_new_term..self.surfaces.len()).for_each(|_| self.term_vectors.push(None));
+                let id = self.postings.len() as u32;
+                self.surfaces.push(surface.unwrap_or(&term).into());
+                self.terms.insert(term, id);
+                self.postings.push(Vec::new());
+                self.doc_freq.push(0);
+                id
+            }
+        };
+        let list = &mut self.postings[id as usize];
+        match list.last_mut() {
+            Some(p) if p.doc == doc && p.field == field as u8 => p.tf = p.tf.saturating_add(1),
+            last => {
+                if last.is_none_or(|p| p.doc != doc) {
+                    self.doc_freq[id as usize] += 1;
+                }
+                list.push(Posting { doc, field: field as u8, tf: 1 });
             }
         }
+        id
     }
 
     /// Registers (or clears) the embedding provider and embeds every
     /// already-indexed thought of `thoughts` (the chain's thoughts, in order).
     pub fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought]) {
-        self.vectors = match &embedder {
-            Some(e) => {
-                let texts: Vec<&str> = thoughts.iter().map(|t| embedding_text(&t.content)).collect();
-                // One answer per text, whatever the provider returns.
-                let mut out = e.embed_batch(&texts).into_iter();
-                thoughts.iter().map(|_| out.next().flatten().map(unit)).collect()
-            }
-            None => vec![None; thoughts.len()],
-        };
-        self.term_vectors = TermVectors::default();
-        match &embedder {
-            Some(e) => {
-                let words: Vec<&str> = self.surfaces.iter().map(|s| &**s).collect();
-                let mut out = e.embed_batch(&words).into_iter();
-                for _ in 0..words.len() {
-                    self.term_vectors.push(out.next().flatten());
-                }
-            }
-            None => self.surfaces.iter().for_each(|_| self.term_vectors.push(None)),
-        }
-        self.embedder = embedder;
+        self.embedded.set_embedder(embedder, thoughts, &self.surfaces);
     }
 
     /// The registered embedding provider.
     pub fn embedder(&self) -> Option<&Arc<dyn EmbeddingProvider>> {
-        self.embedder.as_ref()
+        self.embedded.embedder()
     }
 
     /// The stored vector of thought `doc`, scaled to unit length.
     pub fn vector(&self, doc: u32) -> Option<&[f32]> {
-        self.vectors.get(doc as usize).and_then(|v| v.as_deref())
+        self.embedded.thought(doc)
     }
 
     /// Number of distinct terms.
@@ -338,7 +260,7 @@ impl RankedIndex {
 
     /// The terms' vectors (rows of zeros without a provider).
     pub fn term_vectors(&self) -> &TermVectors {
-        &self.term_vectors
+        self.embedded.words()
     }
 
     /// Thought `doc`'s content as term ids, in order (stopwords dropped).
@@ -395,31 +317,29 @@ impl RankedIndex {
         self.sessions[doc as usize]
     }
 
-    /// Whether thought `doc`'s content asks a question ([`super::search::asks_question`]).
+    /// Whether thought `doc`'s content asks a question ([`asks_question`]).
     pub fn asks_question(&self, doc: u32) -> bool {
         self.asks[doc as usize]
     }
 
     /// Edges leaving thought `doc` (its refs and same-chain relations).
     pub fn outgoing(&self, doc: u32) -> &[Edge] {
-        self.outgoing.get(&doc).map(Vec::as_slice).unwrap_or(&[])
+        self.edges.outgoing(doc)
     }
 
     /// Edges arriving at thought `doc`, oldest source first.
     pub fn incoming(&self, doc: u32) -> &[Edge] {
-        self.incoming.get(&doc).map(Vec::as_slice).unwrap_or(&[])
+        self.edges.incoming(doc)
     }
 
     /// Whether thought `doc` is superseded, invalidated or corrected by a
     /// thought with timestamp `<= as_of_ms` (any such thought when `None`).
     pub fn is_retired(&self, doc: u32, as_of_ms: Option<i64>) -> bool {
-        if !self.retired.get(doc as usize).copied().unwrap_or(false) {
-            return false;
-        }
-        self.retired_by.get(&doc).is_some_and(|by| match as_of_ms {
+        let by = self.edges.retired_by(doc);
+        match as_of_ms {
             None => !by.is_empty(),
             Some(limit) => by.iter().any(|s| self.timestamps[*s as usize] <= limit),
-        })
+        }
     }
 }
 
@@ -428,7 +348,7 @@ mod tests {
     use super::*;
     use crate::chain::{Chain, NewThought, RelationInput};
     use crate::record::ChainFormat;
-    use crate::thought::ThoughtType;
+    use crate::thought::{RelationKind, ThoughtType};
 
     fn chain_with(items: &[(&str, &[&str])]) -> Chain {
         let mut c = Chain::new("t", ChainFormat::Binary);
@@ -484,84 +404,5 @@ mod tests {
         assert_eq!(idx.adjacent_count(0, id("go"), id("beach")), 1);
         assert_eq!(idx.adjacent_count(0, id("beach"), id("go")), 0, "in order");
         assert_eq!(idx.adjacent_count(1, id("beach"), id("beach")), 1);
-    }
-
-    #[test]
-    fn embedding_text_drops_a_leading_time_stamp_only() {
-        assert_eq!(embedding_text("[1:56 pm on 8 May, 2023] Ada: I paint."), "Ada: I paint.");
-        assert_eq!(embedding_text("[2024-05-08 13:56]   deploy done"), "deploy done");
-        assert_eq!(embedding_text("[IMPORTANT] read me"), "[IMPORTANT] read me", "a label without a digit is words");
-        assert_eq!(embedding_text("[2024-05-08]"), "[2024-05-08]", "nothing but a stamp is kept whole");
-        assert_eq!(embedding_text("Met on [8 May] at noon"), "Met on [8 May] at noon", "only a leading stamp");
-        let long = format!("[{}] x", "1".repeat(MAX_STAMP_BYTES));
-        assert_eq!(embedding_text(&long), long, "too long to be a stamp");
-        assert_eq!(embedding_text("[é 1] ü"), "ü");
-        assert_eq!(embedding_text("[unclosed 1 stamp"), "[unclosed 1 stamp");
-    }
-
-    /// Records every text it is asked to embed.
-    #[derive(Debug, Default)]
-    struct Recorder(std::sync::Mutex<Vec<String>>);
-
-    impl EmbeddingProvider for Recorder {
-        fn name(&self) -> &str {
-            "recorder"
-        }
-        fn embed(&self, text: &str) -> Option<Vec<f32>> {
-            self.0.lock().unwrap().push(text.to_string());
-            Some(vec![text.len() as f32, 1.0])
-        }
-    }
-
-    #[test]
-    fn a_provider_embeds_each_thought_and_each_new_word_once() {
-        let mut c = chain_with(&[("[9 May] Painted fences", &[])]);
-        drop(c.ranked_index()); // built: registering embeds what it holds
-        let rec = Arc::new(Recorder::default());
-        c.set_embedding_provider(Some(rec.clone()));
-        let seen = |r: &Recorder| std::mem::take(&mut *r.0.lock().unwrap());
-        let first = seen(&rec);
-        assert!(first.contains(&"Painted fences".to_string()), "the thought, without its stamp: {first:?}");
-        assert!(first.contains(&"painted".to_string()) && first.contains(&"fences".to_string()), "its words as first seen: {first:?}");
-        assert!(first.contains(&"ada".to_string()), "label terms as themselves: {first:?}");
-        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "Painting the fence blue"), "2026-01-01T00:00:05.000Z".into(), "id-5".into()).unwrap();
-        c.commit(t);
-        let idx = c.ranked_index();
-        let second = seen(&rec);
-        assert_eq!(second, vec!["Painting the fence blue".to_string(), "blue".to_string()], "only the word the chain had not seen");
-        assert_eq!(idx.term_vectors().len(), idx.surface_count());
-        assert_eq!(idx.surface(idx.term_id("paint").unwrap()), "painted");
-        assert!(idx.term_vectors().row(idx.term_id("blue").unwrap()).is_some());
-    }
-
-    /// Answers every batch with one vector too few.
-    #[derive(Debug)]
-    struct OneShort;
-
-    impl EmbeddingProvider for OneShort {
-        fn name(&self) -> &str {
-            "one-short"
-        }
-        fn embed(&self, _: &str) -> Option<Vec<f32>> {
-            Some(vec![1.0, 0.0])
-        }
-        fn embed_batch(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
-            texts.iter().skip(1).map(|t| self.embed(t)).collect()
-        }
-    }
-
-    #[test]
-    fn a_provider_answering_short_batches_leaves_the_index_aligned() {
-        let mut c = chain_with(&[("alpha beta", &[]), ("gamma", &[])]);
-        drop(c.ranked_index());
-        c.set_embedding_provider(Some(Arc::new(OneShort)));
-        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "delta epsilon"), "2026-01-01T00:00:05.000Z".into(), "id-5".into()).unwrap();
-        c.commit(t);
-        let idx = c.ranked_index();
-        assert_eq!(idx.len(), 3);
-        assert_eq!(idx.term_vectors().len(), idx.surface_count(), "one row per term");
-        assert!(idx.vector(1).is_none() && idx.vector(0).is_some(), "the missing answer is the last thought's");
-        assert!(idx.vector(2).is_some());
-        assert!(idx.term_vectors().row(idx.term_id("epsilon").unwrap()).is_none() && idx.term_vectors().row(idx.term_id("delta").unwrap()).is_some());
     }
 }

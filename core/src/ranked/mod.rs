@@ -4,9 +4,14 @@
 //! * [`bm25`] — BM25F as pure functions with named constants.
 //! * [`index`] — the per-chain inverted index, graph and vectors, grown by
 //!   [`crate::Chain::commit`] one thought at a time (never rebuilt per query).
-//! * [`graph`] — deterministic breadth-first walks over refs and relations.
-//! * [`search`] — scoring and fusion: lexical, graph, relation, importance,
-//!   recency and (with an [`EmbeddingProvider`]) vector similarity.
+//! * [`search`] — [`ranked_search`], which runs the stages below in order
+//!   over one set of per-query accumulators (`candidates.rs`, with the one
+//!   best-first order): terms and phrases (`lexical.rs`), [`expansion`] by
+//!   meaning, vectors (`vectors.rs`), conversational context
+//!   (`conversation.rs`), the [`graph`], the stretch (`stretch.rs`) and the
+//!   assembled hits (`hits.rs`).
+//! * [`graph`] — deterministic breadth-first walks over refs and relations,
+//!   and the graph stage.
 //! * [`context`] — context bundles (seed + supporting thoughts).
 //! * [`embedding`] — the provider trait the host implements, and a
 //!   deterministic hashed n-gram provider for tests.
@@ -15,16 +20,25 @@
 
 pub mod analyzer;
 pub mod bm25;
+mod candidates;
 pub mod context;
+mod conversation;
+mod edges;
+mod embedded;
 pub mod embedding;
 pub mod expansion;
 pub mod graph;
+mod hits;
 pub mod index;
+mod lexical;
+mod query;
 pub mod search;
+mod stretch;
+mod vectors;
 
 pub use analyzer::Analyzer;
 pub use context::{context_bundles, Bundle};
 pub use embedding::{EmbeddingProvider, HashedNgramEmbedder};
-pub use graph::{walk, Reached, Via, WalkDirection};
+pub use graph::{walk, GraphOptions, Reached, Via, WalkDirection};
 pub use index::RankedIndex;
-pub use search::{ranked_search, GraphOptions, RankedHit, RankedQuery, RankedResults, ScoreParts};
+pub use search::{ranked_search, RankedHit, RankedQuery, RankedResults, ScoreParts};

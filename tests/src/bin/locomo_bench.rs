@@ -19,7 +19,7 @@
 //! `--deep N` (a diagnostic, not the procedure) asks for `N` results instead
 //! and adds R@N to every line: how deep the evidence sits.
 
-use mentisdb_core::ranked::index::embedding_text;
+use mentisdb_core::ranked::embedding::embedding_text;
 use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
 use mentisdb_embed_minilm::MiniLm;
 use std::collections::HashMap;

@@ -1,0 +1,138 @@
+//! Conversational context: the thoughts next to a direct match in append
+//! order, in the same conversation (same session, close in time), share in
+//! its score. In a conversation the answer to a question usually sits next
+//! to the turns that share the question's words (the turn that asked it,
+//! the turn that named the topic).
+
+use super::candidates::{keep_best, Accumulators, Scope};
+use super::index::RankedIndex;
+
+/// Share of a direct match's score lent to its neighbours in append order.
+pub const CONTEXT_WEIGHT: f32 = 0.5;
+/// Neighbours on each side that receive context.
+pub const CONTEXT_WINDOW: u32 = 2;
+/// Share kept per extra step away from the match.
+pub const CONTEXT_DECAY: f32 = 0.5;
+/// Neighbours stamped further apart than this (one hour) are another conversation.
+pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
+/// A match that asks a question lends this many times more to the thoughts
+/// after it: a question is answered by what follows it.
+pub const CONTEXT_REPLY_BOOST: f32 = 1.5;
+/// Best direct matches that lend context, at most (bounds the work per query).
+pub const CONTEXT_SEEDS: usize = 256;
+
+/// The thoughts within [`CONTEXT_WINDOW`] places of `doc` in append order
+/// that share its conversation (same session, stamped at most
+/// [`CONTEXT_MAX_GAP_MS`] apart), with their distance. Walking outwards
+/// stops at the first thought that does not.
+pub fn context_neighbours(index: &RankedIndex, doc: u32, n: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    neighbours_within(index, doc, n, CONTEXT_WINDOW)
+}
+
+/// The thoughts within `window` places of `doc` (of `n`) that share its
+/// conversation, with their distance: first those after it, nearest first,
+/// then those before it. Walking outwards stops at the first thought that
+/// does not share it.
+pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let same = move |other: u32| index.session(other) == index.session(doc) && (index.timestamp(other) - index.timestamp(doc)).abs() <= CONTEXT_MAX_GAP_MS;
+    let after = (1..=window).map(move |d| (doc.checked_add(d).filter(|x| *x < n), d)).take_while(move |(x, _)| x.is_some_and(same));
+    let before = (1..=window).map(move |d| (doc.checked_sub(d), d)).take_while(move |(x, _)| x.is_some_and(same));
+    after.chain(before).filter_map(|(x, d)| x.map(|x| (x, d)))
+}
+
+/// Context: the best [`CONTEXT_SEEDS`] direct matches (a direct score above
+/// zero, admitted by `scope`) lend `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1)` of
+/// that score to each neighbour `d` places away that exists, summed; a
+/// match that asks a question lends [`CONTEXT_REPLY_BOOST`] times as much to
+/// the thoughts after it. Neighbours become candidates.
+pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &RankedIndex, scope: &Scope<E, A>, acc: &mut Accumulators) {
+    let n = index.len() as u32;
+    let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (a.direct(), a.doc)).filter(|s| s.0 > 0.0 && scope.admits(s.1)).collect();
+    keep_best(&mut lenders, CONTEXT_SEEDS);
+    for (score, doc) in lenders {
+        let asks = index.asks_question(doc);
+        for (nb, dist) in context_neighbours(index, doc, n) {
+            if scope.exists(nb) {
+                let reply = if asks && nb > doc { CONTEXT_REPLY_BOOST } else { 1.0 };
+                acc.entry(nb).context += reply * CONTEXT_WEIGHT * CONTEXT_DECAY.powi(dist as i32 - 1) * score;
+            }
+        }
+    }
+}
+
+/// `graph`/`relation` and `context` both say "near a match": they do not
+/// stack. A thought's context counts only beyond its graph and relation
+/// shares, so near-ness adds at most the larger of the two and a neighbour
+/// that also refs a match cannot outrank the match. Runs after the graph
+/// stage.
+pub(crate) fn yield_to_graph(acc: &mut Accumulators) {
+    for a in acc.accs.iter_mut() {
+        a.context = (a.context - a.graph - a.relation).max(0.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{Chain, NewThought};
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+
+    /// `(session, minute, content)` per thought.
+    fn chain(items: &[(Option<&str>, i64, &str)]) -> Chain {
+        let mut c = Chain::new("conv", ChainFormat::Binary);
+        for (i, (session, minute, content)) in items.iter().enumerate() {
+            let mut n = NewThought::new("ada", ThoughtType::FactLearned, content);
+            n.session_id = session.map(str::to_string);
+            let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_000 + minute * 60_000).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let t = c.prepare_append(n, ts, format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        c
+    }
+
+    #[test]
+    fn context_neighbours_walk_outwards_and_stop_at_boundaries() {
+        let c = chain(&[(None, 0, "x"), (None, 1, "x"), (Some("s"), 2, "x"), (Some("s"), 3, "x"), (Some("s"), 4, "x"), (Some("s"), 5, "x")]);
+        let idx = c.ranked_index();
+        let got: Vec<(u32, u32)> = context_neighbours(&idx, 3, idx.len() as u32).collect();
+        assert_eq!(got, vec![(4, 1), (5, 2), (2, 1)], "thought 1 has no session: the walk back stops at 2");
+        assert_eq!(context_neighbours(&idx, 0, idx.len() as u32).collect::<Vec<_>>(), vec![(1, 1)]);
+        let far = chain(&[(None, 0, "x"), (None, 61, "x"), (None, 62, "x")]);
+        let idx = far.ranked_index();
+        assert_eq!(context_neighbours(&idx, 1, 3).collect::<Vec<_>>(), vec![(2, 1)], "an hour and more apart is another conversation");
+    }
+
+    #[test]
+    fn a_question_lends_more_forwards_and_the_decay_halves_each_step() {
+        let c = chain(&[(None, 0, "a"), (None, 1, "Plans?"), (None, 2, "b"), (None, 3, "c"), (None, 4, "d")]);
+        let idx = c.ranked_index();
+        let mut acc = Accumulators::new(idx.len());
+        acc.entry(1).lexical = 2.0;
+        lend_context(&idx, &Scope { exists: |_| true, admit: |_| true }, &mut acc);
+        let ctx = |d: u32| acc.get(d).map(|a| a.context);
+        assert_eq!(ctx(0), Some(CONTEXT_WEIGHT * 2.0), "backwards: the plain share");
+        assert_eq!(ctx(2), Some(CONTEXT_REPLY_BOOST * CONTEXT_WEIGHT * 2.0));
+        assert_eq!(ctx(3), Some(CONTEXT_REPLY_BOOST * CONTEXT_WEIGHT * CONTEXT_DECAY * 2.0));
+        assert_eq!(ctx(4), None, "beyond the window");
+        assert_eq!(ctx(1), Some(0.0), "a match lends nothing to itself");
+        // A thought that does not exist (as of) receives nothing; one not admitted lends nothing.
+        let mut acc = Accumulators::new(idx.len());
+        acc.entry(1).lexical = 2.0;
+        lend_context(&idx, &Scope { exists: |d| d != 0, admit: |_| true }, &mut acc);
+        assert!(acc.get(0).is_none());
+        let mut acc = Accumulators::new(idx.len());
+        acc.entry(1).lexical = 2.0;
+        lend_context(&idx, &Scope { exists: |_| true, admit: |d| d != 1 }, &mut acc);
+        assert_eq!(acc.accs.len(), 1);
+    }
+
+    #[test]
+    fn context_counts_only_beyond_the_graph_shares() {
+        let mut acc = Accumulators::new(3);
+        *acc.entry(0) = crate::ranked::candidates::Acc { doc: 0, context: 1.0, graph: 0.25, relation: 0.25, ..Default::default() };
+        *acc.entry(1) = crate::ranked::candidates::Acc { doc: 1, context: 0.5, graph: 0.75, ..Default::default() };
+        yield_to_graph(&mut acc);
+        assert_eq!((acc.get(0).unwrap().context, acc.get(1).unwrap().context), (0.5, 0.0));
+    }
+}

@@ -1,0 +1,125 @@
+//! The graph part of the ranked index: every thought's refs and same-chain
+//! relations as edges, looked up from either end, and which thoughts later
+//! thoughts retire (Supersedes, Invalidates, Corrects).
+
+use crate::thought::{RelationKind, Thought};
+use std::collections::BTreeMap;
+
+/// What an edge is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// An entry of the source thought's `refs`.
+    Ref,
+    /// A typed relation of the source thought.
+    Relation(RelationKind),
+}
+
+impl EdgeKind {
+    /// `"ref"` or the relation kind's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Ref => "ref",
+            EdgeKind::Relation(k) => k.as_str(),
+        }
+    }
+}
+
+/// A directed edge from a newer thought to an earlier one in the same chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub kind: EdgeKind,
+}
+
+/// The edges of the thoughts added so far, in chain order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Edges {
+    /// Every thought's outgoing edges, one thought after another; thought
+    /// `doc`'s end at `outgoing_ends[doc]`.
+    outgoing: Vec<Edge>,
+    outgoing_ends: Vec<usize>,
+    /// Edges by target, oldest source first.
+    incoming: BTreeMap<u32, Vec<Edge>>,
+    /// The thoughts that retire a thought, oldest first.
+    retired_by: BTreeMap<u32, Vec<u32>>,
+    /// Whether any thought retires thought `doc` (fast path for `retired_by`).
+    retired: Vec<bool>,
+}
+
+impl Edges {
+    /// Adds the next thought's edges (`t.index` must be the number added so far).
+    pub(crate) fn add(&mut self, t: &Thought) {
+        let doc = self.outgoing_ends.len() as u32;
+        self.retired.push(false);
+        let first = self.outgoing.len();
+        self.outgoing.extend(t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }));
+        for rel in &t.relations {
+            // Relations into other chains carry no index; they are not part of this chain's graph.
+            if let Some(to) = rel.target_index.filter(|i| *i < doc as u64) {
+                self.outgoing.push(Edge { from: doc, to: to as u32, kind: EdgeKind::Relation(rel.kind) });
+                if rel.kind.retires_target() {
+                    self.retired_by.entry(to as u32).or_default().push(doc);
+                    self.retired[to as usize] = true;
+                }
+            }
+        }
+        for e in &self.outgoing[first..] {
+            self.incoming.entry(e.to).or_default().push(*e);
+        }
+        self.outgoing_ends.push(self.outgoing.len());
+    }
+
+    /// Edges leaving thought `doc` (its refs, then its same-chain relations).
+    pub(crate) fn outgoing(&self, doc: u32) -> &[Edge] {
+        let start = if doc == 0 { 0 } else { self.outgoing_ends[doc as usize - 1] };
+        &self.outgoing[start..self.outgoing_ends[doc as usize]]
+    }
+
+    /// Edges arriving at thought `doc`, oldest source first.
+    pub(crate) fn incoming(&self, doc: u32) -> &[Edge] {
+        self.incoming.get(&doc).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The thoughts that retire thought `doc`, oldest first (empty for most).
+    pub(crate) fn retired_by(&self, doc: u32) -> &[u32] {
+        if !self.retired.get(doc as usize).copied().unwrap_or(false) {
+            return &[];
+        }
+        self.retired_by.get(&doc).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{Chain, NewThought, RelationInput};
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+
+    #[test]
+    fn edges_are_found_from_both_ends_and_retirements_are_kept() {
+        let mut c = Chain::new("e", ChainFormat::Binary);
+        let mut edges = Edges::default();
+        let mut add = |refs: &[u64], rels: &[(RelationKind, u64)]| {
+            let i = c.len();
+            let mut n = NewThought::new("ada", ThoughtType::FactLearned, "x");
+            n.refs = refs.to_vec();
+            n.relations = rels.iter().map(|&(kind, to)| RelationInput { kind, target_id: None, target_index: Some(to), chain_key: None }).collect();
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            edges.add(&t);
+            c.commit(t);
+        };
+        add(&[], &[]);
+        add(&[0], &[]);
+        add(&[0, 1], &[(RelationKind::Supersedes, 0), (RelationKind::Supports, 1)]);
+        add(&[], &[(RelationKind::Corrects, 0)]);
+        assert!(edges.outgoing(0).is_empty() && edges.outgoing(3).len() == 1);
+        let kinds: Vec<(u32, &str)> = edges.outgoing(2).iter().map(|e| (e.to, e.kind.as_str())).collect();
+        assert_eq!(kinds, vec![(0, "ref"), (1, "ref"), (0, "Supersedes"), (1, "Supports")], "refs, then relations, as listed");
+        let from: Vec<u32> = edges.incoming(0).iter().map(|e| e.from).collect();
+        assert_eq!(from, vec![1, 2, 2, 3], "oldest source first");
+        assert_eq!(edges.retired_by(0), &[2, 3]);
+        assert!(edges.retired_by(1).is_empty() && edges.retired_by(9).is_empty());
+    }
+}

@@ -1,0 +1,163 @@
+//! Assembling hits: the admitted candidates' partial scores, pruning those
+//! that cannot reach the top `limit`, then the full score of the rest (with
+//! the small signals: importance, recency, agent) and the reported hits,
+//! best first.
+
+use super::candidates::{best_first, Acc, Accumulators};
+use super::index::{Field, RankedIndex, FIELD_COUNT};
+use crate::thought::Thought;
+use serde::Serialize;
+
+/// Weight of importance (0..=1) in the total.
+pub const IMPORTANCE_WEIGHT: f32 = 0.1;
+/// Weight of recency (0..=1) in the total.
+pub const RECENCY_WEIGHT: f32 = 0.1;
+/// Recency halves every 30 days.
+pub const RECENCY_HALF_LIFE_MS: f64 = 30.0 * 24.0 * 3600.0 * 1000.0;
+/// Weight of a query naming a thought's agent, relative to the best lexical score.
+pub const AGENT_WEIGHT: f32 = 0.5;
+
+/// The most importance and recency add to a total: what a candidate's
+/// partial score may still gain from them.
+pub(crate) const SMALL_SIGNALS_MAX: f32 = IMPORTANCE_WEIGHT + RECENCY_WEIGHT;
+/// Room for rounding when comparing a bound with a score.
+pub(crate) const BOUND_SLACK: f32 = 1e-4;
+
+/// The parts of a result's score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ScoreParts {
+    pub lexical: f32,
+    pub expansion: f32,
+    pub graph: f32,
+    pub relation: f32,
+    pub importance: f32,
+    pub recency: f32,
+    pub context: f32,
+    pub stretch: f32,
+    pub agent: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<f32>,
+    pub total: f32,
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedHit {
+    pub index: u64,
+    pub score: ScoreParts,
+    pub matched_terms: Vec<String>,
+    pub match_sources: Vec<&'static str>,
+}
+
+/// A ranked answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedResults {
+    /// `"lexical"`, or `"hybrid"` when vectors took part.
+    pub backend: &'static str,
+    /// Candidates that matched (before `limit`).
+    pub total: usize,
+    pub hits: Vec<RankedHit>,
+}
+
+/// `agent`: `AGENT_WEIGHT * best_lexical` when a query term matched the
+/// thought's agent field.
+pub(crate) fn agent_part(a: &Acc, best_lexical: f32) -> f32 {
+    if a.names_agent {
+        AGENT_WEIGHT * best_lexical
+    } else {
+        0.0
+    }
+}
+
+/// Every admitted candidate with its score so far: everything but the
+/// stretch and the small signals (importance, recency).
+pub(crate) fn partial_scores(acc: &Accumulators, admit: impl Fn(u32) -> bool, best_lexical: f32) -> Vec<(f32, u32)> {
+    acc.accs.iter().filter(|a| admit(a.doc)).map(|a| (a.lexical + a.expansion + a.graph + a.relation + a.context + agent_part(a, best_lexical) + a.vector.unwrap_or(0.0), a.doc)).collect()
+}
+
+/// Drops the candidates that cannot make the top `limit` even if they
+/// gained `headroom` more plus the most the small signals add (none when
+/// `limit` is 0 or not below the number of candidates).
+pub(crate) fn prune(partial: &mut Vec<(f32, u32)>, limit: usize, headroom: f32) {
+    if limit > 0 && limit < partial.len() {
+        partial.select_nth_unstable_by(limit - 1, best_first);
+        let bound = partial[limit - 1].0 - headroom - SMALL_SIGNALS_MAX - BOUND_SLACK;
+        partial.retain(|p| p.0 >= bound);
+    }
+}
+
+/// The full score of each candidate left in `partial`, with its parts:
+/// recency is measured from `as_of_ms`, or the chain's newest thought;
+/// `hybrid` reports a vector part (0 when none) on every one.
+pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accumulators, partial: &[(f32, u32)], as_of_ms: Option<i64>, hybrid: bool, best_lexical: f32) -> Vec<(f32, u32, ScoreParts)> {
+    let n = index.len();
+    let now = as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
+    partial
+        .iter()
+        .map(|&(_, doc)| {
+            let a = acc.get(doc).expect("partial scores come from touched thoughts");
+            let importance = IMPORTANCE_WEIGHT * thoughts[doc as usize].importance as f32;
+            let age = (now - index.timestamp(doc)).max(0) as f64;
+            let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
+            let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
+            let agent = agent_part(a, best_lexical);
+            let total = a.lexical + a.expansion + a.graph + a.relation + a.context + a.stretch + agent + importance + recency + vector.unwrap_or(0.0);
+            (total, doc, ScoreParts { lexical: a.lexical, expansion: a.expansion, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, total })
+        })
+        .collect()
+}
+
+/// The best `limit` of `scored` as hits, best first. `total` is the number
+/// of admitted candidates before pruning; `terms` are the query terms
+/// (named in `matched_terms` by their surface).
+pub(crate) fn best_hits(index: &RankedIndex, acc: &Accumulators, mut scored: Vec<(f32, u32, ScoreParts)>, terms: &[(String, String)], limit: usize, total: usize) -> Vec<RankedHit> {
+    let order = |a: &(f32, u32, ScoreParts), b: &(f32, u32, ScoreParts)| best_first(&(a.0, a.1), &(b.0, b.1));
+    if limit > 0 && limit < total {
+        scored.select_nth_unstable_by(limit - 1, order);
+    }
+    scored.truncate(limit);
+    scored.sort_by(order);
+    scored.into_iter().map(|(_, doc, score)| hit(index, acc.get(doc).expect("scored thoughts were touched"), terms, score)).collect()
+}
+
+/// A scored candidate as a hit: which query terms it matched (their
+/// surface words, then its best expansion word) and from where.
+fn hit(index: &RankedIndex, a: &Acc, terms: &[(String, String)], score: ScoreParts) -> RankedHit {
+    let mut matched_terms: Vec<String> = terms.iter().enumerate().filter(|(bit, _)| a.terms & (1 << bit) != 0).map(|(_, (_, surface))| surface.clone()).collect();
+    if a.expansion > 0.0 {
+        matched_terms.push(index.surface(a.expansion_word).to_string());
+    }
+    let mut match_sources: Vec<&'static str> = (0..FIELD_COUNT).filter(|f| a.fields & (1 << f) != 0).map(|f| Field::ALL[f].as_str()).collect();
+    for (source, on) in [("expansion", a.expansion > 0.0), ("graph", a.graph > 0.0), ("relation", a.relation > 0.0), ("vector", a.vector.is_some_and(|v| v > 0.0)), ("context", a.context > 0.0)] {
+        if on {
+            match_sources.push(source);
+        }
+    }
+    RankedHit { index: a.doc as u64, score, matched_terms, match_sources }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_keeps_whatever_could_still_reach_the_limit() {
+        let mut partial = vec![(5.0, 0), (4.0, 1), (3.0, 2), (1.0, 3), (3.85, 4)];
+        prune(&mut partial, 2, 0.0);
+        partial.sort_by(best_first);
+        assert_eq!(partial, vec![(5.0, 0), (4.0, 1), (3.85, 4)], "3.85 + the small signals may still pass 4.0");
+        let mut partial = vec![(5.0, 0), (4.0, 1), (3.0, 2), (1.0, 3)];
+        prune(&mut partial, 2, 1.0);
+        assert_eq!(partial.len(), 3, "headroom keeps 3.0 in reach");
+        let mut all = vec![(1.0, 0), (0.0, 1)];
+        prune(&mut all, 0, 0.0);
+        prune(&mut all, 2, 0.0);
+        assert_eq!(all.len(), 2, "no limit, or no more than it: nothing pruned");
+    }
+
+    #[test]
+    fn the_agent_part_needs_the_name_matched() {
+        let named = Acc { names_agent: true, ..Acc::default() };
+        assert_eq!((agent_part(&named, 2.0), agent_part(&Acc::default(), 2.0)), (AGENT_WEIGHT * 2.0, 0.0));
+    }
+}

@@ -1,0 +1,124 @@
+//! A ranked query and what is read off its text before any scoring: its
+//! distinct terms, the pairs of them that stand next to each other, and (with
+//! a provider) the vectors of the whole text and of its words.
+
+use super::analyzer::Analyzer;
+use super::embedding::EmbeddingProvider;
+use super::graph::GraphOptions;
+use super::index::RankedIndex;
+use crate::query::ThoughtFilter;
+
+/// Most distinct query terms used (the rest are ignored).
+pub const MAX_QUERY_TERMS: usize = 64;
+
+/// One ranked query.
+#[derive(Debug, Clone)]
+pub struct RankedQuery<'a> {
+    pub text: &'a str,
+    pub filter: &'a ThoughtFilter,
+    pub limit: usize,
+    pub graph: GraphOptions,
+    /// Answer as the chain stood at this time (epoch ms).
+    pub as_of_ms: Option<i64>,
+    /// Keep thoughts retired by Supersedes / Invalidates / Corrects.
+    pub include_superseded: bool,
+    /// The query's vector, when the host has an embedding provider.
+    pub query_vector: Option<Vec<f32>>,
+    /// Score conversational context (neighbours in append order); default on.
+    pub context: bool,
+    /// The vectors of the query's words by index term, for expansion by
+    /// meaning ([`embed_query`]; empty without a provider).
+    pub word_vectors: WordVectors,
+}
+
+/// Vectors of a query's words, keyed by their index term.
+pub type WordVectors = Vec<(String, Vec<f32>)>;
+
+/// The query's vector and the vectors of its words by index term (for
+/// [`RankedQuery::query_vector`] and [`RankedQuery::word_vectors`]), in
+/// one batch through the provider.
+pub fn embed_query(provider: &dyn EmbeddingProvider, text: &str) -> (Option<Vec<f32>>, WordVectors) {
+    let terms = query_terms(text);
+    let mut texts: Vec<&str> = vec![text];
+    texts.extend(terms.iter().map(|(_, s)| s.as_str()));
+    let mut out = provider.embed_batch(&texts).into_iter();
+    let whole = out.next().flatten();
+    let words = terms.into_iter().zip(out).filter_map(|((t, _), v)| v.map(|v| (t, v))).collect();
+    (whole, words)
+}
+
+/// The distinct query terms with the surface word each came from, at most
+/// [`MAX_QUERY_TERMS`] (a term's position is its bit in the stages' masks).
+pub(crate) fn query_terms(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for tok in Analyzer.tokens(text) {
+        if out.len() >= MAX_QUERY_TERMS {
+            break;
+        }
+        if !out.iter().any(|(t, _)| *t == tok.term) {
+            out.push((tok.term, tok.surface));
+        }
+    }
+    out
+}
+
+/// The pairs of query terms (positions in `terms`) that stand next to each
+/// other in `text`, stopwords aside, in order and each pair once.
+pub(crate) fn query_pairs(text: &str, terms: &[(String, String)]) -> Vec<(usize, usize)> {
+    let position = |term: &str| terms.iter().position(|(t, _)| t == term);
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for w in Analyzer.tokens(text).windows(2) {
+        if let (Some(a), Some(b)) = (position(&w[0].term), position(&w[1].term)) {
+            if !out.contains(&(a, b)) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+/// Whether thought `doc` exists for a query answered as of `as_of_ms`
+/// (stamped at or before it; every thought when `None`).
+pub fn exists_as_of(index: &RankedIndex, doc: u32, as_of_ms: Option<i64>) -> bool {
+    as_of_ms.is_none_or(|a| index.timestamp(doc) <= a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_distinct_and_keep_their_first_surface() {
+        let t = query_terms("Painting, paints and the painted fence?");
+        assert_eq!(t, vec![("paint".to_string(), "painting".to_string()), ("fenc".to_string(), "fence".to_string())]);
+        let many: String = (0..100).map(|i| format!("w{i} ")).collect();
+        assert_eq!(query_terms(&many).len(), MAX_QUERY_TERMS);
+    }
+
+    #[test]
+    fn pairs_are_adjacent_terms_stopwords_aside_each_once() {
+        let text = "the video, the game, video game";
+        assert_eq!(query_pairs(text, &query_terms(text)), vec![(0, 1), (1, 0)]);
+        assert!(query_pairs("video", &query_terms("video")).is_empty());
+    }
+
+    /// Embeds every text as `[len, 1]`.
+    #[derive(Debug)]
+    struct ByLength;
+
+    impl EmbeddingProvider for ByLength {
+        fn name(&self) -> &str {
+            "by-length"
+        }
+        fn embed(&self, text: &str) -> Option<Vec<f32>> {
+            Some(vec![text.len() as f32, 1.0])
+        }
+    }
+
+    #[test]
+    fn embed_query_embeds_the_text_and_each_term_by_its_surface() {
+        let (whole, words) = embed_query(&ByLength, "Kids hiking");
+        assert_eq!(whole, Some(vec![11.0, 1.0]));
+        assert_eq!(words, vec![("kid".to_string(), vec![4.0, 1.0]), ("hike".to_string(), vec![6.0, 1.0])]);
+    }
+}

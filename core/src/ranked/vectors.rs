@@ -1,0 +1,117 @@
+//! The vector stage (hybrid only): every candidate gets its similarity to
+//! the query, standardized over the chain, and the query's nearest thoughts
+//! join the candidates.
+
+use super::candidates::{best_first, keep_best, Accumulators};
+use super::embedding::{dot, normalize};
+use super::index::RankedIndex;
+
+/// Weight of one standard deviation of vector similarity, relative to the best lexical score.
+pub const VECTOR_WEIGHT: f32 = 0.25;
+/// Vector-only candidates considered per query in hybrid mode.
+pub const VECTOR_CANDIDATES: usize = 100;
+
+/// Mean and standard deviation of `sims` with one more pseudo-thought at
+/// cosine 0 (what an unrelated text would score under an ideal model),
+/// which keeps tiny chains meaningful.
+pub(crate) fn standardization(sims: &[(f32, u32)]) -> (f32, f32) {
+    let m = sims.len() as f32 + 1.0;
+    let mean = sims.iter().map(|s| s.0).sum::<f32>() / m;
+    let sd = ((sims.iter().map(|s| (s.0 - mean) * (s.0 - mean)).sum::<f32>() + mean * mean) / m).sqrt();
+    (mean, sd)
+}
+
+/// Vectors: `VECTOR_WEIGHT * scale * max(z, 0)` for every thought with a
+/// vector, `z` its cosine to `query_vector` standardized over the chain
+/// (how far above the typical thought's similarity to this query it is:
+/// cosines of unrelated texts are far from zero and vary by query). Every
+/// candidate gets its part; then the [`VECTOR_CANDIDATES`] nearest thoughts
+/// with a part above zero that `admit` lets in join the candidates, nearest
+/// first (selected, not sorted in full). `scale` is the best lexical score
+/// (1 when nothing matched lexically).
+pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f32, admit: impl Fn(u32) -> bool, acc: &mut Accumulators) {
+    let n = index.len();
+    // Stored vectors are unit length: the cosine is a dot product with the unit query.
+    let mut unit_query = query_vector.to_vec();
+    normalize(&mut unit_query);
+    let dim_ok = |v: &[f32]| v.len() == unit_query.len();
+    let sims: Vec<(f32, u32)> = (0..n as u32).filter_map(|d| index.vector(d).map(|v| (if dim_ok(v) { dot(&unit_query, v) } else { 0.0 }, d))).collect();
+    let (mean, sd) = standardization(&sims);
+    let part = |sim: f32| if sd > 0.0 { VECTOR_WEIGHT * scale * ((sim - mean) / sd).max(0.0) } else { 0.0 };
+    for (sim, doc) in &sims {
+        if acc.get(*doc).is_some() {
+            acc.entry(*doc).vector = Some(part(*sim));
+        }
+    }
+    let mut nearest: Vec<(f32, u32)> = sims.into_iter().filter(|(s, d)| part(*s) > 0.0 && admit(*d)).collect();
+    keep_best(&mut nearest, VECTOR_CANDIDATES);
+    nearest.sort_by(best_first);
+    for (sim, doc) in nearest {
+        let a = acc.entry(doc);
+        if a.vector.is_none() {
+            a.vector = Some(part(sim));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{Chain, NewThought};
+    use crate::ranked::EmbeddingProvider;
+    use crate::record::ChainFormat;
+    use crate::thought::ThoughtType;
+    use std::sync::Arc;
+
+    /// A thought's content is its vector ("1 0" -> `[1, 0]`).
+    #[derive(Debug)]
+    struct Literal;
+
+    impl EmbeddingProvider for Literal {
+        fn name(&self) -> &str {
+            "literal"
+        }
+        fn embed(&self, text: &str) -> Option<Vec<f32>> {
+            text.split(' ').map(|x| x.parse().ok()).collect()
+        }
+    }
+
+    fn chain(contents: &[&str]) -> Chain {
+        let mut c = Chain::new("vec", ChainFormat::Binary);
+        for (i, content) in contents.iter().enumerate() {
+            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            c.commit(t);
+        }
+        c.set_embedding_provider(Some(Arc::new(Literal)));
+        c
+    }
+
+    #[test]
+    fn the_pseudo_thought_at_zero_takes_part_in_the_standardization() {
+        let (mean, sd) = standardization(&[(1.0, 0)]);
+        assert!((mean - 0.5).abs() < 1e-6 && (sd - 0.5).abs() < 1e-6);
+        assert_eq!(standardization(&[]), (0.0, 0.0));
+    }
+
+    #[test]
+    fn above_average_thoughts_join_and_candidates_get_their_part() {
+        let c = chain(&["1 0", "0.8 0.6", "0 1", "-1 0"]);
+        let index = c.ranked_index();
+        let mut acc = Accumulators::new(index.len());
+        acc.entry(2);
+        score_vectors(&index, &[2.0, 0.0], 3.0, |_| true, &mut acc);
+        let sims = [(1.0, 0), (0.8, 1), (0.0, 2), (-1.0, 3)];
+        let (mean, sd) = standardization(&sims);
+        let part = |s: f32| VECTOR_WEIGHT * 3.0 * ((s - mean) / sd).max(0.0);
+        assert_eq!(acc.accs.iter().map(|a| a.doc).collect::<Vec<_>>(), vec![2, 0, 1], "the candidate first, then the nearest above average, nearest first");
+        let vector = |acc: &Accumulators, d: u32| acc.get(d).unwrap().vector.unwrap();
+        assert!((vector(&acc, 0) - part(1.0)).abs() < 1e-4 && (vector(&acc, 1) - part(0.8)).abs() < 1e-4);
+        assert_eq!(vector(&acc, 2), 0.0, "a candidate gets its part, here none");
+        assert!(acc.get(3).is_none());
+        // `admit` keeps thoughts out of the candidates, not out of the statistics.
+        let mut acc = Accumulators::new(index.len());
+        score_vectors(&index, &[2.0, 0.0], 3.0, |d| d != 0, &mut acc);
+        assert_eq!(acc.accs.iter().map(|a| a.doc).collect::<Vec<_>>(), vec![1]);
+        assert!((vector(&acc, 1) - part(0.8)).abs() < 1e-4);
+    }
+}
