@@ -25,6 +25,9 @@ pub enum VerifyError {
     /// A ref points at a thought that is not earlier in the chain.
     #[error("thought {index} refers to {target}, which is not an earlier thought")]
     BadRef { index: u64, target: u64 },
+    /// A thought's stored timestamp is not an RFC 3339 timestamp.
+    #[error("thought {index} has a malformed timestamp {timestamp:?} (expected RFC 3339, e.g. 2026-11-22T09:30:00.000Z)")]
+    BadTimestamp { index: u64, timestamp: String },
     /// The object's header names another chain.
     #[error("object belongs to chain '{found}', expected '{expected}'")]
     ChainKeyMismatch { expected: String, found: String },
