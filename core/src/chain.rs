@@ -15,6 +15,7 @@ use crate::derived::{Derived, SearchText};
 use crate::host::{run_collect, Parallelism};
 use crate::keyed_hash::KeyedState;
 use crate::lookup::ThoughtLookup;
+use crate::timestamp::parse_rfc3339_millis;
 use crate::ranked::RankedIndex;
 use std::sync::RwLockReadGuard;
 
@@ -87,6 +88,9 @@ pub struct Chain {
     chain_key: String,
     format: ChainFormat,
     thoughts: Vec<Thought>,
+    /// Each thought's timestamp in epoch milliseconds, parsed once when it
+    /// was committed or verified (parallel to `thoughts`).
+    timestamps_ms: Vec<i64>,
     by_id: ThoughtLookup,
     by_hash: ThoughtLookup,
     agents: AgentRegistry,
@@ -97,7 +101,8 @@ pub struct Chain {
 /// Checks `t` as the thought at `position`, after one whose hash is
 /// `prev`; `hash_mismatch` is the hash its body really has when that
 /// differs from `t.hash`.
-fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Option<String>) -> Result<(), VerifyError> {
+/// Returns the thought's timestamp in epoch milliseconds.
+fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Option<String>) -> Result<i64, VerifyError> {
     if t.index != position {
         return Err(VerifyError::IndexGap { position, found: t.index });
     }
@@ -110,7 +115,7 @@ fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Op
     if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
         return Err(VerifyError::BadRef { index: t.index, target: *bad });
     }
-    Ok(())
+    parse_rfc3339_millis(&t.timestamp).map_err(|_| VerifyError::BadTimestamp { index: t.index, timestamp: t.timestamp.clone() })
 }
 
 fn invalid(field: &'static str, message: impl std::fmt::Display) -> AppendError {
@@ -129,11 +134,12 @@ impl Chain {
             chain_key: chain_key.to_string(),
             format,
             thoughts: Vec::new(),
+            timestamps_ms: Vec::new(),
             by_id: ThoughtLookup::new(hasher, |t| &t.id),
             by_hash: ThoughtLookup::new(hasher, |t| &t.hash),
             agents: AgentRegistry::default(),
             search_text: Derived::default(),
-            ranked: Derived::default(),
+            ranked: Derived::new(RankedIndex::with_hasher(hasher)),
         }
     }
 
@@ -153,6 +159,7 @@ impl Chain {
         let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
         let thoughts = decoded.thoughts;
         let mut mismatches = decoded.body_hash_mismatches.map(Vec::into_iter);
+        let mut timestamps_ms = Vec::with_capacity(thoughts.len());
         for (pos, t) in thoughts.iter().enumerate() {
             let mismatch = match mismatches.as_mut() {
                 // Binary: the decoder already hashed the stored body.
@@ -160,7 +167,7 @@ impl Chain {
                 None => Some(compute_thought_hash(t)).filter(|h| *h != t.hash),
             };
             let prev = pos.checked_sub(1).map(|p| thoughts[p].hash.as_str());
-            verify_next(pos as u64, prev, t, mismatch)?;
+            timestamps_ms.push(verify_next(pos as u64, prev, t, mismatch)?);
         }
         // Three independent structures over the verified thoughts.
         enum Built {
@@ -192,9 +199,16 @@ impl Chain {
             }
         }
         chain.thoughts = thoughts;
+        chain.timestamps_ms = timestamps_ms;
         Ok(chain)
     }
 
+
+    /// Each thought's timestamp in epoch milliseconds, parallel to
+    /// [`Chain::thoughts`] (parsed once, at commit or open).
+    pub fn timestamps_millis(&self) -> &[i64] {
+        &self.timestamps_ms
+    }
 
     /// The chain's key.
     pub fn key(&self) -> &str {
@@ -290,8 +304,8 @@ impl Chain {
         }
     }
 
-    /// Validates a new thought, checks its signature, and builds it with its
-    /// index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
+    /// Validates a new thought (and `timestamp`, RFC 3339), checks its
+    /// signature, and builds it with its index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
         self.prepare_append_with_payload(input, timestamp, fresh_id).map(|(t, _)| t)
     }
@@ -301,6 +315,7 @@ impl Chain {
     /// caller can frame it without encoding or hashing again.
     pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
+        parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
         }
@@ -420,7 +435,13 @@ impl Chain {
     }
 
     /// Adds a prepared (or verified) thought to the in-memory state.
+    ///
+    /// # Panics
+    /// When the thought's timestamp is not RFC 3339, which
+    /// [`Chain::prepare_append`] and verification at open rule out.
     pub fn commit(&mut self, t: Thought) {
+        let millis = parse_rfc3339_millis(&t.timestamp).expect("a committed thought has a verified RFC 3339 timestamp (see Chain::prepare_append)");
+        self.timestamps_ms.push(millis);
         self.agents.observe(&t);
         self.thoughts.push(t);
         let pos = self.thoughts.len() - 1;

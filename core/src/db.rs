@@ -12,6 +12,7 @@ use crate::agents::AgentRegistry;
 use crate::chain::{Chain, NewThought};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
 use crate::host::{format_uuid_v4, Clock, IdSource, Parallelism, Sequential};
+use crate::error::ImportError;
 use crate::keyed_hash::KeyedState;
 use crate::limits;
 use crate::naming;
@@ -363,6 +364,34 @@ impl MentisDb {
         self.storage.write_atomic(&slot.agents_object, &draft.to_sidecar()).map_err(AgentError::Storage)?;
         *state.chain.agents_mut() = draft;
         Ok(out)
+    }
+
+    /// The key of every chain's lookup maps (drawn from the id source at open).
+    pub(crate) fn map_hasher(&self) -> KeyedState {
+        self.hasher
+    }
+
+    /// Stores `bytes` as the object of the verified `chain` and serves it from
+    /// now on, unless its key is already served, refused or stored in either
+    /// format (then nothing is written). Returns the chain's storage location.
+    /// The one step of [`MentisDb::import_chain`] that needs the chain table.
+    pub(crate) fn adopt_chain(&self, mut chain: Chain, bytes: &[u8]) -> Result<String, ImportError> {
+        let key = chain.key().to_string();
+        let mut chains = write_lock(&self.chains);
+        let mut taken = chains.contains_key(&key) || self.refused_error(&key).is_some();
+        for format in [ChainFormat::Binary, ChainFormat::Jsonl] {
+            taken = taken || self.storage.read(&naming::chain_object(&key, format))?.is_some();
+        }
+        if taken {
+            return Err(ImportError::ChainExists { chain_key: key });
+        }
+        let object = naming::chain_object(&key, chain.format());
+        self.storage.write_atomic(&object, bytes)?;
+        chain.set_embedding_provider(self.embedding_provider());
+        let location = self.storage.location(&object);
+        let state = RwLock::new(ChainState { chain, byte_len: bytes.len() as u64 });
+        chains.insert(key.clone(), Arc::new(ChainSlot { object, agents_object: naming::agents_object(&key), state }));
+        Ok(location)
     }
 
     /// Storage location of the object backing `key`, when it exists.

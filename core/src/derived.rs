@@ -25,6 +25,11 @@ pub trait Derive: Default {
 pub struct Derived<T>(RwLock<T>);
 
 impl<T: Derive> Derived<T> {
+    /// An index that starts from `empty` (for example one keyed by the host).
+    pub fn new(empty: T) -> Self {
+        Derived(RwLock::new(empty))
+    }
+
     /// The index, after adding every thought of `thoughts` it does not yet
     /// cover. `thoughts` must be the chain the index was built from.
     pub fn get(&self, thoughts: &[Thought]) -> RwLockReadGuard<'_, T> {

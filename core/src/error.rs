@@ -26,6 +26,9 @@ pub enum VerifyError {
     /// A ref points at a thought that is not earlier in the chain.
     #[error("thought {index} refers to {target}, which is not an earlier thought")]
     BadRef { index: u64, target: u64 },
+    /// A thought's stored timestamp is not an RFC 3339 timestamp.
+    #[error("thought {index} has a malformed timestamp {timestamp:?} (expected RFC 3339, e.g. 2026-11-22T09:30:00.000Z)")]
+    BadTimestamp { index: u64, timestamp: String },
     /// The object's header names another chain.
     #[error("object belongs to chain '{found}', expected '{expected}'")]
     ChainKeyMismatch { expected: String, found: String },
@@ -74,6 +77,35 @@ pub enum AgentError {
     /// Writing the registry failed; the registry is unchanged.
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+/// Why an import was refused. Nothing was stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The bytes are not a chain object, or a record inside is damaged.
+    #[error("cannot import: {0}")]
+    Decode(RecordError),
+    /// The chain decoded but failed verification (hashes, links, indices, refs).
+    #[error("cannot import chain '{chain_key}': {error}")]
+    Refused { chain_key: String, error: VerifyError },
+    /// The store already serves, refuses or holds an object for this chain key.
+    #[error("chain '{chain_key}' already exists; import refuses to overwrite it")]
+    ChainExists { chain_key: String },
+    /// Writing the chain object failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl ImportError {
+    /// The stable class of this refusal, as hosts put it on the wire.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ImportError::Decode(_) | ImportError::ChainExists { .. } => ErrorKind::InvalidArguments,
+            ImportError::Refused { .. } => ErrorKind::ChainRefused,
+            ImportError::Storage(_) => ErrorKind::Storage,
+        }
+    }
 }
 
 /// The umbrella error of the tool dispatcher.

@@ -189,7 +189,22 @@ impl ThoughtFilter {
     }
 
     /// Every filter except `text` (for callers that score text themselves).
+    /// The time bounds parse `t.timestamp`; a caller holding the chain
+    /// should use [`ThoughtFilter::matches_fields_at`] with its parsed
+    /// timestamps instead.
     pub fn matches_fields(&self, t: &Thought) -> bool {
+        self.matches_fields_with(t, || t.timestamp_millis())
+    }
+
+    /// [`ThoughtFilter::matches_fields`] for a thought whose timestamp is
+    /// `timestamp_ms` (from [`Chain::timestamps_millis`]): nothing is parsed.
+    pub fn matches_fields_at(&self, t: &Thought, timestamp_ms: i64) -> bool {
+        self.matches_fields_with(t, || timestamp_ms)
+    }
+
+    /// Every filter except `text`; `timestamp_ms` is asked for only when a
+    /// time bound is set.
+    fn matches_fields_with(&self, t: &Thought, timestamp_ms: impl FnOnce() -> i64) -> bool {
         if self.types.is_some_and(|m| m & (1 << t.thought_type.code()) == 0) {
             return false;
         }
@@ -230,7 +245,7 @@ impl ThoughtFilter {
             }
         }
         if self.since_ms.is_some() || self.until_ms.is_some() || self.window.is_some() {
-            let ts = t.timestamp_millis();
+            let ts = timestamp_ms();
             if self.since_ms.is_some_and(|s| ts < s) || self.until_ms.is_some_and(|u| ts > u) {
                 return false;
             }
@@ -274,7 +289,7 @@ impl BoundFilter<'_> {
     pub fn matches(&self, idx: usize) -> bool {
         let t = &self.chain.thoughts()[idx];
         let f = self.filter;
-        f.matches_fields(t)
+        f.matches_fields_at(t, self.chain.timestamps_millis()[idx])
             && match (&f.text, &self.text) {
                 (Some(needle), Some(text)) => f.text_agents.contains(&t.agent_id) || text.get(idx).contains(needle.as_str()),
                 _ => true,

@@ -169,7 +169,10 @@ pub struct Thought {
 }
 
 impl Thought {
-    /// Milliseconds since the epoch of [`Thought::timestamp`].
+    /// Milliseconds since the epoch of [`Thought::timestamp`], parsed on
+    /// every call (0 if it does not parse, which no thought of a served chain
+    /// does: it is checked at open and at append). A chain keeps them parsed
+    /// once: [`crate::Chain::timestamps_millis`].
     pub fn timestamp_millis(&self) -> i64 {
         crate::timestamp::parse_rfc3339_millis(&self.timestamp).unwrap_or(0)
     }

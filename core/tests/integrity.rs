@@ -146,3 +146,31 @@ fn torn_tail_is_cut_and_the_chain_keeps_growing() {
     assert_eq!(report.chains[0].torn_tail_bytes, 0);
     assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "t"}))["thought_count"], 2);
 }
+
+#[test]
+fn a_malformed_timestamp_is_refused_at_open() {
+    for format in [ChainFormat::Binary, ChainFormat::Jsonl] {
+        let storage = Arc::new(MemoryStorage::new());
+        let (db, _) = open_report(storage.clone());
+        ok(&db, "mentisdb_append", json!({"chain_key": "ts", "thought_type": "Idea", "content": "when?"}));
+        let stored = ok(&db, "mentisdb_search", json!({"chain_key": "ts"}))["thoughts"][0].clone();
+        drop(db);
+        // A correctly hashed thought whose timestamp is not RFC 3339 (as a
+        // foreign or buggy writer might store it): only the timestamp check catches it.
+        let mut thought: mentisdb_core::Thought = serde_json::from_value(stored).unwrap();
+        thought.timestamp = "yesterday at noon".into();
+        thought.hash = mentisdb_core::canonical::compute_thought_hash(&thought);
+        let mut bytes = mentisdb_core::record::encode_header(format, "ts");
+        bytes.extend(mentisdb_core::record::encode_thought(format, &thought));
+        let object = chain_object("ts", format);
+        storage.remove(&chain_object("ts", ChainFormat::Binary)).unwrap();
+        storage.write_atomic(&object, &bytes).unwrap();
+        let (db, report) = open_report(storage);
+        let expected = mentisdb_core::VerifyError::BadTimestamp { index: 0, timestamp: "yesterday at noon".into() };
+        assert_eq!(report.refused, vec![("ts".to_string(), expected.to_string())], "{format:?}");
+        match db.call("mentisdb_search", json!({"chain_key": "ts", "since": "2020-01-01T00:00:00Z"})) {
+            Err(mentisdb_core::ToolError::ChainRefused { chain_key, error }) => assert_eq!((chain_key.as_str(), error), ("ts", expected)),
+            other => panic!("{format:?}: expected the chain to be refused, got {other:?}"),
+        }
+    }
+}

@@ -3,9 +3,9 @@
 
 use crate::auth::AuthState;
 use crate::config::{Config, ConfigError};
-use crate::file_storage::FileStorage;
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
 use mentisdb_core::{DbConfig, MentisDb, OpenReport, StorageError};
+use mentisdb_fs_storage::FsStorage;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,7 +37,7 @@ pub struct OpenedStore {
 /// Opens the data directory and every chain in it, logging what was found.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     let dir = config.data_dir()?;
-    let storage = FileStorage::open(&dir)?;
+    let storage = FsStorage::open(&dir)?;
     let data_dir = storage.root().to_path_buf();
     let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()) };
     let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;

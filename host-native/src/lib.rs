@@ -6,8 +6,8 @@
 //! [`mentisdb_core::MentisDb`]: a write through one transport is visible
 //! through the others at once. No tool logic lives here: every request ends
 //! in [`mentisdb_core::MentisDb::call`]. An append is acknowledged only after
-//! its bytes were fsynced ([`FileStorage`] shares one fsync among concurrent
-//! appenders); startup verifies every chain, cuts torn tails and refuses
+//! its bytes were fsynced ([`FsStorage`], from `mentisdb-fs-storage`, shares
+//! one fsync among concurrent appenders); startup verifies every chain, cuts torn tails and refuses
 //! chains that do not verify while the others keep serving.
 //!
 //! ```no_run
@@ -19,18 +19,18 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Modules: [`file_storage`] (durable objects, group commit), [`config`]
+//! Storage is [`FsStorage`] (crate `mentisdb-fs-storage`, shared with the
+//! WASI component: durable objects, group commit). Modules: [`config`]
 //! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler),
 //! [`auth`] (bearer token), [`daemon`] (startup), [`host_env`] (clock, ids).
 
 pub mod auth;
 pub mod config;
 pub mod daemon;
-pub mod file_storage;
 pub mod host_env;
 pub mod mcp;
 pub mod rest;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{open_store, serve, start, DaemonError, OpenedStore, RunningDaemon};
-pub use file_storage::FileStorage;
+pub use mentisdb_fs_storage::FsStorage;

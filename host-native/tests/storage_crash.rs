@@ -1,12 +1,13 @@
 //! Crash tests in the redb style, for both chain formats: an append may be
 //! interrupted at every point (short write, failed fsync, power loss with or
 //! without a torn tail); after reopening, every acknowledged thought is there
-//! and the chain verifies. Plus the real file backend: torn tails cut on
-//! reopen, damaged chains refused while the others serve.
+//! and the chain verifies. The same checks over the real file backend
+//! (crash image, torn tail cut on reopen) are part of
+//! `mentisdb_fs_storage::self_check`, run natively by that crate's tests and
+//! inside the WASI component by its `self-test` export.
 
 use mentisdb_core::storage::fault::{CrashSimStorage, FailOp, FailingStorage};
 use mentisdb_core::{ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, Storage};
-use mentisdb_native::FileStorage;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -107,49 +108,5 @@ fn a_failed_registry_write_leaves_the_registry_unchanged() {
         assert!(report.refused.is_empty());
         let agent = reopened.call("mentisdb_get_agent", json!({"chain_key": "crash", "agent_id": "a1"})).unwrap();
         assert_eq!(agent["agent"]["display_name"], "first", "the durable sidecar is the last acknowledged one");
-    }
-}
-
-#[test]
-fn file_backend_crash_image_keeps_acknowledged_thoughts() {
-    for format in [ChainFormat::Binary, ChainFormat::Jsonl] {
-        let dir = tempfile::tempdir().unwrap();
-        let sim = Arc::new(CrashSimStorage::new(FileStorage::open(dir.path()).unwrap()));
-        let (db, _) = open(sim.clone(), format);
-        let mut acked = Vec::new();
-        for i in 0..5 {
-            append(&db, i).unwrap();
-            acked.push(format!("fact number {i}"));
-        }
-        assert_eq!(recovered_contents(sim.crash_with_torn_tails(9), format), acked);
-    }
-}
-
-#[test]
-fn file_backend_cuts_a_torn_tail_on_reopen() {
-    for (format, garbage) in [(ChainFormat::Binary, &[7u8, 0, 0, 0, 1, 2][..]), (ChainFormat::Jsonl, &b"{\"index\":5,\"content\":\"half a li"[..])] {
-        let dir = tempfile::tempdir().unwrap();
-        let object;
-        {
-            let storage = Arc::new(FileStorage::open(dir.path()).unwrap());
-            let (db, _) = open(storage.clone(), format);
-            for i in 0..3 {
-                append(&db, i).unwrap();
-            }
-            object = mentisdb_core::naming::chain_object("crash", format);
-            storage.append(&object, garbage).unwrap();
-            storage.sync(&object).unwrap();
-        }
-        let path = dir.path().join(&object);
-        let before = std::fs::metadata(&path).unwrap().len();
-        let (db, report) = open(Arc::new(FileStorage::open(dir.path()).unwrap()), format);
-        assert!(report.refused.is_empty(), "{:?}", report.refused);
-        assert_eq!(report.chains[0].torn_tail_bytes, garbage.len(), "{format:?}");
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), before - garbage.len() as u64, "the tail is cut on disk");
-        assert_eq!(db.call("mentisdb_head", json!({"chain_key": "crash"})).unwrap()["thought_count"], 3);
-        append(&db, 3).unwrap();
-        let (db, report) = open(Arc::new(FileStorage::open(dir.path()).unwrap()), format);
-        assert_eq!(report.chains[0].torn_tail_bytes, 0);
-        assert_eq!(db.call("mentisdb_head", json!({"chain_key": "crash"})).unwrap()["thought_count"], 4);
     }
 }

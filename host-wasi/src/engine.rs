@@ -1,13 +1,13 @@
 //! The engine's lifetime inside one component instance.
 //!
-//! The first export call opens [`MentisDb`] over [`DirStorage`] at
+//! The first export call opens [`MentisDb`] over [`FsStorage`] at
 //! [`DATA_DIR`] (verifying every chain, cutting torn tails); later calls
 //! reuse it. A failed open (say, no `/data` preopen, or an I/O error) is
 //! returned as an error record and not cached: the next call tries again.
 
 use crate::host_env::{RandomIds, WallClock};
-use crate::storage::DirStorage;
-use mentisdb_core::{DbConfig, MentisDb, ToolError};
+use mentisdb_core::{DbConfig, MentisDb, StorageError, ToolError};
+use mentisdb_fs_storage::FsStorage;
 use std::sync::{Arc, Mutex};
 
 /// The guest path of the data directory the host must preopen.
@@ -21,7 +21,8 @@ pub fn engine() -> Result<Arc<MentisDb>, ToolError> {
     if let Some(db) = slot.as_ref() {
         return Ok(db.clone());
     }
-    let storage = DirStorage::open(DATA_DIR)?;
+    let storage = FsStorage::open(DATA_DIR)
+        .map_err(|e| StorageError::Unavailable(format!("{e}; the host must preopen a writable directory at the guest path {DATA_DIR}")))?;
     let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(WallClock), Arc::new(RandomIds), DbConfig::default())?;
     for (object, why) in &report.refused {
         // wasi:cli/stderr: the host decides where this goes.

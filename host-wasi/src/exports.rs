@@ -6,7 +6,6 @@ use crate::bindings::exports::mentisdb::memory::{memory, self_test};
 use crate::engine::{engine, DATA_DIR};
 use crate::error::to_wit;
 use crate::records;
-use crate::storage::DirStorage;
 use crate::wit::{AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, SearchRequest, Thought};
 use mentisdb_core::dispatch::replies::{AppendReply, BootstrapReply, HeadReply, RecentContextReply, SearchReply};
 use serde::de::DeserializeOwned;
@@ -61,10 +60,8 @@ impl self_test::Guest for Component {
     fn storage_conformance() -> Result<(), String> {
         let scratch = format!("{DATA_DIR}/.mentisdb-selftest-{}", hex_id());
         std::fs::create_dir(&scratch).map_err(|e| format!("cannot create scratch directory {scratch}: {e}"))?;
-        let storage = DirStorage::open(&scratch).map_err(|e| e.to_string())?;
-        mentisdb_core::storage::conformance::run_all(&storage);
-        drop(storage);
-        std::fs::remove_dir_all(&scratch).map_err(|e| format!("conformance passed but {scratch} could not be removed: {e}"))
+        mentisdb_fs_storage::self_check::run_all(std::path::Path::new(&scratch));
+        std::fs::remove_dir_all(&scratch).map_err(|e| format!("the checks passed but {scratch} could not be removed: {e}"))
     }
 }
 

@@ -9,22 +9,22 @@
 //! - typed `bootstrap`, `append`, `search`, `head`, `recent-context` with WIT
 //!   records and enums, each a thin wrapper over the same `call`;
 //! - `self-test.storage-conformance`: the core's storage conformance suite
-//!   run against this crate's storage, inside the component.
+//!   and the file-backend crash checks (`mentisdb_fs_storage::self_check`)
+//!   run against the component's storage, inside the component.
 //!
 //! **No tool logic lives here.** This crate holds only the WIT glue
-//! ([`exports`], [`records`]), the storage backend over the WASI filesystem
-//! ([`storage`]), the clock and id adapters ([`host_env`]), the engine's
+//! ([`exports`], [`records`]), the clock and id adapters ([`host_env`]), the engine's
 //! lifetime ([`engine`]) and the one error mapping ([`error`]).
 //!
 //! **Storage.** The host preopens a directory at the guest path
 //! [`engine::DATA_DIR`] (`/data`); chains live there as files in the native
 //! daemon's record format, so a data directory moves between `mentisdbd` and
-//! the component unchanged. Every append is synced before it is
-//! acknowledged.
+//! the component unchanged: both use the same backend,
+//! [`mentisdb_fs_storage::FsStorage`], which `std::fs` compiles onto the WASI
+//! filesystem here. Every append is synced before it is acknowledged.
 
 pub mod engine;
 pub mod host_env;
-pub mod storage;
 
 // The WIT glue exists only in the component: built natively, the generated
 // import shims would not link. Its behaviour is tested through wasmtime

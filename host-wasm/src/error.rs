@@ -6,7 +6,7 @@
 //! browser itself (IndexedDB, `crypto`) become `Error`s whose message names
 //! what was being done and what the browser said.
 
-use mentisdb_core::{ErrorKind, StorageError, ToolError};
+use mentisdb_core::{ErrorKind, ImportError, StorageError, ToolError};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// A JS `Error` with `message` and a `kind` property (the kind's stable name).
@@ -32,9 +32,21 @@ pub(crate) fn usage_error(message: &str) -> JsValue {
     error_with_kind(message, ErrorKind::InvalidArguments)
 }
 
-/// A refused import or export, with the core's kind for it.
+/// A refused open or export, with the core's kind for it.
 pub(crate) fn refused(message: &str, kind: ErrorKind) -> JsValue {
     error_with_kind(message, kind)
+}
+
+/// A refused import: the core's message (naming this database when the
+/// chain exists) with the kind a tool error of the same cause would have.
+pub(crate) fn import_error(e: &ImportError, database: &str) -> JsValue {
+    match e {
+        ImportError::ChainExists { chain_key } => {
+            error_with_kind(&format!("chain '{chain_key}' already exists in database '{database}'; import refuses to overwrite it"), e.kind())
+        }
+        ImportError::Storage(s) => storage_error(s),
+        _ => error_with_kind(&e.to_string(), e.kind()),
+    }
 }
 
 /// Describes whatever the browser threw (a `DOMException`, an `Error`, or

@@ -11,7 +11,7 @@ use crate::ids::{global_crypto, CryptoIds};
 use crate::image::ImageStorage;
 use crate::{idb, js_json};
 use js_sys::{Promise, Uint8Array};
-use mentisdb_core::{naming, record, DbConfig, MemoryStorage, MentisDb as Engine, OpenReport, Storage, ToolError};
+use mentisdb_core::{naming, DbConfig, MentisDb as Engine, OpenReport, ToolError};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -305,40 +305,15 @@ impl MentisDbHandle {
 
 impl MentisDbHandle {
     fn import_now(&self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        let decoded = record::decode_chain(bytes).map_err(|e| error::refused(&format!("cannot import: {e}"), mentisdb_core::ErrorKind::InvalidArguments))?;
-        let key = decoded.chain_key.clone();
-        let object = naming::chain_object(&key, decoded.format);
-        // Verify on a scratch engine holding only this chain, as the daemon
-        // would on startup.
-        let scratch = Arc::new(MemoryStorage::new());
-        scratch.write_atomic(&object, bytes).map_err(|e| error::storage_error(&e))?;
-        let (_, report) = Engine::open(scratch.clone(), Arc::new(DateClock), Arc::new(CryptoIds), self.inner.config.clone()).map_err(|e| error::storage_error(&e))?;
-        if let Some((_, reason)) = report.refused.first() {
-            return Err(error::refused(&format!("cannot import chain '{key}': {reason}"), mentisdb_core::ErrorKind::ChainRefused));
-        }
-        let opened = report.chains.first().ok_or_else(|| error::refused(&format!("cannot import chain '{key}': it did not open"), mentisdb_core::ErrorKind::ChainRefused))?;
-        let verified = scratch.read(&object).map_err(|e| error::storage_error(&e))?.unwrap_or_default();
-
-        let mut open = self.inner.open.borrow_mut();
-        let (engine, _) = open.as_mut().ok_or_else(|| usage_error(&format!("database '{}' is closed", self.inner.name)))?;
-        let taken = engine.chain_keys().contains(&key)
-            || engine.with_chain(&key, |_| ()).is_err()
-            || [record::ChainFormat::Binary, record::ChainFormat::Jsonl].iter().any(|f| self.inner.image.read(&naming::chain_object(&key, *f)).ok().flatten().is_some());
-        if taken {
-            return Err(error::refused(&format!("chain '{key}' already exists in database '{}'; import refuses to overwrite it", self.inner.name), mentisdb_core::ErrorKind::InvalidArguments));
-        }
-        self.inner.image.write_atomic(&object, &verified).map_err(|e| error::storage_error(&e))?;
-        // The engine learns about chains when it opens; reopen it over the
-        // same image (every chain is verified again, as at `open`).
-        let (fresh, _) = open_engine(&self.inner.image, &self.inner.config)?;
-        *engine = fresh;
-        let head = engine.call("mentisdb_head", json!({ "chain_key": key })).map_err(|e| tool_error(&e))?;
+        let open = self.inner.open.borrow();
+        let (engine, _) = open.as_ref().ok_or_else(|| usage_error(&format!("database '{}' is closed", self.inner.name)))?;
+        let report = engine.import_chain(bytes).map_err(|e| error::import_error(&e, &self.inner.name))?;
         Ok(js_json::to_js(&json!({
-            "chain_key": key,
-            "thought_count": opened.thought_count,
-            "torn_tail_bytes": opened.torn_tail_bytes,
-            "head_hash": head["head_hash"],
-            "storage_location": head["storage_location"],
+            "chain_key": report.chain_key,
+            "thought_count": report.thought_count,
+            "torn_tail_bytes": report.torn_tail_bytes,
+            "head_hash": report.head_hash,
+            "storage_location": report.storage_location,
         })))
     }
 }

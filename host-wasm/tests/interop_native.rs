@@ -1,10 +1,10 @@
 //! Cross-host interop, native side, through the daemon's own code: chain
 //! files are put into a data directory's `chains/` and opened with
 //! `mentisdb_native::open_store` (what `mentisdbd` runs at startup:
-//! `FileStorage` + `MentisDb::open`, verifying every chain).
+//! `FsStorage` + `MentisDb::open`, verifying every chain).
 //!
 //! - `daemon_fixture_is_what_the_daemon_writes`: `fixtures/daemon-chain.mdb`
-//!   is byte-for-byte the file the daemon's `FileStorage` holds after a fixed
+//!   is byte-for-byte the file the daemon's `FsStorage` holds after a fixed
 //!   script (fixed clock and ids); the browser tests import it.
 //!   `UPDATE_FIXTURES=1` rewrites it.
 //! - `browser_export_opens_and_verifies_natively` (ignored; run by
@@ -15,7 +15,7 @@
 
 use clap::Parser;
 use mentisdb_core::{naming, record, ChainFormat, DbConfig, FixedClock, MentisDb, SequentialIds};
-use mentisdb_native::{open_store, Config, FileStorage};
+use mentisdb_native::{open_store, Config, FsStorage};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,11 +42,11 @@ fn open_as_daemon(bytes: &[u8]) -> (Arc<MentisDb>, String, tempfile::TempDir) {
     (store.db, decoded.chain_key, dir)
 }
 
-/// Runs the fixture script on the daemon's `FileStorage` (fixed clock and
+/// Runs the fixture script on the daemon's `FsStorage` (fixed clock and
 /// ids, so the bytes are reproducible) and returns the chain file it wrote.
 fn write_fixture_chain() -> (Vec<u8>, Value) {
     let dir = tempfile::tempdir().unwrap();
-    let storage = Arc::new(FileStorage::open(dir.path()).unwrap());
+    let storage = Arc::new(FsStorage::open(dir.path()).unwrap());
     let (db, _) = MentisDb::open(storage, Arc::new(FixedClock::new(1_795_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
     db.call("mentisdb_bootstrap", json!({"chain_key": FIXTURE_KEY, "content": "Memory of the native daemon fixture."})).unwrap();
     db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Decision", "content": "Chains move between hosts as one file.", "tags": ["interop"], "importance": 0.9})).unwrap();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # WASI: the component builds for wasm32-wasip2 (a component directly, via
-# wit-bindgen), its storage passes the core's conformance suite natively, and
-# the wasmtime loader tests run it: spec walk through `call` and the typed
-# exports, conformance inside the component, instances sharing a directory,
+# wit-bindgen) with the daemon's file backend (mentisdb-fs-storage) compiled
+# for WASI, and the wasmtime loader tests run it: spec walk through `call` and
+# the typed exports, the backend's conformance and crash checks inside the
+# component (`self-test`), instances sharing a directory,
 # chains moving between the component and the core's verification.
 set -euo pipefail
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2

@@ -9,7 +9,7 @@
 mod wasi_loader;
 
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
-use mentisdb_native::FileStorage;
+use mentisdb_native::FsStorage;
 use mentisdb_tests::spec_walk::{run, spec_walk, CallError};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -270,7 +270,7 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_daemon_storage() {
     drop(p);
 
     // The daemon's own file backend over the directory the component wrote.
-    let (db, report) = core_db(Arc::new(FileStorage::open(dir.path()).unwrap()));
+    let (db, report) = core_db(Arc::new(FsStorage::open(dir.path()).unwrap()));
     assert!(report.refused.is_empty(), "refused: {:?}", report.refused);
     let opened: Vec<(&str, usize, usize)> = report.chains.iter().map(|c| (c.chain_key.as_str(), c.thought_count, c.torn_tail_bytes)).collect();
     assert_eq!(opened.len(), 2);
@@ -288,7 +288,7 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_daemon_storage() {
 #[test]
 fn a_chain_written_by_the_daemon_storage_opens_and_extends_in_the_component() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, _) = core_db(Arc::new(FileStorage::open(dir.path()).unwrap()));
+    let (db, _) = core_db(Arc::new(FsStorage::open(dir.path()).unwrap()));
     run(&spec_walk("native"), |tool, args| core_call(&db, tool, args));
     let core_thoughts = db.call("mentisdb_search", json!({"chain_key": "native"})).unwrap();
     let core_head = db.call("mentisdb_head", json!({"chain_key": "native"})).unwrap();
@@ -310,7 +310,7 @@ fn a_chain_written_by_the_daemon_storage_opens_and_extends_in_the_component() {
     drop(p);
 
     // And the extended chain still verifies in the core.
-    let (db, report) = core_db(Arc::new(FileStorage::open(dir.path()).unwrap()));
+    let (db, report) = core_db(Arc::new(FsStorage::open(dir.path()).unwrap()));
     assert!(report.refused.is_empty(), "{:?}", report.refused);
     assert_eq!(db.call("mentisdb_head", json!({"chain_key": "native"})).unwrap()["head_hash"], json!(next.hash));
 }

@@ -91,8 +91,9 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let index_guard = chain.ranked_index();
     let index: &RankedIndex = &index_guard;
     let thoughts = chain.thoughts();
+    let timestamps_ms = chain.timestamps_millis();
     let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms);
-    let admit = |doc: u32| exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields(&thoughts[doc as usize]);
+    let admit = |doc: u32| exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields_at(&thoughts[doc as usize], timestamps_ms[doc as usize]);
     let scope = Scope { exists, admit };
     let terms = query_terms(q.text);
     let mut acc = Accumulators::new(index.len());

@@ -7,7 +7,8 @@
 //! chain of `--search-chain-size` thoughts.
 //! Prints throughput and latency percentiles; asserts nothing.
 //!
-//! `cargo run --release -p mentisdb-native --bin mentisdb-loadbench`
+//! `cargo run --release -p mentisdb-tests --bin mentisdb-loadbench` (it lives
+//! in the test crate so its HTTP client does not ship with `mentisdbd`).
 
 use clap::Parser;
 use serde_json::{json, Value};
