@@ -81,7 +81,7 @@ pub const DEFAULT_IMPORTANCE: f64 = 0.5;
 ///
 /// Committing a thought updates only what appends and lookups need (the
 /// thoughts, id and hash lookups, agent activity). The query indices (text
-/// filter, ranked retrieval) are [`Derived`]: they catch up with new thoughts
+/// filter, ranked retrieval) are `Derived` (`derived.rs`): they catch up with new thoughts
 /// on the first query that needs them.
 #[derive(Debug)]
 pub struct Chain {
@@ -128,7 +128,7 @@ impl Chain {
         Self::with_hasher(chain_key, format, KeyedState::default())
     }
 
-    /// An empty chain whose lookup maps are keyed by the host (see [`crate::keyed_hash`]).
+    /// An empty chain whose lookup maps are keyed by the host (see `keyed_hash.rs`).
     pub fn with_hasher(chain_key: &str, format: ChainFormat, hasher: KeyedState) -> Self {
         Chain {
             chain_key: chain_key.to_string(),

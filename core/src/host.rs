@@ -24,7 +24,7 @@ pub trait IdSource: Send + Sync {
     fn next_id_bytes(&self) -> [u8; 16];
 
     /// Sixteen secret bytes that key the engine's hash maps, drawn once when
-    /// it opens (see [`crate::keyed_hash`]). Defaults to a fresh id.
+    /// it opens (see `keyed_hash.rs`). Defaults to a fresh id.
     fn hash_key(&self) -> [u8; 16] {
         self.next_id_bytes()
     }

@@ -96,6 +96,7 @@ macro_rules! named_enum {
 
         impl $name {
             /// Every value, in declaration order.
+            #[allow(dead_code, reason = "generated for every named enum; not every enum lists its values")]
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// Every listed spelling, as error messages and schemas show them.

@@ -116,7 +116,7 @@ pub struct DecodedChain {
     pub format: ChainFormat,
     /// Chain key from the header.
     pub chain_key: String,
-    /// Thoughts in file order (not yet verified: see [`crate::chain`]).
+    /// Thoughts in file order (not yet verified: see [`Chain`](crate::Chain)).
     pub thoughts: Vec<Thought>,
     /// Length of the valid prefix; bytes past it are a torn tail.
     pub valid_len: usize,

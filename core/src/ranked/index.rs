@@ -6,7 +6,7 @@
 //! and per word (`embedded.rs`).
 //!
 //! Nothing here depends on the process: the term dictionary is hashed with
-//! a [`KeyedState`] (the host's key, or the fixed default), sessions and
+//! a `KeyedState` (the host's key, or the fixed default), sessions and
 //! edges are kept in ordered maps, so iteration and results are the same
 //! in every process.
 //!
