@@ -35,25 +35,32 @@ impl Encoder {
     pub fn with_capacity(n: usize) -> Self {
         Self { buf: Vec::with_capacity(n) }
     }
+    /// Appends one byte.
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
+    /// Appends a little-endian `u32`.
     pub fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
+    /// Appends a little-endian `u64`.
     pub fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
+    /// Appends an `f64` as its IEEE-754 bits (little-endian `u64`).
     pub fn f64(&mut self, v: f64) {
         self.u64(v.to_bits());
     }
+    /// Appends a `u32` length, then the bytes.
     pub fn bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.buf.extend_from_slice(b);
     }
+    /// Appends a string as length-prefixed UTF-8 bytes.
     pub fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
+    /// Appends `0`, or `1` and the string.
     pub fn opt_str(&mut self, s: Option<&str>) {
         match s {
             Some(s) => {
@@ -63,6 +70,7 @@ impl Encoder {
             None => self.u8(0),
         }
     }
+    /// Appends a `u32` count, then each string.
     pub fn str_list(&mut self, items: &[String]) {
         self.u32(items.len() as u32);
         for s in items {
@@ -89,6 +97,7 @@ pub struct DecodeError {
 }
 
 impl<'a> Decoder<'a> {
+    /// A decoder at the start of `data`.
     pub fn new(data: &'a [u8]) -> Self {
         Self { data, pos: 0 }
     }
@@ -103,22 +112,28 @@ impl<'a> Decoder<'a> {
         self.pos += n;
         Ok(s)
     }
+    /// Reads one byte.
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take(1)?[0])
     }
+    /// Reads a little-endian `u32`.
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
+    /// Reads a little-endian `u64`.
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
+    /// Reads an `f64` from its IEEE-754 bits.
     pub fn f64(&mut self) -> Result<f64, DecodeError> {
         Ok(f64::from_bits(self.u64()?))
     }
+    /// Reads a `u32` length, then that many bytes (borrowed).
     pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let n = self.u32()? as usize;
         self.take(n)
     }
+    /// Reads a length-prefixed UTF-8 string.
     pub fn str(&mut self) -> Result<String, DecodeError> {
         self.str_ref().map(str::to_owned)
     }
@@ -134,6 +149,7 @@ impl<'a> Decoder<'a> {
             t => Err(self.err(format!("bad option tag {t}"))),
         }
     }
+    /// Reads `0`, or `1` and a string.
     pub fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
         Ok(if self.present()? { Some(self.str()?) } else { None })
     }
@@ -144,6 +160,7 @@ impl<'a> Decoder<'a> {
         }
         Ok(n)
     }
+    /// Reads a `u32` count, then that many strings.
     pub fn str_list(&mut self) -> Result<Vec<String>, DecodeError> {
         let n = self.count(4)?;
         (0..n).map(|_| self.str()).collect()
@@ -290,7 +307,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A fixed thought used by the golden vectors here and in `record`.
-    pub fn golden_thought() -> Thought {
+    pub(crate) fn golden_thought() -> Thought {
         Thought {
             schema_version: 1,
             index: 1,

@@ -22,9 +22,13 @@ use std::sync::RwLockReadGuard;
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelationInput {
+    /// The kind of relation.
     pub kind: RelationKind,
+    /// The target thought's id (this one or `target_index`).
     pub target_id: Option<String>,
+    /// The target thought's index (this one or `target_id`).
     pub target_index: Option<u64>,
+    /// The chain holding the target, when it is not this chain.
     pub chain_key: Option<String>,
 }
 
@@ -33,20 +37,35 @@ pub struct RelationInput {
 pub struct NewThought {
     /// Client-chosen id (required when signing); otherwise the host's id source picks one.
     pub thought_id: Option<String>,
+    /// Id of the agent writing the thought.
     pub agent_id: String,
+    /// The agent's display name (registers or updates it).
     pub agent_name: Option<String>,
+    /// The agent's owner (registers or updates it).
     pub agent_owner: Option<String>,
+    /// What kind of thought this is.
     pub thought_type: ThoughtType,
+    /// The role the thought plays in a conversation.
     pub role: ThoughtRole,
+    /// The thought's text.
     pub content: String,
+    /// Importance in `0.0..=1.0`; the default when `None`.
     pub importance: Option<f64>,
+    /// Confidence in `0.0..=1.0`, if the agent gave one.
     pub confidence: Option<f64>,
+    /// Free-form tags.
     pub tags: Vec<String>,
+    /// Concepts the thought is about.
     pub concepts: Vec<String>,
+    /// Indices of earlier thoughts it refers to.
     pub refs: Vec<u64>,
+    /// Typed relations to earlier thoughts (here or in other chains).
     pub relations: Vec<RelationInput>,
+    /// The session the thought belongs to, if any.
     pub session_id: Option<String>,
+    /// Id of the agent key that signed the thought.
     pub signing_key_id: Option<String>,
+    /// Ed25519 signature over the signable payload (with `signing_key_id`).
     pub thought_signature: Option<Vec<u8>>,
 }
 
@@ -75,7 +94,7 @@ impl NewThought {
 }
 
 /// Default importance when a caller gives none.
-pub const DEFAULT_IMPORTANCE: f64 = 0.5;
+pub(crate) const DEFAULT_IMPORTANCE: f64 = 0.5;
 
 /// An open, verified chain.
 ///

@@ -34,6 +34,8 @@
 //! assert_eq!(found["thoughts"][0]["content"], "Use Rust.");
 //! ```
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod agents;
 pub mod canonical;
 mod chain;

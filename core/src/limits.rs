@@ -30,19 +30,42 @@ pub const MAX_SEARCH_LIMIT: usize = 10_000;
 pub enum LimitError {
     /// A key that is empty (or only whitespace).
     #[error("{field} must not be empty")]
-    Empty { field: &'static str },
+    Empty {
+        /// The argument's name.
+        field: &'static str,
+    },
     /// A value longer than its limit.
     #[error("{field} is {len} bytes; the limit is {max}")]
-    TooLong { field: &'static str, len: usize, max: usize },
+    TooLong {
+        /// The argument's name.
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
     /// A value with control characters.
     #[error("{field} must not contain control characters")]
-    ControlCharacters { field: &'static str },
+    ControlCharacters {
+        /// The argument's name.
+        field: &'static str,
+    },
     /// A list with more entries than its limit.
     #[error("{field} has {len} entries; the limit is {max}")]
-    TooMany { field: &'static str, len: usize, max: usize },
+    TooMany {
+        /// The argument's name.
+        field: &'static str,
+        /// How many entries it has.
+        len: usize,
+        /// The limit on entries.
+        max: usize,
+    },
     /// A score that is NaN.
     #[error("{field} must be a number between 0.0 and 1.0, got NaN")]
-    NotANumber { field: &'static str },
+    NotANumber {
+        /// The argument's name.
+        field: &'static str,
+    },
 }
 
 impl LimitError {

@@ -145,7 +145,12 @@ pub enum RecordError {
     BadHeader(String),
     /// A damaged record with valid records after it: corruption, not a torn tail.
     #[error("corrupt record at byte offset {offset}: {what}")]
-    Corrupt { offset: usize, what: String },
+    Corrupt {
+        /// Byte offset of the damaged record.
+        offset: usize,
+        /// What is wrong with it.
+        what: String,
+    },
 }
 
 /// Decodes a whole chain object, cutting a torn tail.
