@@ -260,7 +260,7 @@ impl Chain {
     }
 
     /// The lower-cased text the `text` filter matches, caught up with every thought.
-    pub fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
+    pub(crate) fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
         self.search_text.get(&self.thoughts)
     }
 

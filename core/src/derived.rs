@@ -85,11 +85,11 @@ impl<T: Derive> Derived<T> {
 /// The lower-cased text of each thought that the `text` filter of `search`
 /// and `traverse_thoughts` matches: content, agent id, tags and concepts.
 #[derive(Debug, Default)]
-pub struct SearchText(Vec<String>);
+pub(crate) struct SearchText(Vec<String>);
 
 impl SearchText {
     /// Lower-cased searchable text of thought `index`.
-    pub fn get(&self, index: usize) -> &str {
+    pub(crate) fn get(&self, index: usize) -> &str {
         &self.0[index]
     }
 }

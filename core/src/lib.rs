@@ -33,6 +33,19 @@
 //! let found = db.call("mentisdb_search", json!({"chain_key": "demo", "text": "rust"})).unwrap();
 //! assert_eq!(found["thoughts"][0]["content"], "Use Rust.");
 //! ```
+//!
+//! ## What is exported
+//!
+//! The crate root holds the engine ([`MentisDb`], [`DbConfig`], [`OpenReport`],
+//! [`Chain`], [`NewThought`]), the thought model ([`Thought`], [`ThoughtType`], ...),
+//! the errors ([`ToolError`] and the errors it wraps, [`ErrorKind`]) and the host
+//! seams ([`Storage`], [`Clock`], [`IdSource`], [`Parallelism`] and their
+//! in-memory or fixed implementations). The public modules are namespaces for
+//! what hosts call by path: [`storage`] (its `conformance` and `fault` test kits
+//! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
+//! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
+//! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
+//! [`limits`], [`query`] and [`timestamp`]. Everything else is private.
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -66,12 +79,14 @@ pub mod timestamp;
 mod traverse;
 
 pub use chain::{Chain, NewThought, RelationInput};
-pub use db::{DbConfig, MentisDb, OpenReport};
+pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
 pub use dispatch::{tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;
 pub use named_enum::UnknownName;
 pub use import::ImportReport;
+pub use keyed_hash::KeyedState;
+pub use traverse::Cursor;
 pub use host::{Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
 pub use record::ChainFormat;
 pub use storage::{MemoryStorage, Storage, StorageError};

@@ -61,8 +61,11 @@ pub(crate) enum Anchor {
 /// A resumable position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Cursor {
+    /// Index of the thought the position is at.
     pub index: u64,
+    /// That thought's id.
     pub id: String,
+    /// That thought's hash.
     pub hash: String,
 }
 
