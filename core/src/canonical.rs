@@ -25,43 +25,43 @@ pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
 
 /// Appends canonical primitives to a buffer.
 #[derive(Debug, Default)]
-pub struct Encoder {
+pub(crate) struct Encoder {
     /// The bytes written so far.
     pub buf: Vec<u8>,
 }
 
 impl Encoder {
     /// A fresh encoder with some capacity.
-    pub fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         Self { buf: Vec::with_capacity(n) }
     }
     /// Appends one byte.
-    pub fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
     /// Appends a little-endian `u32`.
-    pub fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
     /// Appends a little-endian `u64`.
-    pub fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
     /// Appends an `f64` as its IEEE-754 bits (little-endian `u64`).
-    pub fn f64(&mut self, v: f64) {
+    pub(crate) fn f64(&mut self, v: f64) {
         self.u64(v.to_bits());
     }
     /// Appends a `u32` length, then the bytes.
-    pub fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.buf.extend_from_slice(b);
     }
     /// Appends a string as length-prefixed UTF-8 bytes.
-    pub fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
     /// Appends `0`, or `1` and the string.
-    pub fn opt_str(&mut self, s: Option<&str>) {
+    pub(crate) fn opt_str(&mut self, s: Option<&str>) {
         match s {
             Some(s) => {
                 self.u8(1);
@@ -71,7 +71,7 @@ impl Encoder {
         }
     }
     /// Appends a `u32` count, then each string.
-    pub fn str_list(&mut self, items: &[String]) {
+    pub(crate) fn str_list(&mut self, items: &[String]) {
         self.u32(items.len() as u32);
         for s in items {
             self.str(s);
@@ -81,7 +81,7 @@ impl Encoder {
 
 /// Reads canonical primitives; every read is bounds-checked.
 #[derive(Debug)]
-pub struct Decoder<'a> {
+pub(crate) struct Decoder<'a> {
     data: &'a [u8],
     pos: usize,
 }
@@ -98,7 +98,7 @@ pub struct DecodeError {
 
 impl<'a> Decoder<'a> {
     /// A decoder at the start of `data`.
-    pub fn new(data: &'a [u8]) -> Self {
+    pub(crate) fn new(data: &'a [u8]) -> Self {
         Self { data, pos: 0 }
     }
     fn err(&self, what: impl Into<String>) -> DecodeError {
@@ -113,32 +113,32 @@ impl<'a> Decoder<'a> {
         Ok(s)
     }
     /// Reads one byte.
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take(1)?[0])
     }
     /// Reads a little-endian `u32`.
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
     /// Reads a little-endian `u64`.
-    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
     /// Reads an `f64` from its IEEE-754 bits.
-    pub fn f64(&mut self) -> Result<f64, DecodeError> {
+    pub(crate) fn f64(&mut self) -> Result<f64, DecodeError> {
         Ok(f64::from_bits(self.u64()?))
     }
     /// Reads a `u32` length, then that many bytes (borrowed).
-    pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let n = self.u32()? as usize;
         self.take(n)
     }
     /// Reads a length-prefixed UTF-8 string.
-    pub fn str(&mut self) -> Result<String, DecodeError> {
+    pub(crate) fn str(&mut self) -> Result<String, DecodeError> {
         self.str_ref().map(str::to_owned)
     }
     /// A string borrowed from the input (no allocation).
-    pub fn str_ref(&mut self) -> Result<&'a str, DecodeError> {
+    pub(crate) fn str_ref(&mut self) -> Result<&'a str, DecodeError> {
         let b = self.bytes()?;
         std::str::from_utf8(b).map_err(|_| self.err("string is not UTF-8"))
     }
@@ -150,7 +150,7 @@ impl<'a> Decoder<'a> {
         }
     }
     /// Reads `0`, or `1` and a string.
-    pub fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
+    pub(crate) fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
         Ok(if self.present()? { Some(self.str()?) } else { None })
     }
     fn count(&mut self, min_item_bytes: usize) -> Result<usize, DecodeError> {
@@ -161,18 +161,18 @@ impl<'a> Decoder<'a> {
         Ok(n)
     }
     /// Reads a `u32` count, then that many strings.
-    pub fn str_list(&mut self) -> Result<Vec<String>, DecodeError> {
+    pub(crate) fn str_list(&mut self) -> Result<Vec<String>, DecodeError> {
         let n = self.count(4)?;
         (0..n).map(|_| self.str()).collect()
     }
     /// Bytes not read yet.
-    pub fn rest(&self) -> &'a [u8] {
+    pub(crate) fn rest(&self) -> &'a [u8] {
         &self.data[self.pos..]
     }
 }
 
 /// The canonical body of a thought (everything but `hash`).
-pub fn encode_thought_body(t: &Thought) -> Vec<u8> {
+pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
     let mut e = Encoder::with_capacity(256 + t.content.len());
     e.u32(t.schema_version);
     e.u64(t.index);
@@ -225,12 +225,12 @@ pub fn encode_thought_body(t: &Thought) -> Vec<u8> {
 }
 
 /// SHA-256 over the domain prefix and a canonical body, as lowercase hex.
-pub fn hash_body(body: &[u8]) -> String {
+pub(crate) fn hash_body(body: &[u8]) -> String {
     crate::sha256::to_hex(&body_digest(body))
 }
 
 /// The raw 32-byte thought hash of a canonical body.
-pub fn body_digest(body: &[u8]) -> [u8; 32] {
+pub(crate) fn body_digest(body: &[u8]) -> [u8; 32] {
     crate::sha256::digest(&[THOUGHT_HASH_DOMAIN, body])
 }
 
@@ -240,7 +240,7 @@ pub fn compute_thought_hash(t: &Thought) -> String {
 }
 
 /// Decodes a canonical body; `hash` is supplied by the caller (it is stored beside the body).
-pub fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeError> {
+pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeError> {
     let mut d = Decoder::new(body);
     let schema_version = d.u32()?;
     let index = d.u64()?;

@@ -56,7 +56,7 @@ pub struct SkillRegistry {
 
 /// A `skill_id` derived from a name: lower-case letters and digits, other
 /// runs of characters become one `-`.
-pub fn skill_id_from_name(name: &str) -> Option<String> {
+pub(super) fn skill_id_from_name(name: &str) -> Option<String> {
     let mut out = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
         if c.is_alphanumeric() {
@@ -70,7 +70,7 @@ pub fn skill_id_from_name(name: &str) -> Option<String> {
 }
 
 /// SHA-256 of the content bytes, lowercase hex.
-pub fn content_hash(content: &str) -> String {
+pub(super) fn content_hash(content: &str) -> String {
     hex::encode(crate::sha256::digest(&[content.as_bytes()]))
 }
 
