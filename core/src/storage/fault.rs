@@ -120,11 +120,11 @@ impl<S: Storage> Storage for CrashSimStorage<S> {
 /// Which operation [`FailingStorage`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailOp {
-    /// [`Storage::append`](crate::Storage::append) calls.
+    /// [`Storage::append`] calls.
     Append,
-    /// [`Storage::sync`](crate::Storage::sync) calls.
+    /// [`Storage::sync`] calls.
     Sync,
-    /// [`Storage::write_atomic`](crate::Storage::write_atomic) calls.
+    /// [`Storage::write_atomic`] calls.
     WriteAtomic,
 }
 
