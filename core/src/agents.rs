@@ -35,35 +35,53 @@ named_enum! {
 /// One public verification key of an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentKey {
+    /// The key's id, unique within the agent.
     pub key_id: String,
+    /// The signature algorithm the key verifies.
     pub algorithm: KeyAlgorithm,
+    /// The raw public key (32 bytes for Ed25519).
     pub public_key_bytes: Vec<u8>,
     #[schemars(with = "String")]
+    /// Whether the key still verifies new signatures.
     pub status: AgentStatus,
+    /// When the key was added (RFC 3339).
     pub added_at: String,
+    /// When the key was revoked (RFC 3339), if it was.
     pub revoked_at: Option<String>,
 }
 
 /// One agent registry record, as the tools return it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentRecord {
+    /// The agent's id, unique within the chain.
     pub agent_id: String,
+    /// The human-readable name shown for the agent.
     pub display_name: String,
+    /// Who runs the agent (a person, team or organisation), if set.
     pub agent_owner: Option<String>,
+    /// Free-form description of the agent.
     pub description: Option<String>,
+    /// Other names the agent has written under.
     pub aliases: Vec<String>,
     #[schemars(with = "String")]
+    /// Whether the agent may append (`active`) or is disabled (`revoked`).
     pub status: AgentStatus,
+    /// The agent's verification keys, active and revoked.
     pub public_keys: Vec<AgentKey>,
     #[serde(default)]
+    /// Thoughts the agent has written to this chain.
     pub thought_count: u64,
     #[serde(default)]
+    /// Index of the agent's first thought in the chain.
     pub first_seen_index: Option<u64>,
     #[serde(default)]
+    /// Index of the agent's latest thought in the chain.
     pub last_seen_index: Option<u64>,
     #[serde(default)]
+    /// Timestamp of the agent's first thought (RFC 3339).
     pub first_seen_at: Option<String>,
     #[serde(default)]
+    /// Timestamp of the agent's latest thought (RFC 3339).
     pub last_seen_at: Option<String>,
 }
 
@@ -108,9 +126,13 @@ impl AgentRecord {
 /// Fields an upsert may set; `None` leaves a field unchanged.
 #[derive(Debug, Clone, Default)]
 pub struct AgentUpsert {
+    /// New display name.
     pub display_name: Option<String>,
+    /// New owner.
     pub agent_owner: Option<String>,
+    /// New description.
     pub description: Option<String>,
+    /// New status (`revoked` disables appends by the agent).
     pub status: Option<AgentStatus>,
 }
 

@@ -25,36 +25,43 @@ pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
 
 /// Appends canonical primitives to a buffer.
 #[derive(Debug, Default)]
-pub struct Encoder {
+pub(crate) struct Encoder {
     /// The bytes written so far.
     pub buf: Vec<u8>,
 }
 
 impl Encoder {
     /// A fresh encoder with some capacity.
-    pub fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         Self { buf: Vec::with_capacity(n) }
     }
-    pub fn u8(&mut self, v: u8) {
+    /// Appends one byte.
+    pub(crate) fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
-    pub fn u32(&mut self, v: u32) {
+    /// Appends a little-endian `u32`.
+    pub(crate) fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn u64(&mut self, v: u64) {
+    /// Appends a little-endian `u64`.
+    pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn f64(&mut self, v: f64) {
+    /// Appends an `f64` as its IEEE-754 bits (little-endian `u64`).
+    pub(crate) fn f64(&mut self, v: f64) {
         self.u64(v.to_bits());
     }
-    pub fn bytes(&mut self, b: &[u8]) {
+    /// Appends a `u32` length, then the bytes.
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.buf.extend_from_slice(b);
     }
-    pub fn str(&mut self, s: &str) {
+    /// Appends a string as length-prefixed UTF-8 bytes.
+    pub(crate) fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
-    pub fn opt_str(&mut self, s: Option<&str>) {
+    /// Appends `0`, or `1` and the string.
+    pub(crate) fn opt_str(&mut self, s: Option<&str>) {
         match s {
             Some(s) => {
                 self.u8(1);
@@ -63,7 +70,8 @@ impl Encoder {
             None => self.u8(0),
         }
     }
-    pub fn str_list(&mut self, items: &[String]) {
+    /// Appends a `u32` count, then each string.
+    pub(crate) fn str_list(&mut self, items: &[String]) {
         self.u32(items.len() as u32);
         for s in items {
             self.str(s);
@@ -73,7 +81,7 @@ impl Encoder {
 
 /// Reads canonical primitives; every read is bounds-checked.
 #[derive(Debug)]
-pub struct Decoder<'a> {
+pub(crate) struct Decoder<'a> {
     data: &'a [u8],
     pos: usize,
 }
@@ -89,7 +97,8 @@ pub struct DecodeError {
 }
 
 impl<'a> Decoder<'a> {
-    pub fn new(data: &'a [u8]) -> Self {
+    /// A decoder at the start of `data`.
+    pub(crate) fn new(data: &'a [u8]) -> Self {
         Self { data, pos: 0 }
     }
     fn err(&self, what: impl Into<String>) -> DecodeError {
@@ -103,27 +112,33 @@ impl<'a> Decoder<'a> {
         self.pos += n;
         Ok(s)
     }
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+    /// Reads one byte.
+    pub(crate) fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take(1)?[0])
     }
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+    /// Reads a little-endian `u32`.
+    pub(crate) fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
-    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+    /// Reads a little-endian `u64`.
+    pub(crate) fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
-    pub fn f64(&mut self) -> Result<f64, DecodeError> {
+    /// Reads an `f64` from its IEEE-754 bits.
+    pub(crate) fn f64(&mut self) -> Result<f64, DecodeError> {
         Ok(f64::from_bits(self.u64()?))
     }
-    pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+    /// Reads a `u32` length, then that many bytes (borrowed).
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let n = self.u32()? as usize;
         self.take(n)
     }
-    pub fn str(&mut self) -> Result<String, DecodeError> {
+    /// Reads a length-prefixed UTF-8 string.
+    pub(crate) fn str(&mut self) -> Result<String, DecodeError> {
         self.str_ref().map(str::to_owned)
     }
     /// A string borrowed from the input (no allocation).
-    pub fn str_ref(&mut self) -> Result<&'a str, DecodeError> {
+    pub(crate) fn str_ref(&mut self) -> Result<&'a str, DecodeError> {
         let b = self.bytes()?;
         std::str::from_utf8(b).map_err(|_| self.err("string is not UTF-8"))
     }
@@ -134,7 +149,8 @@ impl<'a> Decoder<'a> {
             t => Err(self.err(format!("bad option tag {t}"))),
         }
     }
-    pub fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
+    /// Reads `0`, or `1` and a string.
+    pub(crate) fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
         Ok(if self.present()? { Some(self.str()?) } else { None })
     }
     fn count(&mut self, min_item_bytes: usize) -> Result<usize, DecodeError> {
@@ -144,18 +160,19 @@ impl<'a> Decoder<'a> {
         }
         Ok(n)
     }
-    pub fn str_list(&mut self) -> Result<Vec<String>, DecodeError> {
+    /// Reads a `u32` count, then that many strings.
+    pub(crate) fn str_list(&mut self) -> Result<Vec<String>, DecodeError> {
         let n = self.count(4)?;
         (0..n).map(|_| self.str()).collect()
     }
     /// Bytes not read yet.
-    pub fn rest(&self) -> &'a [u8] {
+    pub(crate) fn rest(&self) -> &'a [u8] {
         &self.data[self.pos..]
     }
 }
 
 /// The canonical body of a thought (everything but `hash`).
-pub fn encode_thought_body(t: &Thought) -> Vec<u8> {
+pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
     let mut e = Encoder::with_capacity(256 + t.content.len());
     e.u32(t.schema_version);
     e.u64(t.index);
@@ -208,12 +225,12 @@ pub fn encode_thought_body(t: &Thought) -> Vec<u8> {
 }
 
 /// SHA-256 over the domain prefix and a canonical body, as lowercase hex.
-pub fn hash_body(body: &[u8]) -> String {
+pub(crate) fn hash_body(body: &[u8]) -> String {
     crate::sha256::to_hex(&body_digest(body))
 }
 
 /// The raw 32-byte thought hash of a canonical body.
-pub fn body_digest(body: &[u8]) -> [u8; 32] {
+pub(crate) fn body_digest(body: &[u8]) -> [u8; 32] {
     crate::sha256::digest(&[THOUGHT_HASH_DOMAIN, body])
 }
 
@@ -223,7 +240,7 @@ pub fn compute_thought_hash(t: &Thought) -> String {
 }
 
 /// Decodes a canonical body; `hash` is supplied by the caller (it is stored beside the body).
-pub fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeError> {
+pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeError> {
     let mut d = Decoder::new(body);
     let schema_version = d.u32()?;
     let index = d.u64()?;
@@ -290,7 +307,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A fixed thought used by the golden vectors here and in `record`.
-    pub fn golden_thought() -> Thought {
+    pub(crate) fn golden_thought() -> Thought {
         Thought {
             schema_version: 1,
             index: 1,

@@ -22,9 +22,13 @@ use std::sync::RwLockReadGuard;
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelationInput {
+    /// The kind of relation.
     pub kind: RelationKind,
+    /// The target thought's id (this one or `target_index`).
     pub target_id: Option<String>,
+    /// The target thought's index (this one or `target_id`).
     pub target_index: Option<u64>,
+    /// The chain holding the target, when it is not this chain.
     pub chain_key: Option<String>,
 }
 
@@ -33,20 +37,35 @@ pub struct RelationInput {
 pub struct NewThought {
     /// Client-chosen id (required when signing); otherwise the host's id source picks one.
     pub thought_id: Option<String>,
+    /// Id of the agent writing the thought.
     pub agent_id: String,
+    /// The agent's display name (registers or updates it).
     pub agent_name: Option<String>,
+    /// The agent's owner (registers or updates it).
     pub agent_owner: Option<String>,
+    /// What kind of thought this is.
     pub thought_type: ThoughtType,
+    /// The role the thought plays in a conversation.
     pub role: ThoughtRole,
+    /// The thought's text.
     pub content: String,
+    /// Importance in `0.0..=1.0`; the default when `None`.
     pub importance: Option<f64>,
+    /// Confidence in `0.0..=1.0`, if the agent gave one.
     pub confidence: Option<f64>,
+    /// Free-form tags.
     pub tags: Vec<String>,
+    /// Concepts the thought is about.
     pub concepts: Vec<String>,
+    /// Indices of earlier thoughts it refers to.
     pub refs: Vec<u64>,
+    /// Typed relations to earlier thoughts (here or in other chains).
     pub relations: Vec<RelationInput>,
+    /// The session the thought belongs to, if any.
     pub session_id: Option<String>,
+    /// Id of the agent key that signed the thought.
     pub signing_key_id: Option<String>,
+    /// Ed25519 signature over the signable payload (with `signing_key_id`).
     pub thought_signature: Option<Vec<u8>>,
 }
 
@@ -75,13 +94,13 @@ impl NewThought {
 }
 
 /// Default importance when a caller gives none.
-pub const DEFAULT_IMPORTANCE: f64 = 0.5;
+pub(crate) const DEFAULT_IMPORTANCE: f64 = 0.5;
 
 /// An open, verified chain.
 ///
 /// Committing a thought updates only what appends and lookups need (the
 /// thoughts, id and hash lookups, agent activity). The query indices (text
-/// filter, ranked retrieval) are [`Derived`]: they catch up with new thoughts
+/// filter, ranked retrieval) are `Derived` (`derived.rs`): they catch up with new thoughts
 /// on the first query that needs them.
 #[derive(Debug)]
 pub struct Chain {
@@ -128,7 +147,7 @@ impl Chain {
         Self::with_hasher(chain_key, format, KeyedState::default())
     }
 
-    /// An empty chain whose lookup maps are keyed by the host (see [`crate::keyed_hash`]).
+    /// An empty chain whose lookup maps are keyed by the host (see `keyed_hash.rs`).
     pub fn with_hasher(chain_key: &str, format: ChainFormat, hasher: KeyedState) -> Self {
         Chain {
             chain_key: chain_key.to_string(),
@@ -241,7 +260,7 @@ impl Chain {
     }
 
     /// The lower-cased text the `text` filter matches, caught up with every thought.
-    pub fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
+    pub(crate) fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
         self.search_text.get(&self.thoughts)
     }
 

@@ -54,9 +54,13 @@ pub struct OpenReport {
 /// One chain opened at startup.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenedChain {
+    /// The chain's key.
     pub chain_key: String,
+    /// Thoughts verified and served.
     pub thought_count: usize,
+    /// Bytes of a torn tail cut from the chain object (0 when none).
     pub torn_tail_bytes: usize,
+    /// Where the backend keeps the chain object (e.g. a file path), for logs.
     pub storage_location: String,
 }
 

@@ -13,7 +13,7 @@ use crate::thought::Thought;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// An index grown one thought at a time, in chain order.
-pub trait Derive: Default {
+pub(crate) trait Derive: Default {
     /// How many thoughts (a prefix of the chain) are indexed.
     fn indexed(&self) -> usize;
     /// Indexes the next thought (`t.index == self.indexed()`).
@@ -22,17 +22,17 @@ pub trait Derive: Default {
 
 /// A [`Derive`] index behind a lock, caught up on access.
 #[derive(Debug, Default)]
-pub struct Derived<T>(RwLock<T>);
+pub(crate) struct Derived<T>(RwLock<T>);
 
 impl<T: Derive> Derived<T> {
     /// An index that starts from `empty` (for example one keyed by the host).
-    pub fn new(empty: T) -> Self {
+    pub(crate) fn new(empty: T) -> Self {
         Derived(RwLock::new(empty))
     }
 
     /// The index, after adding every thought of `thoughts` it does not yet
     /// cover. `thoughts` must be the chain the index was built from.
-    pub fn get(&self, thoughts: &[Thought]) -> RwLockReadGuard<'_, T> {
+    pub(crate) fn get(&self, thoughts: &[Thought]) -> RwLockReadGuard<'_, T> {
         {
             let index = self.read();
             if index.indexed() == thoughts.len() {
@@ -54,7 +54,7 @@ impl<T: Derive> Derived<T> {
     /// Adds at most `max` of the thoughts the index does not cover yet;
     /// returns whether it now covers them all (lets a host warm the index in
     /// steps, releasing the chain between them).
-    pub fn catch_up_some(&self, thoughts: &[Thought], max: usize) -> bool {
+    pub(crate) fn catch_up_some(&self, thoughts: &[Thought], max: usize) -> bool {
         if self.read().indexed() == thoughts.len() {
             return true;
         }
@@ -68,12 +68,12 @@ impl<T: Derive> Derived<T> {
     }
 
     /// Exclusive access without catching up (for settings that apply to the index itself).
-    pub fn get_mut(&mut self) -> &mut T {
+    pub(crate) fn get_mut(&mut self) -> &mut T {
         self.0.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Exclusive access through a shared reference.
-    pub fn write(&self) -> RwLockWriteGuard<'_, T> {
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
         self.0.write().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -85,11 +85,11 @@ impl<T: Derive> Derived<T> {
 /// The lower-cased text of each thought that the `text` filter of `search`
 /// and `traverse_thoughts` matches: content, agent id, tags and concepts.
 #[derive(Debug, Default)]
-pub struct SearchText(Vec<String>);
+pub(crate) struct SearchText(Vec<String>);
 
 impl SearchText {
     /// Lower-cased searchable text of thought `index`.
-    pub fn get(&self, index: usize) -> &str {
+    pub(crate) fn get(&self, index: usize) -> &str {
         &self.0[index]
     }
 }

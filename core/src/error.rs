@@ -3,7 +3,7 @@
 //! a JS `Error`, a WIT error record). Messages are written for humans: they
 //! say what was wrong and what is accepted.
 
-pub use crate::error_kind::ErrorKind;
+pub(crate) use crate::error_kind::ErrorKind;
 use crate::record::RecordError;
 use crate::storage::StorageError;
 
@@ -16,22 +16,56 @@ pub enum VerifyError {
     Record(#[from] RecordError),
     /// A thought's recomputed hash differs from the stored one.
     #[error("hash mismatch at index {index}: stored {found}, recomputed {expected}")]
-    HashMismatch { index: u64, expected: String, found: String },
+    HashMismatch {
+        /// Index of the thought.
+        index: u64,
+        /// The hash recomputed from the thought.
+        expected: String,
+        /// The hash stored with the thought.
+        found: String,
+    },
     /// A thought's `prev_hash` does not name the previous thought.
     #[error("broken link at index {index}: prev_hash is {found:?}, previous thought's hash is {expected:?}")]
-    PrevHashMismatch { index: u64, expected: Option<String>, found: Option<String> },
+    PrevHashMismatch {
+        /// Index of the thought.
+        index: u64,
+        /// The previous thought's hash (`None` for the first thought).
+        expected: Option<String>,
+        /// The thought's stored `prev_hash`.
+        found: Option<String>,
+    },
     /// Indices are not 0, 1, 2, ...
     #[error("index gap: position {position} holds index {found}")]
-    IndexGap { position: u64, found: u64 },
+    IndexGap {
+        /// Position of the thought in the chain.
+        position: u64,
+        /// The index the thought holds.
+        found: u64,
+    },
     /// A ref points at a thought that is not earlier in the chain.
     #[error("thought {index} refers to {target}, which is not an earlier thought")]
-    BadRef { index: u64, target: u64 },
+    BadRef {
+        /// Index of the thought holding the ref.
+        index: u64,
+        /// The index it refers to.
+        target: u64,
+    },
     /// A thought's stored timestamp is not an RFC 3339 timestamp.
     #[error("thought {index} has a malformed timestamp {timestamp:?} (expected RFC 3339, e.g. 2026-11-22T09:30:00.000Z)")]
-    BadTimestamp { index: u64, timestamp: String },
+    BadTimestamp {
+        /// Index of the thought.
+        index: u64,
+        /// The stored timestamp, as found.
+        timestamp: String,
+    },
     /// The object's header names another chain.
     #[error("object belongs to chain '{found}', expected '{expected}'")]
-    ChainKeyMismatch { expected: String, found: String },
+    ChainKeyMismatch {
+        /// The chain the object was opened as.
+        expected: String,
+        /// The chain its header names.
+        found: String,
+    },
 }
 
 /// Why an append was refused. Nothing was stored.
@@ -40,22 +74,50 @@ pub enum VerifyError {
 pub enum AppendError {
     /// A field failed validation.
     #[error("invalid {field}: {message}")]
-    InvalidField { field: &'static str, message: String },
+    InvalidField {
+        /// The field that failed.
+        field: &'static str,
+        /// Why it failed.
+        message: String,
+    },
     /// A ref or relation target is not an existing earlier thought.
     #[error("{field} {target} does not point at an existing earlier thought (the chain has {len} thoughts, indices 0..{len})")]
-    UnknownTarget { field: &'static str, target: String, len: u64 },
+    UnknownTarget {
+        /// The field holding the target (`refs` or `relations`).
+        field: &'static str,
+        /// The target as given.
+        target: String,
+        /// How many thoughts the chain holds.
+        len: u64,
+    },
     /// The producing agent is disabled in the registry.
     #[error("agent '{agent_id}' is disabled (status revoked) in chain '{chain_key}' and cannot append; re-enable it with mentisdb_upsert_agent status=active")]
-    AgentDisabled { agent_id: String, chain_key: String },
+    AgentDisabled {
+        /// The disabled agent.
+        agent_id: String,
+        /// The chain it is disabled in.
+        chain_key: String,
+    },
     /// The agent has an active key but the append carries no signature.
     #[error("agent '{agent_id}' has an active signing key, so appends must be signed: pass thought_id, signing_key_id and thought_signature (Ed25519 over the signable payload, see ARCHITECTURE.md)")]
-    SignatureRequired { agent_id: String },
+    SignatureRequired {
+        /// The agent whose appends must be signed.
+        agent_id: String,
+    },
     /// The signature did not verify, or names an unknown or revoked key.
     #[error("signature rejected for agent '{agent_id}': {reason}")]
-    SignatureInvalid { agent_id: String, reason: String },
+    SignatureInvalid {
+        /// The agent the signature claims.
+        agent_id: String,
+        /// Why it was rejected.
+        reason: String,
+    },
     /// A thought with this id already exists (a replayed signed append).
     #[error("a thought with id '{id}' already exists in this chain (ids are unique; a signed thought cannot be appended twice)")]
-    DuplicateId { id: String },
+    DuplicateId {
+        /// The id already in the chain.
+        id: String,
+    },
     /// Writing failed; the chain is unchanged.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -67,13 +129,28 @@ pub enum AppendError {
 pub enum AgentError {
     /// No such agent in the chain's registry.
     #[error("agent '{agent_id}' is not registered in chain '{chain_key}'")]
-    NotFound { agent_id: String, chain_key: String },
+    NotFound {
+        /// The agent looked up.
+        agent_id: String,
+        /// The chain searched.
+        chain_key: String,
+    },
     /// No such key on the agent.
     #[error("agent '{agent_id}' has no key '{key_id}'")]
-    KeyNotFound { agent_id: String, key_id: String },
+    KeyNotFound {
+        /// The agent looked up.
+        agent_id: String,
+        /// The key id that is missing.
+        key_id: String,
+    },
     /// A field failed validation.
     #[error("invalid {field}: {message}")]
-    InvalidField { field: &'static str, message: String },
+    InvalidField {
+        /// The field that failed.
+        field: &'static str,
+        /// Why it failed.
+        message: String,
+    },
     /// Writing the registry failed; the registry is unchanged.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -88,10 +165,18 @@ pub enum ImportError {
     Decode(RecordError),
     /// The chain decoded but failed verification (hashes, links, indices, refs).
     #[error("cannot import chain '{chain_key}': {error}")]
-    Refused { chain_key: String, error: VerifyError },
+    Refused {
+        /// The chain named by the object.
+        chain_key: String,
+        /// What verification found.
+        error: VerifyError,
+    },
     /// The store already serves, refuses or holds an object for this chain key.
     #[error("chain '{chain_key}' already exists; import refuses to overwrite it")]
-    ChainExists { chain_key: String },
+    ChainExists {
+        /// The chain that already exists.
+        chain_key: String,
+    },
     /// Writing the chain object failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -117,7 +202,12 @@ pub enum ToolError {
     UnknownTool(String),
     /// The arguments do not match the tool's schema or fail validation.
     #[error("invalid arguments for {tool}: {message}")]
-    InvalidArguments { tool: String, message: String },
+    InvalidArguments {
+        /// The tool called.
+        tool: String,
+        /// What is wrong with the arguments.
+        message: String,
+    },
     /// A thought, chain or other object was not found.
     #[error("{0}")]
     NotFound(String),
@@ -132,7 +222,12 @@ pub enum ToolError {
     Skill(#[from] crate::skills::SkillError),
     /// The chain failed verification when it was opened and is not served.
     #[error("chain '{chain_key}' failed verification and is not served: {error}")]
-    ChainRefused { chain_key: String, error: VerifyError },
+    ChainRefused {
+        /// The refused chain.
+        chain_key: String,
+        /// What verification found at open.
+        error: VerifyError,
+    },
     /// The storage backend failed.
     #[error(transparent)]
     Storage(#[from] StorageError),

@@ -9,7 +9,7 @@
 pub const MAX_FRAME_LEN: u32 = 64 * 1024 * 1024;
 
 /// Appends one frame holding `payload` to `out`.
-pub fn push_frame(out: &mut Vec<u8>, payload: &[u8]) {
+pub(crate) fn push_frame(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
     out.extend_from_slice(payload);
@@ -17,7 +17,7 @@ pub fn push_frame(out: &mut Vec<u8>, payload: &[u8]) {
 
 /// Result of reading one frame at an offset.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Frame<'a> {
+pub(crate) enum Frame<'a> {
     /// A whole frame whose checksum verifies; `end` is the offset after it.
     Ok { payload: &'a [u8], end: usize },
     /// Incomplete or checksum-failing, with the reason.
@@ -25,7 +25,7 @@ pub enum Frame<'a> {
 }
 
 /// Reads the frame starting at byte `at` of `bytes`.
-pub fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
+pub(crate) fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
     let rest = &bytes[at..];
     if rest.len() < 8 {
         return Frame::Bad("incomplete frame header".into());
@@ -47,7 +47,7 @@ pub fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
 
 /// After a bad frame at `at`: does any valid, non-empty frame start later in
 /// the bytes? (Then the damage is corruption, not a torn tail.)
-pub fn valid_frame_follows(bytes: &[u8], at: usize) -> bool {
+pub(crate) fn valid_frame_follows(bytes: &[u8], at: usize) -> bool {
     (at + 1..bytes.len().saturating_sub(8)).any(|p| matches!(read_frame(bytes, p), Frame::Ok { payload, .. } if !payload.is_empty()))
 }
 

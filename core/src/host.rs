@@ -24,7 +24,7 @@ pub trait IdSource: Send + Sync {
     fn next_id_bytes(&self) -> [u8; 16];
 
     /// Sixteen secret bytes that key the engine's hash maps, drawn once when
-    /// it opens (see [`crate::keyed_hash`]). Defaults to a fresh id.
+    /// it opens (see `keyed_hash.rs`). Defaults to a fresh id.
     fn hash_key(&self) -> [u8; 16] {
         self.next_id_bytes()
     }
@@ -103,7 +103,7 @@ pub trait Parallelism: Send + Sync + std::fmt::Debug {
 
 /// Runs `job(0..count)` through `parallelism` and returns the results in job
 /// order (whatever order the host ran them in).
-pub fn run_collect<T: Send>(parallelism: &dyn Parallelism, count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+pub(crate) fn run_collect<T: Send>(parallelism: &dyn Parallelism, count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let slots: Vec<Mutex<Option<T>>> = (0..count).map(|_| Mutex::new(None)).collect();
     parallelism.run(count, &|i| {
         let out = job(i);
@@ -127,7 +127,7 @@ impl Parallelism for Sequential {
 }
 
 /// Formats 16 bytes as a lowercase RFC 4122 version-4 UUID string.
-pub fn format_uuid_v4(mut bytes: [u8; 16]) -> String {
+pub(crate) fn format_uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
     let mut out = [b'-'; 36];

@@ -33,43 +33,60 @@
 //! let found = db.call("mentisdb_search", json!({"chain_key": "demo", "text": "rust"})).unwrap();
 //! assert_eq!(found["thoughts"][0]["content"], "Use Rust.");
 //! ```
+//!
+//! ## What is exported
+//!
+//! The crate root holds the engine ([`MentisDb`], [`DbConfig`], [`OpenReport`],
+//! [`Chain`], [`NewThought`]), the thought model ([`Thought`], [`ThoughtType`], ...),
+//! the errors ([`ToolError`] and the errors it wraps, [`ErrorKind`]) and the host
+//! seams ([`Storage`], [`Clock`], [`IdSource`], [`Parallelism`] and their
+//! in-memory or fixed implementations). The public modules are namespaces for
+//! what hosts call by path: [`storage`] (its `conformance` and `fault` test kits
+//! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
+//! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
+//! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
+//! [`limits`], [`query`] and [`timestamp`]. Everything else is private.
+
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod agents;
 pub mod canonical;
-pub mod chain;
-pub mod db;
-pub mod derived;
+mod chain;
+mod db;
+mod derived;
 pub mod dispatch;
-pub mod error;
+mod error;
 mod error_kind;
-pub mod framing;
-pub mod host;
+mod framing;
+mod host;
 mod import;
-pub mod keyed_hash;
+mod keyed_hash;
 pub mod limits;
-pub mod lookup;
+mod lookup;
 mod named_enum;
 pub mod naming;
 pub mod query;
 pub mod ranked;
 pub mod record;
-pub mod render;
-pub mod sha256;
+mod render;
+mod sha256;
 pub mod signature;
 pub mod skills;
 pub mod storage;
 mod text;
 pub mod thought;
 pub mod timestamp;
-pub mod traverse;
+mod traverse;
 
 pub use chain::{Chain, NewThought, RelationInput};
-pub use db::{DbConfig, MentisDb, OpenReport};
+pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
 pub use dispatch::{tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;
 pub use named_enum::UnknownName;
 pub use import::ImportReport;
+pub use keyed_hash::KeyedState;
+pub use traverse::Cursor;
 pub use host::{Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
 pub use record::ChainFormat;
 pub use storage::{MemoryStorage, Storage, StorageError};

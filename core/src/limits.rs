@@ -30,19 +30,42 @@ pub const MAX_SEARCH_LIMIT: usize = 10_000;
 pub enum LimitError {
     /// A key that is empty (or only whitespace).
     #[error("{field} must not be empty")]
-    Empty { field: &'static str },
+    Empty {
+        /// The argument's name.
+        field: &'static str,
+    },
     /// A value longer than its limit.
     #[error("{field} is {len} bytes; the limit is {max}")]
-    TooLong { field: &'static str, len: usize, max: usize },
+    TooLong {
+        /// The argument's name.
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
     /// A value with control characters.
     #[error("{field} must not contain control characters")]
-    ControlCharacters { field: &'static str },
+    ControlCharacters {
+        /// The argument's name.
+        field: &'static str,
+    },
     /// A list with more entries than its limit.
     #[error("{field} has {len} entries; the limit is {max}")]
-    TooMany { field: &'static str, len: usize, max: usize },
+    TooMany {
+        /// The argument's name.
+        field: &'static str,
+        /// How many entries it has.
+        len: usize,
+        /// The limit on entries.
+        max: usize,
+    },
     /// A score that is NaN.
     #[error("{field} must be a number between 0.0 and 1.0, got NaN")]
-    NotANumber { field: &'static str },
+    NotANumber {
+        /// The argument's name.
+        field: &'static str,
+    },
 }
 
 impl LimitError {
@@ -73,7 +96,7 @@ pub fn check_key(field: &'static str, value: &str) -> Result<(), LimitError> {
 }
 
 /// Checks a label (name, owner, tag): bounded, no control characters.
-pub fn check_label(field: &'static str, value: &str, max: usize) -> Result<(), LimitError> {
+pub(crate) fn check_label(field: &'static str, value: &str, max: usize) -> Result<(), LimitError> {
     if value.len() > max {
         return Err(LimitError::TooLong { field, len: value.len(), max });
     }
@@ -84,7 +107,7 @@ pub fn check_label(field: &'static str, value: &str, max: usize) -> Result<(), L
 }
 
 /// Checks the length of a list argument.
-pub fn check_count(field: &'static str, len: usize) -> Result<(), LimitError> {
+pub(crate) fn check_count(field: &'static str, len: usize) -> Result<(), LimitError> {
     if len > MAX_LIST_ITEMS {
         return Err(LimitError::TooMany { field, len, max: MAX_LIST_ITEMS });
     }
@@ -92,13 +115,13 @@ pub fn check_count(field: &'static str, len: usize) -> Result<(), LimitError> {
 }
 
 /// Checks a list of labels.
-pub fn check_labels(field: &'static str, values: &[String]) -> Result<(), LimitError> {
+pub(crate) fn check_labels(field: &'static str, values: &[String]) -> Result<(), LimitError> {
     check_count(field, values.len())?;
     values.iter().try_for_each(|v| check_label(field, v, MAX_LABEL_BYTES))
 }
 
 /// Validates and clamps a score to `0.0..=1.0`; NaN is refused.
-pub fn clamp_score(field: &'static str, value: f64) -> Result<f64, LimitError> {
+pub(crate) fn clamp_score(field: &'static str, value: f64) -> Result<f64, LimitError> {
     if value.is_nan() {
         return Err(LimitError::NotANumber { field });
     }

@@ -12,11 +12,11 @@ use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
 /// Which string field of a thought a [`ThoughtLookup`] is keyed by.
-pub type KeyOf = fn(&Thought) -> &str;
+pub(crate) type KeyOf = fn(&Thought) -> &str;
 
 /// Positions of thoughts by one string field (unique per chain).
 #[derive(Debug, Clone)]
-pub struct ThoughtLookup {
+pub(crate) struct ThoughtLookup {
     /// (key hash, position) per thought.
     table: HashTable<(u64, u32)>,
     hasher: KeyedState,
@@ -25,29 +25,29 @@ pub struct ThoughtLookup {
 
 impl ThoughtLookup {
     /// An empty lookup over the field `key_of` returns.
-    pub fn new(hasher: KeyedState, key_of: KeyOf) -> Self {
+    pub(crate) fn new(hasher: KeyedState, key_of: KeyOf) -> Self {
         ThoughtLookup { table: HashTable::new(), hasher, key_of }
     }
 
     /// Makes room for `additional` more thoughts.
-    pub fn reserve(&mut self, additional: usize) {
+    pub(crate) fn reserve(&mut self, additional: usize) {
         self.table.reserve(additional, |&(hash, _)| hash);
     }
 
     /// Records that `thoughts[pos]` is the thought with its key.
-    pub fn insert(&mut self, thoughts: &[Thought], pos: usize) {
+    pub(crate) fn insert(&mut self, thoughts: &[Thought], pos: usize) {
         let hash = self.hasher.hash_one((self.key_of)(&thoughts[pos]));
         self.table.insert_unique(hash, (hash, pos as u32), |&(hash, _)| hash);
     }
 
     /// The position of the thought whose key is `key`.
-    pub fn get(&self, thoughts: &[Thought], key: &str) -> Option<usize> {
+    pub(crate) fn get(&self, thoughts: &[Thought], key: &str) -> Option<usize> {
         let hash = self.hasher.hash_one(key);
         self.table.find(hash, |&(h, p)| h == hash && (self.key_of)(&thoughts[p as usize]) == key).map(|&(_, p)| p as usize)
     }
 
     /// Whether a thought with key `key` exists.
-    pub fn contains(&self, thoughts: &[Thought], key: &str) -> bool {
+    pub(crate) fn contains(&self, thoughts: &[Thought], key: &str) -> bool {
         self.get(thoughts, key).is_some()
     }
 }

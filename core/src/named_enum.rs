@@ -52,7 +52,7 @@ impl UnknownName {
 
 /// How an input is compared with an enum's spellings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameMatch {
+pub(crate) enum NameMatch {
     /// Byte for byte.
     Exact,
     /// ASCII case-insensitive.
@@ -63,7 +63,7 @@ pub enum NameMatch {
 
 impl NameMatch {
     /// Whether `input` is the spelling `name` under this rule.
-    pub fn matches(self, name: &str, input: &str) -> bool {
+    pub(crate) fn matches(self, name: &str, input: &str) -> bool {
         match self {
             NameMatch::Exact => name == input,
             NameMatch::IgnoreCase => name.eq_ignore_ascii_case(input),
@@ -73,7 +73,7 @@ impl NameMatch {
 }
 
 /// The JSON Schema of a named enum: a string that is one of `names`.
-pub fn names_schema(names: &[&str]) -> schemars::Schema {
+pub(crate) fn names_schema(names: &[&str]) -> schemars::Schema {
     schemars::json_schema!({ "type": "string", "enum": names })
 }
 
@@ -96,18 +96,19 @@ macro_rules! named_enum {
 
         impl $name {
             /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            #[allow(dead_code, reason = "generated for every named enum; not every enum lists its values")]
+            $vis const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// Every listed spelling, as error messages and schemas show them.
-            pub const NAMES: &'static [&'static str] = &[$($wire, $($listed,)*)+];
+            $vis const NAMES: &'static [&'static str] = &[$($wire, $($listed,)*)+];
 
             /// The wire name.
-            pub fn as_str(self) -> &'static str {
+            $vis fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $wire),+ }
             }
 
             /// Parses any accepted spelling.
-            pub fn parse(s: &str) -> Result<Self, $crate::named_enum::UnknownName> {
+            $vis fn parse(s: &str) -> Result<Self, $crate::named_enum::UnknownName> {
                 let rule = $crate::named_enum::NameMatch::$rule;
                 $(
                     if [$wire $(, $listed)* $($(, $hidden)+)?].iter().any(|n| rule.matches(n, s)) {

@@ -81,7 +81,10 @@ pub enum QueryError {
     Limit(#[from] LimitError),
     /// A score bound is NaN or infinite.
     #[error("{field} must be a finite number")]
-    NotFinite { field: &'static str },
+    NotFinite {
+        /// The argument's name.
+        field: &'static str,
+    },
     /// `since` or `until` is not RFC 3339.
     #[error(transparent)]
     Timestamp(#[from] TimestampError),

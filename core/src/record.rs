@@ -89,7 +89,7 @@ pub fn encode_thought(format: ChainFormat, thought: &Thought) -> Vec<u8> {
 /// Like [`encode_thought`], reusing the binary record payload (canonical
 /// body + 32 hash bytes) when the caller already built it, so the append
 /// path encodes and hashes once.
-pub fn encode_thought_with_payload(format: ChainFormat, thought: &Thought, payload: Option<Vec<u8>>) -> Vec<u8> {
+pub(crate) fn encode_thought_with_payload(format: ChainFormat, thought: &Thought, payload: Option<Vec<u8>>) -> Vec<u8> {
     match format {
         ChainFormat::Binary => {
             let payload = payload.unwrap_or_else(|| {
@@ -116,7 +116,7 @@ pub struct DecodedChain {
     pub format: ChainFormat,
     /// Chain key from the header.
     pub chain_key: String,
-    /// Thoughts in file order (not yet verified: see [`crate::chain`]).
+    /// Thoughts in file order (not yet verified: see [`Chain`](crate::Chain)).
     pub thoughts: Vec<Thought>,
     /// Length of the valid prefix; bytes past it are a torn tail.
     pub valid_len: usize,
@@ -145,7 +145,12 @@ pub enum RecordError {
     BadHeader(String),
     /// A damaged record with valid records after it: corruption, not a torn tail.
     #[error("corrupt record at byte offset {offset}: {what}")]
-    Corrupt { offset: usize, what: String },
+    Corrupt {
+        /// Byte offset of the damaged record.
+        offset: usize,
+        /// What is wrong with it.
+        what: String,
+    },
 }
 
 /// Decodes a whole chain object, cutting a torn tail.
@@ -155,7 +160,7 @@ pub fn decode_chain(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
 
 /// [`decode_chain`], decoding and hashing the binary format's records in
 /// jobs the host may run at the same time (same result either way).
-pub fn decode_chain_with(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
+pub(crate) fn decode_chain_with(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
     if bytes.starts_with(BINARY_MAGIC) {
         decode_binary(bytes, parallelism)
     } else if bytes.first() == Some(&b'{') {

@@ -55,7 +55,7 @@ fn producer(t: &Thought) -> String {
 }
 
 /// Renders the newest thoughts as a prompt snippet (`thoughts` oldest first).
-pub fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought]) -> String {
+pub(crate) fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought]) -> String {
     let mut out = String::new();
     if thoughts.is_empty() {
         let _ = writeln!(out, "MentisDB recent context for chain `{chain_key}`: no thoughts recorded yet.");
@@ -79,7 +79,7 @@ pub fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought]) -> S
 }
 
 /// Renders thoughts (append order) as `MEMORY.md`-style Markdown.
-pub fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&str>, thoughts: &[&Thought]) -> String {
+pub(crate) fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&str>, thoughts: &[&Thought]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# MEMORY: `{chain_key}`");
     let _ = writeln!(out);

@@ -10,7 +10,7 @@
 
 /// SHA-256 of the concatenation of `parts`.
 #[cfg(not(target_family = "wasm"))]
-pub fn digest(parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn digest(parts: &[&[u8]]) -> [u8; 32] {
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     for p in parts {
         ctx.update(p);
@@ -20,7 +20,7 @@ pub fn digest(parts: &[&[u8]]) -> [u8; 32] {
 
 /// SHA-256 of the concatenation of `parts`.
 #[cfg(target_family = "wasm")]
-pub fn digest(parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn digest(parts: &[&[u8]]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for p in parts {
@@ -30,7 +30,7 @@ pub fn digest(parts: &[&[u8]]) -> [u8; 32] {
 }
 
 /// A digest as lowercase hex.
-pub fn to_hex(digest: &[u8; 32]) -> String {
+pub(crate) fn to_hex(digest: &[u8; 32]) -> String {
     let mut out = [0u8; 64];
     hex::encode_to_slice(digest, &mut out).expect("64 hex digits fit");
     String::from_utf8(out.to_vec()).expect("hex is ASCII")

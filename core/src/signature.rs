@@ -85,13 +85,13 @@ pub enum SignatureError {
 }
 
 /// Checks that `public_key` is a valid 32-byte Ed25519 key.
-pub fn parse_public_key(public_key: &[u8]) -> Result<VerifyingKey, SignatureError> {
+pub(crate) fn parse_public_key(public_key: &[u8]) -> Result<VerifyingKey, SignatureError> {
     let bytes: [u8; 32] = public_key.try_into().map_err(|_| SignatureError::KeyLength(public_key.len()))?;
     VerifyingKey::from_bytes(&bytes).map_err(|_| SignatureError::InvalidKey)
 }
 
 /// Verifies a detached signature (strict: rejects malleable signatures).
-pub fn verify_detached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), SignatureError> {
+pub(crate) fn verify_detached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), SignatureError> {
     let key = parse_public_key(public_key)?;
     let sig_bytes: [u8; 64] = signature.try_into().map_err(|_| SignatureError::SignatureLength(signature.len()))?;
     let sig = Signature::from_bytes(&sig_bytes);

@@ -2,10 +2,10 @@
 
 /// Longest part of a caller-supplied value (an id, a hash, a tool name) an
 /// error message repeats.
-pub const MAX_ECHO_CHARS: usize = 128;
+pub(crate) const MAX_ECHO_CHARS: usize = 128;
 
 /// The first `max` characters (not bytes) of `s`.
-pub fn truncate_chars(s: &str, max: usize) -> &str {
+pub(crate) fn truncate_chars(s: &str, max: usize) -> &str {
     match s.char_indices().nth(max) {
         Some((end, _)) => &s[..end],
         None => s,

@@ -11,33 +11,61 @@ pub use crate::named_enum::UnknownName;
 named_enum! {
     /// The semantic kind of a thought (28 values, as the spec lists them).
     pub enum ThoughtType("thought_type", Exact) {
+        /// A user or agent preference was learned or changed.
         PreferenceUpdate = "PreferenceUpdate",
+        /// A lasting trait of the user.
         UserTrait = "UserTrait",
+        /// A change in how people, agents or things relate.
         RelationshipUpdate = "RelationshipUpdate",
+        /// Something found out while working.
         Finding = "Finding",
+        /// An understanding drawn from what is known.
         Insight = "Insight",
+        /// A fact that was learned.
         FactLearned = "FactLearned",
+        /// A recurring pattern noticed.
         PatternDetected = "PatternDetected",
+        /// A guess still to be tested.
         Hypothesis = "Hypothesis",
+        /// Something done wrong.
         Mistake = "Mistake",
+        /// The fix of an earlier mistake or wrong belief.
         Correction = "Correction",
+        /// An assumption that turned out false.
         AssumptionInvalidated = "AssumptionInvalidated",
+        /// A limit the work must respect.
         Constraint = "Constraint",
+        /// A plan of action.
         Plan = "Plan",
+        /// One step of a larger goal.
         Subgoal = "Subgoal",
+        /// A choice that was made.
         Decision = "Decision",
+        /// A change of approach.
         StrategyShift = "StrategyShift",
+        /// An open curiosity, not yet a question.
         Wonder = "Wonder",
+        /// A question to be answered.
         Question = "Question",
+        /// An idea worth keeping.
         Idea = "Idea",
+        /// A trial run to test something.
         Experiment = "Experiment",
+        /// An action that was carried out.
         ActionTaken = "ActionTaken",
+        /// A task that was finished.
         TaskComplete = "TaskComplete",
+        /// A point to resume from.
         Checkpoint = "Checkpoint",
+        /// The state of the work at one moment.
         StateSnapshot = "StateSnapshot",
+        /// Work passed on to another agent or session.
         Handoff = "Handoff",
+        /// A summary of earlier thoughts.
         Summary = "Summary",
+        /// Something that went against expectations.
         Surprise = "Surprise",
+        /// A lesson to apply next time.
         LessonLearned = "LessonLearned",
     }
 }
@@ -45,13 +73,21 @@ named_enum! {
 named_enum! {
     /// The operational role of a thought (8 values).
     pub enum ThoughtRole("role", Exact) {
+        /// Long-term memory (the default role).
         Memory = "Memory",
+        /// Short-lived scratch state of the current task.
         WorkingMemory = "WorkingMemory",
+        /// Summarizes other thoughts.
         Summary = "Summary",
+        /// A condensed form of several thoughts.
         Compression = "Compression",
+        /// Marks a point to resume from.
         Checkpoint = "Checkpoint",
+        /// Carries work over to another agent or session.
         Handoff = "Handoff",
+        /// A record kept for review of what happened.
         Audit = "Audit",
+        /// A look back at finished work.
         Retrospective = "Retrospective",
     }
 }
@@ -59,17 +95,29 @@ named_enum! {
 named_enum! {
     /// The kind of a typed relation from one thought to another.
     pub enum RelationKind("relation kind", Exact) {
+        /// Mentions the target.
         References = "References",
+        /// Summarizes the target.
         Summarizes = "Summarizes",
+        /// Corrects the target.
         Corrects = "Corrects",
+        /// Makes the target no longer hold.
         Invalidates = "Invalidates",
+        /// Was caused by the target.
         CausedBy = "CausedBy",
+        /// Is evidence for the target.
         Supports = "Supports",
+        /// Is at odds with the target.
         Contradicts = "Contradicts",
+        /// Was derived from the target.
         DerivedFrom = "DerivedFrom",
+        /// Continues the target.
         ContinuesFrom = "ContinuesFrom",
+        /// Branches off from the target.
         BranchesFrom = "BranchesFrom",
+        /// Is related to the target in some other way.
         RelatedTo = "RelatedTo",
+        /// Replaces the target.
         Supersedes = "Supersedes",
     }
 }

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 named_enum! {
     /// Walking direction (`forward` or `backward`, case-insensitive).
-    pub enum Direction("direction", IgnoreCase) {
+    pub(crate) enum Direction("direction", IgnoreCase) {
         /// Towards the head.
         Forward = "forward",
         /// Towards genesis.
@@ -30,7 +30,7 @@ named_enum! {
 
 named_enum! {
     /// A logical starting point of a walk (`anchor_boundary`).
-    pub enum AnchorBoundary("anchor_boundary", IgnoreCase) {
+    pub(crate) enum AnchorBoundary("anchor_boundary", IgnoreCase) {
         /// The first thought.
         Genesis = "genesis",
         /// The newest thought.
@@ -49,7 +49,7 @@ impl From<AnchorBoundary> for Anchor {
 
 /// Where a walk starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Anchor {
+pub(crate) enum Anchor {
     /// A concrete thought, by index (ids and hashes are resolved first).
     Thought(u64),
     /// The first thought.
@@ -61,8 +61,11 @@ pub enum Anchor {
 /// A resumable position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Cursor {
+    /// Index of the thought the position is at.
     pub index: u64,
+    /// That thought's id.
     pub id: String,
+    /// That thought's hash.
     pub hash: String,
 }
 
@@ -74,7 +77,7 @@ impl Cursor {
 
 /// One chunk of a walk.
 #[derive(Debug)]
-pub struct TraversePage<'c> {
+pub(crate) struct TraversePage<'c> {
     pub anchor: Option<&'c Thought>,
     pub thoughts: Vec<&'c Thought>,
     pub has_more: bool,
@@ -83,7 +86,7 @@ pub struct TraversePage<'c> {
 }
 
 /// Walks `chain` from `anchor` in `direction`, returning up to `chunk_size` matching thoughts.
-pub fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: Direction, include_anchor: bool, chunk_size: usize, filter: &ThoughtFilter) -> TraversePage<'c> {
+pub(crate) fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: Direction, include_anchor: bool, chunk_size: usize, filter: &ThoughtFilter) -> TraversePage<'c> {
     let len = chain.len() as i64;
     let anchor_thought = match anchor {
         Some(Anchor::Thought(i)) => chain.by_index(i),

@@ -25,14 +25,14 @@ pub(super) const TOOLS: &[ToolDef] = &[
 
 /// A chain and an agent.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AgentIdArgs {
+pub(super) struct AgentIdArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
 }
 
 /// Arguments of `mentisdb_upsert_agent`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct UpsertArgs {
+pub(super) struct UpsertArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     pub display_name: Option<String>,
@@ -44,7 +44,7 @@ pub struct UpsertArgs {
 
 /// Arguments of `mentisdb_set_agent_description`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct DescriptionArgs {
+pub(super) struct DescriptionArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     /// New description; omit or send an empty string to clear it.
@@ -53,7 +53,7 @@ pub struct DescriptionArgs {
 
 /// Arguments of `mentisdb_add_agent_alias`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AliasArgs {
+pub(super) struct AliasArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     pub alias: String,
@@ -61,7 +61,7 @@ pub struct AliasArgs {
 
 /// Arguments of `mentisdb_add_agent_key`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AddKeyArgs {
+pub(super) struct AddKeyArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     pub key_id: String,
@@ -73,7 +73,7 @@ pub struct AddKeyArgs {
 
 /// Arguments of `mentisdb_revoke_agent_key`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct KeyArgs {
+pub(super) struct KeyArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     pub key_id: String,

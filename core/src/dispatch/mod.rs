@@ -57,7 +57,9 @@ impl std::fmt::Debug for ToolDef {
 /// A tool's public description, as MCP `tools/list` serves it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolSpec {
+    /// The tool's name, as callers pass it.
     pub name: &'static str,
+    /// What the tool does, for the calling agent.
     pub description: &'static str,
     /// JSON Schema (an `object` schema) of the arguments.
     pub input_schema: Value,

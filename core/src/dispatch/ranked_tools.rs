@@ -37,21 +37,21 @@ pub(super) const TOOLS: &[ToolDef] = &[
 ];
 
 /// Default number of ranked results.
-pub const DEFAULT_RANKED_LIMIT: usize = 10;
+pub(super) const DEFAULT_RANKED_LIMIT: usize = 10;
 /// Most ranked results per call.
-pub const MAX_RANKED_LIMIT: usize = 100;
+pub(super) const MAX_RANKED_LIMIT: usize = 100;
 /// Deepest graph walk.
-pub const MAX_GRAPH_DEPTH: u32 = 8;
+pub(super) const MAX_GRAPH_DEPTH: u32 = 8;
 /// Most thoughts one walk may reach.
-pub const MAX_GRAPH_VISITED: usize = 10_000;
+pub(super) const MAX_GRAPH_VISITED: usize = 10_000;
 /// Default depth of context bundles and context resolution.
-pub const DEFAULT_CONTEXT_DEPTH: u32 = 2;
+pub(super) const DEFAULT_CONTEXT_DEPTH: u32 = 2;
 /// Default reach of one context walk.
-pub const DEFAULT_CONTEXT_VISITED: usize = 256;
+pub(super) const DEFAULT_CONTEXT_VISITED: usize = 256;
 
 /// Graph expansion settings.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct GraphArgs {
+pub(super) struct GraphArgs {
     /// Steps from each seed (0 = no expansion). Default 1 for ranked search, 2 for bundles; clamped to 8.
     pub max_depth: Option<u32>,
     /// Thoughts reached per seed, at most. Default 64 (ranked search) or 256 (bundles); clamped to 1..=10000.
@@ -62,7 +62,7 @@ pub struct GraphArgs {
 
 /// Arguments of `mentisdb_ranked_search` and `mentisdb_context_bundles`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RankedSearchArgs {
+pub(super) struct RankedSearchArgs {
     pub chain_key: Option<String>,
     /// The search filters; `text` is the natural-language query.
     #[serde(flatten)]
@@ -80,7 +80,7 @@ pub struct RankedSearchArgs {
 
 /// Arguments of `mentisdb_resolve_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ResolveContextArgs {
+pub(super) struct ResolveContextArgs {
     pub chain_key: Option<String>,
     pub thought_id: Option<String>,
     pub thought_index: Option<u64>,

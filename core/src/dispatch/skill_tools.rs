@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// Our own usage skill, returned by `mentisdb_skill_md`.
-pub const MENTISDB_SKILL_MD: &str = include_str!("../../MENTISDB_SKILL.md");
+pub(super) const MENTISDB_SKILL_MD: &str = include_str!("../../MENTISDB_SKILL.md");
 
 /// The skill tool table.
 pub(super) const TOOLS: &[ToolDef] = &[
@@ -41,14 +41,14 @@ pub(super) const TOOLS: &[ToolDef] = &[
 
 /// Just a chain (audit context).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct ChainArgs {
+pub(super) struct ChainArgs {
     /// Audit context only; the registry is daemon-wide.
     pub chain_key: Option<String>,
 }
 
 /// Arguments of `mentisdb_upload_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct UploadArgs {
+pub(super) struct UploadArgs {
     /// Chain whose agent registry holds `agent_id`; the default chain when omitted.
     pub chain_key: Option<String>,
     /// Skill to add a version to; derived from the skill's name when omitted.
@@ -67,7 +67,7 @@ pub struct UploadArgs {
 
 /// Arguments of `mentisdb_search_skill`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct SearchArgs {
+pub(super) struct SearchArgs {
     pub chain_key: Option<String>,
     /// Case-insensitive substring of skill_id, name, description, tags or triggers.
     pub text: Option<String>,
@@ -93,7 +93,7 @@ pub struct SearchArgs {
 
 /// Arguments of `mentisdb_read_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadArgs {
+pub(super) struct ReadArgs {
     pub chain_key: Option<String>,
     pub skill_id: String,
     /// A version id from mentisdb_skill_versions; the latest when omitted.
@@ -104,14 +104,14 @@ pub struct ReadArgs {
 
 /// A skill.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SkillIdArgs {
+pub(super) struct SkillIdArgs {
     pub chain_key: Option<String>,
     pub skill_id: String,
 }
 
 /// Arguments of `mentisdb_deprecate_skill` and `mentisdb_revoke_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct StatusArgs {
+pub(super) struct StatusArgs {
     /// Chain whose agent registry holds `agent_id`; the default chain when omitted.
     pub chain_key: Option<String>,
     pub skill_id: String,

@@ -36,14 +36,14 @@ pub(super) const TOOLS: &[ToolDef] = &[
 
 /// Just a chain.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct ChainArgs {
+pub(super) struct ChainArgs {
     /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<String>,
 }
 
 /// Arguments of `mentisdb_bootstrap`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct BootstrapArgs {
+pub(super) struct BootstrapArgs {
     pub chain_key: Option<String>,
     /// Producer id; a system identity when omitted.
     pub agent_id: Option<String>,
@@ -72,7 +72,7 @@ pub struct RelationArg {
 
 /// The fields every append tool takes, flattened into its arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AppendFields {
+pub(super) struct AppendFields {
     pub chain_key: Option<String>,
     /// Producer id; defaults to the chain key.
     pub agent_id: Option<String>,
@@ -102,7 +102,7 @@ pub struct AppendFields {
 
 /// Arguments of `mentisdb_append`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct AppendArgs {
+pub(super) struct AppendArgs {
     /// One of the 28 thought types, e.g. Decision, Constraint, Mistake, LessonLearned.
     pub thought_type: ThoughtType,
     /// Operational role; default Memory.
@@ -113,7 +113,7 @@ pub struct AppendArgs {
 
 /// Arguments of `mentisdb_append_retrospective` (role Retrospective).
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RetrospectiveArgs {
+pub(super) struct RetrospectiveArgs {
     /// Defaults to LessonLearned.
     pub thought_type: Option<ThoughtType>,
     #[serde(flatten)]
@@ -122,7 +122,7 @@ pub struct RetrospectiveArgs {
 
 /// Arguments of `mentisdb_search` and `mentisdb_memory_markdown`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchArgs {
+pub(super) struct SearchArgs {
     pub chain_key: Option<String>,
     #[serde(flatten)]
     pub filter: FilterArgs,
@@ -132,7 +132,7 @@ pub struct SearchArgs {
 
 /// Arguments of `mentisdb_recent_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RecentContextArgs {
+pub(super) struct RecentContextArgs {
     pub chain_key: Option<String>,
     /// How many of the newest thoughts; default 12, clamped to 1..=1000.
     pub last_n: Option<u64>,
@@ -140,7 +140,7 @@ pub struct RecentContextArgs {
 
 /// Arguments of `mentisdb_get_thought`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GetThoughtArgs {
+pub(super) struct GetThoughtArgs {
     pub chain_key: Option<String>,
     pub thought_id: Option<String>,
     pub thought_hash: Option<String>,
@@ -149,7 +149,7 @@ pub struct GetThoughtArgs {
 
 /// Arguments of `mentisdb_traverse_thoughts`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TraverseArgs {
+pub(super) struct TraverseArgs {
     pub chain_key: Option<String>,
     pub anchor_id: Option<String>,
     pub anchor_hash: Option<String>,

@@ -74,7 +74,9 @@ pub fn is_stopword(word: &str) -> bool {
 /// One analyzed word: the surface form (lower-cased) and its index term.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
+    /// The word as written, lower-cased.
     pub surface: String,
+    /// The stemmed term the index stores.
     pub term: String,
 }
 

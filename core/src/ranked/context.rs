@@ -11,7 +11,9 @@ use crate::chain::Chain;
 /// A seed and its support.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bundle {
+    /// The ranked hit the bundle starts from.
     pub seed: RankedHit,
+    /// Thoughts reached from the seed through the graph.
     pub support: Vec<Reached>,
 }
 

@@ -27,8 +27,11 @@ impl EdgeKind {
 /// A directed edge from a newer thought to an earlier one in the same chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
+    /// The newer thought (the one holding the ref or relation).
     pub from: u32,
+    /// The earlier thought it points at.
     pub to: u32,
+    /// A ref or which relation.
     pub kind: EdgeKind,
 }
 

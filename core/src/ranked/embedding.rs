@@ -94,6 +94,7 @@ pub fn embedding_text(content: &str) -> &str {
 /// spelling overlap ("adopt" ~ "adoption"), not meaning.
 #[derive(Debug, Clone, Copy)]
 pub struct HashedNgramEmbedder {
+    /// Number of buckets (the vector's dimension).
     pub dim: usize,
 }
 

@@ -42,6 +42,7 @@ pub struct GraphOptions {
     pub max_depth: u32,
     /// Thoughts reached per seed, at most.
     pub max_visited: usize,
+    /// Which way edges are walked.
     pub direction: WalkDirection,
 }
 
@@ -62,14 +63,18 @@ pub struct Via {
     /// pointing thought to its target), `"incoming"` when backward.
     pub direction: &'static str,
     #[serde(skip)]
+    /// The edge walked.
     pub edge: EdgeKind,
 }
 
 /// One thought reached by a walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reached {
+    /// The reached thought's document number in the index.
     pub doc: u32,
+    /// Steps from the seed.
     pub depth: u32,
+    /// The last step taken to reach it.
     pub via: Via,
 }
 

@@ -26,26 +26,41 @@ pub(crate) const BOUND_SLACK: f32 = 1e-4;
 /// The parts of a result's score.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ScoreParts {
+    /// BM25F score of the query's own words.
     pub lexical: f32,
+    /// Score of words added by expansion (by meaning).
     pub expansion: f32,
+    /// Best `seed score * 0.5^depth * edge weight` over the seeds, walking refs.
     pub graph: f32,
+    /// The same as `graph`, walking typed relations.
     pub relation: f32,
+    /// `0.1 * importance`.
     pub importance: f32,
+    /// `0.1 * 0.5^(age / 30 days)`, age from `as_of` or the newest thought.
     pub recency: f32,
+    /// Lent by direct matches a few places away in the same session (beyond `graph + relation`).
     pub context: f32,
+    /// How much of the query the thoughts around this one cover.
     pub stretch: f32,
+    /// Half the best lexical score when a query term matches the thought's agent.
     pub agent: f32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Standardized cosine to the query's vector, weighted; hybrid only.
     pub vector: Option<f32>,
+    /// The sum the results are ordered by.
     pub total: f32,
 }
 
 /// One ranked result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankedHit {
+    /// The thought's index in the chain.
     pub index: u64,
+    /// How the score was made up.
     pub score: ScoreParts,
+    /// Query terms found in the thought.
     pub matched_terms: Vec<String>,
+    /// The score parts the thought matched by (`lexical`, `expansion`, `context`, ...).
     pub match_sources: Vec<&'static str>,
 }
 
@@ -56,6 +71,7 @@ pub struct RankedResults {
     pub backend: &'static str,
     /// Candidates that matched (before `limit`).
     pub total: usize,
+    /// The results, best first, at most `limit`.
     pub hits: Vec<RankedHit>,
 }
 

@@ -6,7 +6,7 @@
 //! and per word (`embedded.rs`).
 //!
 //! Nothing here depends on the process: the term dictionary is hashed with
-//! a [`KeyedState`] (the host's key, or the fixed default), sessions and
+//! a `KeyedState` (the host's key, or the fixed default), sessions and
 //! edges are kept in ordered maps, so iteration and results are the same
 //! in every process.
 //!
@@ -27,8 +27,11 @@ use std::sync::Arc;
 /// A searchable field of a thought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Field {
+    /// The thought's text.
     Content = 0,
+    /// Its tags.
     Tags = 1,
+    /// Its concepts.
     Concepts = 2,
     /// Agent id, display name and owner.
     Agent = 3,
@@ -65,8 +68,11 @@ impl Field {
 /// One occurrence list entry: term frequency of a term in one field of one thought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Posting {
+    /// Document number of the thought in the index.
     pub doc: u32,
+    /// The field, as a `Field` discriminant.
     pub field: u8,
+    /// How often the term occurs in that field.
     pub tf: u16,
 }
 

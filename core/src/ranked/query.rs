@@ -14,9 +14,13 @@ pub const MAX_QUERY_TERMS: usize = 64;
 /// One ranked query.
 #[derive(Debug, Clone)]
 pub struct RankedQuery<'a> {
+    /// The query text.
     pub text: &'a str,
+    /// Which thoughts may be returned.
     pub filter: &'a ThoughtFilter,
+    /// At most this many results.
     pub limit: usize,
+    /// Expansion through refs and relations.
     pub graph: GraphOptions,
     /// Answer as the chain stood at this time (epoch ms).
     pub as_of_ms: Option<i64>,

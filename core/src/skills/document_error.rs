@@ -33,7 +33,12 @@ pub enum DocumentError {
     NotKeyValue(usize),
     /// A `"double-quoted"` scalar that is not a valid JSON string.
     #[error("frontmatter line {line}: bad double-quoted string: {reason}")]
-    BadDoubleQuoted { line: usize, reason: String },
+    BadDoubleQuoted {
+        /// 1-based line in the frontmatter.
+        line: usize,
+        /// Why the string is invalid.
+        reason: String,
+    },
     /// A `'single-quoted'` scalar without its closing quote.
     #[error("frontmatter line {0}: unterminated single-quoted string")]
     UnterminatedSingleQuoted(usize),

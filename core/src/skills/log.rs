@@ -35,23 +35,36 @@ const EVENT_VERSION: u32 = 1;
 pub enum SkillEvent {
     /// A new immutable version.
     Upload {
+        /// The skill the version belongs to.
         skill_id: String,
+        /// The new version's id.
         version_id: String,
+        /// Upload time, epoch milliseconds.
         uploaded_at_millis: i64,
+        /// The uploading agent's id.
         agent_id: String,
+        /// The uploading agent's display name.
         agent_name: String,
+        /// The uploading agent's owner, if any.
         agent_owner: Option<String>,
+        /// The format the content was uploaded in.
         source_format: SkillFormat,
+        /// The uploaded text, byte for byte.
         content: String,
         /// The key and Ed25519 signature over `content`, when the upload was signed.
         signature: Option<(String, Vec<u8>)>,
     },
     /// A lifecycle change.
     Status {
+        /// The skill whose status changed.
         skill_id: String,
+        /// The new status.
         status: SkillStatus,
+        /// Why, if the agent said.
         reason: Option<String>,
+        /// Time of the change, epoch milliseconds.
         changed_at_millis: i64,
+        /// The agent that made the change.
         agent_id: String,
         /// The key and Ed25519 signature over the status payload, when signed.
         signature: Option<(String, Vec<u8>)>,
@@ -183,6 +196,7 @@ pub enum EventDecodeError {
 /// A decoded log.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DecodedLog {
+    /// The events of the valid prefix, in log order.
     pub events: Vec<SkillEvent>,
     /// Length of the valid prefix; bytes past it are a torn tail (when
     /// `corruption` is `None`) or unreadable.

@@ -17,8 +17,8 @@
 //!
 //! Files: [`model`] (types and JSON shapes), [`document`] (Markdown/JSON
 //! parsing and conversion), [`safety`] (read warnings and the content scan),
-//! [`log`] (event encoding), [`registry`] (in-memory index and write rules),
-//! [`store`] (persistence), [`search`], [`authority`] (agent and signature
+//! [`log`] (event encoding), [`SkillRegistry`] (in-memory index and write rules),
+//! [`SkillStore`] (persistence), [`search`], [`authority`] (agent and signature
 //! checks), `access` (the [`crate::MentisDb`] methods the nine skill tools of
 //! `crate::dispatch` call).
 
@@ -29,12 +29,12 @@ mod document_error;
 mod error;
 pub mod log;
 pub mod model;
-pub mod registry;
+mod registry;
 pub mod safety;
 pub mod search;
-pub mod store;
+mod store;
 
 pub use error::SkillError;
 pub use model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion};
-pub use registry::{Actor, NewVersion, SkillRegistry};
+pub use registry::{Actor, NewVersion, SkillRegistry, UnknownSkill};
 pub use store::{SkillOpenReport, SkillStore};

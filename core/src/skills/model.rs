@@ -84,11 +84,17 @@ impl SkillStatus {
 /// `{"schema_version":1,"name":..,"description":..,"tags":[..],"triggers":[..],"warnings":[..],"body":"<markdown>"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillDocument {
+    /// Document schema version (1).
     pub schema_version: u32,
+    /// The skill's name.
     pub name: String,
+    /// What the skill is for.
     pub description: String,
+    /// Free-form tags.
     pub tags: Vec<String>,
+    /// Phrases or situations that should bring the skill up.
     pub triggers: Vec<String>,
+    /// Cautions for whoever follows the skill.
     pub warnings: Vec<String>,
     /// The Markdown instructions (everything after the frontmatter).
     pub body: String,
@@ -97,14 +103,21 @@ pub struct SkillDocument {
 /// One immutable uploaded version.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillVersion {
+    /// The version's id.
     pub version_id: String,
     /// 1 for the first upload of a skill, then 2, 3, ...
     pub version_number: u64,
+    /// Upload time, epoch milliseconds.
     pub uploaded_at_millis: i64,
+    /// Upload time, RFC 3339.
     pub uploaded_at: String,
+    /// The uploading agent's id.
     pub uploaded_by_agent_id: String,
+    /// The uploading agent's display name.
     pub uploaded_by_agent_name: String,
+    /// The uploading agent's owner, if any.
     pub uploaded_by_agent_owner: Option<String>,
+    /// The format the content was uploaded in.
     pub source_format: SkillFormat,
     /// SHA-256 of the content bytes, lowercase hex.
     pub content_hash: String,
@@ -120,26 +133,37 @@ pub struct SkillVersion {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StatusChange {
     #[schemars(with = "String")]
+    /// The status set by this change.
     pub status: SkillStatus,
+    /// Why, if the agent said.
     pub reason: Option<String>,
+    /// Time of the change, RFC 3339.
     pub changed_at: String,
+    /// The agent that made the change.
     pub changed_by_agent_id: String,
     /// Key that signed the change, when it was signed.
     pub signing_key_id: Option<String>,
     /// Ed25519 signature over the status payload, when it was signed.
     pub status_signature: Option<Vec<u8>>,
     #[serde(skip)]
+    /// Time of the change, epoch milliseconds.
     pub changed_at_millis: i64,
 }
 
 /// A skill: its versions (oldest first, never empty) and lifecycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
+    /// The skill's id.
     pub skill_id: String,
+    /// Every uploaded version, oldest first.
     pub versions: Vec<SkillVersion>,
+    /// The current lifecycle status.
     pub status: SkillStatus,
+    /// Reason given with the current status, if any.
     pub status_reason: Option<String>,
+    /// Every status change, oldest first.
     pub status_history: Vec<StatusChange>,
+    /// Time of the latest upload or status change, epoch milliseconds.
     pub updated_at_millis: i64,
     /// Position of each version in `versions`, by version id (no scan per read).
     pub(crate) version_index: std::collections::BTreeMap<String, usize>,

@@ -15,8 +15,11 @@ use std::collections::BTreeMap;
 /// chain's agent registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
+    /// The agent's id.
     pub agent_id: String,
+    /// The agent's display name.
     pub agent_name: String,
+    /// The agent's owner, if any.
     pub agent_owner: Option<String>,
 }
 
@@ -25,12 +28,15 @@ pub struct Actor {
 pub struct NewVersion<'a> {
     /// The caller's (already validated) id, or `None` to derive it from the name.
     pub skill_id: Option<&'a str>,
+    /// The format of `content`.
     pub format: SkillFormat,
+    /// The uploaded text.
     pub content: &'a str,
     /// Key id and signature, already verified by the caller.
     pub signature: Option<(String, Vec<u8>)>,
     /// Fresh id of the version.
     pub version_id: String,
+    /// Upload time, epoch milliseconds.
     pub now_millis: i64,
 }
 
@@ -50,7 +56,7 @@ pub struct SkillRegistry {
 
 /// A `skill_id` derived from a name: lower-case letters and digits, other
 /// runs of characters become one `-`.
-pub fn skill_id_from_name(name: &str) -> Option<String> {
+pub(super) fn skill_id_from_name(name: &str) -> Option<String> {
     let mut out = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
         if c.is_alphanumeric() {
@@ -64,7 +70,7 @@ pub fn skill_id_from_name(name: &str) -> Option<String> {
 }
 
 /// SHA-256 of the content bytes, lowercase hex.
-pub fn content_hash(content: &str) -> String {
+pub(super) fn content_hash(content: &str) -> String {
     hex::encode(crate::sha256::digest(&[content.as_bytes()]))
 }
 

@@ -39,9 +39,11 @@ pub enum Rule {
 /// A finding of the content scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// The rule that matched.
     pub rule: Rule,
     /// 1-based line number.
     pub line: usize,
+    /// What was found, for the uploader.
     pub message: String,
 }
 

@@ -35,21 +35,33 @@ pub const SEARCHABLE_FIELDS: &[&str] = &[
 /// A parsed search. Empty lists mean "no filter".
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SkillQuery {
+    /// Words to match in names, descriptions, tags, triggers and bodies.
     pub text: Option<String>,
+    /// Only these skill ids.
     pub skill_ids: Vec<String>,
+    /// Only skills with one of these names.
     pub names: Vec<String>,
+    /// Only skills with at least one of these tags.
     pub tags_any: Vec<String>,
+    /// Only skills with at least one of these triggers.
     pub triggers_any: Vec<String>,
+    /// Only versions uploaded by one of these agent ids.
     pub uploaded_by_agent_ids: Vec<String>,
+    /// Only versions uploaded by one of these agent names.
     pub uploaded_by_agent_names: Vec<String>,
+    /// Only versions uploaded by agents with one of these owners.
     pub uploaded_by_agent_owners: Vec<String>,
+    /// Only skills with one of these statuses.
     pub statuses: Vec<SkillStatus>,
+    /// Only versions uploaded in one of these formats.
     pub formats: Vec<SkillFormat>,
+    /// Only documents with one of these schema versions.
     pub schema_versions: Vec<u32>,
     /// Inclusive lower bound on a version's upload time, epoch ms.
     pub since: Option<i64>,
     /// Inclusive upper bound on a version's upload time, epoch ms.
     pub until: Option<i64>,
+    /// At most this many results.
     pub limit: Option<usize>,
 }
 

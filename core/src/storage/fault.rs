@@ -120,8 +120,11 @@ impl<S: Storage> Storage for CrashSimStorage<S> {
 /// Which operation [`FailingStorage`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailOp {
+    /// [`Storage::append`] calls.
     Append,
+    /// [`Storage::sync`] calls.
     Sync,
+    /// [`Storage::write_atomic`] calls.
     WriteAtomic,
 }
 

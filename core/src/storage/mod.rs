@@ -34,7 +34,12 @@ pub enum StorageError {
     InvalidName(String),
     /// An I/O failure, with the backend's description.
     #[error("storage I/O error on '{object}': {message}")]
-    Io { object: String, message: String },
+    Io {
+        /// The object being read or written.
+        object: String,
+        /// The backend's description of the failure.
+        message: String,
+    },
     /// The backend refuses writes (read-only, quota exhausted, closed).
     #[error("storage is unavailable: {0}")]
     Unavailable(String),
