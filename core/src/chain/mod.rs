@@ -1,0 +1,261 @@
+//! One chain in memory: its thoughts, lookup indices, agent registry, and the
+//! verification rules (the append rules are in `append.rs`).
+//!
+//! The chain never touches storage itself; [`crate::db::MentisDb`] writes
+//! the bytes [`Chain::prepare_append`] produces, then calls [`Chain::commit`].
+
+use crate::agents::AgentRegistry;
+use crate::canonical::compute_thought_hash;
+use crate::error::VerifyError;
+use crate::record::{ChainFormat, DecodedChain};
+use crate::thought::Thought;
+use crate::derived::{Derived, SearchText};
+use crate::host::{run_collect, Parallelism};
+use crate::keyed_hash::KeyedState;
+use crate::lookup::ThoughtLookup;
+use crate::timestamp::parse_rfc3339_millis;
+use crate::ranked::RankedIndex;
+use std::sync::RwLockReadGuard;
+
+mod append;
+
+pub use append::{NewThought, RelationInput};
+
+/// An open, verified chain.
+///
+/// Committing a thought updates only what appends and lookups need (the
+/// thoughts, id and hash lookups, agent activity). The query indices (text
+/// filter, ranked retrieval) are `Derived` (`derived.rs`): they catch up with new thoughts
+/// on the first query that needs them.
+#[derive(Debug)]
+pub struct Chain {
+    chain_key: String,
+    format: ChainFormat,
+    thoughts: Vec<Thought>,
+    /// Each thought's timestamp in epoch milliseconds, parsed once when it
+    /// was committed or verified (parallel to `thoughts`).
+    timestamps_ms: Vec<i64>,
+    by_id: ThoughtLookup,
+    by_hash: ThoughtLookup,
+    agents: AgentRegistry,
+    search_text: Derived<SearchText>,
+    ranked: Derived<RankedIndex>,
+}
+
+/// Checks `t` as the thought at `position`, after one whose hash is
+/// `prev`; `hash_mismatch` is the hash its body really has when that
+/// differs from `t.hash`.
+/// Returns the thought's timestamp in epoch milliseconds.
+fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Option<String>) -> Result<i64, VerifyError> {
+    if t.index != position {
+        return Err(VerifyError::IndexGap { position, found: t.index });
+    }
+    if t.prev_hash.as_deref() != prev {
+        return Err(VerifyError::PrevHashMismatch { index: t.index, expected: prev.map(str::to_string), found: t.prev_hash.clone() });
+    }
+    if let Some(recomputed) = hash_mismatch {
+        return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
+    }
+    if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
+        return Err(VerifyError::BadRef { index: t.index, target: *bad });
+    }
+    parse_rfc3339_millis(&t.timestamp).map_err(|_| VerifyError::BadTimestamp { index: t.index, timestamp: t.timestamp.clone() })
+}
+
+impl Chain {
+    /// An empty chain whose lookup maps use the fixed default key (tests, tools).
+    pub fn new(chain_key: &str, format: ChainFormat) -> Self {
+        Self::with_hasher(chain_key, format, KeyedState::default())
+    }
+
+    /// An empty chain whose lookup maps are keyed by the host (see `keyed_hash.rs`).
+    pub fn with_hasher(chain_key: &str, format: ChainFormat, hasher: KeyedState) -> Self {
+        Chain {
+            chain_key: chain_key.to_string(),
+            format,
+            thoughts: Vec::new(),
+            timestamps_ms: Vec::new(),
+            by_id: ThoughtLookup::new(hasher, |t| &t.id),
+            by_hash: ThoughtLookup::new(hasher, |t| &t.hash),
+            agents: AgentRegistry::default(),
+            search_text: Derived::default(),
+            ranked: Derived::new(RankedIndex::with_hasher(hasher)),
+        }
+    }
+
+    /// Verifies decoded thoughts (hashes, links, indices, refs) and builds the chain.
+    pub fn load(decoded: DecodedChain, agents: AgentRegistry) -> Result<Chain, VerifyError> {
+        Self::load_with_hasher(decoded, agents, KeyedState::default())
+    }
+
+    /// [`Chain::load`] with host-keyed lookup maps.
+    pub fn load_with_hasher(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState) -> Result<Chain, VerifyError> {
+        Self::load_with(decoded, agents, hasher, &crate::host::Sequential)
+    }
+
+    /// [`Chain::load_with_hasher`], building the id and hash lookups and the
+    /// agents' activity in jobs the host may run at the same time.
+    pub fn load_with(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState, parallelism: &dyn Parallelism) -> Result<Chain, VerifyError> {
+        let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
+        let thoughts = decoded.thoughts;
+        let mut mismatches = decoded.body_hash_mismatches.map(Vec::into_iter);
+        let mut timestamps_ms = Vec::with_capacity(thoughts.len());
+        for (pos, t) in thoughts.iter().enumerate() {
+            let mismatch = match mismatches.as_mut() {
+                // Binary: the decoder already hashed the stored body.
+                Some(m) => m.next().flatten(),
+                None => Some(compute_thought_hash(t)).filter(|h| *h != t.hash),
+            };
+            let prev = pos.checked_sub(1).map(|p| thoughts[p].hash.as_str());
+            timestamps_ms.push(verify_next(pos as u64, prev, t, mismatch)?);
+        }
+        // Three independent structures over the verified thoughts.
+        enum Built {
+            Lookup(ThoughtLookup),
+            Agents(AgentRegistry),
+        }
+        let lookup = |key_of: crate::lookup::KeyOf| {
+            let mut l = ThoughtLookup::new(hasher, key_of);
+            l.reserve(thoughts.len());
+            (0..thoughts.len()).for_each(|pos| l.insert(&thoughts, pos));
+            Built::Lookup(l)
+        };
+        let agents = std::sync::Mutex::new(Some(agents));
+        let built = run_collect(parallelism, 3, |job| match job {
+            0 => lookup(|t| &t.id),
+            1 => lookup(|t| &t.hash),
+            _ => {
+                let mut agents = agents.lock().unwrap_or_else(|e| e.into_inner()).take().expect("one agents job");
+                thoughts.iter().for_each(|t| agents.observe(t));
+                Built::Agents(agents)
+            }
+        });
+        for (job, b) in built.into_iter().enumerate() {
+            match (job, b) {
+                (0, Built::Lookup(l)) => chain.by_id = l,
+                (1, Built::Lookup(l)) => chain.by_hash = l,
+                (_, Built::Agents(a)) => chain.agents = a,
+                _ => unreachable!("job order is kept"),
+            }
+        }
+        chain.thoughts = thoughts;
+        chain.timestamps_ms = timestamps_ms;
+        Ok(chain)
+    }
+
+
+    /// Each thought's timestamp in epoch milliseconds, parallel to
+    /// [`Chain::thoughts`] (parsed once, at commit or open).
+    pub fn timestamps_millis(&self) -> &[i64] {
+        &self.timestamps_ms
+    }
+
+    /// The chain's key.
+    pub fn key(&self) -> &str {
+        &self.chain_key
+    }
+
+    /// The chain's storage format.
+    pub fn format(&self) -> ChainFormat {
+        self.format
+    }
+
+    /// All thoughts in append order.
+    pub fn thoughts(&self) -> &[Thought] {
+        &self.thoughts
+    }
+
+    /// Number of thoughts.
+    pub fn len(&self) -> usize {
+        self.thoughts.len()
+    }
+
+    /// Whether the chain has no thoughts.
+    pub fn is_empty(&self) -> bool {
+        self.thoughts.is_empty()
+    }
+
+    /// The newest thought.
+    pub fn head(&self) -> Option<&Thought> {
+        self.thoughts.last()
+    }
+
+    /// The lower-cased text the `text` filter matches, caught up with every thought.
+    pub(crate) fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
+        self.search_text.get(&self.thoughts)
+    }
+
+    /// Looks a thought up by id.
+    pub fn by_id(&self, id: &str) -> Option<&Thought> {
+        self.by_id.get(&self.thoughts, id).map(|i| &self.thoughts[i])
+    }
+
+    /// Looks a thought up by hash (lowercase hex; upper case accepted).
+    pub fn by_hash(&self, hash: &str) -> Option<&Thought> {
+        self.by_hash.get(&self.thoughts, &hash.to_ascii_lowercase()).map(|i| &self.thoughts[i])
+    }
+
+    /// Looks a thought up by index.
+    pub fn by_index(&self, index: u64) -> Option<&Thought> {
+        usize::try_from(index).ok().and_then(|i| self.thoughts.get(i))
+    }
+
+    /// The ranked-retrieval index, caught up with every thought.
+    pub fn ranked_index(&self) -> RwLockReadGuard<'_, RankedIndex> {
+        self.ranked.get(&self.thoughts)
+    }
+
+    /// Brings the query indices up to date by at most `max` thoughts each;
+    /// returns whether they cover the whole chain.
+    pub fn warm_indexes(&self, max: usize) -> bool {
+        let text = self.search_text.catch_up_some(&self.thoughts, max);
+        self.ranked.catch_up_some(&self.thoughts, max) && text
+    }
+
+    /// Registers (or clears) the embedding provider; thoughts are embedded
+    /// as the ranked index catches up with them.
+    pub fn set_embedding_provider(&mut self, provider: Option<std::sync::Arc<dyn crate::ranked::EmbeddingProvider>>) {
+        let index = self.ranked.get_mut();
+        let covered = index.len();
+        index.set_embedder(provider, &self.thoughts[..covered]);
+    }
+
+    /// The agent registry.
+    pub fn agents(&self) -> &AgentRegistry {
+        &self.agents
+    }
+
+    /// The agent registry, for registry edits (the caller persists the sidecar).
+    pub fn agents_mut(&mut self) -> &mut AgentRegistry {
+        &mut self.agents
+    }
+
+    /// Integrity of the tip without re-hashing the chain: the head's hash
+    /// recomputes and links to its predecessor. The rest was verified at open
+    /// and every later thought was built and hashed by [`Chain::prepare_append`].
+    pub fn head_integrity_ok(&self) -> bool {
+        match self.thoughts.last() {
+            None => true,
+            Some(head) => {
+                let n = self.thoughts.len();
+                let prev = if n >= 2 { Some(self.thoughts[n - 2].hash.clone()) } else { None };
+                head.prev_hash == prev && compute_thought_hash(head) == head.hash
+            }
+        }
+    }
+
+    /// Adds a prepared (or verified) thought to the in-memory state.
+    ///
+    /// # Panics
+    /// When the thought's timestamp is not RFC 3339, which
+    /// [`Chain::prepare_append`] and verification at open rule out.
+    pub fn commit(&mut self, t: Thought) {
+        let millis = parse_rfc3339_millis(&t.timestamp).expect("a committed thought has a verified RFC 3339 timestamp (see Chain::prepare_append)");
+        self.timestamps_ms.push(millis);
+        self.agents.observe(&t);
+        self.thoughts.push(t);
+        let pos = self.thoughts.len() - 1;
+        self.by_id.insert(&self.thoughts, pos);
+        self.by_hash.insert(&self.thoughts, pos);
+    }
+}
