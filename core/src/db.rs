@@ -326,7 +326,9 @@ impl MentisDb {
             if !condition(&state.chain) {
                 return Ok(None);
             }
-            let timestamp = format_rfc3339_millis(self.clock.now_millis());
+            // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
+            let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
+            let timestamp = format_rfc3339_millis(now_ms);
             let (thought, payload) = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id())?;
             let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
@@ -335,7 +337,7 @@ impl MentisDb {
                 return Err(AppendError::Storage(e).into());
             }
             state.byte_len += bytes.len() as u64;
-            state.chain.commit(thought.clone());
+            state.chain.commit_at(thought.clone(), now_ms);
             thought
         };
         self.storage.sync(&slot.object).map_err(|e| {

@@ -127,9 +127,11 @@ named_enum! {
 macro_rules! canonical_code {
     ($($name:ident),+) => {$(
         impl $name {
-            /// Stable numeric code used by the canonical encoding (position in `ALL`).
+            /// Stable numeric code used by the canonical encoding (position in `ALL`:
+            /// the variants carry no explicit discriminants, so it is the
+            /// declaration order, which `codes_round_trip` checks).
             pub fn code(self) -> u8 {
-                Self::ALL.iter().position(|v| *v == self).expect("listed") as u8
+                self as u8
             }
 
             /// Inverse of [`Self::code`].
@@ -255,6 +257,9 @@ mod tests {
         }
         for r in ThoughtRole::ALL {
             assert_eq!(ThoughtRole::from_code(r.code()), Some(*r));
+        }
+        for k in RelationKind::ALL {
+            assert_eq!(RelationKind::from_code(k.code()), Some(*k));
         }
     }
 }

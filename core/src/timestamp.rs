@@ -2,6 +2,16 @@
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 
+/// The instant [`format_rfc3339_millis`] renders for `millis`: `millis`
+/// itself, or 0 when it is outside the range a date can be made of.
+pub(crate) fn renderable_millis(millis: i64) -> i64 {
+    if Utc.timestamp_millis_opt(millis).single().is_some() {
+        millis
+    } else {
+        0
+    }
+}
+
 /// Renders epoch milliseconds as `2026-11-22T21:32:00.123Z`.
 pub fn format_rfc3339_millis(millis: i64) -> String {
     match Utc.timestamp_millis_opt(millis).single() {

@@ -251,7 +251,14 @@ impl Chain {
     /// [`Chain::prepare_append`] and verification at open rule out.
     pub fn commit(&mut self, t: Thought) {
         let millis = parse_rfc3339_millis(&t.timestamp).expect("a committed thought has a verified RFC 3339 timestamp (see Chain::prepare_append)");
-        self.timestamps_ms.push(millis);
+        self.commit_at(t, millis);
+    }
+
+    /// [`Chain::commit`] for a caller that already holds the thought's
+    /// timestamp in epoch milliseconds (the engine made it from its clock),
+    /// so the append path parses it only once, in [`Chain::prepare_append`].
+    pub(crate) fn commit_at(&mut self, t: Thought, timestamp_ms: i64) {
+        self.timestamps_ms.push(timestamp_ms);
         self.agents.observe(&t);
         self.thoughts.push(t);
         let pos = self.thoughts.len() - 1;
