@@ -19,6 +19,15 @@ pub struct TermVectors {
     rows: Vec<f32>,
 }
 
+impl FromIterator<Option<Vec<f32>>> for TermVectors {
+    /// Term vectors in order, as [`TermVectors::push`] appends them.
+    fn from_iter<I: IntoIterator<Item = Option<Vec<f32>>>>(rows: I) -> Self {
+        let mut v = TermVectors::default();
+        rows.into_iter().for_each(|r| v.push(r));
+        v
+    }
+}
+
 impl TermVectors {
     /// Appends the next term's vector.
     pub fn push(&mut self, vector: Option<Vec<f32>>) {
@@ -160,15 +169,9 @@ mod tests {
     use crate::record::ChainFormat;
     use crate::thought::ThoughtType;
 
-    fn vectors(rows: &[Option<Vec<f32>>]) -> TermVectors {
-        let mut v = TermVectors::default();
-        rows.iter().cloned().for_each(|r| v.push(r));
-        v
-    }
-
     #[test]
     fn rows_are_unit_length_and_missing_ones_are_never_similar() {
-        let v = vectors(&[None, Some(vec![3.0, 4.0]), Some(vec![1.0, 0.0, 0.0]), Some(vec![0.0, 2.0])]);
+        let v: TermVectors = [None, Some(vec![3.0, 4.0]), Some(vec![1.0, 0.0, 0.0]), Some(vec![0.0, 2.0])].into_iter().collect();
         assert_eq!(v.len(), 4);
         assert_eq!(v.row(0), None, "a term seen before the first vector has a zero row");
         assert_eq!(v.row(1), Some(&[0.6, 0.8][..]));

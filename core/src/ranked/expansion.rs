@@ -96,17 +96,11 @@ mod tests {
     use crate::thought::ThoughtType;
     use std::sync::Arc;
 
-    fn vectors(rows: &[Option<Vec<f32>>]) -> TermVectors {
-        let mut v = TermVectors::default();
-        rows.iter().cloned().for_each(|r| v.push(r));
-        v
-    }
-
     #[test]
     fn expansions_take_the_closest_words_weighted_by_similarity() {
         // Term 0 is the query word itself, 1-7 are similar to it by falling amounts.
         let sims = [1.0f32, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.55];
-        let v = vectors(&sims.iter().map(|s| Some(vec![*s, (1.0 - s * s).sqrt(), 0.0])).collect::<Vec<_>>());
+        let v: TermVectors = sims.iter().map(|s| Some(vec![*s, (1.0 - s * s).sqrt(), 0.0])).collect();
         let got = expansions(&v, &[1.0, 0.0, 0.0], &[0]);
         assert_eq!(got.iter().map(|e| e.term).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5], "the query term and the tail are left out");
         let expected = EXPANSION_WEIGHT * (0.95 - EXPANSION_MIN_SIMILARITY) / (1.0 - EXPANSION_MIN_SIMILARITY);
