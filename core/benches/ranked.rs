@@ -79,7 +79,7 @@ fn chain() -> Chain {
             n.refs = vec![(rng.next() % i as u64)];
         }
         let ts = mentisdb_core::timestamp::format_rfc3339_millis(1_700_000_000_000 + i as i64 * 1000);
-        let t = c.prepare_append(n, ts, format!("t{i}")).expect("valid thought");
+        let t = c.prepare_append(n, ts, format!("t{i}"), [0; 16]).expect("valid thought");
         c.commit(t);
     }
     c
@@ -181,7 +181,7 @@ fn bench_index(c: &mut Criterion) {
     }
     let chain = Chain::new("bench", ChainFormat::Binary);
     let ts = mentisdb_core::timestamp::format_rfc3339_millis(1_700_000_000_000);
-    let thought = chain.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, &content), ts, "big".into()).expect("a thought at the content limit");
+    let thought = chain.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, &content), ts, "big".into(), [0; 16]).expect("a thought at the content limit");
     let mut group = c.benchmark_group("ranked_index");
     group.sample_size(10);
     group.bench_function("add_256k_distinct", |b| {

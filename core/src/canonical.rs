@@ -8,20 +8,40 @@
 //! - `opt<T>`: `u8` 0 (absent) or 1 followed by `T`;
 //! - `list<T>`: `u32` count, then each `T`.
 //!
-//! A thought body is, in order: `u32 schema_version`, `u64 index`, `str id`,
+//! **Schema 1** (chains written before forgetting existed). A thought body is,
+//! in order: `u32 schema_version=1`, `u64 index`, `str id`,
 //! `str timestamp`, `opt<str> session_id`, `str agent_id`, `str agent_name`,
 //! `opt<str> agent_owner`, `opt<str> signing_key_id`, `opt<bytes> thought_signature`,
 //! `str thought_type`, `str role`, `str content`, `opt<f64> confidence`,
 //! `f64 importance`, `list<str> tags`, `list<str> concepts`, `list<u64> refs`,
 //! `list<relation>` where relation = `str kind, str target_id, opt<u64> target_index,
 //! opt<str> chain_key`, and `opt<str> prev_hash`.
-//!
 //! `hash = SHA-256("mentisdb/thought/v1\0" || body)`, rendered as lowercase hex.
+//!
+//! **Schema 2** (every new thought). The *erasable part* (what forgetting
+//! removes) is `bytes salt` (16 random bytes from the host), `opt<bytes>
+//! thought_signature`, `str content`, `list<str> tags`, `list<str> concepts`.
+//! The *fields* are the schema-1 sequence without those four: `u32
+//! schema_version=2, u64 index, str id, str timestamp, opt<str> session_id, str
+//! agent_id, str agent_name, opt<str> agent_owner, opt<str> signing_key_id, str
+//! thought_type, str role, opt<f64> confidence, f64 importance, list<u64> refs,
+//! list<relation> relations, opt<str> prev_hash`.
+//! `content_digest = SHA-256("mentisdb/thought-content/v2\0" || erasable part)` and
+//! `hash = SHA-256("mentisdb/thought/v2\0" || fields || content_digest)`.
+//! The stored body is the fields, then `u8 0` and the erasable part, or (once
+//! forgotten) `u8 1, bytes content_digest (32), str forgotten_at, str
+//! forgotten_by, str reason`; the forget record is not covered by the hash.
 
-use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
+use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_VERSION};
 
-/// Domain-separation prefix of the thought hash.
+/// Domain-separation prefix of the schema-1 thought hash.
 pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
+
+/// Domain-separation prefix of the schema-2 thought hash.
+pub const THOUGHT_HASH_DOMAIN_V2: &[u8] = b"mentisdb/thought/v2\0";
+
+/// Domain-separation prefix of the schema-2 content digest.
+pub const CONTENT_DIGEST_DOMAIN: &[u8] = b"mentisdb/thought-content/v2\0";
 
 /// Appends canonical primitives to a buffer.
 #[derive(Debug, Default)]
@@ -83,7 +103,8 @@ impl Encoder {
 #[derive(Debug)]
 pub(crate) struct Decoder<'a> {
     data: &'a [u8],
-    pos: usize,
+    /// Offset of the next byte to read.
+    pub(crate) pos: usize,
 }
 
 /// Why a canonical body could not be decoded.
@@ -149,6 +170,15 @@ impl<'a> Decoder<'a> {
             t => Err(self.err(format!("bad option tag {t}"))),
         }
     }
+    /// Reads `0`, or `1` and length-prefixed bytes.
+    pub(crate) fn opt_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
+        Ok(if self.present()? { Some(self.bytes()?.to_vec()) } else { None })
+    }
+    /// Reads a string naming a value of a wire enum.
+    pub(crate) fn named<T: std::str::FromStr<Err = crate::thought::UnknownName>>(&mut self) -> Result<T, DecodeError> {
+        let s = self.str_ref()?;
+        s.parse().map_err(|e: crate::thought::UnknownName| self.err(e.to_string()))
+    }
     /// Reads `0`, or `1` and a string.
     pub(crate) fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
         Ok(if self.present()? { Some(self.str()?) } else { None })
@@ -171,9 +201,50 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// The canonical body of a thought (everything but `hash`).
+/// Tag of the erasable section in a stored schema-2 body: present.
+const SECTION_PRESENT: u8 = 0;
+/// Tag of the erasable section in a stored schema-2 body: forgotten.
+const SECTION_FORGOTTEN: u8 = 1;
+
+/// The stored canonical body of a thought (everything but `hash`): the
+/// schema-1 body, or the schema-2 body (fields, then the erasable section).
 pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
+    encode_and_hash(t).0
+}
+
+/// The stored body and the raw 32-byte hash of a thought, encoding it once.
+pub(crate) fn encode_and_hash(t: &Thought) -> (Vec<u8>, [u8; 32]) {
     let mut e = Encoder::with_capacity(256 + t.content.len());
+    if t.schema_version == THOUGHT_SCHEMA_V1 {
+        encode_v1(t, &mut e);
+        let digest = body_digest(&e.buf);
+        return (e.buf, digest);
+    }
+    encode_v2_fields(t, &mut e);
+    let fields_end = e.buf.len();
+    let content_digest = match &t.forgotten {
+        Some(f) => {
+            let digest = digest_from_hex(&f.content_digest);
+            e.u8(SECTION_FORGOTTEN);
+            e.bytes(&digest);
+            e.str(&f.forgotten_at);
+            e.str(&f.forgotten_by);
+            e.str(&f.reason);
+            digest
+        }
+        None => {
+            e.u8(SECTION_PRESENT);
+            let section_start = e.buf.len();
+            encode_erasable(t, &mut e);
+            content_digest(&e.buf[section_start..])
+        }
+    };
+    let digest = v2_digest(&e.buf[..fields_end], &content_digest);
+    (e.buf, digest)
+}
+
+/// The schema-1 body: every field in one sequence, content included.
+fn encode_v1(t: &Thought, e: &mut Encoder) {
     e.u32(t.schema_version);
     e.u64(t.index);
     e.str(&t.id);
@@ -183,6 +254,46 @@ pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
     e.str(&t.agent_name);
     e.opt_str(t.agent_owner.as_deref());
     e.opt_str(t.signing_key_id.as_deref());
+    encode_signature(t, e);
+    e.str(t.thought_type.as_str());
+    e.str(t.role.as_str());
+    e.str(&t.content);
+    encode_scores(t, e);
+    e.str_list(&t.tags);
+    e.str_list(&t.concepts);
+    encode_links(t, e);
+    e.opt_str(t.prev_hash.as_deref());
+}
+
+/// The schema-2 fields the chain hash covers directly (everything but the
+/// erasable part).
+fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
+    e.u32(t.schema_version);
+    e.u64(t.index);
+    e.str(&t.id);
+    e.str(&t.timestamp);
+    e.opt_str(t.session_id.as_deref());
+    e.str(&t.agent_id);
+    e.str(&t.agent_name);
+    e.opt_str(t.agent_owner.as_deref());
+    e.opt_str(t.signing_key_id.as_deref());
+    e.str(t.thought_type.as_str());
+    e.str(t.role.as_str());
+    encode_scores(t, e);
+    encode_links(t, e);
+    e.opt_str(t.prev_hash.as_deref());
+}
+
+/// The schema-2 erasable section: salt, signature, content, tags, concepts.
+fn encode_erasable(t: &Thought, e: &mut Encoder) {
+    e.bytes(&t.content_salt.as_deref().and_then(|s| hex::decode(s).ok()).unwrap_or_default());
+    encode_signature(t, e);
+    e.str(&t.content);
+    e.str_list(&t.tags);
+    e.str_list(&t.concepts);
+}
+
+fn encode_signature(t: &Thought, e: &mut Encoder) {
     match &t.thought_signature {
         Some(sig) => {
             e.u8(1);
@@ -190,9 +301,9 @@ pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
         }
         None => e.u8(0),
     }
-    e.str(t.thought_type.as_str());
-    e.str(t.role.as_str());
-    e.str(&t.content);
+}
+
+fn encode_scores(t: &Thought, e: &mut Encoder) {
     match t.confidence {
         Some(c) => {
             e.u8(1);
@@ -201,8 +312,9 @@ pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
         None => e.u8(0),
     }
     e.f64(t.importance);
-    e.str_list(&t.tags);
-    e.str_list(&t.concepts);
+}
+
+fn encode_links(t: &Thought, e: &mut Encoder) {
     e.u32(t.refs.len() as u32);
     for r in &t.refs {
         e.u64(*r);
@@ -220,29 +332,94 @@ pub(crate) fn encode_thought_body(t: &Thought) -> Vec<u8> {
         }
         e.opt_str(rel.chain_key.as_deref());
     }
-    e.opt_str(t.prev_hash.as_deref());
-    e.buf
 }
 
-/// SHA-256 over the domain prefix and a canonical body, as lowercase hex.
-pub(crate) fn hash_body(body: &[u8]) -> String {
-    crate::sha256::to_hex(&body_digest(body))
+/// 32 bytes from lowercase hex; zeros when malformed (verification's
+/// [`check_form`] refuses such a thought before its hash matters).
+fn digest_from_hex(s: &str) -> [u8; 32] {
+    hex::decode(s).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()).unwrap_or([0; 32])
 }
 
-/// The raw 32-byte thought hash of a canonical body.
+/// SHA-256 of a schema-2 erasable section, with its domain prefix.
+fn content_digest(section: &[u8]) -> [u8; 32] {
+    crate::sha256::digest(&[CONTENT_DIGEST_DOMAIN, section])
+}
+
+/// The schema-2 thought hash: the covered fields, then the content digest.
+fn v2_digest(fields: &[u8], content_digest: &[u8; 32]) -> [u8; 32] {
+    crate::sha256::digest(&[THOUGHT_HASH_DOMAIN_V2, fields, content_digest])
+}
+
+/// The raw 32-byte schema-1 thought hash of a canonical body.
 pub(crate) fn body_digest(body: &[u8]) -> [u8; 32] {
     crate::sha256::digest(&[THOUGHT_HASH_DOMAIN, body])
 }
 
 /// The hash a thought must carry.
 pub fn compute_thought_hash(t: &Thought) -> String {
-    hash_body(&encode_thought_body(t))
+    crate::sha256::to_hex(&encode_and_hash(t).1)
 }
 
-/// Decodes a canonical body; `hash` is supplied by the caller (it is stored beside the body).
-pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, DecodeError> {
+/// The content digest (lowercase hex) a thought's erasable part has: what
+/// remains of it once forgotten. `None` for schema 1, which has none.
+pub fn compute_content_digest(t: &Thought) -> Option<String> {
+    if t.schema_version == THOUGHT_SCHEMA_V1 {
+        return None;
+    }
+    if let Some(f) = &t.forgotten {
+        return Some(f.content_digest.clone());
+    }
+    let mut e = Encoder::with_capacity(64 + t.content.len());
+    encode_erasable(t, &mut e);
+    Some(crate::sha256::to_hex(&content_digest(&e.buf)))
+}
+
+/// Why a thought's fields are not a form its schema version allows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FormError(&'static str);
+
+/// The fields a schema version requires: schema 1 has no salt and cannot
+/// be forgotten; schema 2 has a 16-byte salt, or, once forgotten, no salt,
+/// signature, content, tags or concepts and a 32-byte content digest.
+pub fn check_form(t: &Thought) -> Result<(), FormError> {
+    match (t.schema_version, &t.forgotten) {
+        (THOUGHT_SCHEMA_V1, _) if t.content_salt.is_some() || t.forgotten.is_some() => Err(FormError("a schema 1 thought has no content_salt and cannot be forgotten")),
+        (THOUGHT_SCHEMA_V1, _) => Ok(()),
+        (THOUGHT_SCHEMA_VERSION, None) => match t.content_salt.as_deref().map(hex::decode) {
+            Some(Ok(salt)) if salt.len() == SALT_BYTES && t.content_salt.as_deref().is_some_and(is_lower_hex) => Ok(()),
+            _ => Err(FormError("a schema 2 thought needs content_salt: 16 bytes in lowercase hex")),
+        },
+        (THOUGHT_SCHEMA_VERSION, Some(f)) => {
+            if t.content_salt.is_some() || t.thought_signature.is_some() || !t.content.is_empty() || !t.tags.is_empty() || !t.concepts.is_empty() {
+                Err(FormError("a forgotten thought keeps no content_salt, signature, content, tags or concepts"))
+            } else if f.content_digest.len() != 64 || !is_lower_hex(&f.content_digest) {
+                Err(FormError("a forgotten thought's content_digest is 32 bytes in lowercase hex"))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(FormError("unknown thought schema_version")),
+    }
+}
+
+fn is_lower_hex(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Bytes of a schema-2 content salt.
+pub const SALT_BYTES: usize = 16;
+
+/// Decodes a stored body; `hash` is supplied by the caller (it is stored
+/// beside the body). Also returns the raw hash the body really has.
+pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought, [u8; 32]), DecodeError> {
     let mut d = Decoder::new(body);
     let schema_version = d.u32()?;
+    let v1 = match schema_version {
+        THOUGHT_SCHEMA_V1 => true,
+        THOUGHT_SCHEMA_VERSION => false,
+        v => return Err(d.err(format!("unknown thought schema_version {v}"))),
+    };
     let index = d.u64()?;
     let id = d.str()?;
     let timestamp = d.str()?;
@@ -251,33 +428,53 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, 
     let agent_name = d.str()?;
     let agent_owner = d.opt_str()?;
     let signing_key_id = d.opt_str()?;
-    let thought_signature = if d.present()? { Some(d.bytes()?.to_vec()) } else { None };
-    let tt = d.str_ref()?;
-    let thought_type: ThoughtType = tt.parse().map_err(|e: crate::thought::UnknownName| d.err(e.to_string()))?;
-    let role_s = d.str_ref()?;
-    let role: ThoughtRole = role_s.parse().map_err(|e: crate::thought::UnknownName| d.err(e.to_string()))?;
-    let content = d.str()?;
+    let mut thought_signature = if v1 { d.opt_bytes()? } else { None };
+    let thought_type: ThoughtType = d.named()?;
+    let role: ThoughtRole = d.named()?;
+    let mut content = if v1 { d.str()? } else { String::new() };
     let confidence = if d.present()? { Some(d.f64()?) } else { None };
     let importance = d.f64()?;
-    let tags = d.str_list()?;
-    let concepts = d.str_list()?;
+    let (mut tags, mut concepts) = if v1 { (d.str_list()?, d.str_list()?) } else { (Vec::new(), Vec::new()) };
     let nrefs = d.count(8)?;
     let refs = (0..nrefs).map(|_| d.u64()).collect::<Result<Vec<_>, _>>()?;
     let nrel = d.count(9)?;
     let mut relations = Vec::with_capacity(nrel);
     for _ in 0..nrel {
-        let k = d.str_ref()?;
-        let kind: RelationKind = k.parse().map_err(|e: crate::thought::UnknownName| d.err(e.to_string()))?;
+        let kind: RelationKind = d.named()?;
         let target_id = d.str()?;
         let target_index = if d.present()? { Some(d.u64()?) } else { None };
         let chain_key = d.opt_str()?;
         relations.push(ThoughtRelation { kind, target_id, target_index, chain_key });
     }
     let prev_hash = d.opt_str()?;
+    let (mut content_salt, mut forgotten) = (None, None);
+    let actual = if v1 {
+        body_digest(body)
+    } else {
+        let fields_end = d.pos;
+        let digest = match d.u8()? {
+            SECTION_PRESENT => {
+                let section_start = d.pos;
+                content_salt = Some(hex::encode(d.bytes()?));
+                thought_signature = d.opt_bytes()?;
+                content = d.str()?;
+                tags = d.str_list()?;
+                concepts = d.str_list()?;
+                content_digest(&body[section_start..d.pos])
+            }
+            SECTION_FORGOTTEN => {
+                let digest: [u8; 32] = d.bytes()?.try_into().map_err(|_| d.err("a forgotten thought's content digest is 32 bytes"))?;
+                forgotten = Some(Forgotten { content_digest: hex::encode(digest), forgotten_at: d.str()?, forgotten_by: d.str()?, reason: d.str()? });
+                digest
+            }
+            tag => return Err(d.err(format!("bad erasable-section tag {tag}"))),
+        };
+        v2_digest(&body[..fields_end], &digest)
+    };
     if !d.rest().is_empty() {
         return Err(d.err("trailing bytes after thought body"));
     }
-    Ok(Thought {
+    let thought = Thought {
         schema_version,
         index,
         id,
@@ -299,7 +496,10 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<Thought, 
         relations,
         prev_hash,
         hash,
-    })
+        content_salt,
+        forgotten,
+    };
+    Ok((thought, actual))
 }
 
 #[cfg(test)]
@@ -335,6 +535,8 @@ pub(crate) mod tests {
             }],
             prev_hash: Some("ab".repeat(32)),
             hash: String::new(),
+            content_salt: None,
+            forgotten: None,
         }
     }
 
@@ -354,21 +556,78 @@ pub(crate) mod tests {
         assert_eq!(compute_thought_hash(&t), "936701055f412df0d6ba2ed89553c089569e79f037e7aba2b5bf002838af3edc");
     }
 
+    /// The golden thought in schema 2, with a fixed salt.
+    pub(crate) fn golden_thought_v2() -> Thought {
+        Thought { schema_version: 2, content_salt: Some("00112233445566778899aabbccddeeff".into()), ..golden_thought() }
+    }
+
+    #[test]
+    fn golden_vector_v2() {
+        // Computed independently by scripts/thought_hash.py (which also
+        // reproduces the schema-1 vector above).
+        let t = golden_thought_v2();
+        let expected = "3dc432f9c8339d71e02197fa3ff57a5e5bd800bb46cbb45f13e6cd86c6720637";
+        assert_eq!(compute_thought_hash(&t), expected);
+        // Forgotten, the thought keeps its hash: the digest stands in for the erased part.
+        let forgotten = Thought {
+            content: String::new(),
+            tags: Vec::new(),
+            concepts: Vec::new(),
+            content_salt: None,
+            forgotten: Some(Forgotten {
+                content_digest: compute_content_digest(&t).unwrap(),
+                forgotten_at: "2026-11-23T00:00:00.000Z".into(),
+                forgotten_by: "ops".into(),
+                reason: "leaked key".into(),
+            }),
+            ..t.clone()
+        };
+        assert_eq!(check_form(&forgotten), Ok(()));
+        assert_eq!(compute_thought_hash(&forgotten), expected);
+        // The digest, also from scripts/thought_hash.py's encoding of the erasable part.
+        assert_eq!(forgotten.forgotten.as_ref().unwrap().content_digest, "626cef589b0ab60dbcd35cc58c29b8522c89c8ffd20b268be1ada6928385aca6");
+        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), String::new()).unwrap();
+        assert_eq!((back, crate::sha256::to_hex(&actual)), (forgotten, expected.to_string()));
+        // Any other content gives another digest and so another hash.
+        let other = Thought { content: "This deployment path may use external APIs.".into(), ..t };
+        assert_ne!(compute_thought_hash(&other), expected);
+    }
+
+    #[test]
+    fn forms_are_checked() {
+        let v1 = golden_thought();
+        assert_eq!(check_form(&v1), Ok(()));
+        assert!(check_form(&Thought { content_salt: Some("00".repeat(16)), ..v1.clone() }).is_err());
+        let v2 = golden_thought_v2();
+        assert_eq!(check_form(&v2), Ok(()));
+        assert!(check_form(&Thought { content_salt: None, ..v2.clone() }).is_err());
+        assert!(check_form(&Thought { content_salt: Some("AB".repeat(16)), ..v2.clone() }).is_err(), "upper-case hex would not round-trip");
+        assert!(check_form(&Thought { content_salt: Some("00".repeat(8)), ..v2.clone() }).is_err());
+        let forgotten = Forgotten { content_digest: "00".repeat(32), forgotten_at: String::new(), forgotten_by: String::new(), reason: String::new() };
+        let with_content = Thought { content_salt: None, forgotten: Some(forgotten), ..v2 };
+        assert!(check_form(&with_content).is_err(), "a forgotten thought that kept its content");
+    }
+
     #[test]
     fn body_round_trips() {
         let mut t = golden_thought();
         t.thought_signature = Some(vec![1, 2, 3]);
         t.signing_key_id = Some("k1".into());
         t.hash = compute_thought_hash(&t);
-        let back = decode_thought_body(&encode_thought_body(&t), t.hash.clone()).unwrap();
-        assert_eq!(back, t);
+        for t in [t.clone(), Thought { schema_version: 2, content_salt: Some("ab".repeat(16)), ..t }] {
+            let (back, actual) = decode_thought_body(&encode_thought_body(&t), t.hash.clone()).unwrap();
+            assert_eq!(crate::sha256::to_hex(&actual), compute_thought_hash(&t));
+            assert_eq!(back, t);
+        }
     }
 
     #[test]
     fn truncated_bodies_are_errors_not_panics() {
-        let body = encode_thought_body(&golden_thought());
-        for cut in 0..body.len() {
-            assert!(decode_thought_body(&body[..cut], String::new()).is_err());
+        for t in [golden_thought(), golden_thought_v2()] {
+            let body = encode_thought_body(&t);
+            for cut in 0..body.len() {
+                assert!(decode_thought_body(&body[..cut], String::new()).is_err());
+            }
         }
     }
 }

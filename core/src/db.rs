@@ -64,6 +64,17 @@ pub struct OpenedChain {
     pub storage_location: String,
 }
 
+/// What a chain rewrite did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ForgetOutcome {
+    /// The position of the thought to forget, if one was named.
+    pub(crate) position: Option<usize>,
+    /// Whether it was forgotten by this call (not before).
+    pub(crate) forgotten_now: bool,
+    /// Schema-1 thoughts migrated to schema 2 (every hash from the first changed).
+    pub(crate) migrated: usize,
+}
+
 #[derive(Debug)]
 struct ChainState {
     chain: Chain,
@@ -329,7 +340,7 @@ impl MentisDb {
             // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
             let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
             let timestamp = format_rfc3339_millis(now_ms);
-            let (thought, payload) = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id())?;
+            let (thought, payload) = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id(), self.ids.next_id_bytes())?;
             let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
@@ -344,6 +355,58 @@ impl MentisDb {
             AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))
         })?;
         Ok(Some(thought))
+    }
+
+    /// Forgets the thought of chain `key` that `locate` picks (its position):
+    /// its signature, content, tags and concepts leave memory and storage,
+    /// the chain object is replaced atomically, and the chain still verifies
+    /// (`forget.rs`). Forgetting a thought already forgotten changes nothing.
+    pub(crate) fn forget_thought(&self, key: &str, locate: impl FnOnce(&Chain) -> Result<usize, ToolError>, by: String, reason: String) -> Result<ForgetOutcome, ToolError> {
+        let at = format_rfc3339_millis(crate::timestamp::renderable_millis(self.clock.now_millis()));
+        self.rewrite_chain(key, |chain| {
+            let pos = locate(chain)?;
+            let note = (!chain.thoughts()[pos].is_forgotten()).then_some(crate::forget::ForgetNote { at, by, reason });
+            Ok(Some((pos, note)))
+        })
+    }
+
+    /// Migrates every schema-1 thought of chain `key` to schema 2 (new
+    /// hashes from the first of them on); returns how many were migrated.
+    pub fn migrate_chain(&self, key: &str) -> Result<usize, ToolError> {
+        self.rewrite_chain(key, |_| Ok(None)).map(|o| o.migrated)
+    }
+
+    /// Rewrites chain `key` under its write lock: `plan` picks the thought
+    /// to forget, if any; schema-1 thoughts are migrated. The new object is
+    /// verified as a chain before it replaces the stored one.
+    fn rewrite_chain(&self, key: &str, plan: impl FnOnce(&Chain) -> Result<Option<(usize, Option<crate::forget::ForgetNote>)>, ToolError>) -> Result<ForgetOutcome, ToolError> {
+        let slot = self.slot(key).ok_or_else(|| self.refused_error(key).unwrap_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist"))))?;
+        let mut state = write_lock(&slot.state);
+        let (position, note) = match plan(&state.chain)? {
+            Some((pos, note)) => (Some(pos), note),
+            None => (None, None),
+        };
+        let forgotten_now = note.is_some();
+        let forget = position.zip(note);
+        let needs_migration = state.chain.thoughts().iter().any(|t| t.schema_version == crate::thought::THOUGHT_SCHEMA_V1);
+        if forget.is_none() && !needs_migration {
+            return Ok(ForgetOutcome { position, forgotten_now, migrated: 0 });
+        }
+        let rewrite = crate::forget::rewrite(&state.chain, forget, || self.ids.next_id_bytes());
+        let decoded = record::DecodedChain {
+            format: state.chain.format(),
+            chain_key: key.to_string(),
+            thoughts: rewrite.thoughts,
+            valid_len: rewrite.bytes.len(),
+            body_hash_mismatches: None,
+        };
+        let mut chain = Chain::load_with(decoded, state.chain.agents().clone(), self.hasher, self.config.parallelism.as_ref())
+            .map_err(|e| ToolError::Storage(StorageError::Unavailable(format!("the rewritten chain does not verify ({e}); nothing was changed"))))?;
+        self.storage.write_atomic(&slot.object, &rewrite.bytes)?;
+        chain.set_embedding_provider(self.embedding_provider());
+        state.chain = chain;
+        state.byte_len = rewrite.bytes.len() as u64;
+        Ok(ForgetOutcome { position, forgotten_now, migrated: rewrite.migrated })
     }
 
     /// Applies a registry edit to chain `key` (created on first use when

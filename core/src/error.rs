@@ -58,6 +58,15 @@ pub enum VerifyError {
         /// The stored timestamp, as found.
         timestamp: String,
     },
+    /// A thought's fields are not a form its schema version allows (e.g. a
+    /// schema 1 thought marked forgotten, or a schema 2 thought without salt).
+    #[error("thought {index} is malformed: {reason}")]
+    BadForm {
+        /// Index of the thought.
+        index: u64,
+        /// What is wrong.
+        reason: crate::canonical::FormError,
+    },
     /// The object's header names another chain.
     #[error("object belongs to chain '{found}', expected '{expected}'")]
     ChainKeyMismatch {

@@ -20,7 +20,7 @@
 //! it off and reports its size; a damaged frame *followed by valid data* is
 //! corruption, not a torn tail, and is an error.
 
-use crate::canonical::{body_digest, decode_thought_body, encode_thought_body, DecodeError, Encoder};
+use crate::canonical::{decode_thought_body, encode_thought_body, DecodeError, Encoder};
 use crate::sha256::to_hex;
 use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
 use crate::host::{run_collect, Parallelism, Sequential};
@@ -236,8 +236,7 @@ fn decode_record(offset: usize, payload: &[u8]) -> Result<(Thought, Option<Strin
     }
     let (body, hash) = payload.split_at(payload.len() - 32);
     let hash: &[u8; 32] = hash.try_into().expect("32 bytes");
-    let thought = decode_thought_body(body, to_hex(hash)).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
-    let actual = body_digest(body);
+    let (thought, actual) = decode_thought_body(body, to_hex(hash)).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
     Ok((thought, (actual != *hash).then(|| to_hex(&actual))))
 }
 

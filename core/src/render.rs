@@ -54,6 +54,15 @@ fn producer(t: &Thought) -> String {
     }
 }
 
+/// A thought's content as rendered: a forgotten thought says so.
+fn shown_content(t: &Thought) -> &str {
+    if t.is_forgotten() {
+        "(forgotten)"
+    } else {
+        &t.content
+    }
+}
+
 /// Renders the newest thoughts as a prompt snippet (`thoughts` oldest first).
 pub(crate) fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought]) -> String {
     let mut out = String::new();
@@ -69,7 +78,7 @@ pub(crate) fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought
             let _ = write!(out, ", confidence {c:.2}");
         }
         let _ = writeln!(out);
-        let _ = writeln!(out, "{}", t.content.trim_end());
+        let _ = writeln!(out, "{}", shown_content(t).trim_end());
         let l = labels(t);
         if !l.is_empty() {
             let _ = writeln!(out, "{l}");
@@ -94,7 +103,7 @@ pub(crate) fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&
         let _ = writeln!(out, "## {tt}");
         let _ = writeln!(out);
         for t in group {
-            let content = t.content.trim().replace('\n', "\n  ");
+            let content = shown_content(t).trim().replace('\n', "\n  ");
             let mut meta = format!("#{} {}, {}, {}, importance {:.2}", t.index, t.role, producer(t), t.timestamp, t.importance);
             if let Some(c) = t.confidence {
                 let _ = write!(meta, ", confidence {c:.2}");

@@ -3,8 +3,14 @@
 use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
 
-/// Current schema version of stored thoughts.
-pub const THOUGHT_SCHEMA_VERSION: u32 = 1;
+/// Schema version of new thoughts. Version 2 hashes a salted digest of the
+/// erasable part (signature, content, tags, concepts) instead of that part
+/// itself, so a thought can be forgotten without breaking the chain
+/// (`canonical.rs`); version 1 thoughts stay readable and verifiable.
+pub const THOUGHT_SCHEMA_VERSION: u32 = 2;
+
+/// The first schema version: the chain hash covers the content directly.
+pub const THOUGHT_SCHEMA_V1: u32 = 1;
 
 pub use crate::named_enum::UnknownName;
 
@@ -216,9 +222,38 @@ pub struct Thought {
     pub prev_hash: Option<String>,
     /// SHA-256 of the canonical encoding, lowercase hex.
     pub hash: String,
+    /// Schema 2: 16 random bytes (lowercase hex) mixed into the digest of
+    /// the erasable part, so a forgotten thought's digest confirms no guess
+    /// of its content. Absent on schema 1 and on forgotten thoughts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_salt: Option<String>,
+    /// Set when the thought was forgotten: its signature, content, tags and
+    /// concepts are gone (empty) and only their digest remains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten: Option<Forgotten>,
+}
+
+/// What is left of a forgotten thought's erasable part, and who forgot it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Forgotten {
+    /// SHA-256 (lowercase hex) of the salted erasable part that was removed:
+    /// what the chain hash covers in its place.
+    pub content_digest: String,
+    /// When it was forgotten (RFC 3339 UTC, milliseconds).
+    pub forgotten_at: String,
+    /// Who forgot it: the authenticated caller, else the `agent_id` the
+    /// request named. Not covered by the chain hash (it is written after).
+    pub forgotten_by: String,
+    /// Why, as the request said.
+    pub reason: String,
 }
 
 impl Thought {
+    /// Whether the thought's erasable part was forgotten.
+    pub fn is_forgotten(&self) -> bool {
+        self.forgotten.is_some()
+    }
+
     /// Milliseconds since the epoch of [`Thought::timestamp`], parsed on
     /// every call (0 if it does not parse, which no thought of a served chain
     /// does: it is checked at open and at append). A chain keeps them parsed

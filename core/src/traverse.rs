@@ -138,7 +138,7 @@ mod tests {
         let mut c = Chain::new("t", ChainFormat::Binary);
         for i in 0..n {
             let tt = if i % 2 == 0 { ThoughtType::Plan } else { ThoughtType::Idea };
-            let t = c.prepare_append(NewThought::new("a", tt, &format!("thought {i}")), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(NewThought::new("a", tt, &format!("thought {i}")), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c

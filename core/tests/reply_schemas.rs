@@ -51,6 +51,7 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_ranked_search", json!({"chain_key": "empty", "text": "storage"})),
         ("mentisdb_context_bundles", json!({"chain_key": "a", "text": "storage"})),
         ("mentisdb_resolve_context", json!({"chain_key": "a", "thought_index": 2})),
+        ("mentisdb_forget_thought", json!({"chain_key": "a", "thought_index": 1, "reason": "test"})),
     ];
     calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect()
 }
@@ -78,7 +79,10 @@ fn nested_replies_match_their_schemas_too() {
     let results = session();
     let result = |tool: &str| results.iter().find(|(t, _)| *t == tool).unwrap().1.clone();
     let def = |tool: &str, name: &str| keys(&schema(tool)["$defs"][name]["properties"]);
-    assert_eq!(keys(&result("mentisdb_append")["thought"]), def("mentisdb_append", "Thought"));
+    // A thought has `content_salt` until it is forgotten, then `forgotten` instead.
+    let with = |v: &Value, extra: &str| keys(v).into_iter().chain([extra.to_string()]).collect::<BTreeSet<_>>();
+    assert_eq!(with(&result("mentisdb_append")["thought"], "forgotten"), def("mentisdb_append", "Thought"));
+    assert_eq!(with(&result("mentisdb_forget_thought")["thought"], "content_salt"), def("mentisdb_forget_thought", "Thought"));
     let second = &results.iter().filter(|(t, _)| *t == "mentisdb_append").nth(1).unwrap().1;
     assert_eq!(keys(&second["thought"]["relations"][0]), def("mentisdb_append", "ThoughtRelation"));
     let hit = &result("mentisdb_ranked_search")["results"][0];

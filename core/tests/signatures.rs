@@ -36,6 +36,8 @@ fn payload(chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> V
         relations: vec![],
         prev_hash: None,
         hash: String::new(),
+        content_salt: None,
+        forgotten: None,
     };
     signable_payload(chain, &t, key_id)
 }

@@ -53,6 +53,9 @@ impl std::fmt::Debug for MentisMcp {
     }
 }
 
+/// Tools that erase stored data (MCP `destructiveHint`).
+const DESTRUCTIVE_TOOLS: &[&str] = &["mentisdb_forget_thought"];
+
 fn tool_list() -> Vec<Tool> {
     tool_specs()
         .into_iter()
@@ -65,9 +68,11 @@ fn tool_list() -> Vec<Tool> {
             tool.name = Cow::Borrowed(spec.name);
             tool.description = Some(Cow::Borrowed(spec.description));
             tool.input_schema = Arc::new(schema);
-            // Every write is an append or a registry edit: nothing is ever
-            // deleted, and nothing outside this daemon is touched.
-            tool.annotations = Some(ToolAnnotations::new().read_only(spec.read_only).destructive(false).open_world(false));
+            // Every write is an append or a registry edit, except forgetting,
+            // which erases a thought's content; nothing outside this daemon
+            // is touched.
+            let destructive = DESTRUCTIVE_TOOLS.contains(&spec.name);
+            tool.annotations = Some(ToolAnnotations::new().read_only(spec.read_only).destructive(destructive).open_world(false));
             tool
         })
         .collect()
@@ -226,7 +231,8 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_upsert_agent", "mentisdb_upload_skill"] {
             assert_eq!(hint(write), Some(false), "{write}");
         }
-        assert!(tools.iter().all(|t| t.annotations.as_ref().is_some_and(|a| a.destructive_hint == Some(false))));
+        let destructive = |t: &Tool| t.annotations.as_ref().and_then(|a| a.destructive_hint);
+        assert!(tools.iter().all(|t| destructive(t) == Some(t.name == "mentisdb_forget_thought")));
     }
 
     #[test]

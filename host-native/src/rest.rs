@@ -76,6 +76,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/retrospectives", "mentisdb_append_retrospective"),
     post_tool("/v1/thought", "mentisdb_get_thought"),
     post_tool("/v1/thoughts/genesis", "mentisdb_get_genesis_thought"),
+    post_tool("/v1/thoughts/forget", "mentisdb_forget_thought"),
     post_tool("/v1/thoughts/traverse", "mentisdb_traverse_thoughts"),
     post_tool("/v1/search", "mentisdb_search"),
     post_tool("/v1/ranked-search", "mentisdb_ranked_search"),

@@ -156,6 +156,50 @@ fn rest_contract_errors_and_restart_after_sigkill() {
     assert_eq!(chains["chain_keys"], json!(["r"]));
 }
 
+/// Every file under `dir`, recursively, whose bytes contain `needle`.
+fn files_containing(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_containing(&path, needle));
+        } else if std::fs::read(&path).unwrap().windows(needle.len()).any(|w| w == needle) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_forgotten_thought_is_in_no_file_after_a_restart() {
+    let (_root, dir) = data_dir();
+    let log = dir.join("mentisdbd.log");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log_env = log.to_str().unwrap();
+    let d = Daemon::start(&dir, &[("MENTISDB_LOG_FILE", log_env), ("MENTISDB_VERBOSE", "true")], &[]);
+    let secret = "customer card 4929-1234-5678-0007";
+    append(&d, "f", "before");
+    let t = ok(&d, "/v1/thoughts", json!({"chain_key": "f", "thought_type": "Finding", "content": secret, "tags": ["card-0007"]}))["thought"].clone();
+    append(&d, "f", "after");
+    assert!(!files_containing(&dir, b"5678-0007").is_empty());
+    let forgotten = ok(&d, "/v1/thoughts/forget", json!({"chain_key": "f", "thought_id": t["id"], "reason": "personal data", "agent_id": "dpo"}));
+    assert_eq!(forgotten["thought"]["forgotten"]["forgotten_by"], "dpo");
+    let (status, v) = post(&d, "/v1/thoughts/forget", json!({"chain_key": "f", "thought_index": 1}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("reason"), "{v}");
+    d.kill();
+
+    let d = Daemon::start(&dir, &[("MENTISDB_LOG_FILE", log_env)], &[]);
+    assert_eq!(files_containing(&dir, b"5678-0007"), Vec::<PathBuf>::new());
+    assert_eq!(files_containing(&dir, b"card-0007"), Vec::<PathBuf>::new());
+    let head = ok(&d, "/v1/head", json!({"chain_key": "f"}));
+    assert_eq!((head["thought_count"].as_u64(), head["integrity_ok"].as_bool()), (Some(3), Some(true)));
+    let got = ok(&d, "/v1/thought", json!({"chain_key": "f", "thought_index": 1}))["thought"].clone();
+    assert_eq!((got["content"].as_str(), got["hash"].as_str()), (Some(""), t["hash"].as_str()));
+    assert!(ok(&d, "/v1/search", json!({"chain_key": "f", "text": "card"}))["thoughts"].as_array().unwrap().is_empty());
+    assert!(ok(&d, "/v1/ranked-search", json!({"chain_key": "f", "text": "customer card"}))["results"].as_array().unwrap().is_empty());
+}
+
 #[test]
 fn torn_tail_is_cut_on_restart() {
     let (_root, dir) = data_dir();

@@ -6,7 +6,7 @@
 
 use crate::error::internal;
 use crate::wit::{
-    AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, Relation, RelationKind, RelationRequest,
+    AppendRequest, BootstrapRequest, BootstrapResult, Error, Forgotten, HeadInfo, Relation, RelationKind, RelationRequest,
     SearchRequest, Thought, ThoughtRole, ThoughtType,
 };
 use mentisdb_core::dispatch::replies::{BootstrapReply, HeadReply};
@@ -166,6 +166,8 @@ pub fn thought(t: core::Thought) -> Thought {
         relations,
         prev_hash,
         hash,
+        content_salt,
+        forgotten,
     } = t;
     Thought {
         schema_version,
@@ -189,6 +191,11 @@ pub fn thought(t: core::Thought) -> Thought {
         relations: relations.into_iter().map(relation).collect(),
         prev_hash,
         hash,
+        content_salt,
+        forgotten: forgotten.map(|f| {
+            let core::Forgotten { content_digest, forgotten_at, forgotten_by, reason } = f;
+            Forgotten { content_digest, forgotten_at, forgotten_by, reason }
+        }),
     }
 }
 

@@ -22,7 +22,11 @@ export interface Thought {
   thought_type: ThoughtType; role: ThoughtRole; content: string;
   confidence?: number | null; importance: number; tags: string[]; concepts: string[];
   refs: number[]; relations: ThoughtRelation[]; prev_hash?: string | null; hash: string;
+  content_salt?: string | null; forgotten?: Forgotten | null;
 }
+
+/** What remains of a forgotten thought's content, and who forgot it. */
+export interface Forgotten { content_digest: string; forgotten_at: string; forgotten_by: string; reason: string }
 
 export interface OpenOptions { defaultChainKey?: string }
 

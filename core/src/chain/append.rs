@@ -5,7 +5,7 @@
 
 use super::Chain;
 use crate::agents::AgentStatus;
-use crate::canonical::{body_digest, encode_thought_body};
+use crate::canonical::{encode_and_hash, SALT_BYTES};
 use crate::error::AppendError;
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::signature::{signable_payload, verify_detached};
@@ -96,14 +96,16 @@ fn invalid(field: &'static str, message: impl std::fmt::Display) -> AppendError 
 impl Chain {
     /// Validates a new thought (and `timestamp`, RFC 3339), checks its
     /// signature, and builds it with its index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
-    pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
-        self.prepare_append_with_payload(input, timestamp, fresh_id).map(|(t, _)| t)
+    /// `fresh_id` is its id unless the input names one; `salt` is its
+    /// content salt (16 random bytes from the host: `canonical.rs` says why).
+    pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Thought, AppendError> {
+        self.prepare_append_with_payload(input, timestamp, fresh_id, salt).map(|(t, _)| t)
     }
 
     /// [`Chain::prepare_append`], also returning the binary record payload
     /// (the canonical body that was hashed, then the 32 hash bytes), so the
     /// caller can frame it without encoding or hashing again.
-    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
+    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<(Thought, Vec<u8>), AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
         if input.content.trim().is_empty() {
@@ -173,10 +175,11 @@ impl Chain {
             relations,
             prev_hash: self.thoughts.last().map(|t| t.hash.clone()),
             hash: String::new(),
+            content_salt: Some(hex::encode(salt)),
+            forgotten: None,
         };
         self.check_signature(&thought)?;
-        let mut payload = encode_thought_body(&thought);
-        let digest = body_digest(&payload);
+        let (mut payload, digest) = encode_and_hash(&thought);
         thought.hash = crate::sha256::to_hex(&digest);
         payload.extend_from_slice(&digest);
         Ok((thought, payload))

@@ -5,7 +5,7 @@
 //! the bytes [`Chain::prepare_append`] produces, then calls [`Chain::commit`].
 
 use crate::agents::AgentRegistry;
-use crate::canonical::compute_thought_hash;
+use crate::canonical::{check_form, compute_thought_hash};
 use crate::error::VerifyError;
 use crate::record::{ChainFormat, DecodedChain};
 use crate::thought::Thought;
@@ -53,6 +53,7 @@ fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Op
     if t.prev_hash.as_deref() != prev {
         return Err(VerifyError::PrevHashMismatch { index: t.index, expected: prev.map(str::to_string), found: t.prev_hash.clone() });
     }
+    check_form(t).map_err(|reason| VerifyError::BadForm { index: t.index, reason })?;
     if let Some(recomputed) = hash_mismatch {
         return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
     }

@@ -3,7 +3,7 @@
 
 use super::locator::ThoughtLocator;
 use super::replies::{
-    AppendReply, BootstrapReply, ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
+    AppendReply, BootstrapReply, ChainInfo, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
 use super::{raw, tool, NoArgs, ToolDef};
@@ -31,6 +31,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
+    tool!("mentisdb_forget_thought", "Forget one thought (exactly one of thought_id, thought_hash or thought_index) for a reason: its content, tags, concepts and signature are erased from memory and storage for good, while its index, id, type, time and hash stay and the chain still verifies. Operators only (admin scope).", ForgetArgs => ForgetReply, forget),
     tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head),
 ];
 
@@ -167,6 +168,19 @@ pub(super) struct TraverseArgs {
     pub time_window: Option<TimeWindow>,
 }
 
+/// Arguments of `mentisdb_forget_thought`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ForgetArgs {
+    pub chain_key: Option<String>,
+    pub thought_id: Option<String>,
+    pub thought_hash: Option<String>,
+    pub thought_index: Option<u64>,
+    /// Why it is forgotten (kept with the forgotten thought).
+    pub reason: String,
+    /// Who forgets it, when the daemon does not know the caller (no token).
+    pub agent_id: Option<String>,
+}
+
 impl From<RelationArg> for RelationInput {
     fn from(r: RelationArg) -> Self {
         RelationInput { kind: r.kind, target_id: r.target_id, target_index: r.target_index, chain_key: r.chain_key }
@@ -221,6 +235,31 @@ fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {
 
 fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Box<RawValue>, ToolError> {
     append_common(db, a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)
+}
+
+fn forget(db: &MentisDb, a: ForgetArgs) -> Result<Box<RawValue>, ToolError> {
+    const TOOL: &str = "mentisdb_forget_thought";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
+    let reason = a.reason.trim().to_string();
+    if reason.is_empty() {
+        return Err(ToolError::invalid(TOOL, "reason must say why the thought is forgotten"));
+    }
+    limits::check_label("reason", &reason, limits::MAX_LABEL_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
+    let by = match a.agent_id.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
+        Some(agent) => {
+            limits::check_key("agent_id", &agent).map_err(|m| ToolError::invalid(TOOL, m))?;
+            agent
+        }
+        None => "anonymous".to_string(),
+    };
+    let outcome = db.forget_thought(&key, |c| locator.find(c).map(|t| t.index as usize).ok_or_else(|| locator.not_found(&key, c.len())), by, reason)?;
+    let position = outcome.position.expect("forgetting names a thought") as u64;
+    db.with_chain(&key, |c| {
+        let c = c.expect("the chain was just rewritten");
+        let thought = c.by_index(position).expect("positions survive a rewrite");
+        raw(ForgetReply { chain_key: key.clone(), thought, forgotten_now: outcome.forgotten_now, migrated_thoughts: outcome.migrated as u64, head_hash: c.head().map(|t| t.hash.clone()) })
+    })
 }
 
 fn clamp_limit(limit: Option<u64>) -> usize {

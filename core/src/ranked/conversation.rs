@@ -85,7 +85,7 @@ mod tests {
             let mut n = NewThought::new("ada", ThoughtType::FactLearned, content);
             n.session_id = session.map(str::to_string);
             let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_000 + minute * 60_000).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            let t = c.prepare_append(n, ts, format!("id-{i}")).unwrap();
+            let t = c.prepare_append(n, ts, format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c

@@ -109,7 +109,7 @@ mod tests {
             let mut n = NewThought::new("ada", ThoughtType::FactLearned, "x");
             n.refs = refs.to_vec();
             n.relations = rels.iter().map(|&(kind, to)| RelationInput { kind, target_id: None, target_index: Some(to), chain_key: None }).collect();
-            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             edges.add(&t);
             c.commit(t);
         };

@@ -185,7 +185,7 @@ mod tests {
     fn chain_with(contents: &[&str]) -> Chain {
         let mut c = Chain::new("t", ChainFormat::Binary);
         for (i, content) in contents.iter().enumerate() {
-            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c
@@ -216,7 +216,7 @@ mod tests {
         assert!(first.contains(&"Painted fences".to_string()), "the thought, without its stamp: {first:?}");
         assert!(first.contains(&"painted".to_string()) && first.contains(&"fences".to_string()), "its words as first seen: {first:?}");
         assert!(first.contains(&"ada".to_string()), "label terms as themselves: {first:?}");
-        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "Painting the fence blue"), "2026-01-01T00:00:05.000Z".into(), "id-5".into()).unwrap();
+        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "Painting the fence blue"), "2026-01-01T00:00:05.000Z".into(), "id-5".into(), [0; 16]).unwrap();
         c.commit(t);
         let idx = c.ranked_index();
         let second = seen(&rec);
@@ -247,7 +247,7 @@ mod tests {
         let mut c = chain_with(&["alpha beta", "gamma"]);
         drop(c.ranked_index());
         c.set_embedding_provider(Some(Arc::new(OneShort)));
-        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "delta epsilon"), "2026-01-01T00:00:05.000Z".into(), "id-5".into()).unwrap();
+        let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, "delta epsilon"), "2026-01-01T00:00:05.000Z".into(), "id-5".into(), [0; 16]).unwrap();
         c.commit(t);
         let idx = c.ranked_index();
         assert_eq!(idx.len(), 3);

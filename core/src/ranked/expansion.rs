@@ -130,7 +130,7 @@ mod tests {
     fn a_query_word_matches_words_of_like_meaning_where_it_is_missing() {
         let mut c = Chain::new("exp", ChainFormat::Binary);
         for (i, content) in ["kids at the park", "children and kids", "toddlers and kids playing", "toddlers nap", "the weather"].into_iter().enumerate() {
-            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c.set_embedding_provider(Some(Arc::new(Meanings)));

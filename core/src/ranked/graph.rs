@@ -169,7 +169,7 @@ mod tests {
             let mut n = NewThought::new("a", ThoughtType::Finding, &format!("thought {i}"));
             n.refs = refs;
             n.relations = rels;
-            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id{i}")).unwrap();
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c

@@ -361,7 +361,7 @@ mod tests {
         for (i, (content, tags)) in items.iter().enumerate() {
             let mut n = NewThought::new("ada", ThoughtType::FactLearned, content);
             n.tags = tags.iter().map(|s| s.to_string()).collect();
-            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c
@@ -388,7 +388,7 @@ mod tests {
         let mut n = NewThought::new("ada", ThoughtType::Correction, "new fact");
         n.refs = vec![1];
         n.relations = vec![RelationInput { kind: RelationKind::Supersedes, target_id: None, target_index: Some(0), chain_key: None }];
-        let t = c.prepare_append(n, "2026-01-01T00:00:09.000Z".into(), "id-9".into()).unwrap();
+        let t = c.prepare_append(n, "2026-01-01T00:00:09.000Z".into(), "id-9".into(), [0; 16]).unwrap();
         c.commit(t);
         let idx = c.ranked_index();
         assert_eq!(idx.outgoing(2).len(), 2);

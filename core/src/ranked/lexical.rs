@@ -78,7 +78,7 @@ mod tests {
         for (i, (agent, content, tags)) in items.iter().enumerate() {
             let mut n = NewThought::new(agent, ThoughtType::FactLearned, content);
             n.tags = tags.iter().map(|s| s.to_string()).collect();
-            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c

@@ -92,7 +92,8 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let index: &RankedIndex = &index_guard;
     let thoughts = chain.thoughts();
     let timestamps_ms = chain.timestamps_millis();
-    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms);
+    // A forgotten thought has nothing left to match or to lend.
+    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !thoughts[doc as usize].is_forgotten();
     let admit = |doc: u32| exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields_at(&thoughts[doc as usize], timestamps_ms[doc as usize]);
     let scope = Scope { exists, admit };
     let terms = query_terms(q.text);
@@ -164,7 +165,7 @@ mod tests {
             let mut n = NewThought::new(agent, ThoughtType::FactLearned, content);
             n.session_id = session.map(str::to_string);
             let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_000 + minute * 60_000).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            let t = c.prepare_append(n, ts, format!("id-{i}")).unwrap();
+            let t = c.prepare_append(n, ts, format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c
@@ -235,7 +236,7 @@ mod tests {
             let mut n = NewThought::new("ada", ThoughtType::FactLearned, content);
             n.refs = refs;
             let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_000 + i as i64 * 60_000).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            let t = c.prepare_append(n, ts, format!("id-{i}")).unwrap();
+            let t = c.prepare_append(n, ts, format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         let r = search(&c, "kayaking", true);

@@ -79,7 +79,7 @@ mod tests {
     fn chain(contents: &[&str]) -> Chain {
         let mut c = Chain::new("vec", ChainFormat::Binary);
         for (i, content) in contents.iter().enumerate() {
-            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}")).unwrap();
+            let t = c.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
         }
         c.set_embedding_provider(Some(Arc::new(Literal)));

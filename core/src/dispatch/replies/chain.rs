@@ -26,6 +26,22 @@ pub struct AppendReply<T = Thought> {
     pub head_hash: Option<String>,
 }
 
+/// `mentisdb_forget_thought`: the thought as it is now (forgotten).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ForgetReply<T = Thought> {
+    /// The chain the thought belongs to.
+    pub chain_key: String,
+    /// The forgotten thought: index, id, type, time, hash and `forgotten` kept.
+    pub thought: T,
+    /// False when it had been forgotten before (nothing changed).
+    pub forgotten_now: bool,
+    /// Schema-1 thoughts migrated to schema 2 first (their hashes, and the
+    /// hashes and links of every later thought, changed); 0 usually.
+    pub migrated_thoughts: u64,
+    /// Hash of the chain's last thought after the call.
+    pub head_hash: Option<String>,
+}
+
 /// `mentisdb_search`: the newest `limit` matches, in append order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchReply<T = Thought> {
