@@ -82,7 +82,7 @@ test("a daemon-written chain file imports through the page", async () => {
   await page.setInputFiles("#import", FIXTURE);
   await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Imported chain 'daemon-notes'"));
   assert.equal(await page.inputValue("#chain"), "daemon-notes");
-  assert.equal(await page.textContent("#head-count"), "3");
+  assert.equal(await page.textContent("#head-count"), "4");
   const expected = (await readFile(fileURLToPath(new URL("../tests/fixtures/daemon-chain.head", import.meta.url)), "utf8")).trim();
   assert.equal(await page.textContent("#head-hash"), expected);
   // Importing it again is refused with a clear message.

@@ -285,13 +285,41 @@ async fn a_daemon_written_chain_imports() {
     let db = fresh("daemon-import").await;
     let imported = ok(db.import_chain(bytes)).await;
     assert_eq!(imported["chain_key"], "daemon-notes");
-    assert_eq!(imported["thought_count"], 3);
+    assert_eq!(imported["thought_count"], 4);
     assert_eq!(imported["head_hash"], head_hash);
     let found = rs(&db.search(js(json!({"chain_key": "daemon-notes", "text": "move between hosts"}))).unwrap());
     assert_eq!(found["thoughts"][0]["agent_id"], "daemon-agent");
+    // The daemon forgot its last thought: the browser verifies the chain and reads it as forgotten.
+    let forgotten = ok(db.call("mentisdb_get_thought", js(json!({"chain_key": "daemon-notes", "thought_index": 3})))).await;
+    assert_eq!(forgotten["thought"]["content"], "");
+    assert_eq!(forgotten["thought"]["forgotten"]["reason"], "fixture: a forgotten thought");
+    assert_eq!(forgotten["thought"]["hash"], head_hash);
+    let none = rs(&db.search(js(json!({"chain_key": "daemon-notes", "text": "zeta-5150"}))).unwrap());
+    assert_eq!(none["thoughts"], json!([]));
     let db = reopen(db).await;
     assert_eq!(rs(&db.head(Some("daemon-notes".into())).unwrap())["head_hash"], head_hash);
     assert_eq!(Uint8Array::from(&bytes[..]).to_vec(), db.export_chain(Some("daemon-notes".into())).unwrap().to_vec());
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_schema_1_chain_reads_extends_and_forgets_in_the_browser() {
+    let bytes = include_bytes!("fixtures/daemon-chain-schema1.mdb");
+    let head_hash = include_str!("fixtures/daemon-chain-schema1.head");
+    let db = fresh("schema1").await;
+    let imported = ok(db.import_chain(bytes)).await;
+    assert_eq!((imported["thought_count"].as_u64(), imported["head_hash"].as_str()), (Some(3), Some(head_hash)));
+    let next = ok(db.call("mentisdb_append", js(json!({"chain_key": "daemon-notes", "thought_type": "Finding", "content": "written in the browser"})))).await;
+    assert_eq!((next["thought"]["schema_version"].as_u64(), next["thought"]["prev_hash"].as_str()), (Some(2), Some(head_hash)));
+    let reply = ok(db.call("mentisdb_forget_thought", js(json!({"chain_key": "daemon-notes", "thought_index": 1, "reason": "browser test"})))).await;
+    assert_eq!(reply["migrated_thoughts"], 3);
+    assert_eq!(reply["thought"]["content"], "");
+    let db = reopen(db).await;
+    let head = rs(&db.head(Some("daemon-notes".into())).unwrap());
+    assert_eq!((head["thought_count"].as_u64(), head["integrity_ok"].as_bool()), (Some(4), Some(true)));
+    assert_eq!(head["head_hash"], reply["head_hash"]);
+    let exported = db.export_chain(Some("daemon-notes".into())).unwrap().to_vec();
+    assert!(!exported.windows(23).any(|w| w == b"Chains move between hos"), "the forgotten content left the export");
     ok(db.close()).await;
 }
 

@@ -6,7 +6,10 @@
 //! - `daemon_fixture_is_what_the_daemon_writes`: `fixtures/daemon-chain.mdb`
 //!   is byte-for-byte the file the daemon's `FsStorage` holds after a fixed
 //!   script (fixed clock and ids); the browser tests import it.
-//!   `UPDATE_FIXTURES=1` rewrites it.
+//!   `UPDATE_FIXTURES=1` rewrites it. Its last thought is forgotten.
+//!   `fixtures/daemon-chain-schema1.mdb` is the same script's file as the
+//!   daemon wrote it before schema 2 (three schema-1 thoughts); the browser
+//!   tests read, verify, extend and forget in it.
 //! - `browser_export_opens_and_verifies_natively` (ignored; run by
 //!   `scripts/stages/40-wasm.sh` after the real-browser test): the chain the
 //!   browser exported into `test-output/browser-export.mdb` opens in the
@@ -51,6 +54,8 @@ fn write_fixture_chain() -> (Vec<u8>, Value) {
     db.call("mentisdb_bootstrap", json!({"chain_key": FIXTURE_KEY, "content": "Memory of the native daemon fixture."})).unwrap();
     db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Decision", "content": "Chains move between hosts as one file.", "tags": ["interop"], "importance": 0.9})).unwrap();
     db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "Insight", "content": "The browser verifies imported chains like the daemon does.", "refs": [1], "concepts": ["verification"]})).unwrap();
+    db.call("mentisdb_append", json!({"chain_key": FIXTURE_KEY, "agent_id": "daemon-agent", "thought_type": "FactLearned", "content": "A secret that was forgotten: zeta-5150."})).unwrap();
+    db.call("mentisdb_forget_thought", json!({"chain_key": FIXTURE_KEY, "thought_index": 3, "reason": "fixture: a forgotten thought", "agent_id": "daemon-agent"})).unwrap();
     let head = db.call("mentisdb_head", json!({"chain_key": FIXTURE_KEY})).unwrap();
     let bytes = std::fs::read(dir.path().join(naming::chain_object(FIXTURE_KEY, ChainFormat::Binary))).expect("the daemon wrote the chain file");
     (bytes, head)

@@ -315,6 +315,52 @@ fn a_chain_written_by_the_daemon_storage_opens_and_extends_in_the_component() {
     assert_eq!(db.call("mentisdb_head", json!({"chain_key": "native"})).unwrap()["head_hash"], json!(next.hash));
 }
 
+/// Whether any file under `dir` holds `needle`.
+fn stored_anywhere(dir: &Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).any(|p| {
+        if p.is_dir() {
+            stored_anywhere(&p, needle)
+        } else {
+            std::fs::read(&p).unwrap().windows(needle.len()).any(|w| w == needle.as_bytes())
+        }
+    })
+}
+
+#[test]
+fn forgotten_thoughts_read_and_verify_in_the_component_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = core_db(Arc::new(FsStorage::open(dir.path()).unwrap()));
+    for content in ["kept one", "daemon secret alpha-7731", "kept two"] {
+        db.call("mentisdb_append", json!({"chain_key": "f", "thought_type": "Finding", "content": content})).unwrap();
+    }
+    db.call("mentisdb_forget_thought", json!({"chain_key": "f", "thought_index": 1, "reason": "leak"})).unwrap();
+    let core_head = db.call("mentisdb_head", json!({"chain_key": "f"})).unwrap();
+    drop(db);
+
+    // The component opens (verifies) the chain and reads the thought as forgotten.
+    let mut p = instance(dir.path());
+    let head = p.head(Some("f")).unwrap();
+    assert!(head.integrity_ok);
+    assert_eq!(head.head_hash.as_deref(), core_head["head_hash"].as_str());
+    let t = p.call("mentisdb_get_thought", &json!({"chain_key": "f", "thought_index": 1})).unwrap()["thought"].clone();
+    assert_eq!((t["content"].as_str(), t["forgotten"]["reason"].as_str()), (Some(""), Some("leak")));
+    assert!(p.call("mentisdb_search", &json!({"chain_key": "f", "text": "alpha-7731"})).unwrap()["thoughts"].as_array().unwrap().is_empty());
+    // The component forgets one too, and keeps appending.
+    p.append(&append_request("f", wit::ThoughtType::Insight, "component secret beta-4402")).unwrap();
+    let forgotten = p.call("mentisdb_forget_thought", &json!({"chain_key": "f", "thought_index": 3, "reason": "leak"})).unwrap();
+    assert_eq!(forgotten["forgotten_now"], true);
+    let next = p.append(&append_request("f", wit::ThoughtType::Insight, "after both")).unwrap();
+    drop(p);
+
+    let (db, report) = core_db(Arc::new(FsStorage::open(dir.path()).unwrap()));
+    assert!(report.refused.is_empty(), "{:?}", report.refused);
+    assert_eq!(db.call("mentisdb_head", json!({"chain_key": "f"})).unwrap()["head_hash"], json!(next.hash));
+    let all = db.call("mentisdb_search", json!({"chain_key": "f"})).unwrap();
+    let contents: Vec<&str> = all["thoughts"].as_array().unwrap().iter().map(|t| t["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["kept one", "", "kept two", "", "after both"]);
+    assert!(!stored_anywhere(dir.path(), "alpha-7731") && !stored_anywhere(dir.path(), "beta-4402"));
+}
+
 fn only_chain_file(dir: &Path, ext: &str) -> std::path::PathBuf {
     let files: Vec<_> = std::fs::read_dir(dir.join("chains")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == ext)).collect();
     assert_eq!(files.len(), 1, "{files:?}");
