@@ -1,7 +1,7 @@
 //! Starting the daemon: open the data directory, verify every chain, bind
 //! the REST and MCP listeners on one shared [`MentisDb`].
 
-use crate::auth::AuthState;
+use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
 use mentisdb_core::{DbConfig, MentisDb, OpenReport, StorageError};
@@ -22,6 +22,9 @@ pub enum DaemonError {
     Storage(#[from] StorageError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    /// The token file cannot be read or parsed.
+    #[error("{0}")]
+    Tokens(String),
     /// The embedding model named by `--minilm-dir` cannot be used.
     #[error("embedding model: {0}")]
     Embedding(String),
@@ -113,8 +116,12 @@ pub async fn start(config: &Config) -> Result<RunningDaemon, DaemonError> {
 /// Starts both HTTP servers over an opened store.
 pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon, DaemonError> {
     config.validate()?;
-    let auth = AuthState::new(config.api_token.as_deref());
+    let auth = Arc::new(TokenStore::new(config.api_token.as_deref(), config.tokens_file.as_deref()).map_err(DaemonError::Tokens)?);
     let shutdown = CancellationToken::new();
+    auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
+    if !config.bind_host.is_loopback() && config.tls_cert.is_none() {
+        tracing::warn!(host = %config.bind_host, "binding a non-loopback address without TLS: tokens and memory cross the network in clear; set MENTISDB_TLS_CERT and MENTISDB_TLS_KEY");
+    }
     let rest_listener = bind(config.rest_addr()).await?;
     let mcp_listener = bind(config.mcp_addr()).await?;
     let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
