@@ -84,7 +84,8 @@ async fn main() -> ExitCode {
         }
     };
     println!("{} {summary}", running.listening_line());
-    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST at http://{}  MCP at http://{}/mcp", running.rest_addr, running.mcp_addr);
+    let scheme = running.scheme;
+    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST at {scheme}://{}  MCP at {scheme}://{}/mcp", running.rest_addr, running.mcp_addr);
     let token = running.shutdown_token();
     tokio::spawn(async move {
         shutdown_signal().await;
