@@ -20,7 +20,7 @@ const SKILL_FIELDS: &[&str] = &[
 ];
 const READ_FIELDS: &[&str] = &["skill_id", "version_id", "format", "source_format", "schema_version", "content", "status", "safety_warnings"];
 const VERSION_FIELDS: &[&str] = &[
-    "version_id", "version_number", "uploaded_at", "uploaded_by_agent_id", "uploaded_by_agent_name", "uploaded_by_agent_owner",
+    "version_id", "version_number", "uploaded_at", "uploaded_by_agent_id", "uploaded_by_agent_name", "uploaded_by_agent_owner", "uploaded_by_caller",
     "source_format", "content_hash", "schema_version",
 ];
 

@@ -1,61 +1,80 @@
-//! Optional bearer-token check shared by the REST and MCP servers.
+//! Authentication shared by the REST and MCP servers: the middleware that
+//! turns the bearer token into an [`Identity`] (HTTP 401 when it names no
+//! known token), and [`call_as`], the one way a transport runs a tool on
+//! behalf of an identity (the access rule of [`crate::tokens::authorize`],
+//! the call, the chain-list filter and the interaction log line).
 
+use crate::tokens::{authorize, filter_chain_list, Forbidden, Identity, TokenStore};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mentisdb_core::{MentisDb, ToolError};
+use serde_json::value::RawValue;
+use serde_json::Value;
 use std::sync::Arc;
+use std::time::Instant;
 
-/// The configured token, if any. `None` lets every request through.
-#[derive(Debug, Clone, Default)]
-pub struct AuthState {
-    token: Option<Arc<str>>,
-}
+/// The tokens both servers check.
+pub type AuthState = Arc<TokenStore>;
 
-impl AuthState {
-    pub fn new(token: Option<&str>) -> Self {
-        AuthState { token: token.map(Arc::from) }
-    }
-
-    /// Whether an `Authorization` header value carries the token.
-    pub fn accepts(&self, authorization: Option<&str>) -> bool {
-        let Some(token) = &self.token else { return true };
-        let Some(given) = authorization.and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))) else {
-            return false;
-        };
-        constant_time_eq(given.trim().as_bytes(), token.as_bytes())
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Middleware: 401 `{"error"}` unless the request carries the token.
-pub async fn require_token(State(auth): State<AuthState>, request: Request, next: Next) -> Response {
+/// Middleware: 401 `{"error"}` unless the request carries a known token;
+/// otherwise the [`Identity`] goes on as a request extension (MCP handlers
+/// find it in the request parts rmcp puts in their context).
+pub async fn require_token(State(auth): State<AuthState>, mut request: Request, next: Next) -> Response {
     let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    if auth.accepts(given) {
-        return next.run(request).await;
+    match auth.identify(given) {
+        Ok(identity) => {
+            request.extensions_mut().insert(identity);
+            next.run(request).await
+        }
+        Err(e) => {
+            let body = serde_json::json!({ "error": e.to_string() });
+            (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], Json(body)).into_response()
+        }
     }
-    let body = serde_json::json!({ "error": "missing or wrong API token: send 'Authorization: Bearer <MENTISDB_API_TOKEN>'" });
-    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], Json(body)).into_response()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Why a call made through [`call_as`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The identity may not make this call (HTTP 403).
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// The tool failed.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
 
-    #[test]
-    fn token_checks() {
-        assert!(AuthState::new(None).accepts(None));
-        let a = AuthState::new(Some("s3cret"));
-        assert!(a.accepts(Some("Bearer s3cret")));
-        assert!(!a.accepts(Some("Bearer s3cres")));
-        assert!(!a.accepts(Some("s3cret")));
-        assert!(!a.accepts(None));
+/// Runs `tool` for `who` and logs it with the caller's name. Quick reads
+/// run on the async worker (they only scan memory: microseconds to a few
+/// milliseconds); every other tool runs on the blocking pool: appends wait
+/// for their fsync, ranked queries may embed the query through a model.
+pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<Box<RawValue>, CallError> {
+    let started = Instant::now();
+    let caller_name = match &who {
+        Identity::Token(t) => Some(t.name.clone()),
+        Identity::Open => None,
+    };
+    let run = move || -> Result<Box<RawValue>, CallError> {
+        let caller = authorize(&db, &who, tool, &args)?;
+        let raw = db.call_raw_as(caller, tool, args)?;
+        Ok(if tool == "mentisdb_list_chains" { filter_chain_list(&who, raw) } else { raw })
+    };
+    let result = if mentisdb_core::dispatch::is_quick_read(tool) {
+        run()
+    } else {
+        tokio::task::spawn_blocking(run)
+            .await
+            .unwrap_or_else(|e| Err(ToolError::Storage(mentisdb_core::StorageError::Unavailable(format!("tool task failed: {e}"))).into()))
+    };
+    let micros = started.elapsed().as_micros() as u64;
+    let caller = caller_name.as_deref().unwrap_or("-");
+    match &result {
+        Ok(_) => tracing::info!(target: "mentisdb::interaction", tool, caller, micros, "ok"),
+        Err(CallError::Forbidden(e)) => tracing::info!(target: "mentisdb::interaction", tool, caller, micros, kind = "forbidden", error = %e, "refused"),
+        Err(CallError::Tool(e)) => tracing::info!(target: "mentisdb::interaction", tool, caller, micros, kind = e.kind().as_str(), error = %e, "error"),
     }
+    result
 }

@@ -42,10 +42,25 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_REST_PORT", default_value_t = 9472)]
     pub rest_port: u16,
 
-    /// Bearer token required on REST and MCP requests (`Authorization: Bearer <token>`).
-    /// Required when binding a non-loopback address.
+    /// Bearer token required on REST and MCP requests (`Authorization: Bearer <token>`):
+    /// one admin token for all chains, named `api-token`.
+    /// A token (this or MENTISDB_TOKENS_FILE) is required when binding a non-loopback address.
     #[arg(long, env = "MENTISDB_API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
+
+    /// Token file (TOML, or JSON when named *.json) of scoped tokens, stored
+    /// by SHA-256; reloaded on SIGHUP and when it changes. `mentisdbd token
+    /// add|list|revoke` edit it. Format: README.md, "Tokens and TLS".
+    #[arg(long, env = "MENTISDB_TOKENS_FILE", global = true)]
+    pub tokens_file: Option<PathBuf>,
+
+    /// PEM certificate chain: serve REST and MCP over HTTPS (with --tls-key).
+    #[arg(long, env = "MENTISDB_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "MENTISDB_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
 
     /// Largest accepted request body in bytes (larger bodies get HTTP 413).
     #[arg(long, env = "MENTISDB_MAX_BODY_BYTES", default_value_t = 1 << 20)]
@@ -82,8 +97,11 @@ fn parse_flag(s: &str) -> Result<bool, String> {
 #[non_exhaustive]
 pub enum ConfigError {
     /// A non-loopback bind without a token would expose memory to the network.
-    #[error("refusing to bind non-loopback address {host} without an API token: set MENTISDB_API_TOKEN=<secret> (or pass --api-token <secret>), or bind 127.0.0.1")]
+    #[error("refusing to bind non-loopback address {host} without an API token: set MENTISDB_API_TOKEN=<secret> (or --api-token), or MENTISDB_TOKENS_FILE (or --tokens-file), or bind 127.0.0.1")]
     TokenRequired { host: IpAddr },
+    /// Only one of the TLS certificate and key was given.
+    #[error("TLS needs both MENTISDB_TLS_CERT (--tls-cert) and MENTISDB_TLS_KEY (--tls-key); only {given} is set")]
+    TlsHalf { given: &'static str },
     /// No data directory was given and no home directory is known.
     #[error("no data directory: set MENTISDB_DIR (or --dir), or HOME so the default $HOME/.mentisdb can be used")]
     NoDataDir,
@@ -98,8 +116,13 @@ impl Config {
         if self.api_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return Err(ConfigError::EmptyToken);
         }
-        if !self.bind_host.is_loopback() && self.api_token.is_none() && !self.stdio {
+        if !self.bind_host.is_loopback() && self.api_token.is_none() && self.tokens_file.is_none() && !self.stdio {
             return Err(ConfigError::TokenRequired { host: self.bind_host });
+        }
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => return Err(ConfigError::TlsHalf { given: "the certificate" }),
+            (None, Some(_)) => return Err(ConfigError::TlsHalf { given: "the key" }),
+            _ => {}
         }
         Ok(())
     }
@@ -147,6 +170,16 @@ mod tests {
         let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0", "--api-token", "s3cret"]);
         assert_eq!(c.validate(), Ok(()));
         assert_eq!(Config::parse_from(["mentisdbd"]).validate(), Ok(()));
+        let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0", "--tokens-file", "t.toml"]);
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn tls_needs_both_files() {
+        let e = Config::parse_from(["mentisdbd", "--tls-cert", "c.pem"]).validate().unwrap_err();
+        assert!(e.to_string().contains("MENTISDB_TLS_KEY"), "{e}");
+        assert!(Config::parse_from(["mentisdbd", "--tls-key", "k.pem"]).validate().is_err());
+        assert_eq!(Config::parse_from(["mentisdbd", "--tls-cert", "c.pem", "--tls-key", "k.pem"]).validate(), Ok(()));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Starting the daemon: open the data directory, verify every chain, bind
 //! the REST and MCP listeners on one shared [`MentisDb`].
 
-use crate::auth::AuthState;
+use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
 use mentisdb_core::{DbConfig, MentisDb, OpenReport, StorageError};
@@ -22,6 +22,12 @@ pub enum DaemonError {
     Storage(#[from] StorageError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    /// The TLS certificate or key cannot be used.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The token file cannot be read or parsed.
+    #[error("{0}")]
+    Tokens(String),
     /// The embedding model named by `--minilm-dir` cannot be used.
     #[error("embedding model: {0}")]
     Embedding(String),
@@ -92,6 +98,8 @@ fn log_report(dir: &std::path::Path, report: &OpenReport) {
 pub struct RunningDaemon {
     pub rest_addr: SocketAddr,
     pub mcp_addr: SocketAddr,
+    /// `https` when serving TLS (MENTISDB_TLS_CERT/KEY), else `http`.
+    pub scheme: &'static str,
     pub db: Arc<MentisDb>,
     pub report: OpenReport,
     shutdown: CancellationToken,
@@ -113,26 +121,74 @@ pub async fn start(config: &Config) -> Result<RunningDaemon, DaemonError> {
 /// Starts both HTTP servers over an opened store.
 pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon, DaemonError> {
     config.validate()?;
-    let auth = AuthState::new(config.api_token.as_deref());
+    let auth = Arc::new(TokenStore::new(config.api_token.as_deref(), config.tokens_file.as_deref()).map_err(DaemonError::Tokens)?);
     let shutdown = CancellationToken::new();
+    auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
+    if !config.bind_host.is_loopback() && config.tls_cert.is_none() {
+        tracing::warn!(host = %config.bind_host, "binding a non-loopback address without TLS: tokens and memory cross the network in clear; set MENTISDB_TLS_CERT and MENTISDB_TLS_KEY");
+    }
     let rest_listener = bind(config.rest_addr()).await?;
     let mcp_listener = bind(config.mcp_addr()).await?;
     let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes);
     let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(tls_config(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let mut tasks = Vec::new();
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
-        let token = shutdown.clone();
-        tasks.push(tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(async move { token.cancelled().await }).await }));
+        tasks.push(tokio::spawn(serve_http(listener, app, tls.clone(), shutdown.clone())));
     }
-    Ok(RunningDaemon { rest_addr, mcp_addr, db: opened.db, report: opened.report, shutdown, tasks })
+    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks })
+}
+
+/// How long open connections (MCP event streams) may run on after a TLS
+/// server is asked to stop.
+const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serves `app` on `listener`, over TLS when `tls` is given, until `stop`.
+async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
+    let Some(tls) = tls else {
+        return axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
+    };
+    let handle = axum_server::Handle::new();
+    let on_stop = handle.clone();
+    tokio::spawn(async move {
+        stop.cancelled().await;
+        on_stop.graceful_shutdown(Some(TLS_DRAIN));
+    });
+    axum_server::from_tcp_rustls(listener.into_std()?, tls).handle(handle).serve(app.into_make_service()).await
+}
+
+/// The rustls server configuration (ring provider) of a PEM certificate
+/// chain and private key.
+fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<axum_server::tls_rustls::RustlsConfig, DaemonError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| DaemonError::Tls(format!("cannot read the certificate chain {} (MENTISDB_TLS_CERT): {e}", cert.display())))?;
+    if certs.is_empty() {
+        return Err(DaemonError::Tls(format!("{} (MENTISDB_TLS_CERT) holds no PEM certificate", cert.display())));
+    }
+    let private = PrivateKeyDer::from_pem_file(key).map_err(|e| DaemonError::Tls(format!("cannot read the private key {} (MENTISDB_TLS_KEY): {e}", key.display())))?;
+    let mut server = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| DaemonError::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, private)
+        .map_err(|e| DaemonError::Tls(format!("the certificate and key do not make a usable pair: {e}")))?;
+    server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(server)))
 }
 
 impl RunningDaemon {
     /// The machine-readable startup line tests and scripts look for.
     pub fn listening_line(&self) -> String {
-        format!("mentisdbd listening rest={} mcp={}", self.rest_addr, self.mcp_addr)
+        format!("mentisdbd listening rest={} mcp={} scheme={}", self.rest_addr, self.mcp_addr, self.scheme)
     }
 
     /// A handle that stops the servers when cancelled.

@@ -20,16 +20,20 @@
 //! ```
 //!
 //! Storage is [`FsStorage`] (crate `mentisdb-fs-storage`, shared with the
-//! WASI component: durable objects, group commit). Modules: [`config`]
+//! WASI component: durable objects, group commit). Modules: [`cli`]
+//! (subcommands such as `mentisdbd token add`), [`config`]
 //! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler),
-//! [`auth`] (bearer token), [`daemon`] (startup), [`host_env`] (clock, ids).
+//! [`auth`] (the token middleware and the one call path), [`tokens`]
+//! (token file, store, access rule), [`daemon`] (startup), [`host_env`] (clock, ids).
 
 pub mod auth;
+pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod host_env;
 pub mod mcp;
 pub mod rest;
+pub mod tokens;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{open_store, serve, start, DaemonError, OpenedStore, RunningDaemon};

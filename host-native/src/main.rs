@@ -1,6 +1,7 @@
 //! `mentisdbd`: see `mentisdbd --help` and host-native/README.md.
 
 use clap::Parser;
+use mentisdb_native::cli::Cli;
 use mentisdb_native::{daemon, mcp, Config};
 use std::process::ExitCode;
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
@@ -40,7 +41,10 @@ fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let config = Config::parse();
+    let Cli { command, config } = Cli::parse();
+    if let Some(command) = command {
+        return command.run(&config);
+    }
     let _log_writers = match init_logging(&config) {
         Ok(guards) => guards,
         Err(e) => {
@@ -80,7 +84,8 @@ async fn main() -> ExitCode {
         }
     };
     println!("{} {summary}", running.listening_line());
-    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST at http://{}  MCP at http://{}/mcp", running.rest_addr, running.mcp_addr);
+    let scheme = running.scheme;
+    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST at {scheme}://{}  MCP at {scheme}://{}/mcp", running.rest_addr, running.mcp_addr);
     let token = running.shutdown_token();
     tokio::spawn(async move {
         shutdown_signal().await;

@@ -7,7 +7,9 @@
 //! - `tools/list`: [`mentisdb_core::tool_specs`], each with its JSON Schema
 //!   and annotations (`readOnlyHint` for the read tools; no tool is
 //!   destructive or open-world).
-//! - `tools/call`: [`MentisDb::call_raw`]; the JSON result is returned as text
+//! - `tools/call`: [`crate::auth::call_as`] (the token's access rule, then
+//!   [`MentisDb::call_raw_as`]); a call the token may not make is an
+//!   `isError` result starting `403 forbidden:`. The JSON result is returned as text
 //!   content and as structured content. Tool failures are `isError: true`
 //!   results carrying the message; an unknown tool name is a JSON-RPC
 //!   invalid-params error (a protocol fault, per the MCP spec).
@@ -15,8 +17,8 @@
 //!   and the configured ones are refused with 403; `Host` must be loopback
 //!   when bound to loopback.
 
-use crate::auth::{require_token, AuthState};
-use crate::rest::call_tool;
+use crate::auth::{call_as, require_token, AuthState, CallError};
+use crate::tokens::Identity;
 use axum::Router;
 use mentisdb_core::{tool_specs, MentisDb, ToolError};
 use rmcp::model::{
@@ -84,8 +86,10 @@ impl MentisMcp {
     }
 }
 
-/// The one mapping from a tool outcome to an MCP result.
-fn to_mcp_result(result: Result<Box<RawValue>, ToolError>) -> Result<CallToolResult, ErrorData> {
+/// The one mapping from a tool outcome to an MCP result. A refused call is
+/// an `isError` result whose text starts with `403 forbidden:`, so agents
+/// can read why.
+fn to_mcp_result(result: Result<Box<RawValue>, CallError>) -> Result<CallToolResult, ErrorData> {
     match result {
         Ok(raw) => {
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| ErrorData::internal_error(format!("tool result is not JSON: {e}"), None))?;
@@ -93,7 +97,8 @@ fn to_mcp_result(result: Result<Box<RawValue>, ToolError>) -> Result<CallToolRes
             r.structured_content = Some(value);
             Ok(r)
         }
-        Err(ToolError::UnknownTool(name)) => Err(ErrorData::invalid_params(format!("unknown tool '{name}'; call tools/list for the tool names"), None)),
+        Err(CallError::Forbidden(f)) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("403 forbidden: {f}"))])),
+        Err(CallError::Tool(ToolError::UnknownTool(name))) => Err(ErrorData::invalid_params(format!("unknown tool '{name}'; call tools/list for the tool names"), None)),
         Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())])),
     }
 }
@@ -109,7 +114,7 @@ impl ServerHandler for MentisMcp {
         Ok(ListToolsResult::with_all_items((*self.tools).clone()))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.tools.iter().find(|t| t.name == request.name) else {
             return Err(ErrorData::invalid_params(format!("unknown tool '{}'; call tools/list for the tool names", request.name), None));
         };
@@ -118,7 +123,13 @@ impl ServerHandler for MentisMcp {
             Cow::Owned(_) => unreachable!("tool names are static"),
         };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        to_mcp_result(call_tool(self.db.clone(), name, args).await).map(CallToolResponse::from)
+        // Over HTTP the auth middleware put the caller in the request parts;
+        // stdio has no parts and no tokens (a local process).
+        let who = match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => parts.extensions.get::<Identity>().cloned().ok_or_else(|| ErrorData::internal_error("request reached MCP without passing the token check", None))?,
+            None => Identity::Open,
+        };
+        to_mcp_result(call_as(self.db.clone(), who, name, args).await).map(CallToolResponse::from)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -237,9 +248,12 @@ mod tests {
 
     #[test]
     fn tool_failures_are_error_results() {
-        let r = to_mcp_result(Err(ToolError::NotFound("no such thought".into()))).unwrap();
+        let r = to_mcp_result(Err(ToolError::NotFound("no such thought".into()).into())).unwrap();
         assert_eq!(r.is_error, Some(true));
-        assert!(to_mcp_result(Err(ToolError::UnknownTool("x".into()))).is_err());
+        assert!(to_mcp_result(Err(ToolError::UnknownTool("x".into()).into())).is_err());
+        let r = to_mcp_result(Err(crate::tokens::Forbidden("token 't' lacks scope 'admin'".into()).into())).unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(format!("{:?}", r.content).contains("403 forbidden: token 't' lacks scope 'admin'"));
         let ok = to_mcp_result(Ok(RawValue::from_string(r#"{"a":1}"#.to_string()).unwrap())).unwrap();
         assert_eq!(ok.structured_content, Some(serde_json::json!({"a": 1})));
     }

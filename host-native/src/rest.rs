@@ -1,15 +1,17 @@
 //! The REST server: one route table mapping `METHOD path` to a tool name.
 //!
-//! Every route calls [`MentisDb::call`] with the JSON body (POST) or the
+//! Every route calls [`crate::auth::call_as`] (access rule, then
+//! [`MentisDb::call_raw_as`]) with the JSON body (POST) or the
 //! query string (GET) as arguments; no tool logic lives here. Errors of any
 //! kind (tool errors, malformed JSON, wrong content type, oversized bodies,
 //! unknown paths) leave through [`ApiError`], the one place that turns a
 //! failure into a `{"error": "..."}` JSON response.
 
-use crate::auth::{require_token, AuthState};
+use crate::auth::{call_as, require_token, AuthState, CallError};
+use crate::tokens::Identity;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
@@ -19,7 +21,6 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// How a route's tool result becomes a response body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +120,16 @@ impl From<ToolError> for ApiError {
     }
 }
 
+impl From<CallError> for ApiError {
+    /// A refused call is 403; a tool failure as [`ToolError`] says.
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Forbidden(f) => ApiError::new(StatusCode::FORBIDDEN, f.0),
+            CallError::Tool(t) => t.into(),
+        }
+    }
+}
+
 impl From<BytesRejection> for ApiError {
     fn from(r: BytesRejection) -> Self {
         let status = r.status();
@@ -141,27 +152,6 @@ impl From<QueryRejection> for ApiError {
 #[derive(Clone)]
 pub struct RestState {
     pub db: Arc<MentisDb>,
-}
-
-/// Runs a tool and logs it. Quick reads run on the async worker (they only
-/// scan memory: microseconds to a few milliseconds); every other tool runs on
-/// the blocking pool: appends wait for their fsync, ranked queries may embed
-/// the query through a model.
-pub async fn call_tool(db: Arc<MentisDb>, tool: &'static str, args: Value) -> Result<Box<RawValue>, ToolError> {
-    let started = Instant::now();
-    let result = if mentisdb_core::dispatch::is_quick_read(tool) {
-        db.call_raw(tool, args)
-    } else {
-        tokio::task::spawn_blocking(move || db.call_raw(tool, args))
-            .await
-            .unwrap_or_else(|e| Err(ToolError::Storage(mentisdb_core::StorageError::Unavailable(format!("tool task failed: {e}")))))
-    };
-    let micros = started.elapsed().as_micros() as u64;
-    match &result {
-        Ok(_) => tracing::info!(target: "mentisdb::interaction", tool, micros, "ok"),
-        Err(e) => tracing::info!(target: "mentisdb::interaction", tool, micros, kind = e.kind().as_str(), error = %e, "error"),
-    }
-    result
 }
 
 /// Parses a POST body: empty means no arguments; otherwise it must be JSON.
@@ -198,16 +188,16 @@ fn reply(route: &Route, raw: Box<RawValue>) -> Result<Response, ApiError> {
 
 fn method_router(route: Route) -> MethodRouter<RestState> {
     if route.method == "GET" {
-        get(move |State(st): State<RestState>, query: Result<Query<BTreeMap<String, String>>, QueryRejection>| async move {
+        get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, query: Result<Query<BTreeMap<String, String>>, QueryRejection>| async move {
             let Query(query) = query?;
             let args = if query.is_empty() { Value::Null } else { Value::Object(query.into_iter().map(|(k, v)| (k, Value::String(v))).collect::<Map<_, _>>()) };
-            let value = call_tool(st.db, route.tool, args).await?;
+            let value = call_as(st.db, who, route.tool, args).await?;
             reply(&route, value)
         })
     } else {
-        post(move |State(st): State<RestState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+        post(move |State(st): State<RestState>, Extension(who): Extension<Identity>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
             let args = parse_body(&headers, &body?)?;
-            let value = call_tool(st.db, route.tool, args).await?;
+            let value = call_as(st.db, who, route.tool, args).await?;
             reply(&route, value)
         })
     }

@@ -15,12 +15,12 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!(read "mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs => AgentListReply, list_agents),
     tool!(read "mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs => AgentReply, get_agent),
     tool!(read "mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs => AgentRegistryReply, list_registry),
-    tool!("mentisdb_upsert_agent", "Create or update an agent registry record (display name, owner, description, status active/revoked). Creates the chain on first use.", UpsertArgs => AgentReply, upsert_agent),
-    tool!("mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs => AgentReply, set_description),
-    tool!("mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs => AgentReply, add_alias),
-    tool!("mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs => AgentReply, add_key),
-    tool!("mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs => AgentReply, revoke_key),
-    tool!("mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs => AgentReply, disable_agent),
+    tool!(admin "mentisdb_upsert_agent", "Create or update an agent registry record (display name, owner, description, status active/revoked). Creates the chain on first use.", UpsertArgs => AgentReply, upsert_agent),
+    tool!(admin "mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs => AgentReply, set_description),
+    tool!(admin "mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs => AgentReply, add_alias),
+    tool!(admin "mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs => AgentReply, add_key),
+    tool!(admin "mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs => AgentReply, revoke_key),
+    tool!(admin "mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs => AgentReply, disable_agent),
 ];
 
 /// A chain and an agent.

@@ -12,6 +12,7 @@
 //! [`MentisDb::call`] parses it into a `Value` for the others. Tools marked
 //! read-only never write or wait on storage, so a host may run them inline.
 
+mod access;
 mod agent_tools;
 mod graph_mode;
 mod locator;
@@ -20,6 +21,7 @@ pub mod replies;
 mod skill_tools;
 mod thought_tools;
 
+pub use access::{access_of, call_scope, Access, CallScope, Caller, Reach};
 pub use graph_mode::GraphMode;
 
 use crate::db::MentisDb;
@@ -34,18 +36,26 @@ use serde_json::Value;
 #[derive(Debug, Default, serde::Deserialize, JsonSchema)]
 pub struct NoArgs {}
 
-/// One tool: its name, description, argument and reply schemas and handler.
+/// A tool's handler: the database, who is calling (hosts with tokens) and the arguments.
+type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<Box<RawValue>, ToolError>;
+
+/// One tool: its name, description, access class, reach, argument and reply
+/// schemas and handler.
 #[derive(Clone, Copy)]
 pub struct ToolDef {
     /// MCP tool name, e.g. `mentisdb_append`.
     pub name: &'static str,
     /// One-paragraph description for agents.
     pub description: &'static str,
-    /// Never writes or waits on storage (reads memory only).
+    /// Never writes or waits on storage (reads memory only): the [`Access::Read`] tools.
     pub read_only: bool,
+    /// The scope a caller needs (hosts with scoped tokens check it).
+    pub access: Access,
+    /// What the tool touches: its chain, the daemon only, or both.
+    pub reach: Reach,
     schema: fn() -> Value,
     reply_schema: fn() -> Value,
-    call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>,
+    call: Handler,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -65,6 +75,10 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// Never writes or waits on storage (MCP `readOnlyHint`).
     pub read_only: bool,
+    /// The scope a caller needs: `read`, `write` or `admin`.
+    pub access: Access,
+    /// What the tool touches: its chain, the daemon only, or both.
+    pub reach: Reach,
     /// JSON Schema of the result: the tool's reply type in [`replies`].
     /// Not served (`tools/list` and `list-tools` are unchanged); the drift
     /// test compares it with the hosts' TypeScript and WIT declarations.
@@ -75,33 +89,41 @@ pub struct ToolSpec {
 /// Builds a [`ToolDef`] from an argument type, its reply type (in
 /// [`replies`]) and a handler taking the arguments and returning the reply,
 /// or the reply already serialized with [`raw`] while borrowed data is
-/// locked; `tool!(read ...)` marks a read-only tool.
+/// locked. The first word is the tool's [`Access`] class: `tool!(read ...)`
+/// (read-only), `tool!(admin ...)`, and no word for a write. A trailing
+/// `, caller` passes the handler the [`Caller`] too: `handler(db, caller, args)`.
 macro_rules! tool {
-    (read $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
-        $crate::dispatch::tool!(@def true, $name, $desc, $args, $reply, $handler)
-    };
-    ($name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
-        $crate::dispatch::tool!(@def false, $name, $desc, $args, $reply, $handler)
-    };
-    (@def $read_only:expr, $name:literal, $desc:expr, $args:ty, $reply:ty, $handler:path) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $read_only, $crate::dispatch::schema_of::<$args>, $crate::dispatch::schema_of::<$reply>, |db, v| {
+    (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, $crate::dispatch::schema_of::<$reply>, |db, _caller, v| {
             $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
+    (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path, caller) => {
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, $crate::dispatch::schema_of::<$reply>, |db, caller, v| {
+            $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
+        })
+    };
+    (read $($rest:tt)+) => { $crate::dispatch::tool!(@def Read, $($rest)+) };
+    (admin $($rest:tt)+) => { $crate::dispatch::tool!(@def Admin, $($rest)+) };
+    ($name:literal, $($rest:tt)+) => { $crate::dispatch::tool!(@def Write, $name, $($rest)+) };
 }
 pub(crate) use tool;
 
 impl ToolDef {
     #[doc(hidden)]
-    pub const fn new(
-        name: &'static str,
-        description: &'static str,
-        read_only: bool,
-        schema: fn() -> Value,
-        reply_schema: fn() -> Value,
-        call: fn(&MentisDb, Value) -> Result<Box<RawValue>, ToolError>,
-    ) -> Self {
-        ToolDef { name, description, read_only, schema, reply_schema, call }
+    pub const fn new(name: &'static str, description: &'static str, access: Access, schema: fn() -> Value, reply_schema: fn() -> Value, call: Handler) -> Self {
+        let read_only = matches!(access, Access::Read);
+        ToolDef { name, description, read_only, access, reach: Reach::Chain, schema, reply_schema, call }
+    }
+
+    /// The same tool, touching no chain (`mentisdb_list_chains`, skill reads).
+    pub(crate) const fn daemon_wide(self) -> Self {
+        ToolDef { reach: Reach::DaemonWide, ..self }
+    }
+
+    /// The same tool, touching its chain and the daemon-wide skill registry.
+    pub(crate) const fn with_skills(self) -> Self {
+        ToolDef { reach: Reach::ChainAndSkills, ..self }
     }
 }
 
@@ -121,7 +143,7 @@ fn families() -> [&'static [ToolDef]; 4] {
     [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS]
 }
 
-fn find(name: &str) -> Option<&'static ToolDef> {
+pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
     families().into_iter().flat_map(|f| f.iter()).find(|t| t.name == name)
 }
 
@@ -135,6 +157,8 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             description: t.description,
             input_schema: (t.schema)(),
             read_only: t.read_only,
+            access: t.access,
+            reach: t.reach,
             output_schema: (t.reply_schema)(),
         })
         .collect()
@@ -182,8 +206,16 @@ impl MentisDb {
 
     /// [`MentisDb::call`], returning the result as the JSON text it was serialized to.
     pub fn call_raw(&self, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
+        self.call_raw_as(None, tool, args)
+    }
+
+    /// [`MentisDb::call_raw`] on behalf of an authenticated caller (a host's
+    /// token name): skill uploads record it and the skill ownership rule
+    /// checks it. `None` is an unauthenticated host (stdio, browser, WASI).
+    /// Access is the host's to check ([`access_of`], [`call_scope`]).
+    pub fn call_raw_as(&self, caller: Option<Caller<'_>>, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
         let def = find(tool).ok_or_else(|| ToolError::UnknownTool(truncate_chars(tool, MAX_ECHO_CHARS).to_string()))?;
-        (def.call)(self, args)
+        (def.call)(self, caller, args)
     }
 
     /// Like [`MentisDb::call`] with the arguments as JSON text.

@@ -9,13 +9,17 @@
 //!         u64 uploaded_at_millis (i64 bits), str agent_id, str agent_name,
 //!         opt<str> agent_owner, u8 source_format (1 markdown, 2 json), str content,
 //!         opt<(str signing_key_id, bytes skill_signature)>
+//!         [event version 2 only: str caller]
 //! status: u8 kind=2, u32 event version=1, str skill_id,
 //!         u8 status (1 active, 2 deprecated, 3 revoked), opt<str> reason,
 //!         u64 changed_at_millis (i64 bits), str agent_id,
 //!         opt<(str signing_key_id, bytes status_signature)>
 //! ```
 //! (an optional signature is one flag byte 0/1, then the key id and the
-//! signature bytes).
+//! signature bytes). An upload made through an authenticated host (a token
+//! name, [`crate::dispatch::Caller`]) is written as event version 2 with the
+//! caller's name last; one without a caller is still written as version 1,
+//! byte-identical to logs written before callers existed, and both decode.
 //!
 //! Uploads carry the full content bytes, so any version reads back
 //! byte-identical and replay is linear in the log size. A torn tail (an
@@ -29,6 +33,8 @@ use crate::canonical::{DecodeError, Decoder, Encoder};
 /// Magic at the start of the log object.
 pub const LOG_MAGIC: &[u8; 8] = b"MDBSKILL";
 const EVENT_VERSION: u32 = 1;
+/// An upload that records its authenticated caller.
+const UPLOAD_WITH_CALLER_VERSION: u32 = 2;
 
 /// One persisted registry event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +59,8 @@ pub enum SkillEvent {
         content: String,
         /// The key and Ed25519 signature over `content`, when the upload was signed.
         signature: Option<(String, Vec<u8>)>,
+        /// The authenticated caller (a host's token name), when there was one.
+        caller: Option<String>,
     },
     /// A lifecycle change.
     Status {
@@ -83,9 +91,9 @@ impl SkillEvent {
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Encoder::default();
         match self {
-            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature } => {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature, caller } => {
                 e.u8(1);
-                e.u32(EVENT_VERSION);
+                e.u32(if caller.is_some() { UPLOAD_WITH_CALLER_VERSION } else { EVENT_VERSION });
                 e.str(skill_id);
                 e.str(version_id);
                 e.u64(*uploaded_at_millis as u64);
@@ -95,6 +103,9 @@ impl SkillEvent {
                 e.u8(source_format.code());
                 e.str(content);
                 encode_signature(&mut e, signature);
+                if let Some(caller) = caller {
+                    e.str(caller);
+                }
             }
             SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
                 e.u8(2);
@@ -116,7 +127,7 @@ impl SkillEvent {
         let mut d = Decoder::new(payload);
         let kind = d.u8()?;
         let version = d.u32()?;
-        if version != EVENT_VERSION {
+        if !(version == EVENT_VERSION || (kind == 1 && version == UPLOAD_WITH_CALLER_VERSION)) {
             return Err(EventDecodeError::Version(version));
         }
         let ev = match kind {
@@ -130,6 +141,7 @@ impl SkillEvent {
                 source_format: SkillFormat::from_code(d.u8()?).ok_or(EventDecodeError::FormatCode)?,
                 content: d.str()?,
                 signature: decode_signature(&mut d)?,
+                caller: if version == UPLOAD_WITH_CALLER_VERSION { Some(d.str()?) } else { None },
             },
             2 => SkillEvent::Status {
                 skill_id: d.str()?,
@@ -256,6 +268,7 @@ mod tests {
                 source_format: SkillFormat::Json,
                 content: "{\"name\":\"ü\"}\r\n".into(),
                 signature: Some(("k1".into(), vec![7; 64])),
+                caller: None,
             },
             SkillEvent::Upload {
                 skill_id: "s".into(),
@@ -267,6 +280,7 @@ mod tests {
                 source_format: SkillFormat::Markdown,
                 content: String::new(),
                 signature: None,
+                caller: Some("ci-bot".into()),
             },
             SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: "a".into(), signature: None },
             SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Deprecated, reason: Some("r".into()), changed_at_millis: 9, agent_id: "a".into(), signature: Some(("k".into(), vec![1; 64])) },
@@ -288,6 +302,46 @@ mod tests {
         assert_eq!(d.events, events());
         assert_eq!(d.valid_len, b.len());
         assert_eq!(d.corruption, None);
+    }
+
+    /// A log written before uploads recorded their caller (event version 1,
+    /// built here field by field) still decodes, and an upload without a
+    /// caller is still written byte for byte as it was.
+    #[test]
+    fn old_format_uploads_still_decode() {
+        let mut e = Encoder::default();
+        e.u8(1);
+        e.u32(1);
+        for field in ["s", "v1"] {
+            e.str(field);
+        }
+        e.u64(42);
+        e.str("a");
+        e.str("A");
+        e.opt_str(None);
+        e.u8(SkillFormat::Markdown.code());
+        e.str("# S");
+        e.u8(0);
+        let mut old = LOG_MAGIC.to_vec();
+        push_frame(&mut old, &e.buf);
+        let d = decode_log(&old);
+        assert_eq!(d.corruption, None);
+        let ev = SkillEvent::Upload {
+            skill_id: "s".into(),
+            version_id: "v1".into(),
+            uploaded_at_millis: 42,
+            agent_id: "a".into(),
+            agent_name: "A".into(),
+            agent_owner: None,
+            source_format: SkillFormat::Markdown,
+            content: "# S".into(),
+            signature: None,
+            caller: None,
+        };
+        assert_eq!(d.events, vec![ev.clone()]);
+        assert_eq!(ev.encode(), old[LOG_MAGIC.len()..]);
+        let SkillEvent::Upload { caller, .. } = &decode_log(&log_bytes()).events[1] else { panic!("an upload") };
+        assert_eq!(caller.as_deref(), Some("ci-bot"), "version 2 carries the caller");
     }
 
     #[test]

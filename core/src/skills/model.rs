@@ -117,6 +117,8 @@ pub struct SkillVersion {
     pub uploaded_by_agent_name: String,
     /// The uploading agent's owner, if any.
     pub uploaded_by_agent_owner: Option<String>,
+    /// The authenticated caller of the upload (a host's token name), if any.
+    pub uploaded_by_caller: Option<String>,
     /// The format the content was uploaded in.
     pub source_format: SkillFormat,
     /// SHA-256 of the content bytes, lowercase hex.

@@ -34,6 +34,8 @@ pub struct NewVersion<'a> {
     pub content: &'a str,
     /// Key id and signature, already verified by the caller.
     pub signature: Option<(String, Vec<u8>)>,
+    /// The authenticated caller (a host's token), recorded on the version.
+    pub caller: Option<crate::dispatch::Caller<'a>>,
     /// Fresh id of the version.
     pub version_id: String,
     /// Upload time, epoch milliseconds.
@@ -124,10 +126,24 @@ impl SkillRegistry {
         }
     }
 
+    /// Whether `caller` may add a version to `skill`: when the creator's
+    /// upload had an authenticated caller (a token name), new versions must
+    /// come from that same caller or from an admin token. Uploads of skills
+    /// created without a caller are not restricted by caller.
+    fn check_caller(skill: &Skill, caller: Option<crate::dispatch::Caller<'_>>, actor: &Actor) -> Result<(), SkillError> {
+        let Some(creator) = &skill.first().uploaded_by_caller else { return Ok(()) };
+        if caller.is_some_and(|c| c.admin || c.name == creator) {
+            return Ok(());
+        }
+        let given = caller.map(|c| format!("token '{}'", c.name)).unwrap_or_else(|| "a call without a token".into());
+        let owner_rule = format!("the skill was created through token '{creator}'; new versions must come from that token or an admin token, not {given}");
+        Err(SkillError::NotOwner { agent_id: actor.agent_id.clone(), skill_id: skill.skill_id.clone(), action: "add a version to", owner_rule })
+    }
+
     /// Validates an upload by `actor` and returns the event to persist with
     /// the parsed document.
     pub fn prepare_upload(&self, actor: &Actor, new: NewVersion<'_>) -> Result<(SkillEvent, SkillDocument), SkillError> {
-        let NewVersion { skill_id, format, content, signature, version_id, now_millis } = new;
+        let NewVersion { skill_id, format, content, signature, version_id, now_millis, caller } = new;
         let doc = document::parse(format, content, skill_id).map_err(|error| SkillError::InvalidContent { format: format.as_str(), error })?;
         let skill_id = match skill_id {
             Some(id) => id.to_string(),
@@ -141,6 +157,7 @@ impl SkillRegistry {
                 return Err(SkillError::Revoked { skill_id, action: "given new versions" });
             }
             Self::check_owner(skill, actor, "add a version to")?;
+            Self::check_caller(skill, caller, actor)?;
         }
         let ev = SkillEvent::Upload {
             skill_id,
@@ -152,6 +169,7 @@ impl SkillRegistry {
             source_format: format,
             content: content.to_string(),
             signature,
+            caller: caller.map(|c| c.name.to_string()),
         };
         Ok((ev, doc))
     }
@@ -178,7 +196,7 @@ impl SkillRegistry {
     /// refused with a reason and leaves the registry unchanged.
     pub fn apply(&mut self, ev: SkillEvent, parsed: Option<SkillDocument>) -> Result<(), UnknownSkill> {
         match ev {
-            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature } => {
+            SkillEvent::Upload { skill_id, version_id, uploaded_at_millis, agent_id, agent_name, agent_owner, source_format, content, signature, caller } => {
                 let document = match parsed {
                     Some(d) => d,
                     None => document::parse(source_format, &content, Some(&skill_id)).unwrap_or_else(|_| SkillDocument {
@@ -200,6 +218,7 @@ impl SkillRegistry {
                     uploaded_by_agent_id: agent_id.clone(),
                     uploaded_by_agent_name: agent_name,
                     uploaded_by_agent_owner: agent_owner,
+                    uploaded_by_caller: caller,
                     source_format,
                     content_hash: content_hash(&content),
                     content,
@@ -264,13 +283,18 @@ impl SkillRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::Caller;
 
     fn actor(id: &str, owner: Option<&str>) -> Actor {
         Actor { agent_id: id.into(), agent_name: id.to_uppercase(), agent_owner: owner.map(Into::into) }
     }
 
     fn upload(reg: &mut SkillRegistry, id: Option<&str>, a: &Actor, content: &str, n: i64) -> Result<String, SkillError> {
-        let new = NewVersion { skill_id: id, format: SkillFormat::Markdown, content, signature: None, version_id: format!("v{n}"), now_millis: n };
+        upload_as(reg, None, id, a, content, n)
+    }
+
+    fn upload_as(reg: &mut SkillRegistry, caller: Option<Caller<'_>>, id: Option<&str>, a: &Actor, content: &str, n: i64) -> Result<String, SkillError> {
+        let new = NewVersion { skill_id: id, format: SkillFormat::Markdown, content, signature: None, version_id: format!("v{n}"), now_millis: n, caller };
         let (ev, doc) = reg.prepare_upload(a, new)?;
         let sid = ev.skill_id().to_string();
         reg.apply(ev, Some(doc)).unwrap();
@@ -302,6 +326,23 @@ mod tests {
         let e = upload(&mut reg, Some("solo"), &actor("carol", None), "# Solo\n", 5).unwrap_err();
         assert!(e.to_string().contains("has no agent_owner, so only that agent may"), "{e}");
         upload(&mut reg, Some("solo"), &actor("bob", None), "# Solo 2\n", 6).unwrap();
+    }
+
+    #[test]
+    fn a_skill_created_through_a_token_takes_versions_from_that_token_or_an_admin() {
+        let mut reg = SkillRegistry::new();
+        let a = actor("a", Some("o"));
+        let token = |name, admin| Some(Caller { name, admin });
+        upload_as(&mut reg, token("ci", false), Some("s"), &a, "# S\n", 1).unwrap();
+        assert_eq!(reg.get("s").unwrap().first().uploaded_by_caller.as_deref(), Some("ci"));
+        upload_as(&mut reg, token("ci", false), Some("s"), &a, "# S\n2\n", 2).unwrap();
+        let e = upload_as(&mut reg, token("other", false), Some("s"), &a, "# S\n3\n", 3).unwrap_err();
+        assert!(e.to_string().contains("created through token 'ci'") && e.to_string().contains("not token 'other'"), "{e}");
+        assert!(upload_as(&mut reg, None, Some("s"), &a, "# S\n3\n", 3).unwrap_err().to_string().contains("not a call without a token"));
+        upload_as(&mut reg, token("root", true), Some("s"), &a, "# S\n3\n", 3).unwrap();
+        // Skills created without a token are not restricted by caller.
+        upload(&mut reg, Some("t"), &a, "# T\n", 4).unwrap();
+        upload_as(&mut reg, token("anyone", false), Some("t"), &a, "# T\n2\n", 5).unwrap();
     }
 
     #[test]

@@ -43,6 +43,11 @@ struct Args {
     /// Data directory for the in-process daemon (default: a temp dir).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
+    /// In-process daemon with scoped tokens on: a token file of 20 tokens,
+    /// requests carry a `write` token for `bench-*` (compare with a run
+    /// without it for the cost of the check).
+    #[arg(long)]
+    scoped_tokens: bool,
     /// Also time the same search through `MentisDb::call` directly (no HTTP),
     /// single-threaded, to separate engine cost from transport cost.
     #[arg(long)]
@@ -165,7 +170,7 @@ fn report(name: &str, clients: usize, mut o: Outcome) {
 
 #[tokio::main]
 async fn main() {
-    let args = Args::parse();
+    let mut args = Args::parse();
     let mut _temp = None;
     let mut _daemon = None;
     let base = match &args.url {
@@ -180,8 +185,18 @@ async fn main() {
                     p
                 }
             };
-            let config = mentisdb_native::Config::for_dir(&dir);
+            let mut config = mentisdb_native::Config::for_dir(&dir);
+            if args.scoped_tokens {
+                use mentisdb_native::tokens::add_token;
+                let file = dir.join("bench-tokens.toml");
+                for i in 0..19 {
+                    add_token(&file, &format!("filler-{i}"), mentisdb_core::dispatch::Access::Read, &[format!("other-{i}-*")]).expect("token file");
+                }
+                args.token = Some(add_token(&file, "bench", mentisdb_core::dispatch::Access::Write, &["bench-*".to_string()]).expect("token file"));
+                config.tokens_file = Some(file);
+            }
             let d = mentisdb_native::start(&config).await.expect("start in-process daemon");
+            println!("scoped tokens: {}", if args.scoped_tokens { "on (20 tokens, write on bench-*)" } else { "off" });
             println!("in-process daemon: rest={} dir={} (file storage, fsync per acknowledged append, group commit)", d.rest_addr, dir.display());
             let url = format!("http://{}", d.rest_addr);
             _daemon = Some(d);

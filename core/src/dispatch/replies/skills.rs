@@ -145,6 +145,8 @@ pub struct SkillVersionEntry<'a> {
     pub uploaded_by_agent_name: &'a str,
     /// Uploading agent's owner label.
     pub uploaded_by_agent_owner: Option<&'a str>,
+    /// The authenticated caller (the daemon token's name) of the upload, if any.
+    pub uploaded_by_caller: Option<&'a str>,
     /// `markdown` or `json`.
     pub source_format: &'static str,
     /// SHA-256 of the content bytes, lowercase hex.
@@ -166,6 +168,7 @@ impl<'a> From<&'a SkillVersion> for SkillVersionEntry<'a> {
             uploaded_by_agent_id: &v.uploaded_by_agent_id,
             uploaded_by_agent_name: &v.uploaded_by_agent_name,
             uploaded_by_agent_owner: v.uploaded_by_agent_owner.as_deref(),
+            uploaded_by_caller: v.uploaded_by_caller.as_deref(),
             source_format: v.source_format.as_str(),
             content_hash: &v.content_hash,
             schema_version: v.document.schema_version,

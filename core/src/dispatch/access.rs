@@ -1,0 +1,166 @@
+//! Who may call a tool, and what a call touches: the classification every
+//! host with scoped tokens checks (`mentisdbd`'s `tokens` module).
+//!
+//! Each tool's [`Access`] class and [`Reach`] are fields of its row in the
+//! tool tables, so a new tool is classified where it is declared.
+//! [`call_scope`] names what one call touches: the chain its `chain_key`
+//! argument names (the default chain when omitted), the daemon only, or both.
+
+use super::find;
+use crate::db::MentisDb;
+use crate::named_enum::named_enum;
+use serde_json::Value;
+
+named_enum! {
+    /// The scope a tool needs. Scopes form a hierarchy: a token with
+    /// `admin` may do what `write` may, and `write` what `read` may
+    /// (the derived order: `Read < Write < Admin`).
+    pub enum Access("scope", IgnoreCase) {
+        /// Reads only (the `read_only` tools).
+        Read = "read",
+        /// Appends, bootstrap, retrospectives, skill uploads.
+        Write = "write",
+        /// Agent registry edits, key changes and skill lifecycle changes.
+        Admin = "admin",
+    }
+}
+
+impl Access {
+    /// Whether a holder of `self` may do what `needed` requires.
+    pub fn covers(self, needed: Access) -> bool {
+        self >= needed
+    }
+}
+
+/// What a tool touches, whatever its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reach {
+    /// The chain its `chain_key` names (the default chain when omitted).
+    Chain,
+    /// No chain: daemon-wide (`mentisdb_list_chains`, skill reads).
+    DaemonWide,
+    /// Its chain (whose agent registry authenticates the agent) and the
+    /// daemon-wide skill registry: skill uploads and lifecycle changes.
+    ChainAndSkills,
+}
+
+/// What one call touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallScope {
+    /// One chain.
+    Chain(String),
+    /// No chain: the daemon as a whole.
+    DaemonWide,
+    /// One chain and the daemon-wide skill registry.
+    ChainAndSkills(String),
+}
+
+impl CallScope {
+    /// The chain the call touches, if any.
+    pub fn chain(&self) -> Option<&str> {
+        match self {
+            CallScope::Chain(k) | CallScope::ChainAndSkills(k) => Some(k),
+            CallScope::DaemonWide => None,
+        }
+    }
+
+    /// Whether the call touches state shared by every chain.
+    pub fn is_daemon_wide(&self) -> bool {
+        !matches!(self, CallScope::Chain(_))
+    }
+}
+
+/// An authenticated caller, as a host with tokens names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller<'a> {
+    /// The token's name (recorded on skill versions it uploads).
+    pub name: &'a str,
+    /// Whether the token has admin scope over the call (lets it add versions
+    /// to a skill first uploaded by another caller).
+    pub admin: bool,
+}
+
+/// The access class of `tool`, or `None` for an unknown tool.
+pub fn access_of(tool: &str) -> Option<Access> {
+    find(tool).map(|t| t.access)
+}
+
+/// What calling `tool` with `args` touches, or `None` for an unknown tool.
+/// The chain is the `chain_key` argument as the tool resolves it (trimmed;
+/// the default chain when omitted or empty); a `chain_key` that is not a
+/// string is named by its JSON text (the call fails on it anyway).
+pub fn call_scope(db: &MentisDb, tool: &str, args: &Value) -> Option<CallScope> {
+    let def = find(tool)?;
+    let chain = || match args.get("chain_key") {
+        None | Some(Value::Null) => db.config().default_chain_key.clone(),
+        Some(Value::String(k)) if k.trim().is_empty() => db.config().default_chain_key.clone(),
+        Some(Value::String(k)) => k.trim().to_string(),
+        Some(other) => other.to_string(),
+    };
+    Some(match def.reach {
+        Reach::Chain => CallScope::Chain(chain()),
+        Reach::DaemonWide => CallScope::DaemonWide,
+        Reach::ChainAndSkills => CallScope::ChainAndSkills(chain()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::tool_specs;
+    use serde_json::json;
+
+    /// The access table of README.md ("Tokens and TLS") is the contract:
+    /// every tool has the class and reach it lists, and it lists every tool.
+    #[test]
+    fn every_tool_has_the_class_the_readme_lists() {
+        let readme = include_str!("../../../README.md");
+        let mut listed = std::collections::BTreeMap::new();
+        for line in readme.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if cells.len() >= 4 && cells[1].starts_with("`mentisdb_") {
+                listed.insert(cells[1].trim_matches('`').to_string(), (cells[2].to_string(), cells[3].to_string()));
+            }
+        }
+        for spec in tool_specs() {
+            let (access, reach) = listed.remove(spec.name).unwrap_or_else(|| panic!("README's access table lacks {}", spec.name));
+            assert_eq!(access, spec.access.as_str(), "{}", spec.name);
+            let reach_name = match spec.reach {
+                Reach::Chain => "chain",
+                Reach::DaemonWide => "daemon",
+                Reach::ChainAndSkills => "chain + skills",
+            };
+            assert_eq!(reach, reach_name, "{}", spec.name);
+            assert_eq!(spec.read_only, spec.access == Access::Read, "{}", spec.name);
+        }
+        assert!(listed.is_empty(), "README lists tools the dispatcher does not serve: {listed:?}");
+    }
+
+    #[test]
+    fn scopes_form_a_hierarchy() {
+        assert!(Access::Admin.covers(Access::Write) && Access::Write.covers(Access::Read) && Access::Admin.covers(Access::Read));
+        assert!(!Access::Read.covers(Access::Write) && !Access::Write.covers(Access::Admin));
+        assert_eq!(Access::parse("ADMIN"), Ok(Access::Admin));
+        assert!(Access::parse("root").is_err());
+    }
+
+    #[test]
+    fn a_call_names_its_chain_or_the_daemon() {
+        let config = crate::DbConfig { default_chain_key: "dflt".into(), ..Default::default() };
+        let clock = std::sync::Arc::new(crate::FixedClock::new(1_795_000_000_000, 1));
+        let db = MentisDb::open(std::sync::Arc::new(crate::MemoryStorage::new()), clock, std::sync::Arc::new(crate::SequentialIds::starting_at(1)), config).unwrap().0;
+        assert_eq!(call_scope(&db, "mentisdb_append", &json!({"chain_key": " proj-a "})), Some(CallScope::Chain("proj-a".into())));
+        assert_eq!(call_scope(&db, "mentisdb_head", &Value::Null), Some(CallScope::Chain("dflt".into())));
+        assert_eq!(call_scope(&db, "mentisdb_head", &json!({"chain_key": ""})), Some(CallScope::Chain("dflt".into())));
+        assert_eq!(call_scope(&db, "mentisdb_list_chains", &json!({})), Some(CallScope::DaemonWide));
+        assert_eq!(call_scope(&db, "mentisdb_read_skill", &json!({"chain_key": "x"})), Some(CallScope::DaemonWide));
+        let upload = call_scope(&db, "mentisdb_upload_skill", &json!({"chain_key": "x"})).unwrap();
+        assert_eq!(upload, CallScope::ChainAndSkills("x".into()));
+        assert!(upload.is_daemon_wide() && upload.chain() == Some("x"));
+        assert_eq!(call_scope(&db, "no_such_tool", &Value::Null), None);
+        assert_eq!(access_of("mentisdb_add_agent_key"), Some(Access::Admin));
+        assert_eq!(access_of("mentisdb_append"), Some(Access::Write));
+        assert_eq!(access_of("mentisdb_search"), Some(Access::Read));
+    }
+}

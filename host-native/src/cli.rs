@@ -1,0 +1,95 @@
+//! The `mentisdbd` command line: no subcommand serves (every [`Config`]
+//! flag), subcommands manage what the daemon reads. A new subcommand is a
+//! variant of [`Command`] and an arm of [`Command::run`].
+
+use crate::config::Config;
+use crate::tokens::{add_token, list_tokens, revoke_token};
+use clap::{Parser, Subcommand};
+use mentisdb_core::dispatch::Access;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// `mentisdbd [FLAGS]` serves; `mentisdbd <COMMAND>` runs a command.
+#[derive(Debug, Parser)]
+#[command(name = "mentisdbd", version, about = "MentisDB daemon: durable hash-chained agent memory over REST and MCP (streamable HTTP or stdio).")]
+pub struct Cli {
+    /// What to do instead of serving.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The daemon's configuration (also read by commands, e.g. --tokens-file).
+    #[command(flatten)]
+    pub config: Config,
+}
+
+/// Commands besides serving.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage the scoped tokens of MENTISDB_TOKENS_FILE (--tokens-file).
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `mentisdbd token ...`.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Add a token and print it once, alone on stdout (only its SHA-256 is stored).
+    Add {
+        /// Unique name, recorded as the caller of the token's calls.
+        name: String,
+        /// read, write or admin (admin ⊇ write ⊇ read).
+        #[arg(long, value_parser = Access::parse)]
+        scope: Access,
+        /// Chain keys and `prefix*` patterns, comma-separated [default: all chains].
+        #[arg(long, value_delimiter = ',')]
+        chains: Vec<String>,
+    },
+    /// List the tokens: name, scope and chains (never digests).
+    List,
+    /// Remove a token; a running daemon refuses it within about a second.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+impl Command {
+    /// Runs the command; failures are one line on stderr and a non-zero exit.
+    pub fn run(self, config: &Config) -> ExitCode {
+        let result = match self {
+            Command::Token(t) => config
+                .tokens_file
+                .as_deref()
+                .ok_or_else(|| "no token file: set MENTISDB_TOKENS_FILE=<path> or pass --tokens-file <path>".to_string())
+                .and_then(|path| t.run(path)),
+        };
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mentisdbd: {e}");
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+impl TokenCommand {
+    fn run(self, path: &Path) -> Result<(), String> {
+        match self {
+            TokenCommand::Add { name, scope, chains } => {
+                let token = add_token(path, &name, scope, &chains)?;
+                eprintln!("added token '{}' ({scope} on {}) to {}; it is shown only now:", name.trim(), if chains.is_empty() { "*".to_string() } else { chains.join(",") }, path.display());
+                println!("{token}");
+            }
+            TokenCommand::List => {
+                for t in list_tokens(path)? {
+                    println!("{}\t{}\t{}", t.name, t.scope, t.chains.join(","));
+                }
+            }
+            TokenCommand::Revoke { name } => {
+                revoke_token(path, &name)?;
+                eprintln!("revoked token '{name}' in {}", path.display());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,215 @@
+//! Scoped tokens end to end: every tool × {no token, read, write, admin,
+//! another chain's token} over REST and MCP (HTTP), the chain list a token
+//! sees, revocation without a restart, and `mentisdbd token add|list|revoke`.
+
+use mentisdb_core::dispatch::{Access, Reach};
+use mentisdb_core::tool_specs;
+use mentisdb_native::rest::ROUTES;
+use mentisdb_native::tokens::{add_token, revoke_token};
+use mentisdb_native::{start, Config, RunningDaemon};
+use reqwest::blocking::{Client, RequestBuilder};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The daemon in this process, on its own runtime.
+struct Served {
+    daemon: RunningDaemon,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn serve(config: Config) -> Served {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let daemon = rt.block_on(start(&config)).expect("daemon starts");
+    Served { daemon, _rt: rt }
+}
+
+fn with_token(req: RequestBuilder, token: Option<&str>) -> RequestBuilder {
+    match token {
+        Some(t) => req.bearer_auth(t),
+        None => req,
+    }
+}
+
+fn rest_call(client: &Client, base: &str, tool: &str, token: Option<&str>) -> (StatusCode, Value) {
+    let route = ROUTES.iter().find(|r| r.tool == tool).expect("every tool has a route");
+    let url = format!("{base}{}", route.path);
+    let req = if route.method == "GET" { client.get(format!("{url}?chain_key={CHAIN}")) } else { client.post(url).json(&json!({"chain_key": CHAIN})) };
+    let r = with_token(req, token).send().unwrap();
+    let status = r.status();
+    let text = r.text().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// A streamable-HTTP MCP session with one token.
+struct Mcp<'a> {
+    client: &'a Client,
+    url: String,
+    token: Option<&'a str>,
+    session: Option<String>,
+}
+
+impl<'a> Mcp<'a> {
+    fn post(&self, body: Value) -> reqwest::blocking::Response {
+        let mut req = self.client.post(&self.url).header("accept", "application/json, text/event-stream").header("mcp-protocol-version", "2025-06-18").json(&body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        with_token(req, self.token).send().unwrap()
+    }
+
+    /// Opens a session, or returns the HTTP status that refused it.
+    fn open(client: &'a Client, url: String, token: Option<&'a str>) -> Result<Mcp<'a>, StatusCode> {
+        let mut s = Mcp { client, url, token, session: None };
+        let r = s.post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tokens-test", "version": "1"}}}));
+        if r.status() != StatusCode::OK {
+            return Err(r.status());
+        }
+        s.session = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
+        let _ = r.text();
+        assert!(s.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status().is_success());
+        Ok(s)
+    }
+
+    fn call(&self, tool: &str) -> Value {
+        let r = self.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {"chain_key": CHAIN}}}));
+        assert_eq!(r.status(), StatusCode::OK, "{tool}");
+        let text = r.text().unwrap();
+        text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no response in {text:?}"))
+    }
+}
+
+const CHAIN: &str = "proj-a";
+
+/// Polls (the daemon checks its token file every second) until `token`
+/// gets `status` on `mentisdb_head`, or fails after a deadline.
+fn wait_for(client: &Client, rest: &str, token: &str, status: StatusCode, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rest_call(client, rest, "mentisdb_head", Some(token)).0 != status {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Who calls, and what the rule must answer for a tool of `access`/`reach`:
+/// `None` = 401, `Some(false)` = 403, `Some(true)` = allowed.
+struct Who {
+    label: &'static str,
+    token: Option<String>,
+    expect: fn(Access, Reach) -> Option<bool>,
+}
+
+fn callers(tokens_file: &Path) -> Vec<Who> {
+    let add = |name: &str, scope: Access, chains: &[&str]| Some(add_token(tokens_file, name, scope, &chains.iter().map(|c| c.to_string()).collect::<Vec<_>>()).unwrap());
+    vec![
+        Who { label: "no token", token: None, expect: |_, _| None },
+        Who { label: "read proj-*", token: add("reader", Access::Read, &["proj-*"]), expect: |a, _| Some(a == Access::Read) },
+        Who { label: "write proj-*", token: add("writer", Access::Write, &["proj-*"]), expect: |a, _| Some(a <= Access::Write) },
+        Who { label: "admin *", token: add("root", Access::Admin, &[]), expect: |_, _| Some(true) },
+        Who { label: "admin other-*", token: add("other", Access::Admin, &["other-*"]), expect: |a, r| Some(a == Access::Read && r == Reach::DaemonWide) },
+    ]
+}
+
+fn daemon_with_tokens() -> (tempfile::TempDir, std::path::PathBuf, Served) {
+    let root = tempfile::tempdir().unwrap();
+    let tokens_file = root.path().join("tokens.toml");
+    std::fs::write(&tokens_file, "").unwrap();
+    let mut config = Config::for_dir(root.path().join("data"));
+    config.tokens_file = Some(tokens_file.clone());
+    let served = serve(config);
+    (root, tokens_file, served)
+}
+
+#[test]
+fn every_tool_answers_each_token_as_its_class_says_over_rest_and_mcp() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    let who = callers(&tokens_file);
+    for chain in ["other-1", CHAIN] {
+        served.daemon.db.call("mentisdb_append", json!({"chain_key": chain, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+    }
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    let mcp_url = format!("http://{}/mcp", served.daemon.mcp_addr);
+    wait_for(&client, &rest, who[4].token.as_deref().unwrap(), StatusCode::FORBIDDEN, "the token file was never loaded");
+    let mut checked = 0;
+    for w in &who {
+        let mcp = Mcp::open(&client, mcp_url.clone(), w.token.as_deref());
+        for spec in tool_specs() {
+            let expected = (w.expect)(spec.access, spec.reach);
+            let case = format!("{} by {}", spec.name, w.label);
+            let (status, body) = rest_call(&client, &rest, spec.name, w.token.as_deref());
+            match expected {
+                None => assert_eq!(status, StatusCode::UNAUTHORIZED, "REST {case}: {body}"),
+                Some(false) => {
+                    assert_eq!(status, StatusCode::FORBIDDEN, "REST {case}: {body}");
+                    let msg = body["error"].as_str().unwrap();
+                    assert!(msg.contains(&format!("lacks scope '{}'", spec.access)) && msg.contains(spec.name), "REST {case}: {msg}");
+                }
+                Some(true) => assert!(status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN, "REST {case}: {status} {body}"),
+            }
+            match (&mcp, expected) {
+                (Err(status), None) => assert_eq!(*status, StatusCode::UNAUTHORIZED, "MCP {case}"),
+                (Ok(session), Some(allowed)) => {
+                    let reply = session.call(spec.name);
+                    let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+                    let refused = reply["result"]["isError"] == true && text.starts_with("403 forbidden: ");
+                    assert_eq!(refused, !allowed, "MCP {case}: {reply}");
+                }
+                (other, _) => panic!("MCP {case}: session {:?}, expected {expected:?}", other.as_ref().err()),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, who.len() * tool_specs().len());
+
+    // The chain list shows a token only the chains it covers.
+    let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", who[4].token.as_deref());
+    assert_eq!(body["chain_keys"], json!(["other-1"]), "{body}");
+    let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", who[3].token.as_deref());
+    assert_eq!(body["chain_keys"], json!(["other-1", CHAIN]), "{body}");
+}
+
+#[test]
+fn a_revoked_token_is_refused_without_a_restart() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    let token = add_token(&tokens_file, "ci", Access::Write, &[]).unwrap();
+    let client = Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    wait_for(&client, &rest, &token, StatusCode::OK, "a token added after startup was never accepted");
+    revoke_token(&tokens_file, "ci").unwrap();
+    wait_for(&client, &rest, &token, StatusCode::UNAUTHORIZED, "the revoked token still works");
+    // A file that stops parsing keeps the tokens in force.
+    let kept = add_token(&tokens_file, "kept", Access::Read, &[]).unwrap();
+    wait_for(&client, &rest, &kept, StatusCode::OK, "the new token was never accepted");
+    std::fs::write(&tokens_file, "[[token]]\nname = 3\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(rest_call(&client, &rest, "mentisdb_head", Some(&kept)).0, StatusCode::OK);
+}
+
+fn cli(tokens_file: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mentisdbd")).env("MENTISDB_TOKENS_FILE", tokens_file).env_remove("MENTISDB_API_TOKEN").args(args).output().unwrap()
+}
+
+#[test]
+fn the_token_command_adds_lists_and_revokes() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("t.toml");
+    let out = cli(&file, &["token", "add", "ci-bot", "--scope", "write", "--chains", "ci-*,shared"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let token = stdout.trim_end();
+    assert!(token.starts_with("mdb_") && stdout.lines().count() == 1, "the token alone on one line: {stdout:?}");
+    assert!(!std::fs::read_to_string(&file).unwrap().contains(token));
+    let dup = cli(&file, &["token", "add", "ci-bot", "--scope", "read"]);
+    assert!(!dup.status.success() && String::from_utf8_lossy(&dup.stderr).trim().lines().count() == 1);
+    let list = String::from_utf8(cli(&file, &["token", "list"]).stdout).unwrap();
+    assert_eq!(list, "ci-bot\twrite\tci-*,shared\n");
+    assert!(cli(&file, &["token", "revoke", "ci-bot"]).status.success());
+    let gone = cli(&file, &["token", "revoke", "ci-bot"]);
+    assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("no token named 'ci-bot'"));
+    let bad = cli(&file, &["token", "add", "x", "--scope", "root"]);
+    assert!(!bad.status.success());
+    let no_file = std::process::Command::new(env!("CARGO_BIN_EXE_mentisdbd")).env_remove("MENTISDB_TOKENS_FILE").args(["token", "list"]).output().unwrap();
+    assert!(!no_file.status.success() && String::from_utf8_lossy(&no_file.stderr).contains("MENTISDB_TOKENS_FILE"));
+}
