@@ -6,7 +6,7 @@ use super::replies::{
     AppendReply, BootstrapReply, ChainInfo, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
-use super::{raw, tool, NoArgs, ToolDef};
+use super::{raw, tool, Caller, NoArgs, ToolDef};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -31,7 +31,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
-    tool!("mentisdb_forget_thought", "Forget one thought (exactly one of thought_id, thought_hash or thought_index) for a reason: its content, tags, concepts and signature are erased from memory and storage for good, while its index, id, type, time and hash stay and the chain still verifies. Operators only (admin scope).", ForgetArgs => ForgetReply, forget),
+    tool!(admin "mentisdb_forget_thought", "Forget one thought (exactly one of thought_id, thought_hash or thought_index) for a reason: its content, tags, concepts and signature are erased from memory and storage for good, while its index, id, type, time and hash stay and the chain still verifies. Operators only (admin scope).", ForgetArgs => ForgetReply, forget, caller),
     tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head),
 ];
 
@@ -237,7 +237,7 @@ fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Box<RawVa
     append_common(db, a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)
 }
 
-fn forget(db: &MentisDb, a: ForgetArgs) -> Result<Box<RawValue>, ToolError> {
+fn forget(db: &MentisDb, caller: Option<Caller<'_>>, a: ForgetArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_forget_thought";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
@@ -246,12 +246,17 @@ fn forget(db: &MentisDb, a: ForgetArgs) -> Result<Box<RawValue>, ToolError> {
         return Err(ToolError::invalid(TOOL, "reason must say why the thought is forgotten"));
     }
     limits::check_label("reason", &reason, limits::MAX_LABEL_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
-    let by = match a.agent_id.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
-        Some(agent) => {
-            limits::check_key("agent_id", &agent).map_err(|m| ToolError::invalid(TOOL, m))?;
-            agent
-        }
-        None => "anonymous".to_string(),
+    // The authenticated caller (a token's name) when there is one, else the
+    // agent the request names.
+    let agent = a.agent_id.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    if let Some(agent) = &agent {
+        limits::check_key("agent_id", agent).map_err(|m| ToolError::invalid(TOOL, m))?;
+    }
+    let by = match (caller, agent) {
+        (Some(c), Some(agent)) => format!("{} (agent {agent})", c.name),
+        (Some(c), None) => c.name.to_string(),
+        (None, Some(agent)) => agent,
+        (None, None) => "anonymous".to_string(),
     };
     let outcome = db.forget_thought(&key, |c| locator.find(c).map(|t| t.index as usize).ok_or_else(|| locator.not_found(&key, c.len())), by, reason)?;
     let position = outcome.position.expect("forgetting names a thought") as u64;
