@@ -68,6 +68,7 @@ pub mod naming;
 pub mod query;
 pub mod ranked;
 pub mod record;
+pub mod redact;
 mod render;
 mod sha256;
 pub mod signature;
@@ -78,7 +79,7 @@ pub mod thought;
 pub mod timestamp;
 mod traverse;
 
-pub use chain::{Chain, NewThought, RelationInput};
+pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
 pub use dispatch::{tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};

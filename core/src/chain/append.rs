@@ -3,6 +3,7 @@
 //! [`Chain::commit`] adds it: field limits, ref and relation targets, the
 //! agent's status and, when it has an active key, its signature.
 
+use super::replay::{replay_of, Prepared};
 use super::Chain;
 use crate::agents::AgentStatus;
 use crate::canonical::{body_digest, encode_thought_body};
@@ -96,14 +97,20 @@ fn invalid(field: &'static str, message: impl std::fmt::Display) -> AppendError 
 impl Chain {
     /// Validates a new thought (and `timestamp`, RFC 3339), checks its
     /// signature, and builds it with its index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
+    /// A `thought_id` already in the chain is [`AppendError::DuplicateId`]
+    /// here (or [`AppendError::Conflict`] when the fields differ).
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Thought, AppendError> {
-        self.prepare_append_with_payload(input, timestamp, fresh_id).map(|(t, _)| t)
+        match self.prepare_append_with_payload(input, timestamp, fresh_id)? {
+            Prepared::New { thought, .. } => Ok(thought),
+            Prepared::Replay(t) => Err(AppendError::DuplicateId { id: t.id }),
+        }
     }
 
     /// [`Chain::prepare_append`], also returning the binary record payload
     /// (the canonical body that was hashed, then the 32 hash bytes), so the
-    /// caller can frame it without encoding or hashing again.
-    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<(Thought, Vec<u8>), AppendError> {
+    /// caller can frame it without encoding or hashing again. A `thought_id`
+    /// already in the chain is a replay or a conflict (see `chain/replay.rs`).
+    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String) -> Result<Prepared, AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
         if input.content.trim().is_empty() {
@@ -142,10 +149,9 @@ impl Chain {
             }
             None => fresh_id,
         };
-        if self.by_id.contains(&self.thoughts, &id) {
-            return Err(AppendError::DuplicateId { id });
-        }
-        if let Some(rec) = self.agents.get(&input.agent_id) {
+        // A replay answers the stored thought whatever the agent's status now.
+        let replayed = self.by_id(&id);
+        if let Some(rec) = self.agents.get(&input.agent_id).filter(|_| replayed.is_none()) {
             if rec.status == AgentStatus::Revoked {
                 return Err(AppendError::AgentDisabled { agent_id: input.agent_id, chain_key: self.chain_key.clone() });
             }
@@ -174,12 +180,15 @@ impl Chain {
             prev_hash: self.thoughts.last().map(|t| t.hash.clone()),
             hash: String::new(),
         };
+        if let Some(stored) = replayed {
+            return replay_of(stored, &thought);
+        }
         self.check_signature(&thought)?;
         let mut payload = encode_thought_body(&thought);
         let digest = body_digest(&payload);
         thought.hash = crate::sha256::to_hex(&digest);
         payload.extend_from_slice(&digest);
-        Ok((thought, payload))
+        Ok(Prepared::New { thought, payload })
     }
 
     fn resolve_relation(&self, rel: RelationInput) -> Result<ThoughtRelation, AppendError> {
