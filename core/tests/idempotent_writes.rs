@@ -138,3 +138,21 @@ fn skill_content_is_not_redacted() {
     let read = ok(&db, "mentisdb_read_skill", json!({"skill_id": "deploy-skill"}));
     assert_eq!(read["content"], content);
 }
+
+#[test]
+fn a_repeated_skill_upload_is_a_replay_and_new_content_a_new_version() {
+    let (db, _) = fresh();
+    ok(&db, "mentisdb_upsert_agent", json!({"chain_key": "c", "agent_id": "a"}));
+    let upload = json!({"chain_key": "c", "agent_id": "a", "content": "# Retry skill\n\nRetry with the same id.\n"});
+    let first = ok(&db, "mentisdb_upload_skill", upload.clone());
+    let again = ok(&db, "mentisdb_upload_skill", upload.clone());
+    assert_eq!((first["replay"].clone(), again["replay"].clone()), (json!(false), json!(true)));
+    assert_eq!(again["skill"], first["skill"]);
+    let versions = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "retry-skill"}));
+    assert_eq!(versions["versions"].as_array().unwrap().len(), 1, "nothing written");
+    let mut changed = upload;
+    changed["content"] = json!("# Retry skill\n\nA second version.\n");
+    assert_eq!(ok(&db, "mentisdb_upload_skill", changed)["replay"], false);
+    let versions = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "retry-skill"}));
+    assert_eq!(versions["versions"].as_array().unwrap().len(), 2);
+}
