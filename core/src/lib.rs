@@ -45,7 +45,8 @@
 //! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
 //! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
-//! [`limits`], [`query`] and [`timestamp`]. Everything else is private.
+//! [`limits`], [`query`], [`redact`] (secret redaction on write) and [`timestamp`].
+//! Everything else is private.
 
 #![warn(missing_docs, unreachable_pub)]
 
