@@ -38,11 +38,12 @@ pub struct Finding {
 
 /// Every secret in `text`, sorted by start, never overlapping.
 pub fn scan(text: &str) -> Vec<Finding> {
+    let text = rules::Text::new(text);
     let mut all = Vec::new();
     let mut spans = Vec::new();
     for (r, rule) in RULES.iter().enumerate() {
         spans.clear();
-        (rule.find)(text, &mut spans);
+        (rule.find)(&text, &mut spans);
         all.extend(spans.iter().map(|&(s, e)| (s, r, e)));
     }
     all.sort_unstable();

@@ -19,7 +19,34 @@ pub struct Rule {
     pub matches: &'static str,
     /// What part of a match is replaced.
     pub replaces: &'static str,
-    pub(super) find: fn(&str, &mut Vec<Span>),
+    pub(super) find: fn(&Text<'_>, &mut Vec<Span>),
+}
+
+/// A text being scanned, with the positions where a token may start (an
+/// ASCII letter or digit not after a letter, digit or `_`), found in one
+/// pass and shared by every rule.
+pub(super) struct Text<'a> {
+    s: &'a str,
+    t: &'a [u8],
+    starts: Vec<usize>,
+}
+
+impl<'a> Text<'a> {
+    pub(super) fn new(s: &'a str) -> Self {
+        let t = s.as_bytes();
+        let starts = (0..t.len()).filter(|&i| t[i].is_ascii_alphanumeric() && starts_token(t, i)).collect();
+        Text { s, t, starts }
+    }
+
+    /// Token starts where `lit` (exact case) begins.
+    fn hits<'b>(&'b self, lit: &'b str) -> impl Iterator<Item = usize> + 'b {
+        self.starts.iter().copied().filter(move |&i| self.t[i..].starts_with(lit.as_bytes()))
+    }
+
+    /// Token starts where the lower-case ASCII `lit` begins in any case.
+    fn hits_any_case<'b>(&'b self, lit: &'b [u8]) -> impl Iterator<Item = usize> + 'b {
+        self.starts.iter().copied().filter(move |&i| self.t.get(i..i + lit.len()).is_some_and(|w| w.eq_ignore_ascii_case(lit)))
+    }
 }
 
 /// Every rule, in priority order: when two matches start at the same byte,
@@ -66,24 +93,16 @@ fn starts_token(t: &[u8], at: usize) -> bool {
     at == 0 || !is_word(t[at - 1])
 }
 
-/// Positions of `lit` (exact case) where a token may start.
-fn hits<'a>(text: &'a str, lit: &'a str) -> impl Iterator<Item = usize> + 'a {
-    text.match_indices(lit).map(|(i, _)| i).filter(move |&i| starts_token(text.as_bytes(), i))
-}
-
-/// Positions of the lower-case ASCII `lit` in any case (where a token may
-/// start, when `boundary`).
-fn hits_any_case<'a>(text: &'a str, lit: &'a [u8], boundary: bool) -> impl Iterator<Item = usize> + 'a {
-    let t = text.as_bytes();
-    (0..t.len().saturating_sub(lit.len() - 1))
-        .filter(move |&i| t[i].to_ascii_lowercase() == lit[0] && t[i..i + lit.len()].eq_ignore_ascii_case(lit) && (!boundary || starts_token(t, i)))
+/// Positions of the lower-case ASCII `lit` in any case, anywhere.
+fn anywhere_any_case<'a>(t: &'a [u8], lit: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    (0..t.len().saturating_sub(lit.len() - 1)).filter(move |&i| t[i].to_ascii_lowercase() == lit[0] && t[i..i + lit.len()].eq_ignore_ascii_case(lit))
 }
 
 /// Tokens made of `prefix` then `min..=max` bytes satisfying `body`.
-fn prefixed(text: &str, prefixes: &[&str], body: fn(u8) -> bool, min: usize, max: usize, accept: fn(&[u8]) -> bool, out: &mut Vec<Span>) {
-    let t = text.as_bytes();
+fn prefixed(text: &Text<'_>, prefixes: &[&str], body: fn(u8) -> bool, min: usize, max: usize, accept: fn(&[u8]) -> bool, out: &mut Vec<Span>) {
+    let t = text.t;
     for p in prefixes {
-        for at in hits(text, p) {
+        for at in text.hits(p) {
             let end = run(t, at + p.len(), body);
             let len = end - at - p.len();
             if (min..=max).contains(&len) && accept(&t[at + p.len()..end]) {
@@ -101,7 +120,8 @@ fn has_digit(b: &[u8]) -> bool {
     b.iter().any(u8::is_ascii_digit)
 }
 
-fn private_key(text: &str, out: &mut Vec<Span>) {
+fn private_key(text: &Text<'_>, out: &mut Vec<Span>) {
+    let text = text.s;
     let mut from = 0;
     while let Some(i) = text[from..].find("-----BEGIN ").map(|i| i + from) {
         let line_end = text[i..].find('\n').map_or(text.len(), |j| i + j);
@@ -120,9 +140,9 @@ fn private_key(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-fn jwt(text: &str, out: &mut Vec<Span>) {
-    let t = text.as_bytes();
-    for at in hits(text, "eyJ") {
+fn jwt(text: &Text<'_>, out: &mut Vec<Span>) {
+    let t = text.t;
+    for at in text.hits("eyJ") {
         let mut end = at;
         let mut ok = true;
         for seg in 0..3 {
@@ -143,14 +163,15 @@ fn jwt(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-fn aws_access_key_id(text: &str, out: &mut Vec<Span>) {
+fn aws_access_key_id(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["AKIA", "ASIA"], is_upper_alnum, 16, 16, any, out);
 }
 
-fn aws_secret_access_key(text: &str, out: &mut Vec<Span>) {
-    let t = text.as_bytes();
+fn aws_secret_access_key(text: &Text<'_>, out: &mut Vec<Span>) {
+    let t = text.t;
+    // Anywhere, not only at token starts: `TF_VAR_aws_secret_access_key=...`.
     for name in [&b"aws_secret_access_key"[..], b"aws-secret-access-key", b"secretaccesskey", b"aws_secret_key"] {
-        for at in hits_any_case(text, name, false) {
+        for at in anywhere_any_case(t, name) {
             let mut i = run(t, at + name.len(), |b| b"\"' \t".contains(&b));
             if !matches!(t.get(i), Some(b'=' | b':')) {
                 continue;
@@ -164,28 +185,28 @@ fn aws_secret_access_key(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-fn github_token(text: &str, out: &mut Vec<Span>) {
+fn github_token(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], |b| b.is_ascii_alphanumeric(), 36, 255, any, out);
     prefixed(text, &["github_pat_"], |b| b.is_ascii_alphanumeric() || b == b'_', 22, 255, any, out);
 }
 
-fn slack_token(text: &str, out: &mut Vec<Span>) {
+fn slack_token(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["xoxa-", "xoxb-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"], |b| b.is_ascii_alphanumeric() || b == b'-', 10, 255, any, out);
 }
 
-fn stripe_key(text: &str, out: &mut Vec<Span>) {
+fn stripe_key(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["sk_live_", "rk_live_", "sk_test_", "rk_test_"], |b| b.is_ascii_alphanumeric(), 16, 255, any, out);
 }
 
-fn anthropic_api_key(text: &str, out: &mut Vec<Span>) {
+fn anthropic_api_key(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["sk-ant-"], is_b64url, 20, 255, any, out);
 }
 
-fn openai_api_key(text: &str, out: &mut Vec<Span>) {
+fn openai_api_key(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["sk-"], is_b64url, 20, 255, |b| has_digit(b) && !b.starts_with(b"ant-"), out);
 }
 
-fn google_api_key(text: &str, out: &mut Vec<Span>) {
+fn google_api_key(text: &Text<'_>, out: &mut Vec<Span>) {
     prefixed(text, &["AIza"], is_b64url, 35, 35, any, out);
 }
 
@@ -194,9 +215,9 @@ fn looks_random(b: &[u8]) -> bool {
     has_digit(b) || (b.iter().any(u8::is_ascii_uppercase) && b.iter().any(u8::is_ascii_lowercase))
 }
 
-fn bearer_token(text: &str, out: &mut Vec<Span>) {
-    let t = text.as_bytes();
-    for at in hits_any_case(text, b"bearer", true) {
+fn bearer_token(text: &Text<'_>, out: &mut Vec<Span>) {
+    let t = text.t;
+    for at in text.hits_any_case(b"bearer") {
         let start = run(t, at + 6, |b| b == b' ' || b == b'\t');
         let end = run(t, start, is_token);
         if start > at + 6 && end - start >= 16 && looks_random(&t[start..end]) {
@@ -205,10 +226,10 @@ fn bearer_token(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-fn authorization_header(text: &str, out: &mut Vec<Span>) {
-    let t = text.as_bytes();
+fn authorization_header(text: &Text<'_>, out: &mut Vec<Span>) {
+    let t = text.t;
     let blank = |b: u8| b == b' ' || b == b'\t';
-    for at in hits_any_case(text, b"authorization", true) {
+    for at in text.hits_any_case(b"authorization") {
         let colon = run(t, at + 13, blank);
         if t.get(colon) != Some(&b':') {
             continue;
@@ -226,9 +247,9 @@ fn authorization_header(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-fn url_password(text: &str, out: &mut Vec<Span>) {
-    let t = text.as_bytes();
-    for (at, _) in text.match_indices("://") {
+fn url_password(text: &Text<'_>, out: &mut Vec<Span>) {
+    let t = text.t;
+    for (at, _) in text.s.match_indices("://") {
         let scheme = at - t[..at].iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+.-".contains(b)).count();
         if scheme == at || !t[scheme].is_ascii_alphabetic() {
             continue;
