@@ -9,7 +9,7 @@
 //! (returns `Ok`) only after its `sync` returned.
 
 use crate::agents::AgentRegistry;
-use crate::chain::{Chain, NewThought};
+use crate::chain::{Appended, Chain, NewThought, Prepared};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
 use crate::host::{format_uuid_v4, Clock, IdSource, Parallelism, Sequential};
 use crate::error::ImportError;
@@ -34,11 +34,14 @@ pub struct DbConfig {
     /// Where opening decodes and hashes chain records ([`Sequential`] unless
     /// the host offers threads).
     pub parallelism: Arc<dyn Parallelism>,
+    /// Replace credentials in appended thoughts with `[REDACTED:<kind>]`
+    /// before hashing (see `redact/`); on by default.
+    pub redact_secrets: bool,
 }
 
 impl Default for DbConfig {
     fn default() -> Self {
-        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential) }
+        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential), redact_secrets: true }
     }
 }
 
@@ -323,7 +326,7 @@ impl MentisDb {
     }
 
     /// Appends a thought to chain `key` (created on first use) and returns it
-    /// once it is durable.
+    /// once it is durable (for a replayed `thought_id`, the stored thought).
     pub fn append(&self, key: &str, input: NewThought) -> Result<Thought, ToolError> {
         self.append_when(key, None, input, |_| true).map(|t| t.expect("unconditional append"))
     }
@@ -331,8 +334,18 @@ impl MentisDb {
     /// Appends only when `condition` holds for the chain under its write lock
     /// (bootstrap appends only into an empty chain). `Ok(None)` when it did not hold.
     pub fn append_when(&self, key: &str, format: Option<ChainFormat>, input: NewThought, condition: impl FnOnce(&Chain) -> bool) -> Result<Option<Thought>, ToolError> {
+        Ok(self.append_reporting(key, format, input, condition)?.map(|a| a.thought))
+    }
+
+    /// The append path every tool takes: redacts secrets (when
+    /// [`DbConfig::redact_secrets`]), then under the chain's write lock checks
+    /// `condition`, answers a replayed `thought_id` with the stored thought or
+    /// writes the new one, and returns once it is durable, with whether it
+    /// was a replay and what was redacted.
+    pub fn append_reporting(&self, key: &str, format: Option<ChainFormat>, mut input: NewThought, condition: impl FnOnce(&Chain) -> bool) -> Result<Option<Appended>, ToolError> {
+        let redactions = if self.config.redact_secrets { crate::redact::redact_new_thought(&mut input)? } else { Vec::new() };
         let slot = self.slot_for_write(key, format)?;
-        let thought = {
+        let (thought, replay) = 'locked: {
             let mut state = write_lock(&slot.state);
             if !condition(&state.chain) {
                 return Ok(None);
@@ -340,7 +353,11 @@ impl MentisDb {
             // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
             let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
             let timestamp = format_rfc3339_millis(now_ms);
-            let (thought, payload) = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id(), self.ids.next_id_bytes())?;
+            let (thought, payload) = match state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id(), self.ids.next_id_bytes())? {
+                Prepared::New { thought, payload } => (thought, payload),
+                // Synced below all the same: the original append may not have been.
+                Prepared::Replay(stored) => break 'locked (stored, true),
+            };
             let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
             if let Err(e) = self.storage.append(&slot.object, &bytes) {
                 // Roll back a partial write so the object stays a valid chain.
@@ -349,12 +366,12 @@ impl MentisDb {
             }
             state.byte_len += bytes.len() as u64;
             state.chain.commit_at(thought.clone(), now_ms);
-            thought
+            (thought, false)
         };
         self.storage.sync(&slot.object).map_err(|e| {
             AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))
         })?;
-        Ok(Some(thought))
+        Ok(Some(Appended { thought, replay, redactions }))
     }
 
     /// Forgets the thought of chain `key` that `locate` picks (its position):

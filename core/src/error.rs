@@ -121,11 +121,38 @@ pub enum AppendError {
         /// Why it was rejected.
         reason: String,
     },
-    /// A thought with this id already exists (a replayed signed append).
-    #[error("a thought with id '{id}' already exists in this chain (ids are unique; a signed thought cannot be appended twice)")]
+    /// A thought with this id already exists: what [`crate::Chain::prepare_append`]
+    /// answers for a replay (the tools answer the stored thought instead).
+    #[error("a thought with id '{id}' already exists in this chain (ids are unique)")]
     DuplicateId {
         /// The id already in the chain.
         id: String,
+    },
+    /// The client's `thought_id` already names a thought whose fields differ
+    /// from this request (a retry must repeat the original request exactly).
+    #[error("thought_id '{id}' already names a different thought in this chain (its {field} differs); a retry must repeat the original request exactly, a new thought needs a new thought_id")]
+    Conflict {
+        /// The id already in the chain.
+        id: String,
+        /// The first field (in the order of ARCHITECTURE.md's replay rule) that differs.
+        field: &'static str,
+    },
+    /// The client's `thought_id` names a thought that was forgotten since:
+    /// a retry cannot bring its content back.
+    #[error("thought_id '{id}' names a thought of this chain that was forgotten; it cannot be written again (use a new thought_id)")]
+    Forgotten {
+        /// The id of the forgotten thought.
+        id: String,
+    },
+    /// A signed append carries a value that secret redaction would replace.
+    #[error("refusing a signed thought: its {field} carries a secret of kind {kind} at byte {offset}; the daemon redacts secrets before hashing, which would break the signature, so signed thoughts must be redacted by the client before signing (e.g. replace the value with [REDACTED:{kind}])")]
+    SecretInSignedThought {
+        /// `content`, `tags[<i>]` or `concepts[<i>]`.
+        field: String,
+        /// The redaction rule that matched.
+        kind: &'static str,
+        /// Byte offset of the secret in the field as sent.
+        offset: usize,
     },
     /// Writing failed; the chain is unchanged.
     #[error(transparent)]
@@ -251,6 +278,7 @@ impl ToolError {
             ToolError::InvalidArguments { .. } => ErrorKind::InvalidArguments,
             ToolError::NotFound(_) => ErrorKind::NotFound,
             ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
+            ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. }) => ErrorKind::Conflict,
             ToolError::Append(_) => ErrorKind::AppendRejected,
             ToolError::Agent(AgentError::NotFound { .. }) | ToolError::Agent(AgentError::KeyNotFound { .. }) => ErrorKind::NotFound,
             ToolError::Agent(_) => ErrorKind::InvalidArguments,

@@ -21,6 +21,9 @@ named_enum! {
         ChainRefused = "chain_refused",
         /// A skill change was refused (permission, signature or lifecycle).
         SkillRejected = "skill_rejected",
+        /// A client-chosen id (an append's `thought_id`) already names
+        /// something different; nothing was stored.
+        Conflict = "conflict",
     }
 }
 
@@ -61,7 +64,7 @@ mod tests {
     #[test]
     fn names_are_the_stable_snake_case_codes() {
         let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(names, ["unknown_tool", "invalid_arguments", "not_found", "storage", "append_rejected", "chain_refused", "skill_rejected"]);
+        assert_eq!(names, ["unknown_tool", "invalid_arguments", "not_found", "storage", "append_rejected", "chain_refused", "skill_rejected", "conflict"]);
         assert_eq!(serde_json::to_value(ErrorKind::ChainRefused).unwrap(), "chain_refused");
         assert_eq!(serde_json::from_value::<ErrorKind>("not_found".into()).unwrap(), ErrorKind::NotFound);
         let wire_code = String::from("storage");

@@ -45,7 +45,8 @@
 //! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
 //! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
-//! [`limits`], [`query`] and [`timestamp`]. Everything else is private.
+//! [`limits`], [`query`], [`redact`] (secret redaction on write) and [`timestamp`].
+//! Everything else is private.
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -69,6 +70,7 @@ pub mod naming;
 pub mod query;
 pub mod ranked;
 pub mod record;
+pub mod redact;
 mod render;
 mod sha256;
 pub mod signature;
@@ -79,7 +81,7 @@ pub mod thought;
 pub mod timestamp;
 mod traverse;
 
-pub use chain::{Chain, NewThought, RelationInput};
+pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
 pub use dispatch::{tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};

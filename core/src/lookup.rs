@@ -47,6 +47,7 @@ impl ThoughtLookup {
     }
 
     /// Whether a thought with key `key` exists.
+    #[cfg(test)]
     pub(crate) fn contains(&self, thoughts: &[Thought], key: &str) -> bool {
         self.get(thoughts, key).is_some()
     }

@@ -87,6 +87,11 @@ fn forgetting_twice_changes_nothing_and_bad_requests_change_nothing() {
     ] {
         assert_eq!(err(&db, "mentisdb_forget_thought", args.clone()).kind(), kind, "{args}");
     }
+    // A retry of the forgotten thought's append cannot bring it back.
+    let retry = json!({"chain_key": "c", "agent_id": "ada", "thought_type": "FactLearned", "content": SECRET, "thought_id": t["id"]});
+    let e = err(&db, "mentisdb_append", retry);
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert!(e.to_string().contains("forgotten"), "{e}");
     let after: Vec<Vec<u8>> = storage.list("").unwrap().iter().map(|n| storage.read(n).unwrap().unwrap()).collect();
     assert_eq!(before, after);
     assert_eq!(contents(&ok(&db, "mentisdb_search", json!({"chain_key": "c"}))["thoughts"]), vec!["", "keep me"]);

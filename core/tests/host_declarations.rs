@@ -68,6 +68,7 @@ const NESTED: &[(&str, bool, &str, &str, Option<&str>)] = &[
     ("mentisdb_traverse_thoughts", false, "TimeWindow", "TimeWindow", None),
     ("mentisdb_traverse_thoughts", true, "Cursor", "Cursor", None),
     ("mentisdb_list_chains", true, "ChainInfo", "ChainInfo", None),
+    ("mentisdb_append", true, "Redaction", "Redaction", None),
 ];
 
 /// Tools the browser host reaches only through `db.call(tool, args)`
@@ -90,12 +91,16 @@ const UNTYPED_WIT_EXTRA: &[&str] = &[
 ];
 
 /// Fields a declaration leaves out on purpose: `(host, tool or $defs name, field, reason)`.
-const ABSENT: &[(&str, &str, &str, &str)] = &[(
-    "wit",
-    "mentisdb_append",
-    "head_hash",
-    "the typed append returns the stored thought; right after the append the head hash is that thought's own `hash`",
-)];
+const ABSENT: &[(&str, &str, &str, &str)] = &[
+    (
+        "wit",
+        "mentisdb_append",
+        "head_hash",
+        "the typed append returns the stored thought; right after the append the head hash is that thought's own `hash`",
+    ),
+    ("wit", "mentisdb_append", "replay", "the typed append returns the stored thought (the same one for a replay); `memory.call` returns the full reply"),
+    ("wit", "mentisdb_append", "redactions", "the typed append returns the stored thought, whose text shows each `[REDACTED:<kind>]`; `memory.call` returns the list"),
+];
 
 fn read(rel: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);

@@ -89,11 +89,15 @@ fn forged_tampered_replayed_and_cross_chain_signatures_are_rejected() {
     let mut a = signed_args("c1", "id-i", "x", &key(1), "k1");
     a["importance"] = json!(0.9);
     assert!(db.call("mentisdb_append", a).is_err());
-    // Replay as a second thought.
+    // A replay answers the stored thought and never writes a second one.
     let a = signed_args("c1", "id-r", "once", &key(1), "k1");
-    ok(&db, "mentisdb_append", a.clone());
-    let e = err(&db, "mentisdb_append", a.clone());
-    assert!(e.to_string().contains("already exists"), "{e}");
+    let first = ok(&db, "mentisdb_append", a.clone());
+    let again = ok(&db, "mentisdb_append", a.clone());
+    assert_eq!((first["replay"].clone(), again["replay"].clone()), (json!(false), json!(true)));
+    assert_eq!(again["thought"], first["thought"]);
+    // The same id signed over other content is a conflict.
+    let e = err(&db, "mentisdb_append", signed_args("c1", "id-r", "twice", &key(1), "k1"));
+    assert_eq!(e.kind(), "conflict", "{e}");
     // Replay into another chain where the same key is registered.
     let mut moved = a;
     moved["chain_key"] = json!("c2");
@@ -125,4 +129,19 @@ fn revoked_keys_no_longer_verify() {
     ok(&db, "mentisdb_append", signed_args("c1", "id-2", "new key", &key(2), "k2"));
     let e = err(&db, "mentisdb_revoke_agent_key", json!({"chain_key": "c1", "agent_id": "signer", "key_id": "nope"}));
     assert!(e.to_string().contains("has no key 'nope'"), "{e}");
+}
+
+#[test]
+fn a_signed_append_carrying_a_secret_is_refused_not_redacted() {
+    let db = setup();
+    let secret = concat!("key AKIA", "IOSFODNN7EXAMPLE");
+    let e = err(&db, "mentisdb_append", signed_args("c1", "id-s", secret, &key(1), "k1"));
+    assert_eq!(e.kind(), "append_rejected");
+    let m = e.to_string();
+    assert!(m.contains("content carries a secret of kind aws_access_key_id at byte 4") && m.contains("redacted by the client before signing"), "{m}");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "c1"}))["thought_count"], 0, "nothing written");
+    // Redacted by the client before signing, it is accepted as sent.
+    let clean = "key [REDACTED:aws_access_key_id]";
+    let r = ok(&db, "mentisdb_append", signed_args("c1", "id-s", clean, &key(1), "k1"));
+    assert_eq!((r["thought"]["content"].as_str(), r["redactions"].clone()), (Some(clean), json!([])));
 }

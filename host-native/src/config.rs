@@ -26,6 +26,12 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_VERBOSE", value_parser = parse_flag, num_args = 0..=1, default_missing_value = "true")]
     pub verbose: Option<bool>,
 
+    /// Replace credentials (cloud and API keys, tokens, private keys, URL
+    /// passwords) in appended thoughts with `[REDACTED:<kind>]` before they
+    /// are hashed (1, 0, true, false) [default: true].
+    #[arg(long, env = "MENTISDB_REDACT_SECRETS", value_parser = parse_flag, num_args = 0..=1, default_missing_value = "true")]
+    pub redact_secrets: Option<bool>,
+
     /// Append interaction logs to this file (in addition to the console when verbose).
     #[arg(long, env = "MENTISDB_LOG_FILE")]
     pub log_file: Option<PathBuf>,
@@ -140,6 +146,11 @@ impl Config {
         self.verbose.unwrap_or(true)
     }
 
+    /// Whether appends redact secrets (unset means true).
+    pub fn redact_secrets(&self) -> bool {
+        self.redact_secrets.unwrap_or(true)
+    }
+
     /// The REST listen address.
     pub fn rest_addr(&self) -> SocketAddr {
         SocketAddr::new(self.bind_host, self.rest_port)
@@ -189,6 +200,10 @@ mod tests {
         assert_eq!(c.default_storage_adapter, ChainFormat::Jsonl);
         assert_eq!(c.rest_port, 0);
         assert!(Config::try_parse_from(["mentisdbd", "--verbose", "maybe"]).is_err());
+        assert!(c.redact_secrets(), "redaction is on unless switched off");
+        assert!(!Config::parse_from(["mentisdbd", "--redact-secrets", "false"]).redact_secrets());
+        assert!(Config::parse_from(["mentisdbd", "--redact-secrets", "1"]).redact_secrets());
+        assert!(Config::try_parse_from(["mentisdbd", "--redact-secrets", "maybe"]).is_err());
         assert!(Config::try_parse_from(["mentisdbd", "--default-storage-adapter", "sqlite"]).is_err());
     }
 }

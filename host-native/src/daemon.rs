@@ -45,7 +45,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     let dir = config.data_dir()?;
     let storage = FsStorage::open(&dir)?;
     let data_dir = storage.root().to_path_buf();
-    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()) };
+    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets() };
     let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
     log_report(&data_dir, &report);
     if let Some(model_dir) = &config.minilm_dir {

@@ -201,6 +201,33 @@ fn a_forgotten_thought_is_in_no_file_after_a_restart() {
 }
 
 #[test]
+fn a_retried_append_replays_across_a_restart_and_redaction_is_switchable() {
+    let (_root, dir) = data_dir();
+    let key = concat!("AKIA", "IOSFODNN7EXAMPLE");
+    let req = json!({"chain_key": "idem", "thought_type": "Decision", "content": format!("use key {key}"), "thought_id": "client-42"});
+    let d = Daemon::start(&dir, &[], &[]);
+    let first = ok(&d, "/v1/thoughts", req.clone());
+    assert_eq!(first["replay"], false);
+    assert_eq!(first["thought"]["content"], "use key [REDACTED:aws_access_key_id]");
+    assert_eq!(first["redactions"][0]["kind"], "aws_access_key_id");
+    d.kill();
+    let d = Daemon::start(&dir, &[], &[]);
+    let again = ok(&d, "/v1/thoughts", req.clone());
+    assert_eq!((again["replay"].clone(), again["thought"].clone()), (json!(true), first["thought"].clone()));
+    let mut changed = req.clone();
+    changed["content"] = json!("another decision");
+    let (status, e) = post(&d, "/v1/thoughts", changed);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(e["error"].as_str().unwrap().contains("thought_id 'client-42' already names a different thought"), "{e}");
+    assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "idem"}))["thought_count"], 1, "one thought");
+    d.kill();
+    // Switched off per daemon, content is stored as sent.
+    let d = Daemon::start(&dir, &[("MENTISDB_REDACT_SECRETS", "0")], &[]);
+    let raw = ok(&d, "/v1/thoughts", json!({"chain_key": "idem", "thought_type": "Decision", "content": format!("raw {key}")}));
+    assert_eq!((raw["thought"]["content"].clone(), raw["redactions"].clone()), (json!(format!("raw {key}")), json!([])));
+}
+
+#[test]
 fn torn_tail_is_cut_on_restart() {
     let (_root, dir) = data_dir();
     let d = Daemon::start(&dir, &[], &["--default-storage-adapter", "binary"]);

@@ -35,5 +35,6 @@ fn wit_kind(kind: CoreKind) -> ErrorKind {
         CoreKind::ChainRefused => ErrorKind::ChainRefused,
         CoreKind::Storage => ErrorKind::Storage,
         CoreKind::SkillRejected => ErrorKind::SkillRejected,
+        CoreKind::Conflict => ErrorKind::Conflict,
     }
 }

@@ -62,7 +62,10 @@ export interface RetrospectiveArgs {
   tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
   thought_id?: string; signing_key_id?: string; thought_signature?: number[];
 }
-export interface AppendResult { thought: Thought; head_hash: string }
+/** A secret replaced by `[REDACTED:<kind>]`; start/end are byte offsets of the placeholder in the stored value. */
+export interface Redaction { field: string; kind: string; start: number; end: number }
+/** `replay` is true when the thought_id was already stored with the same fields (nothing written). */
+export interface AppendResult { thought: Thought; head_hash: string; replay: boolean; redactions: Redaction[] }
 
 export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number }
 export interface SearchResult { thoughts: Thought[] }

@@ -3,6 +3,7 @@
 //! [`Chain::commit`] adds it: field limits, ref and relation targets, the
 //! agent's status and, when it has an active key, its signature.
 
+use super::replay::{replay_of, Prepared};
 use super::Chain;
 use crate::agents::AgentStatus;
 use crate::canonical::{encode_and_hash, SALT_BYTES};
@@ -98,14 +99,20 @@ impl Chain {
     /// signature, and builds it with its index, timestamp, `prev_hash` and hash. Nothing changes until [`Chain::commit`].
     /// `fresh_id` is its id unless the input names one; `salt` is its
     /// content salt (16 random bytes from the host: `canonical.rs` says why).
+    /// A `thought_id` already in the chain is [`AppendError::DuplicateId`]
+    /// here (or [`AppendError::Conflict`] when the fields differ).
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Thought, AppendError> {
-        self.prepare_append_with_payload(input, timestamp, fresh_id, salt).map(|(t, _)| t)
+        match self.prepare_append_with_payload(input, timestamp, fresh_id, salt)? {
+            Prepared::New { thought, .. } => Ok(thought),
+            Prepared::Replay(t) => Err(AppendError::DuplicateId { id: t.id }),
+        }
     }
 
     /// [`Chain::prepare_append`], also returning the binary record payload
     /// (the canonical body that was hashed, then the 32 hash bytes), so the
-    /// caller can frame it without encoding or hashing again.
-    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<(Thought, Vec<u8>), AppendError> {
+    /// caller can frame it without encoding or hashing again. A `thought_id`
+    /// already in the chain is a replay or a conflict (see `chain/replay.rs`).
+    pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Prepared, AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
         if input.content.trim().is_empty() {
@@ -144,10 +151,9 @@ impl Chain {
             }
             None => fresh_id,
         };
-        if self.by_id.contains(&self.thoughts, &id) {
-            return Err(AppendError::DuplicateId { id });
-        }
-        if let Some(rec) = self.agents.get(&input.agent_id) {
+        // A replay answers the stored thought whatever the agent's status now.
+        let replayed = self.by_id(&id);
+        if let Some(rec) = self.agents.get(&input.agent_id).filter(|_| replayed.is_none()) {
             if rec.status == AgentStatus::Revoked {
                 return Err(AppendError::AgentDisabled { agent_id: input.agent_id, chain_key: self.chain_key.clone() });
             }
@@ -178,11 +184,14 @@ impl Chain {
             content_salt: Some(hex::encode(salt)),
             forgotten: None,
         };
+        if let Some(stored) = replayed {
+            return replay_of(stored, &thought);
+        }
         self.check_signature(&thought)?;
         let (mut payload, digest) = encode_and_hash(&thought);
         thought.hash = crate::sha256::to_hex(&digest);
         payload.extend_from_slice(&digest);
-        Ok((thought, payload))
+        Ok(Prepared::New { thought, payload })
     }
 
     fn resolve_relation(&self, rel: RelationInput) -> Result<ThoughtRelation, AppendError> {

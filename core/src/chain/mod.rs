@@ -18,8 +18,10 @@ use crate::ranked::RankedIndex;
 use std::sync::RwLockReadGuard;
 
 mod append;
+mod replay;
 
 pub use append::{NewThought, RelationInput};
+pub use replay::{Appended, Prepared};
 
 /// An open, verified chain.
 ///

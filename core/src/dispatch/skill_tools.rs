@@ -17,7 +17,7 @@ use crate::skills::document;
 use crate::skills::model::{CURRENT_SCHEMA_VERSION, REGISTRY_VERSION};
 use crate::skills::safety::read_warnings;
 use crate::skills::search::{SkillQuery, SEARCHABLE_FIELDS};
-use crate::skills::{NewVersion, SkillError, SkillFormat, SkillStatus};
+use crate::skills::{NewVersion, SkillError, SkillFormat, SkillStatus, SkillWrite};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -181,17 +181,24 @@ fn upload(db: &MentisDb, caller: Option<Caller<'_>>, a: UploadArgs) -> Result<Sk
     let version_id = db.fresh_id();
     let now = db.now_millis();
     let skill_id = a.skill_id.as_deref().map(str::trim);
+    let mut replay = false;
     let summary = db.commit_skill(
         |reg| {
             let signature = a.signing_key_id.clone().zip(a.skill_signature.clone());
             let new = NewVersion { skill_id, format, content: &a.content, signature, version_id, now_millis: now, caller };
-            let (ev, doc) = reg.prepare_upload(&who, new)?;
-            document::check_limits(&doc).map_err(|e| SkillError::InvalidField { field: e.field(), message: e.to_string() })?;
-            Ok((ev, Some(doc)))
+            let write = reg.prepare_upload(&who, new)?;
+            match &write {
+                SkillWrite::Event(_, Some(doc)) => {
+                    document::check_limits(doc).map_err(|e| SkillError::InvalidField { field: e.field(), message: e.to_string() })?
+                }
+                SkillWrite::Event(_, None) => {}
+                SkillWrite::Unchanged { .. } => replay = true,
+            }
+            Ok(write)
         },
         |reg, id| reg.get(id).map(SkillSummary::from),
     )?;
-    Ok(SkillReply { skill: summary.expect("a committed skill exists") })
+    Ok(SkillReply { skill: summary.expect("a committed skill exists"), replay })
 }
 
 fn search(db: &MentisDb, a: SearchArgs) -> Result<SkillListReply, ToolError> {
@@ -291,11 +298,11 @@ fn change_status(db: &MentisDb, a: StatusArgs, tool: &'static str, status: Skill
             let payload = status_payload(&a.skill_id, status.as_str(), &latest, reason.as_deref());
             check_signature(&rec, &key, &payload, a.signing_key_id.as_deref(), a.status_signature.as_deref(), "status_signature", STATUS_SIGNING)?;
             let signature = a.signing_key_id.clone().zip(a.status_signature.clone());
-            Ok((reg.prepare_status(&a.skill_id, &who, status, reason, signature, now)?, None))
+            Ok(SkillWrite::Event(reg.prepare_status(&a.skill_id, &who, status, reason, signature, now)?, None))
         },
         |reg, id| reg.get(id).map(SkillSummary::from),
     )?;
-    Ok(SkillReply { skill: summary.expect("a committed skill exists") })
+    Ok(SkillReply { skill: summary.expect("a committed skill exists"), replay: false })
 }
 
 fn deprecate(db: &MentisDb, a: StatusArgs) -> Result<SkillReply, ToolError> {

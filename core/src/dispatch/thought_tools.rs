@@ -94,6 +94,8 @@ pub(super) struct AppendFields {
     /// Session this thought belongs to.
     pub session_id: Option<String>,
     /// Client-chosen unique id; required for signed appends (the signature binds it).
+    /// Retrying with the same id and fields answers the stored thought
+    /// (`replay: true`, nothing written); the same id with other fields is a `conflict` error.
     pub thought_id: Option<String>,
     /// Registered key that signed the thought.
     pub signing_key_id: Option<String>,
@@ -224,9 +226,9 @@ fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a:
     input.thought_id = a.thought_id;
     input.signing_key_id = a.signing_key_id;
     input.thought_signature = a.thought_signature;
-    let thought = db.append(&key, input)?;
+    let a = db.append_reporting(&key, None, input, |_| true)?.expect("unconditional append");
     let head = head_hash(db, &key)?;
-    Ok(raw(AppendReply { thought: &thought, head_hash: head }))
+    Ok(raw(AppendReply { thought: &a.thought, head_hash: head, replay: a.replay, redactions: a.redactions }))
 }
 
 fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {

@@ -3,9 +3,7 @@
 //! [`MentisDb::append`], and the agent tools [`MentisDb::edit_agents`].
 
 use super::error::SkillError;
-use super::log::SkillEvent;
-use super::model::SkillDocument;
-use super::registry::SkillRegistry;
+use super::registry::{SkillRegistry, SkillWrite};
 use crate::agents::{AgentRecord, AgentStatus};
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -33,7 +31,7 @@ impl MentisDb {
     /// and applied, `view` reads the skill it changed (by id).
     pub fn commit_skill<R>(
         &self,
-        prepare: impl FnOnce(&SkillRegistry) -> Result<(SkillEvent, Option<SkillDocument>), SkillError>,
+        prepare: impl FnOnce(&SkillRegistry) -> Result<SkillWrite, SkillError>,
         view: impl FnOnce(&SkillRegistry, &str) -> R,
     ) -> Result<R, ToolError> {
         Ok(self.skills.commit(self.storage(), prepare, view)?)

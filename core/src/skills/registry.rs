@@ -42,6 +42,21 @@ pub struct NewVersion<'a> {
     pub now_millis: i64,
 }
 
+/// What a write step decided, under the registry's write lock.
+// One short-lived value per write: boxing the event would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum SkillWrite {
+    /// Persist this event (with the upload's parsed document, when it has one).
+    Event(SkillEvent, Option<SkillDocument>),
+    /// Nothing to write: the upload repeats the skill's latest version (same
+    /// content, format, uploader and signature), so it is answered as a replay.
+    Unchanged {
+        /// The skill the upload named.
+        skill_id: String,
+    },
+}
+
 /// A persisted status change names a skill the registry does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("status change for unknown skill '{skill_id}'")]
@@ -141,8 +156,9 @@ impl SkillRegistry {
     }
 
     /// Validates an upload by `actor` and returns the event to persist with
-    /// the parsed document.
-    pub fn prepare_upload(&self, actor: &Actor, new: NewVersion<'_>) -> Result<(SkillEvent, SkillDocument), SkillError> {
+    /// the parsed document, or [`SkillWrite::Unchanged`] when it repeats the
+    /// skill's latest version (an upload retried after a timeout).
+    pub fn prepare_upload(&self, actor: &Actor, new: NewVersion<'_>) -> Result<SkillWrite, SkillError> {
         let NewVersion { skill_id, format, content, signature, version_id, now_millis, caller } = new;
         let doc = document::parse(format, content, skill_id).map_err(|error| SkillError::InvalidContent { format: format.as_str(), error })?;
         let skill_id = match skill_id {
@@ -153,6 +169,11 @@ impl SkillRegistry {
             })?,
         };
         if let Some(skill) = self.get(&skill_id) {
+            let latest = skill.latest();
+            let same_caller = latest.uploaded_by_caller.as_deref() == caller.map(|c| c.name);
+            if latest.content == content && latest.source_format == format && latest.uploaded_by_agent_id == actor.agent_id && latest.signature == signature && same_caller {
+                return Ok(SkillWrite::Unchanged { skill_id });
+            }
             if skill.status == SkillStatus::Revoked {
                 return Err(SkillError::Revoked { skill_id, action: "given new versions" });
             }
@@ -171,7 +192,7 @@ impl SkillRegistry {
             signature,
             caller: caller.map(|c| c.name.to_string()),
         };
-        Ok((ev, doc))
+        Ok(SkillWrite::Event(ev, Some(doc)))
     }
 
     /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the
@@ -295,10 +316,14 @@ mod tests {
 
     fn upload_as(reg: &mut SkillRegistry, caller: Option<Caller<'_>>, id: Option<&str>, a: &Actor, content: &str, n: i64) -> Result<String, SkillError> {
         let new = NewVersion { skill_id: id, format: SkillFormat::Markdown, content, signature: None, version_id: format!("v{n}"), now_millis: n, caller };
-        let (ev, doc) = reg.prepare_upload(a, new)?;
-        let sid = ev.skill_id().to_string();
-        reg.apply(ev, Some(doc)).unwrap();
-        Ok(sid)
+        match reg.prepare_upload(a, new)? {
+            SkillWrite::Event(ev, doc) => {
+                let sid = ev.skill_id().to_string();
+                reg.apply(ev, doc).unwrap();
+                Ok(sid)
+            }
+            SkillWrite::Unchanged { skill_id } => Ok(skill_id),
+        }
     }
 
     #[test]

@@ -7,9 +7,8 @@
 //! the sync fails the object is cut back and the registry is unchanged.
 
 use super::error::SkillError;
-use super::log::{decode_log, SkillEvent, LOG_MAGIC};
-use super::model::SkillDocument;
-use super::registry::SkillRegistry;
+use super::log::{decode_log, LOG_MAGIC};
+use super::registry::{SkillRegistry, SkillWrite};
 use crate::naming::SKILLS_LOG;
 use crate::storage::{Storage, StorageError};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -82,19 +81,23 @@ impl SkillStore {
 
     /// Validates and persists one event: `prepare` sees the registry under
     /// the write lock and returns the event (and the upload's parsed
-    /// document, when it has one). Returns `view` of the registry after the
-    /// event was made durable and applied.
+    /// document, when it has one) or that nothing is to be written. Returns
+    /// `view` of the registry after the event was made durable and applied.
     pub fn commit<R>(
         &self,
         storage: &dyn Storage,
-        prepare: impl FnOnce(&SkillRegistry) -> Result<(SkillEvent, Option<SkillDocument>), SkillError>,
+        prepare: impl FnOnce(&SkillRegistry) -> Result<SkillWrite, SkillError>,
         view: impl FnOnce(&SkillRegistry, &str) -> R,
     ) -> Result<R, SkillError> {
         let mut state = self.write_state();
         if let Some(why) = &state.read_only {
             return Err(SkillError::ReadOnly(why.clone()));
         }
-        let (event, parsed) = prepare(&state.registry)?;
+        let (event, parsed) = match prepare(&state.registry)? {
+            SkillWrite::Event(event, parsed) => (event, parsed),
+            // Every applied event was durable before it was applied.
+            SkillWrite::Unchanged { skill_id } => return Ok(view(&state.registry, &skill_id)),
+        };
         let mut bytes = Vec::new();
         if state.byte_len == 0 {
             bytes.extend_from_slice(LOG_MAGIC);

@@ -1,6 +1,7 @@
 //! Replies of the chain tools: bootstrap, append, search, list chains,
 //! recent context, Markdown export, get, genesis, traverse, head.
 
+use crate::redact::Redaction;
 use crate::thought::Thought;
 use crate::traverse::Cursor;
 use schemars::JsonSchema;
@@ -24,6 +25,14 @@ pub struct AppendReply<T = Thought> {
     pub thought: T,
     /// Hash of the chain's last thought after the append.
     pub head_hash: Option<String>,
+    /// True when the request repeated a thought already stored under its
+    /// `thought_id` with the same fields: `thought` is that earlier thought
+    /// and nothing was written. Always present; false for a new thought.
+    pub replay: bool,
+    /// Each secret replaced by `[REDACTED:<kind>]` before hashing (content,
+    /// tags, concepts), with the placeholder's byte offsets in the stored
+    /// value. Always present; empty when nothing was redacted or redaction is off.
+    pub redactions: Vec<Redaction>,
 }
 
 /// `mentisdb_forget_thought`: the thought as it is now (forgotten).

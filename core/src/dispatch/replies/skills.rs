@@ -85,6 +85,10 @@ pub struct SkillListReply {
 pub struct SkillReply {
     /// The skill's summary.
     pub skill: SkillSummary,
+    /// True when `mentisdb_upload_skill` repeated the skill's latest version
+    /// (same content, format, uploader and signature): nothing was written.
+    /// Always present; false for new versions and status changes.
+    pub replay: bool,
 }
 
 /// What the skill registry supports.

@@ -1,0 +1,95 @@
+use super::*;
+use crate::thought::ThoughtType;
+
+/// `(kind, text with a secret, the text redacted, a near miss that must stay)`.
+/// Secrets are assembled with `concat!` so scanners of this repository do not flag the file.
+const CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "private_key",
+        concat!("key:\n-----BEGIN RSA ", "PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nafter"),
+        "key:\n[REDACTED:private_key]\nafter",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBg\n-----END PUBLIC KEY----- and a BEGIN PRIVATE KEY mention",
+    ),
+    (
+        "jwt",
+        concat!("token eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok"),
+        "token [REDACTED:jwt] ok",
+        "a header eyJhbGciOiJIUzI1NiJ9 alone, and eyJ.x.y",
+    ),
+    ("aws_access_key_id", concat!("id AKIA", "IOSFODNN7EXAMPLE, done"), "id [REDACTED:aws_access_key_id], done", "AKIA keys start with AKIA; AKIAIOSFODNN7EXAMPLEX is too long"),
+    (
+        "aws_secret_access_key",
+        concat!("export AWS_SECRET_ACCESS_KEY=\"wJalrXUtnFEMI/K7MDENG", "/bPxRfiCYEXAMPLEKEY\""),
+        "export AWS_SECRET_ACCESS_KEY=\"[REDACTED:aws_secret_access_key]\"",
+        "aws_secret_access_key = <your secret here>, rotate the aws_secret_access_key monthly",
+    ),
+    ("github_token", concat!("push with gh", "p_1234567890abcdefghijklmnopqrstuvwxyz now"), "push with [REDACTED:github_token] now", "ghp_short and the gh_pages branch"),
+    ("slack_token", concat!("xox", "b-1234567890-abcdefghij"), "[REDACTED:slack_token]", "the xoxb- prefix, xoxb-123"),
+    ("stripe_key", concat!("STRIPE=sk_", "live_4eC39HqLyjWDarjtT1zdp7dc"), "STRIPE=[REDACTED:stripe_key]", "sk_live_ keys, sk_test_short"),
+    ("anthropic_api_key", concat!("key sk-", "ant-api03-abcdefghijklmnopqrstuvwxyz012345"), "key [REDACTED:anthropic_api_key]", "sk-ant-short"),
+    ("openai_api_key", concat!("OPENAI_API_KEY=sk-", "proj-abc123def456ghi789jkl012"), "OPENAI_API_KEY=[REDACTED:openai_api_key]", "sk-learn-is-a-python-library, risk-0123456789012345678901"),
+    ("google_api_key", concat!("maps AIza", "SyD-abcdefghijklmnopqrstuvwxyz01234 key"), "maps [REDACTED:google_api_key] key", "AIza prefixes, AIzaShort"),
+    ("bearer_token", "curl -H 'Authorization: Bearer abc123DEF456ghi789'", "curl -H 'Authorization: Bearer [REDACTED:bearer_token]'", "the bearer of bad news carried instructions"),
+    ("authorization_header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED:authorization_header]", "Authorization: required for administrators"),
+    ("url_password", "postgres://admin:s3cr3t@db.internal:5432/app", "postgres://admin:[REDACTED:url_password]@db.internal:5432/app", "https://example.com:8443/path@v2 and git@github.com:org/repo"),
+];
+
+#[test]
+fn every_rule_has_a_positive_and_a_negative_case() {
+    let kinds: Vec<&str> = CASES.iter().map(|c| c.0).collect();
+    assert_eq!(kinds, RULES.iter().map(|r| r.kind).collect::<Vec<_>>(), "one case per rule, in table order");
+    for (kind, secret, redacted, near_miss) in CASES {
+        let found = scan(secret);
+        assert_eq!(found.iter().map(|f| f.kind).collect::<Vec<_>>(), [*kind], "{kind}: {secret:?}");
+        let (text, placed) = replace(secret, &found);
+        assert_eq!(text, *redacted, "{kind}");
+        assert_eq!(&text[placed[0].start..placed[0].end], placeholder(kind), "{kind}: the placeholder's offsets");
+        assert_eq!(scan(near_miss), [], "{kind}: the near miss {near_miss:?} must stay");
+        assert_eq!(scan(&text), [], "{kind}: a placeholder matches no rule (redaction is idempotent)");
+    }
+}
+
+#[test]
+fn several_secrets_get_offsets_in_the_redacted_text() {
+    let text = concat!("a AKIA", "IOSFODNN7EXAMPLE b https://u:p4ss@h.example c");
+    let (out, placed) = replace(text, &scan(text));
+    assert_eq!(out, "a [REDACTED:aws_access_key_id] b https://u:[REDACTED:url_password]@h.example c");
+    assert_eq!(placed.iter().map(|p| (p.kind, &out[p.start..p.end])).collect::<Vec<_>>(), [
+        ("aws_access_key_id", "[REDACTED:aws_access_key_id]"),
+        ("url_password", "[REDACTED:url_password]"),
+    ]);
+}
+
+#[test]
+fn non_ascii_text_around_a_secret_is_kept() {
+    let text = concat!("clé → AKIA", "IOSFODNN7EXAMPLE ✓");
+    assert_eq!(replace(text, &scan(text)).0, "clé → [REDACTED:aws_access_key_id] ✓");
+    assert_eq!(scan("ünïcödé://ü:é@ñ and eyJ€"), []);
+}
+
+#[test]
+fn a_thought_is_redacted_in_content_tags_and_concepts() {
+    let mut input = NewThought::new("a", ThoughtType::Finding, concat!("see gh", "p_1234567890abcdefghijklmnopqrstuvwxyz"));
+    input.tags = vec!["plain".into(), concat!("AKIA", "IOSFODNN7EXAMPLE").into()];
+    input.concepts = vec!["https://u:pw@host".into()];
+    let r = redact_new_thought(&mut input).unwrap();
+    assert_eq!(input.content, "see [REDACTED:github_token]");
+    assert_eq!(input.tags, ["plain", "[REDACTED:aws_access_key_id]"]);
+    assert_eq!(input.concepts, ["https://u:[REDACTED:url_password]@host"]);
+    let fields: Vec<(&str, &str, u64, u64)> = r.iter().map(|r| (r.field.as_str(), r.kind.as_str(), r.start, r.end)).collect();
+    assert_eq!(fields, [("content", "github_token", 4, 27), ("tags[1]", "aws_access_key_id", 0, 28), ("concepts[0]", "url_password", 10, 33)]);
+}
+
+#[test]
+fn a_signed_thought_with_a_secret_is_refused_unchanged() {
+    let content = concat!("x AKIA", "IOSFODNN7EXAMPLE");
+    let mut input = NewThought::new("a", ThoughtType::Finding, content);
+    input.signing_key_id = Some("k1".into());
+    input.thought_signature = Some(vec![0; 64]);
+    let e = redact_new_thought(&mut input).unwrap_err();
+    assert_eq!(e, AppendError::SecretInSignedThought { field: "content".into(), kind: "aws_access_key_id", offset: 2 });
+    assert!(e.to_string().contains("before signing"), "{e}");
+    assert_eq!(input.content, content);
+    input.content = "no secrets here".into();
+    assert_eq!(redact_new_thought(&mut input).unwrap(), []);
+}
