@@ -83,7 +83,7 @@ mod traverse;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
-pub use dispatch::{tool_specs, ToolSpec};
+pub use dispatch::{output_schema, tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;
 pub use named_enum::UnknownName;

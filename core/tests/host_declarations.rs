@@ -4,7 +4,7 @@
 //! as TypeScript interfaces (`host-wasm/src/types.rs`); the WASI component
 //! declares WIT records (`host-wasi/wit/mentisdb.wit`). This test reads both
 //! texts and compares them, field by field, with each tool's argument
-//! schema (`ToolSpec::input_schema`) and reply type (`ToolSpec::output_schema`,
+//! schema (`ToolSpec::input_schema`) and reply type (`output_schema`,
 //! `mentisdb_core::dispatch::replies`):
 //!
 //! - every tool has an entry in [`TS`] and in [`WIT`], or is listed as
@@ -16,7 +16,7 @@
 //! Adding a field to a tool's arguments or reply without the TypeScript and
 //! WIT sides fails here.
 
-use mentisdb_core::tool_specs;
+use mentisdb_core::{output_schema, tool_specs};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -257,6 +257,11 @@ impl Checker {
     }
 }
 
+/// The JSON Schema of `tool`'s reply type.
+fn reply_schema(tool: &str) -> Value {
+    output_schema(tool).unwrap_or_else(|| panic!("no reply schema for {tool}"))
+}
+
 /// Every difference between the tools and the two hosts' declarations.
 fn drift(ts_text: &str, wit_text: &str) -> Vec<String> {
     let ts = ts_interfaces(ts_text);
@@ -276,12 +281,12 @@ fn drift(ts_text: &str, wit_text: &str) -> Vec<String> {
         for (tool, args, reply) in table {
             let s = spec(tool);
             c.side(host, tool, &s.input_schema, *args, items);
-            c.side(host, tool, &s.output_schema, *reply, items);
+            c.side(host, tool, &reply_schema(tool), *reply, items);
         }
     }
     for (tool, in_reply, def, ts_name, wit_name) in NESTED {
         let s = spec(tool);
-        let schema = if *in_reply { &s.output_schema } else { &s.input_schema };
+        let schema = if *in_reply { &reply_schema(tool) } else { &s.input_schema };
         let def_schema = schema.pointer(&format!("/$defs/{def}")).unwrap_or_else(|| panic!("{tool}: no $defs/{def}"));
         c.side("ts", def, def_schema, Object(ts_name), &ts);
         if let Some(w) = wit_name {

@@ -1,5 +1,5 @@
 //! Each tool's result has exactly the top-level fields of its declared reply
-//! type (`ToolSpec::output_schema`, from `dispatch::replies`): a handler that
+//! type (`mentisdb_core::output_schema`, from `dispatch::replies`): a handler that
 //! serialized something else than the type its `tool!` entry names fails here.
 
 mod common;
@@ -56,13 +56,18 @@ fn session() -> Vec<(&'static str, Value)> {
     calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect()
 }
 
+/// The JSON Schema of `tool`'s reply type.
+fn reply_schema(tool: &str) -> Value {
+    mentisdb_core::output_schema(tool).unwrap_or_else(|| panic!("no reply schema for {tool}"))
+}
+
 fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
 }
 
 #[test]
 fn every_result_has_exactly_its_reply_types_fields() {
-    let schemas: BTreeMap<&str, Value> = mentisdb_core::tool_specs().into_iter().map(|s| (s.name, s.output_schema)).collect();
+    let schemas: BTreeMap<&str, Value> = mentisdb_core::tool_specs().into_iter().map(|s| (s.name, reply_schema(s.name))).collect();
     let results = session();
     for (tool, result) in &results {
         assert_eq!(keys(result), keys(&schemas[tool]["properties"]), "{tool}: result fields differ from its reply type; result: {result}");
@@ -74,8 +79,7 @@ fn every_result_has_exactly_its_reply_types_fields() {
 
 #[test]
 fn nested_replies_match_their_schemas_too() {
-    let specs = mentisdb_core::tool_specs();
-    let schema = |tool: &str| specs.iter().find(|s| s.name == tool).unwrap().output_schema.clone();
+    let schema = reply_schema;
     let results = session();
     let result = |tool: &str| results.iter().find(|(t, _)| *t == tool).unwrap().1.clone();
     let def = |tool: &str, name: &str| keys(&schema(tool)["$defs"][name]["properties"]);

@@ -1,7 +1,7 @@
 //! Agent-registry tools: list, get, upsert, describe, alias, keys, disable.
 
 use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary};
-use super::{raw, tool, ToolDef};
+use super::{raw, tools};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
 use crate::db::MentisDb;
 use crate::dispatch::thought_tools::ChainArgs;
@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-pub(super) const TOOLS: &[ToolDef] = &[
+tools! {
     tool!(read "mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs => AgentListReply, list_agents),
     tool!(read "mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs => AgentReply, get_agent),
     tool!(read "mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs => AgentRegistryReply, list_registry),
@@ -21,7 +21,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!(admin "mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs => AgentReply, add_key),
     tool!(admin "mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs => AgentReply, revoke_key),
     tool!(admin "mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs => AgentReply, disable_agent),
-];
+}
 
 /// A chain and an agent.
 #[derive(Debug, Deserialize, JsonSchema)]

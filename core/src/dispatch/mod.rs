@@ -39,8 +39,9 @@ pub struct NoArgs {}
 /// A tool's handler: the database, who is calling (hosts with tokens) and the arguments.
 type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<Box<RawValue>, ToolError>;
 
-/// One tool: its name, description, access class, reach, argument and reply
-/// schemas and handler.
+/// One tool: its name, description, access class, reach, argument schema
+/// and handler. Its reply type's schema is kept out of this table (see
+/// [`output_schema`]), so hosts that never ask for it do not link it.
 #[derive(Clone, Copy)]
 pub struct ToolDef {
     /// MCP tool name, e.g. `mentisdb_append`.
@@ -54,7 +55,6 @@ pub struct ToolDef {
     /// What the tool touches: its chain, the daemon only, or both.
     pub reach: Reach,
     schema: fn() -> Value,
-    reply_schema: fn() -> Value,
     call: Handler,
 }
 
@@ -79,11 +79,6 @@ pub struct ToolSpec {
     pub access: Access,
     /// What the tool touches: its chain, the daemon only, or both.
     pub reach: Reach,
-    /// JSON Schema of the result: the tool's reply type in [`replies`].
-    /// Not served (`tools/list` and `list-tools` are unchanged); the drift
-    /// test compares it with the hosts' TypeScript and WIT declarations.
-    #[serde(skip)]
-    pub output_schema: Value,
 }
 
 /// Builds a [`ToolDef`] from an argument type, its reply type (in
@@ -92,14 +87,15 @@ pub struct ToolSpec {
 /// locked. The first word is the tool's [`Access`] class: `tool!(read ...)`
 /// (read-only), `tool!(admin ...)`, and no word for a write. A trailing
 /// `, caller` passes the handler the [`Caller`] too: `handler(db, caller, args)`.
+/// The reply type is read only by [`tools!`] (for [`output_schema`]).
 macro_rules! tool {
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, $crate::dispatch::schema_of::<$reply>, |db, _caller, v| {
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, |db, _caller, v| {
             $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path, caller) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, $crate::dispatch::schema_of::<$reply>, |db, caller, v| {
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, |db, caller, v| {
             $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
@@ -107,13 +103,35 @@ macro_rules! tool {
     (admin $($rest:tt)+) => { $crate::dispatch::tool!(@def Admin, $($rest)+) };
     ($name:literal, $($rest:tt)+) => { $crate::dispatch::tool!(@def Write, $name, $($rest)+) };
 }
+
+/// A tool family's table: `tools! { tool!(...), tool!(...).daemon_wide(), }`
+/// defines `TOOLS` (the [`ToolDef`]s) and `reply_schema(tool)`, the JSON
+/// Schema of each tool's reply type. The schemas live in that function, not
+/// in the table, so only hosts calling [`output_schema`] link them.
+macro_rules! tools {
+    ($(tool!($($access:ident)? $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path $(, $caller:ident)?) $(.$reach:ident())?),+ $(,)?) => {
+        /// This family's tools.
+        pub(super) const TOOLS: &[$crate::dispatch::ToolDef] = &[
+            $($crate::dispatch::tool!($($access)? $name, $desc, $args => $reply, $handler $(, $caller)?) $(.$reach())?),+
+        ];
+
+        /// The JSON Schema of `tool`'s reply type, if `tool` is in [`TOOLS`].
+        pub(super) fn reply_schema(tool: &str) -> Option<serde_json::Value> {
+            match tool {
+                $($name => Some($crate::dispatch::schema_of::<$reply>()),)+
+                _ => None,
+            }
+        }
+    };
+}
 pub(crate) use tool;
+pub(crate) use tools;
 
 impl ToolDef {
     #[doc(hidden)]
-    pub const fn new(name: &'static str, description: &'static str, access: Access, schema: fn() -> Value, reply_schema: fn() -> Value, call: Handler) -> Self {
+    pub const fn new(name: &'static str, description: &'static str, access: Access, schema: fn() -> Value, call: Handler) -> Self {
         let read_only = matches!(access, Access::Read);
-        ToolDef { name, description, read_only, access, reach: Reach::Chain, schema, reply_schema, call }
+        ToolDef { name, description, read_only, access, reach: Reach::Chain, schema, call }
     }
 
     /// The same tool, touching no chain (`mentisdb_list_chains`, skill reads).
@@ -159,9 +177,20 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             read_only: t.read_only,
             access: t.access,
             reach: t.reach,
-            output_schema: (t.reply_schema)(),
         })
         .collect()
+}
+
+/// JSON Schema of `tool`'s result: its reply type in [`replies`], or `None`
+/// for an unknown tool. Not served (`tools/list` and `list-tools` carry only
+/// [`ToolSpec`]); the drift tests compare it with the hosts' TypeScript and
+/// WIT declarations. Kept apart from [`tool_specs`] so that hosts that never
+/// call it (the browser build) do not link the reply types' schemas.
+pub fn output_schema(tool: &str) -> Option<Value> {
+    thought_tools::reply_schema(tool)
+        .or_else(|| agent_tools::reply_schema(tool))
+        .or_else(|| skill_tools::reply_schema(tool))
+        .or_else(|| ranked_tools::reply_schema(tool))
 }
 
 #[doc(hidden)]

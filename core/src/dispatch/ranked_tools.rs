@@ -4,7 +4,7 @@
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
 use super::replies::{BundleReply, ContextBundlesReply, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply, SeedReply};
-use super::{raw, tool, ToolDef};
+use super::{raw, tools};
 use crate::chain::Chain;
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-pub(super) const TOOLS: &[ToolDef] = &[
+tools! {
     tool!(
         read "mentisdb_ranked_search",
         "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
@@ -34,7 +34,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
         ResolveContextArgs => ResolveContextReply<'static>,
         resolve_context_tool
     ),
-];
+}
 
 /// Default number of ranked results.
 pub(super) const DEFAULT_RANKED_LIMIT: usize = 10;

@@ -4,7 +4,7 @@
 //! agent of uploads, deprecations and revocations; the registry itself is
 //! daemon-wide, so read tools only validate it.
 
-use super::{raw, tool, Caller, NoArgs, ToolDef};
+use super::{raw, tools, Caller, NoArgs};
 use crate::db::MentisDb;
 use crate::dispatch::replies::{
     MarkdownReply, ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,
@@ -26,8 +26,7 @@ use serde_json::value::RawValue;
 /// Our own usage skill, returned by `mentisdb_skill_md`.
 pub(super) const MENTISDB_SKILL_MD: &str = include_str!("../../MENTISDB_SKILL.md");
 
-/// The skill tool table.
-pub(super) const TOOLS: &[ToolDef] = &[
+tools! {
     tool!(read "mentisdb_skill_md", "Return the official embedded MENTISDB_SKILL.md: how an agent should use MentisDB memory (bootstrap, search before acting, append durable thoughts, retrospectives, checkpoints).", NoArgs => MarkdownReply, skill_md).daemon_wide(),
     tool!(read "mentisdb_list_skills", "List every skill in the daemon-wide registry as a summary (status, metadata, latest version and uploader).", ChainArgs => SkillListReply, list_skills).daemon_wide(),
     tool!(read "mentisdb_skill_manifest", "Return the skill-registry manifest: registry and schema versions, supported formats, searchable fields, lifecycle statuses.", NoArgs => SkillManifestReply, manifest).daemon_wide(),
@@ -37,7 +36,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!(read "mentisdb_skill_versions", "List every immutable version of a skill (id, number, uploader, format, content_hash, time, signing key and signature) and its status history.", SkillIdArgs => SkillVersionsReply<'static>, versions).daemon_wide(),
     tool!(admin "mentisdb_deprecate_skill", "Mark a skill deprecated, keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs => SkillReply, deprecate).with_skills(),
     tool!(admin "mentisdb_revoke_skill", "Mark a skill revoked (final), keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs => SkillReply, revoke).with_skills(),
-];
+}
 
 /// Just a chain (audit context).
 #[derive(Debug, Default, Deserialize, JsonSchema)]

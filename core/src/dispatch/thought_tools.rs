@@ -6,7 +6,7 @@ use super::replies::{
     AppendReply, BootstrapReply, ChainInfo, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
-use super::{raw, tool, Caller, NoArgs, ToolDef};
+use super::{raw, tools, Caller, NoArgs};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-pub(super) const TOOLS: &[ToolDef] = &[
+tools! {
     tool!("mentisdb_bootstrap", "Create the chain if needed and write one bootstrap memory (Summary/Checkpoint) only when the chain is empty. Nothing is overwritten.", BootstrapArgs => BootstrapReply, bootstrap),
     tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs => AppendReply, append),
     tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
@@ -33,7 +33,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
     tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
     tool!(admin "mentisdb_forget_thought", "Forget one thought (exactly one of thought_id, thought_hash or thought_index) for a reason: its content, tags, concepts and signature are erased from memory and storage for good, while its index, id, type, time and hash stay and the chain still verifies. Operators only (admin scope).", ForgetArgs => ForgetReply, forget, caller),
     tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head),
-];
+}
 
 /// Just a chain.
 #[derive(Debug, Default, Deserialize, JsonSchema)]

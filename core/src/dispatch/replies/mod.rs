@@ -4,7 +4,7 @@
 //! handler. Hosts that read a result back (the WASI component's typed
 //! exports, tests) deserialize it into the same type instead of reading
 //! fields by name, and the drift test (`tests/tests/host_declarations.rs`)
-//! compares their JSON Schemas ([`crate::ToolSpec::output_schema`]) with the
+//! compares their JSON Schemas ([`crate::output_schema`]) with the
 //! TypeScript declarations and the WIT records.
 //!
 //! Replies that carry thoughts are generic over the thought: the engine
