@@ -39,9 +39,10 @@ pub struct NoArgs {}
 /// A tool's handler: the database, who is calling (hosts with tokens) and the arguments.
 type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<Box<RawValue>, ToolError>;
 
-/// One tool: its name, description, access class, reach, argument schema
-/// and handler. Its reply type's schema is kept out of this table (see
-/// [`output_schema`]), so hosts that never ask for it do not link it.
+/// One tool: its name, description, access class, reach and handler. Its
+/// schemas are kept out of this table: the argument schema is read from
+/// `input_schemas.json` (see [`tool_specs`]), the reply type's is built by
+/// [`output_schema`], so hosts link no schema-generating code for them.
 #[derive(Clone, Copy)]
 pub struct ToolDef {
     /// MCP tool name, e.g. `mentisdb_append`.
@@ -54,7 +55,6 @@ pub struct ToolDef {
     pub access: Access,
     /// What the tool touches: its chain, the daemon only, or both.
     pub reach: Reach,
-    schema: fn() -> Value,
     call: Handler,
 }
 
@@ -87,15 +87,15 @@ pub struct ToolSpec {
 /// locked. The first word is the tool's [`Access`] class: `tool!(read ...)`
 /// (read-only), `tool!(admin ...)`, and no word for a write. A trailing
 /// `, caller` passes the handler the [`Caller`] too: `handler(db, caller, args)`.
-/// The reply type is read only by [`tools!`] (for [`output_schema`]).
+/// The argument and reply types' schemas are built only by [`tools!`].
 macro_rules! tool {
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, |db, _caller, v| {
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, _caller, v| {
             $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path, caller) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, $crate::dispatch::schema_of::<$args>, |db, caller, v| {
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, caller, v| {
             $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
@@ -105,9 +105,11 @@ macro_rules! tool {
 }
 
 /// A tool family's table: `tools! { tool!(...), tool!(...).daemon_wide(), }`
-/// defines `TOOLS` (the [`ToolDef`]s) and `reply_schema(tool)`, the JSON
-/// Schema of each tool's reply type. The schemas live in that function, not
-/// in the table, so only hosts calling [`output_schema`] link them.
+/// defines `TOOLS` (the [`ToolDef`]s), `reply_schema(tool)`, the JSON Schema
+/// of each tool's reply type, and (in tests) `args_schema(tool)`, the JSON
+/// Schema of its arguments that `input_schemas.json` must hold. The schemas
+/// live in those functions, not in the table, so only hosts calling
+/// [`output_schema`] link schema-generating code.
 macro_rules! tools {
     ($(tool!($($access:ident)? $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path $(, $caller:ident)?) $(.$reach:ident())?),+ $(,)?) => {
         /// This family's tools.
@@ -122,6 +124,15 @@ macro_rules! tools {
                 _ => None,
             }
         }
+
+        /// The JSON Schema of `tool`'s argument type, if `tool` is in [`TOOLS`].
+        #[cfg(test)]
+        pub(super) fn args_schema(tool: &str) -> Option<serde_json::Value> {
+            match tool {
+                $($name => Some($crate::dispatch::schema_of::<$args>()),)+
+                _ => None,
+            }
+        }
     };
 }
 pub(crate) use tool;
@@ -129,9 +140,9 @@ pub(crate) use tools;
 
 impl ToolDef {
     #[doc(hidden)]
-    pub const fn new(name: &'static str, description: &'static str, access: Access, schema: fn() -> Value, call: Handler) -> Self {
+    pub const fn new(name: &'static str, description: &'static str, access: Access, call: Handler) -> Self {
         let read_only = matches!(access, Access::Read);
-        ToolDef { name, description, read_only, access, reach: Reach::Chain, schema, call }
+        ToolDef { name, description, read_only, access, reach: Reach::Chain, call }
     }
 
     /// The same tool, touching no chain (`mentisdb_list_chains`, skill reads).
@@ -165,15 +176,24 @@ pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
     families().into_iter().flat_map(|f| f.iter()).find(|t| t.name == name)
 }
 
+/// Every tool's argument schema (an object keyed by tool name), exactly as
+/// schemars generates it from the argument types (`schema_of`); the test
+/// `input_schemas_json_is_generated` checks that and rewrites the file when
+/// run with `MENTISDB_BLESS_SCHEMAS=1`. Stored as text so that hosts serving
+/// `tools/list` link no schema-generating code (it is most of the browser
+/// build's schema cost).
+const INPUT_SCHEMAS: &str = include_str!("input_schemas.json");
+
 /// Every tool with its description and argument schema, in a stable order.
 pub fn tool_specs() -> Vec<ToolSpec> {
+    let mut schemas: serde_json::Map<String, Value> = serde_json::from_str(INPUT_SCHEMAS).expect("input_schemas.json is a JSON object");
     families()
         .into_iter()
         .flat_map(|f| f.iter())
         .map(|t| ToolSpec {
             name: t.name,
             description: t.description,
-            input_schema: (t.schema)(),
+            input_schema: schemas.remove(t.name).expect("input_schemas.json has every tool"),
             read_only: t.read_only,
             access: t.access,
             reach: t.reach,
@@ -261,6 +281,38 @@ impl MentisDb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JSON Schema of every tool's arguments, as schemars generates it.
+    fn generated_input_schemas() -> serde_json::Map<String, Value> {
+        families()
+            .into_iter()
+            .flat_map(|f| f.iter())
+            .map(|t| {
+                let schema = thought_tools::args_schema(t.name)
+                    .or_else(|| agent_tools::args_schema(t.name))
+                    .or_else(|| skill_tools::args_schema(t.name))
+                    .or_else(|| ranked_tools::args_schema(t.name))
+                    .expect("every tool has an argument type");
+                (t.name.to_string(), schema)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn input_schemas_json_is_generated() {
+        let generated = generated_input_schemas();
+        let stored: serde_json::Map<String, Value> = serde_json::from_str(INPUT_SCHEMAS).unwrap();
+        if stored == generated {
+            return;
+        }
+        if std::env::var_os("MENTISDB_BLESS_SCHEMAS").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/dispatch/input_schemas.json");
+            std::fs::write(path, serde_json::to_string_pretty(&generated).unwrap() + "\n").unwrap();
+            eprintln!("rewrote {path}");
+            return;
+        }
+        panic!("src/dispatch/input_schemas.json differs from the argument types' schemas: rerun with MENTISDB_BLESS_SCHEMAS=1 and commit the file");
+    }
 
     #[test]
     fn reads_writes_and_quick_reads_are_told_apart() {
