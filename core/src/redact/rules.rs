@@ -17,8 +17,10 @@
 /// A byte range `start..end` of a secret in the scanned text.
 pub(super) type Span = (usize, usize);
 
-/// A rule's check, run where its start `start` was found at byte `at` of the text.
-type Check = fn(text: &str, at: usize, start: &str) -> Option<Span>;
+/// A rule's check, run where its start `start` was found at byte `at` of the
+/// text. It may raise `resume` (where this rule may next start) when it
+/// knows no match of its own can start before that byte.
+type Check = fn(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span>;
 
 /// One detection rule.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +38,7 @@ pub struct Rule {
     /// Whether a start must begin a token (not follow a letter, digit or `_`).
     token_start: bool,
     /// Whether a match hides this rule's own starts inside it (a `-----BEGIN` inside a PEM block).
-    skips_inside_match: bool,
+    pub(super) skips_inside_match: bool,
     check: Check,
 }
 
@@ -130,7 +132,7 @@ impl Rule {
             // Byte by byte, not `==`: a call to `memcmp` costs more than these few bytes.
             let same = |(i, &b): (usize, &u8)| t.get(at + i).is_some_and(|&c| c == b || (self.any_case && c.to_ascii_lowercase() == b));
             let found = start.as_bytes().iter().enumerate().all(same);
-            if let Some(span) = found.then(|| (self.check)(text, at, start)).flatten() {
+            if let Some(span) = found.then(|| (self.check)(text, at, start, resume)).flatten() {
                 if self.skips_inside_match {
                     *resume = span.1;
                 }
@@ -158,7 +160,20 @@ fn is_token(b: u8) -> bool {
 
 /// The end of the run of bytes from `from` that satisfy `ok`.
 fn run(t: &[u8], from: usize, ok: impl Fn(u8) -> bool) -> usize {
-    from + t.get(from..).unwrap_or_default().iter().take_while(|b| ok(**b)).count()
+    run_at_most(t, from, usize::MAX, ok)
+}
+
+/// [`run`], looking at no more than `limit` bytes: a rule that accepts at
+/// most `max` bytes needs to see `max + 1` to know a run is too long, and
+/// must not read further (starts inside one long run, like `sk-sk-sk-…`,
+/// would otherwise make the scan quadratic).
+fn run_at_most(t: &[u8], from: usize, limit: usize, ok: impl Fn(u8) -> bool) -> usize {
+    from + t.get(from..).unwrap_or_default().iter().take(limit).take_while(|b| ok(**b)).count()
+}
+
+/// The first position of `needle` in `hay`.
+fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Whether a token may start at `at`: the byte before it is not a letter, digit or `_`.
@@ -168,10 +183,24 @@ fn starts_token(t: &[u8], at: usize) -> bool {
 
 /// The token from `at`: `start` then `min..=max` bytes satisfying `body`,
 /// which `accept` approves.
-fn prefixed(text: &str, at: usize, start: &str, body: fn(u8) -> bool, (min, max): (usize, usize), accept: fn(&[u8]) -> bool) -> Option<Span> {
+/// With `resume` (rules whose starts all have one length and one `body`), a
+/// run found too long also moves `resume` past every later start of the
+/// rule inside it that would find it too long as well, so one long run full
+/// of starts (`sk-sk-sk-…`) is read once, not once per start.
+fn prefixed(text: &str, at: usize, start: &str, body: fn(u8) -> bool, (min, max): (usize, usize), accept: fn(&[u8]) -> bool, resume: Option<&mut usize>) -> Option<Span> {
     let t = text.as_bytes();
     let from = at + start.len();
-    let end = run(t, from, body);
+    let end = match resume {
+        Some(resume) => {
+            let end = run(t, from, body);
+            if end - from > max {
+                // A later start at `a` has the body `a + start.len()..end`: too long while `a < end - max - start.len()`.
+                *resume = (*resume).max(end - max - start.len());
+            }
+            end
+        }
+        None => run_at_most(t, from, max.saturating_add(1), body),
+    };
     ((min..=max).contains(&(end - from)) && accept(&t[from..end])).then_some((at, end))
 }
 
@@ -183,20 +212,23 @@ fn has_digit(b: &[u8]) -> bool {
     b.iter().any(u8::is_ascii_digit)
 }
 
-fn private_key(text: &str, i: usize, _: &str) -> Option<Span> {
-    let line_end = text[i..].find('\n').map_or(text.len(), |j| i + j);
-    if !text[i..line_end].contains("PRIVATE KEY-----") {
-        return None;
-    }
-    let end = text[line_end..]
-        .find("-----END ")
-        .map(|j| line_end + j)
-        .and_then(|e| text[e..].find("PRIVATE KEY-----").map(|k| e + k + "PRIVATE KEY-----".len()))
-        .unwrap_or(text.len());
+/// The longest `-----BEGIN … PRIVATE KEY-----` header looked at (real labels
+/// are under 40 bytes; the bound keeps many `-----BEGIN ` on one line linear).
+const MAX_PEM_HEADER: usize = 64;
+
+fn private_key(text: &str, i: usize, _: &str, _: &mut usize) -> Option<Span> {
+    const LABEL_END: &[u8] = b"PRIVATE KEY-----";
+    let t = text.as_bytes();
+    let header_end = run_at_most(t, i, MAX_PEM_HEADER, |b| b != b'\n');
+    find_bytes(&t[i..header_end], LABEL_END)?;
+    let end = find_bytes(&t[header_end..], b"-----END ")
+        .map(|j| header_end + j)
+        .and_then(|e| find_bytes(&t[e..], LABEL_END).map(|k| e + k + LABEL_END.len()))
+        .unwrap_or(t.len());
     Some((i, end))
 }
 
-fn jwt(text: &str, at: usize, _: &str) -> Option<Span> {
+fn jwt(text: &str, at: usize, _: &str, resume: &mut usize) -> Option<Span> {
     let t = text.as_bytes();
     let mut end = at;
     for seg in 0..3 {
@@ -207,6 +239,12 @@ fn jwt(text: &str, at: usize, _: &str) -> Option<Span> {
             end += 1;
         }
         let next = run(t, end, is_b64url);
+        if seg == 0 {
+            // A later `eyJ` inside this first segment shares its second and
+            // third segments and has a shorter first one: it can only fail
+            // as this one does, or match inside this match.
+            *resume = next;
+        }
         if next - end < 10 {
             return None;
         }
@@ -215,11 +253,11 @@ fn jwt(text: &str, at: usize, _: &str) -> Option<Span> {
     Some((at, end))
 }
 
-fn aws_access_key_id(text: &str, at: usize, start: &str) -> Option<Span> {
-    prefixed(text, at, start, is_upper_alnum, (16, 16), any)
+fn aws_access_key_id(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span> {
+    prefixed(text, at, start, is_upper_alnum, (16, 16), any, Some(resume))
 }
 
-fn aws_secret_access_key(text: &str, at: usize, name: &str) -> Option<Span> {
+fn aws_secret_access_key(text: &str, at: usize, name: &str, _: &mut usize) -> Option<Span> {
     let t = text.as_bytes();
     let mut i = run(t, at + name.len(), |b| b"\"' \t".contains(&b));
     if !matches!(t.get(i), Some(b'=' | b':')) {
@@ -230,32 +268,32 @@ fn aws_secret_access_key(text: &str, at: usize, name: &str) -> Option<Span> {
     (end - i == 40 && t.get(end) != Some(&b'=')).then_some((i, end))
 }
 
-fn github_token(text: &str, at: usize, start: &str) -> Option<Span> {
+fn github_token(text: &str, at: usize, start: &str, _: &mut usize) -> Option<Span> {
     if start == "github_pat_" {
-        prefixed(text, at, start, is_word, (22, 255), any)
+        prefixed(text, at, start, is_word, (22, 255), any, None)
     } else {
-        prefixed(text, at, start, |b| b.is_ascii_alphanumeric(), (36, 255), any)
+        prefixed(text, at, start, |b| b.is_ascii_alphanumeric(), (36, 255), any, None)
     }
 }
 
-fn slack_token(text: &str, at: usize, start: &str) -> Option<Span> {
-    prefixed(text, at, start, |b| b.is_ascii_alphanumeric() || b == b'-', (10, 255), any)
+fn slack_token(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span> {
+    prefixed(text, at, start, |b| b.is_ascii_alphanumeric() || b == b'-', (10, 255), any, Some(resume))
 }
 
-fn stripe_key(text: &str, at: usize, start: &str) -> Option<Span> {
-    prefixed(text, at, start, |b| b.is_ascii_alphanumeric(), (16, 255), any)
+fn stripe_key(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span> {
+    prefixed(text, at, start, |b| b.is_ascii_alphanumeric(), (16, 255), any, Some(resume))
 }
 
-fn anthropic_api_key(text: &str, at: usize, start: &str) -> Option<Span> {
-    prefixed(text, at, start, is_b64url, (20, 255), any)
+fn anthropic_api_key(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span> {
+    prefixed(text, at, start, is_b64url, (20, 255), any, Some(resume))
 }
 
-fn openai_api_key(text: &str, at: usize, start: &str) -> Option<Span> {
-    prefixed(text, at, start, is_b64url, (20, 255), |b| has_digit(b) && !b.starts_with(b"ant-"))
+fn openai_api_key(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span> {
+    prefixed(text, at, start, is_b64url, (20, 255), |b| has_digit(b) && !b.starts_with(b"ant-"), Some(resume))
 }
 
-fn google_api_key(text: &str, at: usize, start: &str) -> Option<Span> {
-    prefixed(text, at, start, is_b64url, (35, 35), any)
+fn google_api_key(text: &str, at: usize, start: &str, resume: &mut usize) -> Option<Span> {
+    prefixed(text, at, start, is_b64url, (35, 35), any, Some(resume))
 }
 
 /// Whether `b` looks like a random credential rather than a word.
@@ -263,7 +301,7 @@ fn looks_random(b: &[u8]) -> bool {
     has_digit(b) || (b.iter().any(u8::is_ascii_uppercase) && b.iter().any(u8::is_ascii_lowercase))
 }
 
-fn bearer_token(text: &str, at: usize, word: &str) -> Option<Span> {
+fn bearer_token(text: &str, at: usize, word: &str, _: &mut usize) -> Option<Span> {
     let t = text.as_bytes();
     let after = at + word.len();
     let start = run(t, after, |b| b == b' ' || b == b'\t');
@@ -271,7 +309,7 @@ fn bearer_token(text: &str, at: usize, word: &str) -> Option<Span> {
     (start > after && end - start >= 16 && looks_random(&t[start..end])).then_some((start, end))
 }
 
-fn authorization_header(text: &str, at: usize, word: &str) -> Option<Span> {
+fn authorization_header(text: &str, at: usize, word: &str, _: &mut usize) -> Option<Span> {
     let t = text.as_bytes();
     let blank = |b: u8| b == b' ' || b == b'\t';
     let colon = run(t, at + word.len(), blank);
@@ -292,7 +330,7 @@ fn authorization_header(text: &str, at: usize, word: &str) -> Option<Span> {
     }
 }
 
-fn url_password(text: &str, at: usize, _: &str) -> Option<Span> {
+fn url_password(text: &str, at: usize, _: &str, _: &mut usize) -> Option<Span> {
     let t = text.as_bytes();
     let scheme = at - t[..at].iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+.-".contains(b)).count();
     if scheme == at || !t[scheme].is_ascii_alphabetic() {
