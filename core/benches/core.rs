@@ -101,6 +101,14 @@ fn redaction(c: &mut Criterion) {
     }
     g.throughput(Throughput::Bytes(big.len() as u64));
     g.bench_function("scan_256k", |b| b.iter(|| redact::scan(std::hint::black_box(&big))));
+    // Hostile 256 KiB contents: one long run full of rule starts. Each must
+    // cost about what ordinary text does (no rule reads a run again from
+    // every start inside it).
+    for (name, unit) in [("sk", "sk-"), ("jwt", "eyJ-"), ("pem", "-----BEGIN "), ("url", "a://b:c"), ("bearer", "Bearer x")] {
+        let hostile = unit.repeat(256 * 1024 / unit.len());
+        g.throughput(Throughput::Bytes(hostile.len() as u64));
+        g.bench_function(format!("scan_256k_hostile_{name}"), |b| b.iter(|| redact::scan(std::hint::black_box(&hostile))));
+    }
     g.finish();
 }
 
