@@ -405,6 +405,17 @@ impl MentisDb {
         self.catch_up_locked(key, &slot, &mut state)
     }
 
+    /// [`MentisDb::catch_up`] for the served chain whose storage object is
+    /// `object` (what a shared store's notification names). Any other
+    /// object, and a chain this engine has not loaded (it loads on first
+    /// use), needs nothing: `Ok(0)`.
+    pub fn catch_up_object(&self, object: &str) -> Result<usize, ToolError> {
+        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let Some((key, slot)) = found else { return Ok(0) };
+        let mut state = write_lock(&slot.state);
+        self.catch_up_locked(&key, &slot, &mut state)
+    }
+
     /// [`MentisDb::catch_up`] under the chain's write lock.
     fn catch_up_locked(&self, key: &str, slot: &ChainSlot, state: &mut ChainState) -> Result<usize, ToolError> {
         let Some(bytes) = self.storage.read_from(&slot.object, state.byte_len)? else { return Ok(0) };

@@ -32,8 +32,12 @@ fn appends_through_two_engines_make_one_linear_chain() {
     // A's view is stale: its append loses the race, takes B's record in, re-bases.
     let third = append(&a, "c", "from a again").unwrap()["thought"].clone();
     assert_eq!((third["index"].as_u64(), &third["prev_hash"]), (Some(2), &second["hash"]));
-    // B catches up on demand (what a daemon does on a notification).
-    assert_eq!(b.catch_up("c").unwrap(), 1);
+    // B catches up on demand (what a daemon does on a notification naming the object).
+    let object = naming::chain_object("c", ChainFormat::Binary);
+    assert_eq!(b.catch_up_object(&object).unwrap(), 1);
+    assert_eq!(b.catch_up_object(&object).unwrap(), 0, "nothing new");
+    assert_eq!(b.catch_up_object(&naming::agents_object("c")).unwrap(), 0, "not a chain object");
+    assert_eq!(b.catch_up_object(&naming::chain_object("not-loaded", ChainFormat::Binary)).unwrap(), 0, "a chain not served here loads on first use");
     assert_eq!(head(&a, "c"), head(&b, "c"));
     assert_eq!(head(&b, "c")["thought_count"], 3);
     // And the stored object verifies as one chain.

@@ -33,6 +33,8 @@ pub(crate) fn ensure(client: &mut Client, location: &str) -> Result<(), StorageE
     let mut tx = client.transaction().map_err(unavailable)?;
     // Any constant will do: it only keeps two first starts from racing on CREATE TABLE.
     tx.execute("SELECT pg_advisory_xact_lock(7349127340912)", &[]).map_err(unavailable)?;
+    // No "already exists, skipping" notices on every start.
+    tx.batch_execute("SET LOCAL client_min_messages = warning").map_err(unavailable)?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS mentisdb_schema (version integer NOT NULL);
          CREATE TABLE IF NOT EXISTS mentisdb_chunks (

@@ -47,4 +47,4 @@ echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1
 export MENTISDB_TEST_PG_URL="postgres://mentisdb@127.0.0.1:$port/postgres"
 
 cargo test -p mentisdb-pg-storage
-# (the daemon test on PostgreSQL comes with --storage-url)
+cargo test -p mentisdb-native --test postgres
