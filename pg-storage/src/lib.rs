@@ -95,7 +95,9 @@ fn to_i64(object: &str, n: u64) -> Result<i64, StorageError> {
 /// A statement failed: a lost connection makes the store unavailable (the
 /// next call reconnects), anything else is an error on the object.
 fn failed(object: &str, e: postgres::Error) -> StorageError {
-    if e.as_db_error().is_some() {
+    // Class 08 (connection exception) and 57P (server shutting down, connection terminated) end the connection.
+    let connection_lost = e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
+    if e.as_db_error().is_some() && !connection_lost {
         StorageError::io(object, format!("PostgreSQL: {e}"))
     } else {
         StorageError::Unavailable(format!("PostgreSQL connection failed during a call on '{object}' ({e}); the next call reconnects"))

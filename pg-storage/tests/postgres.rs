@@ -150,3 +150,32 @@ fn three_engines_on_one_database_lose_nothing_and_duplicate_nothing() {
     }
     assert_eq!(head(&fresh)["thought_count"], 91);
 }
+
+#[test]
+fn lost_connections_are_unavailable_then_reconnected() {
+    let Some(url) = fresh("reconnect") else { return };
+    let s = PgStorage::connect(&url).unwrap();
+    s.append("r/x.bin", b"kept").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _listener = s.listen(move |e| tx.send(e).is_ok()).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Resync);
+    // Every connection of this database but the admin's is cut (a server restart, a network cut).
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", &[]).unwrap();
+    let mut failures = 0;
+    let read = (0..20)
+        .find_map(|_| match s.read("r/x.bin") {
+            Ok(bytes) => Some(bytes),
+            Err(StorageError::Unavailable(m)) => {
+                assert!(m.contains("reconnect"), "{m}");
+                failures += 1;
+                None
+            }
+            Err(e) => panic!("a lost connection must be Unavailable, got {e:?}"),
+        })
+        .expect("a later call reconnects");
+    assert_eq!(read.as_deref(), Some(&b"kept"[..]));
+    assert!(failures <= 4, "each client thread fails at most once: {failures}");
+    // The listener reconnects and asks for a resync (notifications may have been missed).
+    assert_eq!(rx.recv_timeout(Duration::from_secs(15)).unwrap(), Event::Resync);
+}
