@@ -67,6 +67,10 @@ pub struct OpenedChain {
     pub storage_location: String,
 }
 
+/// How many times one append re-bases onto another writer's appends before
+/// it gives up (each re-base means another engine won the race meanwhile).
+const MAX_REBASES: usize = 64;
+
 /// What a chain rewrite did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ForgetOutcome {
@@ -248,18 +252,16 @@ impl MentisDb {
         read_lock(&self.chains).get(key).cloned()
     }
 
-    /// Runs `f` with a read lock on chain `key`; `None` when the chain does not exist.
+    /// Runs `f` with a read lock on chain `key`; `None` when the chain does
+    /// not exist (a chain another engine created on a shared store is loaded).
     pub fn with_chain<R>(&self, key: &str, f: impl FnOnce(Option<&Chain>) -> R) -> Result<R, ToolError> {
         // A refused chain never has a slot.
-        match self.slot(key) {
+        match self.slot_or_load(key)? {
             Some(slot) => {
                 let guard = read_lock(&slot.state);
                 Ok(f(Some(&guard.chain)))
             }
-            None => match self.refused_error(key) {
-                Some(e) => Err(e),
-                None => Ok(f(None)),
-            },
+            None => Ok(f(None)),
         }
     }
 
@@ -298,21 +300,21 @@ impl MentisDb {
         if let Some(slot) = chains.get(key) {
             return Ok(slot.clone());
         }
-        let format = format.unwrap_or(self.config.default_format);
-        for f in [ChainFormat::Binary, ChainFormat::Jsonl] {
-            let existing = naming::chain_object(key, f);
-            if self.storage.read(&existing)?.is_some() {
-                return Err(ToolError::Storage(StorageError::Unavailable(format!(
-                    "chain object {} exists but was not opened at startup (damaged header?); refusing to overwrite it",
-                    self.storage.location(&existing)
-                ))));
-            }
+        // Created by another engine on a shared store since this one opened.
+        if let Some(slot) = self.load_chain(&mut chains, key)? {
+            return Ok(slot);
         }
+        let format = format.unwrap_or(self.config.default_format);
         let object = naming::chain_object(key, format);
         let header = record::encode_header(format, key);
-        if let Err(e) = self.storage.append(&object, &header).and_then(|_| self.storage.sync(&object)) {
-            let _ = self.storage.remove(&object);
-            return Err(e.into());
+        match self.storage.append_at(&object, 0, &header).and_then(|_| self.storage.sync(&object)) {
+            Ok(()) => {}
+            // Another engine created it at this moment: serve that one.
+            Err(StorageError::Conflict { .. }) => return self.load_chain(&mut chains, key)?.ok_or_else(|| StorageError::Unavailable(format!("chain '{key}' was created and removed at once")).into()),
+            Err(e) => {
+                let _ = self.storage.remove(&object);
+                return Err(e.into());
+            }
         }
         let mut chain = Chain::with_hasher(key, format, self.hasher);
         chain.set_embedding_provider(self.embedding_provider());
@@ -353,25 +355,122 @@ impl MentisDb {
             // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
             let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
             let timestamp = format_rfc3339_millis(now_ms);
-            let (thought, payload) = match state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id(), self.ids.next_id_bytes())? {
-                Prepared::New { thought, payload } => (thought, payload),
-                // Synced below all the same: the original append may not have been.
-                Prepared::Replay(stored) => break 'locked (stored, true),
-            };
-            let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
-            if let Err(e) = self.storage.append(&slot.object, &bytes) {
-                // Roll back a partial write so the object stays a valid chain.
-                let _ = self.storage.truncate(&slot.object, state.byte_len);
-                return Err(AppendError::Storage(e).into());
+            let mut prepared = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id(), self.ids.next_id_bytes())?;
+            let mut rebases = 0;
+            loop {
+                let (thought, payload) = match prepared {
+                    Prepared::New { thought, payload } => (thought, payload),
+                    // Synced below all the same: the original append may not have been.
+                    Prepared::Replay(stored) => break 'locked (stored, true),
+                };
+                let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
+                match self.storage.append_at(&slot.object, state.byte_len, &bytes) {
+                    Ok(()) => {
+                        state.byte_len += bytes.len() as u64;
+                        state.chain.commit_at(thought.clone(), now_ms);
+                        break 'locked (thought, false);
+                    }
+                    // Another engine on the shared store appended first: take
+                    // its records in (verified) and re-base onto the new tip.
+                    Err(StorageError::Conflict { .. }) if rebases < MAX_REBASES => {
+                        rebases += 1;
+                        self.catch_up_locked(key, &slot, &mut state)?;
+                        prepared = state.chain.rebase(thought)?;
+                    }
+                    Err(e) => {
+                        // Roll back a partial write so the object stays a valid chain.
+                        if !matches!(e, StorageError::Conflict { .. }) {
+                            let _ = self.storage.truncate(&slot.object, state.byte_len);
+                        }
+                        return Err(AppendError::Storage(e).into());
+                    }
+                }
             }
-            state.byte_len += bytes.len() as u64;
-            state.chain.commit_at(thought.clone(), now_ms);
-            (thought, false)
         };
         self.storage.sync(&slot.object).map_err(|e| {
             AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))
         })?;
         Ok(Some(Appended { thought, replay, redactions }))
+    }
+
+    /// Takes in what other engines on a shared store appended to chain `key`
+    /// since this one last looked (every record verified as opening verifies
+    /// it), loading the chain when another engine created it. Returns how
+    /// many thoughts were added. A host calls it when told of new appends
+    /// (e.g. PostgreSQL `NOTIFY`); appends call it themselves when they lose
+    /// a race.
+    pub fn catch_up(&self, key: &str) -> Result<usize, ToolError> {
+        let Some(slot) = self.slot_or_load(key)? else { return Ok(0) };
+        let mut state = write_lock(&slot.state);
+        self.catch_up_locked(key, &slot, &mut state)
+    }
+
+    /// [`MentisDb::catch_up`] for the served chain whose storage object is
+    /// `object` (what a shared store's notification names). Any other
+    /// object, and a chain this engine has not loaded (it loads on first
+    /// use), needs nothing: `Ok(0)`.
+    pub fn catch_up_object(&self, object: &str) -> Result<usize, ToolError> {
+        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let Some((key, slot)) = found else { return Ok(0) };
+        let mut state = write_lock(&slot.state);
+        self.catch_up_locked(&key, &slot, &mut state)
+    }
+
+    /// [`MentisDb::catch_up`] under the chain's write lock.
+    fn catch_up_locked(&self, key: &str, slot: &ChainSlot, state: &mut ChainState) -> Result<usize, ToolError> {
+        let Some(bytes) = self.storage.read_from(&slot.object, state.byte_len)? else { return Ok(0) };
+        if bytes.is_empty() {
+            return Ok(0);
+        }
+        let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.to_string(), error: e };
+        let suffix = record::decode_suffix(state.chain.format(), &bytes).map_err(|e| refused(VerifyError::Record(e)))?;
+        let valid_len = suffix.valid_len as u64;
+        let added = state.chain.extend_verified(suffix).map_err(refused)?;
+        state.byte_len += valid_len;
+        Ok(added)
+    }
+
+    /// The slot of chain `key`, loading it from storage when another engine
+    /// on a shared store created it after this one opened. `None` when the
+    /// chain exists nowhere.
+    fn slot_or_load(&self, key: &str) -> Result<Option<Arc<ChainSlot>>, ToolError> {
+        if let Some(slot) = self.slot(key) {
+            return Ok(Some(slot));
+        }
+        if let Some(e) = self.refused_error(key) {
+            return Err(e);
+        }
+        let mut chains = write_lock(&self.chains);
+        if let Some(slot) = chains.get(key) {
+            return Ok(Some(slot.clone()));
+        }
+        self.load_chain(&mut chains, key)
+    }
+
+    /// Loads, verifies and serves the stored object of chain `key` (in
+    /// either format), if there is one; a damaged one is refused.
+    fn load_chain(&self, chains: &mut BTreeMap<String, Arc<ChainSlot>>, key: &str) -> Result<Option<Arc<ChainSlot>>, ToolError> {
+        for format in [ChainFormat::Binary, ChainFormat::Jsonl] {
+            let object = naming::chain_object(key, format);
+            let Some(bytes) = self.storage.read(&object)? else { continue };
+            let refuse = |error: VerifyError| {
+                write_lock(&self.refused).insert(object.clone(), (key.to_string(), error.clone()));
+                ToolError::ChainRefused { chain_key: key.to_string(), error }
+            };
+            let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refuse(VerifyError::Record(e)))?;
+            let agents = match self.storage.read(&naming::agents_object(key))? {
+                Some(b) => AgentRegistry::from_sidecar(&b).unwrap_or_default(),
+                None => AgentRegistry::default(),
+            };
+            // A torn tail of another writer is left alone: its records arrive complete.
+            let byte_len = decoded.valid_len as u64;
+            let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refuse)?;
+            chain.set_embedding_provider(self.embedding_provider());
+            let slot = Arc::new(ChainSlot { object, agents_object: naming::agents_object(key), state: RwLock::new(ChainState { chain, byte_len }) });
+            chains.insert(key.to_string(), slot.clone());
+            return Ok(Some(slot));
+        }
+        Ok(None)
     }
 
     /// Forgets the thought of chain `key` that `locate` picks (its position):
@@ -397,8 +496,10 @@ impl MentisDb {
     /// to forget, if any; schema-1 thoughts are migrated. The new object is
     /// verified as a chain before it replaces the stored one.
     fn rewrite_chain(&self, key: &str, plan: impl FnOnce(&Chain) -> Result<Option<(usize, Option<crate::forget::ForgetNote>)>, ToolError>) -> Result<ForgetOutcome, ToolError> {
-        let slot = self.slot(key).ok_or_else(|| self.refused_error(key).unwrap_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist"))))?;
+        let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?;
         let mut state = write_lock(&slot.state);
+        // Rewrite the latest chain (on a shared store, others may have appended).
+        self.catch_up_locked(key, &slot, &mut state)?;
         let (position, note) = match plan(&state.chain)? {
             Some((pos, note)) => (Some(pos), note),
             None => (None, None),
@@ -433,15 +534,7 @@ impl MentisDb {
         let slot = if create {
             self.slot_for_write(key, None)?
         } else {
-            match self.slot(key) {
-                Some(s) => s,
-                None => {
-                    if let Some(e) = self.refused_error(key) {
-                        return Err(e);
-                    }
-                    return Err(ToolError::NotFound(format!("chain '{key}' does not exist")));
-                }
-            }
+            self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?
         };
         let mut state = write_lock(&slot.state);
         let mut draft = state.chain.agents().clone();

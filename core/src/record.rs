@@ -206,8 +206,15 @@ fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedC
         }
         Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
     };
-    // Find the records (lengths and checksums) in one pass, then decode and
-    // hash them in jobs.
+    let records = binary_records_from(bytes, pos, parallelism)?;
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, ..records })
+}
+
+/// The binary records of `bytes` from `pos` (a frame boundary) on: found in
+/// one pass (length + CRC), then decoded and hashed in jobs. A damaged last
+/// frame is a torn tail (left out of `valid_len`); damage followed by valid
+/// frames is corruption.
+fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
     let mut records: Vec<(usize, &[u8])> = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
@@ -225,7 +232,18 @@ fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedC
     }
     let decoded = decode_records(&records, parallelism)?;
     let (thoughts, mismatches) = decoded.into_iter().unzip();
-    Ok(DecodedChain { format: ChainFormat::Binary, chain_key, thoughts, valid_len: pos, body_hash_mismatches: Some(mismatches) })
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: Some(mismatches) })
+}
+
+/// Decodes the records `bytes` holds, `bytes` being what followed a known
+/// record boundary of a `format` chain object (another writer's appends, read
+/// with [`crate::Storage::read_from`]). `valid_len` is relative to `bytes`;
+/// an incomplete last record is left for later. The chain key is empty.
+pub fn decode_suffix(format: ChainFormat, bytes: &[u8]) -> Result<DecodedChain, RecordError> {
+    match format {
+        ChainFormat::Binary => binary_records_from(bytes, 0, &Sequential),
+        ChainFormat::Jsonl => jsonl_lines_from(bytes, 0),
+    }
 }
 
 /// One binary record: its thought, and the hash its body really has when
@@ -277,7 +295,13 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
     if bytes[..=header_end] != encode_header(ChainFormat::Jsonl, &chain_key)[..] {
         return Err(RecordError::BadHeader("header line is not the canonical {\"mentisdb_chain\",\"format\":\"jsonl\",\"version\":1} line".into()));
     }
-    let mut pos = header_end + 1;
+    let lines = jsonl_lines_from(bytes, header_end + 1)?;
+    Ok(DecodedChain { chain_key, ..lines })
+}
+
+/// The JSONL thought lines of `bytes` from `pos` (a line start) on; a last
+/// line without `\n` is a torn tail (left out of `valid_len`).
+fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, RecordError> {
     let mut thoughts = Vec::new();
     while pos < bytes.len() {
         let Some(nl) = bytes[pos..].iter().position(|b| *b == b'\n') else {
@@ -300,7 +324,7 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
         }
         pos += nl + 1;
     }
-    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key, thoughts, valid_len: pos, body_hash_mismatches: None })
+    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: None })
 }
 
 #[cfg(test)]

@@ -14,6 +14,13 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_DIR")]
     pub dir: Option<PathBuf>,
 
+    /// Store every object (chains, agent registries, skills) in PostgreSQL
+    /// instead of MENTISDB_DIR: `postgres://user[:password]@host:port/db`
+    /// (or `postgresql://`). Any number of daemons on one database serve the
+    /// same chains. The tables are created on first start.
+    #[arg(long, env = "MENTISDB_STORAGE_URL", hide_env_values = true, value_parser = StorageUrl::from_arg)]
+    pub storage_url: Option<StorageUrl>,
+
     /// Chain used when a request omits `chain_key`.
     #[arg(long, env = "MENTISDB_DEFAULT_KEY", default_value = "borganism-brain")]
     pub default_key: String,
@@ -89,6 +96,45 @@ pub struct Config {
     pub minilm_dir: Option<PathBuf>,
 }
 
+/// A `postgres://` or `postgresql://` URL. It may hold a password, so its
+/// `Debug` and `Display` show only the scheme, host, port and database.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StorageUrl(String);
+
+impl StorageUrl {
+    /// Takes any value; [`Config::validate`] refuses what is not
+    /// `postgres://...` or `postgresql://...` in one line that never repeats
+    /// the value (a parser error of clap would, password included).
+    pub fn from_arg(s: &str) -> Result<StorageUrl, std::convert::Infallible> {
+        Ok(StorageUrl(s.trim().to_string()))
+    }
+
+    /// Whether the scheme is `postgres://` or `postgresql://`.
+    pub fn is_postgres(&self) -> bool {
+        self.0.starts_with("postgres://") || self.0.starts_with("postgresql://")
+    }
+
+    /// The URL as given, password included: for connecting, never for logs.
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for StorageUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some((scheme, rest)) = self.0.split_once("://") else { return f.write_str("(not a URL)") };
+        // Drop `user[:password]@` and anything after the database (`?options`).
+        let host_and_db = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+        write!(f, "{scheme}://{}", host_and_db.split('?').next().unwrap_or(""))
+    }
+}
+
+impl std::fmt::Debug for StorageUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StorageUrl({self})")
+    }
+}
+
 /// Parses `1`, `0`, `true`, `false` (case-insensitive).
 fn parse_flag(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -111,6 +157,9 @@ pub enum ConfigError {
     /// No data directory was given and no home directory is known.
     #[error("no data directory: set MENTISDB_DIR (or --dir), or HOME so the default $HOME/.mentisdb can be used")]
     NoDataDir,
+    /// MENTISDB_STORAGE_URL is not a PostgreSQL URL.
+    #[error("MENTISDB_STORAGE_URL (--storage-url) must be a postgres:// or postgresql:// URL, e.g. postgres://mentisdb@127.0.0.1:5432/mentisdb")]
+    StorageUrl,
     /// The API token is empty.
     #[error("MENTISDB_API_TOKEN is set but empty; set a non-empty secret or unset it")]
     EmptyToken,
@@ -124,6 +173,9 @@ impl Config {
         }
         if !self.bind_host.is_loopback() && self.api_token.is_none() && self.tokens_file.is_none() && !self.stdio {
             return Err(ConfigError::TokenRequired { host: self.bind_host });
+        }
+        if self.storage_url.as_ref().is_some_and(|u| !u.is_postgres()) {
+            return Err(ConfigError::StorageUrl);
         }
         match (&self.tls_cert, &self.tls_key) {
             (Some(_), None) => return Err(ConfigError::TlsHalf { given: "the certificate" }),
@@ -205,5 +257,23 @@ mod tests {
         assert!(Config::parse_from(["mentisdbd", "--redact-secrets", "1"]).redact_secrets());
         assert!(Config::try_parse_from(["mentisdbd", "--redact-secrets", "maybe"]).is_err());
         assert!(Config::try_parse_from(["mentisdbd", "--default-storage-adapter", "sqlite"]).is_err());
+    }
+
+    #[test]
+    fn storage_url_is_postgres_and_never_shown_with_its_password() {
+        assert_eq!(Config::parse_from(["mentisdbd"]).storage_url, None, "file storage by default");
+        let c = Config::parse_from(["mentisdbd", "--storage-url", "postgres://ada:hunter2@db.internal:5433/memory?sslmode=disable"]);
+        let url = c.storage_url.clone().unwrap();
+        assert_eq!(url.secret(), "postgres://ada:hunter2@db.internal:5433/memory?sslmode=disable");
+        assert_eq!(url.to_string(), "postgres://db.internal:5433/memory");
+        assert!(!format!("{c:?}").contains("hunter2"));
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(Config::parse_from(["mentisdbd", "--storage-url", "postgresql://h/db"]).validate(), Ok(()));
+        for bad in ["mysql://u:hunter2@h/db", "/var/lib/mentisdb", "sqlite:memory.db"] {
+            let c = Config::parse_from(["mentisdbd", "--storage-url", bad]);
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("must be a postgres:// or postgresql:// URL") && !e.contains("hunter2") && !e.contains('\n'), "{e}");
+            assert!(!format!("{c:?}").contains("hunter2"));
+        }
     }
 }

@@ -4,11 +4,11 @@
 use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
-use mentisdb_core::{DbConfig, MentisDb, OpenReport, StorageError};
+use mentisdb_core::{DbConfig, MentisDb, OpenReport, Storage, StorageError};
 use mentisdb_fs_storage::FsStorage;
+use mentisdb_pg_storage::{Event, ListenerHandle, PgStorage};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 pub enum DaemonError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("cannot open the data directory: {0}")]
+    #[error("cannot open the store: {0}")]
     Storage(#[from] StorageError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
@@ -37,21 +37,38 @@ pub enum DaemonError {
 pub struct OpenedStore {
     pub db: Arc<MentisDb>,
     pub report: OpenReport,
-    pub data_dir: PathBuf,
+    /// Where the objects are, for the startup line: `dir=<path>` (files)
+    /// or `storage=postgres://host:port/db` (never a user or password).
+    pub store: String,
+    /// The PostgreSQL notification listener (stops when dropped); `None` on files.
+    pub listener: Option<Arc<ListenerHandle>>,
 }
 
-/// Opens the data directory and every chain in it, logging what was found.
+/// Opens the store (the data directory, or the PostgreSQL database of
+/// `--storage-url`) and every chain in it, logging what was found.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
-    let dir = config.data_dir()?;
-    let storage = FsStorage::open(&dir)?;
-    let data_dir = storage.root().to_path_buf();
     let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets() };
-    let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
-    log_report(&data_dir, &report);
+    let (storage, store, pg): (Arc<dyn Storage>, String, Option<Arc<PgStorage>>) = match &config.storage_url {
+        Some(url) => {
+            let pg = Arc::new(PgStorage::connect(url.secret())?);
+            (pg.clone(), format!("storage={}", pg.database()), Some(pg))
+        }
+        None => {
+            let storage = FsStorage::open(&config.data_dir()?)?;
+            let store = format!("dir={}", storage.root().display());
+            (Arc::new(storage), store, None)
+        }
+    };
+    let (db, report) = MentisDb::open(storage, Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
+    log_report(store.split_once('=').map_or(store.as_str(), |(_, at)| at), &report);
     if let Some(model_dir) = &config.minilm_dir {
         register_minilm(&db, model_dir)?;
     }
     let db = Arc::new(db);
+    let listener = match &pg {
+        Some(pg) => Some(Arc::new(follow_other_instances(pg, &db)?)),
+        None => None,
+    };
     // Build the query indices in the background so the first queries do not pay for them.
     let warm = db.clone();
     let spawned = std::thread::Builder::new().name("mentisdb-warm".into()).spawn(move || {
@@ -62,7 +79,36 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "could not start the index warm-up thread; indices are built on first query");
     }
-    Ok(OpenedStore { db, report, data_dir })
+    Ok(OpenedStore { db, report, store, listener })
+}
+
+/// Takes in what other daemons on the same database append, as PostgreSQL
+/// announces it: a notification naming a served chain's object catches that
+/// chain up (reading only the new records, verified before they are served);
+/// after every (re)connection of the listener every served chain is caught
+/// up, since notifications sent meanwhile are lost. Chains not loaded here
+/// need nothing (they load on first use). Stops with the database.
+fn follow_other_instances(pg: &PgStorage, db: &Arc<MentisDb>) -> Result<ListenerHandle, DaemonError> {
+    let db: Weak<MentisDb> = Arc::downgrade(db);
+    Ok(pg.listen(move |event| {
+        let Some(db) = db.upgrade() else { return false };
+        match event {
+            Event::Object(object) => match db.catch_up_object(&object) {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(%object, thoughts = n, "took in thoughts appended through another instance"),
+                Err(e) => tracing::error!(%object, error = %e, "appends made through another instance were refused"),
+            },
+            Event::Resync => {
+                for key in db.chain_keys() {
+                    match db.catch_up(&key) {
+                        Ok(n) => tracing::debug!(chain_key = %key, thoughts = n, "caught up after (re)connecting to PostgreSQL notifications"),
+                        Err(e) => tracing::error!(chain_key = %key, error = %e, "appends made through another instance were refused"),
+                    }
+                }
+            }
+        }
+        true
+    })?)
 }
 
 /// Loads all-MiniLM-L6-v2 from `dir` and registers it: every thought of
@@ -81,8 +127,8 @@ fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<(), DaemonEr
     Err(DaemonError::Embedding(format!("--minilm-dir / MENTISDB_MINILM_DIR ({}) needs a mentisdbd built with `--features minilm`", dir.display())))
 }
 
-fn log_report(dir: &std::path::Path, report: &OpenReport) {
-    tracing::info!(dir = %dir.display(), chains = report.chains.len(), refused = report.refused.len(), "data directory opened");
+fn log_report(store: &str, report: &OpenReport) {
+    tracing::info!(%store, chains = report.chains.len(), refused = report.refused.len(), "store opened");
     for c in &report.chains {
         tracing::info!(chain_key = %c.chain_key, thoughts = c.thought_count, location = %c.storage_location, "chain verified");
         if c.torn_tail_bytes > 0 {
@@ -104,6 +150,8 @@ pub struct RunningDaemon {
     pub report: OpenReport,
     shutdown: CancellationToken,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
+    /// Keeps following other instances' appends while the daemon runs.
+    _listener: Option<Arc<ListenerHandle>>,
 }
 
 async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, DaemonError> {
@@ -142,7 +190,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
         tasks.push(tokio::spawn(serve_http(listener, app, tls.clone(), shutdown.clone())));
     }
-    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks })
+    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener })
 }
 
 /// How long open connections (MCP event streams) may run on after a TLS

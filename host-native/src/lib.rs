@@ -20,7 +20,10 @@
 //! ```
 //!
 //! Storage is [`FsStorage`] (crate `mentisdb-fs-storage`, shared with the
-//! WASI component: durable objects, group commit). Modules: [`cli`]
+//! WASI component: durable objects, group commit), or with `--storage-url`
+//! `mentisdb_pg_storage::PgStorage`: every object in one PostgreSQL
+//! database, several daemons serving the same chains (`daemon.rs` follows
+//! the other instances' appends by `LISTEN`/`NOTIFY`). Modules: [`cli`]
 //! (subcommands such as `mentisdbd token add`), [`config`]
 //! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler),
 //! [`auth`] (the token middleware and the one call path), [`tokens`]

@@ -66,7 +66,7 @@ async fn main() -> ExitCode {
     };
     let chains: Vec<&str> = opened.report.chains.iter().map(|c| c.chain_key.as_str()).collect();
     if config.stdio {
-        eprintln!("mentisdbd serving MCP on stdio dir={} chains={:?} refused={}", opened.data_dir.display(), chains, opened.report.refused.len());
+        eprintln!("mentisdbd serving MCP on stdio {} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
         return match mcp::serve_stdio(opened.db).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -75,7 +75,7 @@ async fn main() -> ExitCode {
             }
         };
     }
-    let summary = format!("dir={} chains={:?} refused={}", opened.data_dir.display(), chains, opened.report.refused.len());
+    let summary = format!("{} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
     let running = match daemon::serve(&config, opened).await {
         Ok(r) => r,
         Err(e) => {

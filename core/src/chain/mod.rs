@@ -19,6 +19,7 @@ use std::sync::RwLockReadGuard;
 
 mod append;
 mod replay;
+mod shared;
 
 pub use append::{NewThought, RelationInput};
 pub use replay::{Appended, Prepared};

@@ -20,6 +20,35 @@ pub fn run_all(storage: &dyn Storage) {
     hostile_names_are_refused(storage);
     binary_bytes_round_trip(storage);
     location_names_the_object(storage);
+    read_from_gives_the_suffix(storage);
+    append_at_the_current_length_appends(storage);
+}
+
+/// Checks that only backends shared by several writers must pass: an
+/// append at a stale length is refused with [`StorageError::Conflict`] and
+/// writes nothing (run it on such backends after [`run_all`]).
+pub fn run_shared(storage: &dyn Storage) {
+    storage.append_at("shared/c.bin", 0, b"first").expect("append_at 0 creates");
+    match storage.append_at("shared/c.bin", 0, b"loser") {
+        Err(StorageError::Conflict { expected: 0, actual: 5, .. }) => {}
+        other => panic!("an append at a stale length must be a Conflict naming both lengths, got {other:?}"),
+    }
+    assert_eq!(storage.read("shared/c.bin").unwrap().as_deref(), Some(&b"first"[..]), "a refused append writes nothing");
+    assert!(matches!(storage.append_at("shared/absent.bin", 3, b"x"), Err(StorageError::Conflict { actual: 0, .. })), "a missing object has length 0");
+    assert_eq!(storage.read("shared/absent.bin").unwrap(), None, "a refused append creates nothing");
+}
+
+fn read_from_gives_the_suffix(s: &dyn Storage) {
+    s.append("conf/suffix.bin", b"0123456789").unwrap();
+    assert_eq!(s.read_from("conf/suffix.bin", 6).unwrap().as_deref(), Some(&b"6789"[..]), "read_from must give the bytes from the offset");
+    assert_eq!(s.read_from("conf/suffix.bin", 10).unwrap().as_deref(), Some(&b""[..]), "read_from at the end is empty");
+    assert_eq!(s.read_from("conf/missing-suffix.bin", 0).unwrap(), None, "read_from of a missing object is None");
+}
+
+fn append_at_the_current_length_appends(s: &dyn Storage) {
+    s.append_at("conf/at.bin", 0, b"ab").expect("append_at 0 creates");
+    s.append_at("conf/at.bin", 2, b"cd").expect("append_at the current length");
+    assert_eq!(s.read("conf/at.bin").unwrap().as_deref(), Some(&b"abcd"[..]));
 }
 
 fn missing_object_reads_as_none(s: &dyn Storage) {

@@ -76,6 +76,28 @@ impl Storage for MemoryStorage {
         Ok(())
     }
 
+    /// Conditional for real: several engines over one `MemoryStorage` are
+    /// how the core tests many daemons on one shared store.
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        validate_object_name(name)?;
+        let mut objects = self.objects_mut();
+        let object = objects.entry(name.to_string()).or_default();
+        if object.len() as u64 != expected_len {
+            let actual = object.len() as u64;
+            if actual == 0 {
+                objects.remove(name);
+            }
+            return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual });
+        }
+        object.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn read_from(&self, name: &str, offset: u64) -> Result<Option<Vec<u8>>, StorageError> {
+        validate_object_name(name)?;
+        Ok(self.objects().get(name).map(|o| o[(offset as usize).min(o.len())..].to_vec()))
+    }
+
     fn location(&self, name: &str) -> String {
         format!("memory:{name}")
     }

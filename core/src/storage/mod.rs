@@ -43,6 +43,18 @@ pub enum StorageError {
     /// The backend refuses writes (read-only, quota exhausted, closed).
     #[error("storage is unavailable: {0}")]
     Unavailable(String),
+    /// A conditional append ([`Storage::append_at`]) found the object at
+    /// another length: another writer (another instance on shared storage)
+    /// appended first. Nothing was written.
+    #[error("'{object}' is {actual} bytes, not the {expected} this append expected: another writer appended first")]
+    Conflict {
+        /// The object appended to.
+        object: String,
+        /// The length the caller expected.
+        expected: u64,
+        /// The length it has.
+        actual: u64,
+    },
 }
 
 impl StorageError {
@@ -91,6 +103,28 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// A human-readable location for the object (a file path, a database
     /// key), reported as `storage_location` by the tools.
     fn location(&self, name: &str) -> String;
+
+    /// Appends `bytes` only when the object is exactly `expected_len` bytes
+    /// long now (absent counts as 0), else [`StorageError::Conflict`] and
+    /// nothing is written. This is how several engines on one shared store
+    /// (several daemons on one database) keep each chain linear: the store
+    /// decides which of two appends at one length wins.
+    ///
+    /// The default appends unconditionally: right for backends whose objects
+    /// have one writer (a data directory held by one process, a browser
+    /// database, a WASI directory), where the engine's own chain lock already
+    /// orders every append. Backends shared by several writers override it.
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        let _ = expected_len;
+        self.append(name, bytes)
+    }
+
+    /// The object's bytes from `offset` to its end (`None` when it does not
+    /// exist): what another writer appended since this engine last looked.
+    /// The default reads the whole object; shared backends read only the suffix.
+    fn read_from(&self, name: &str, offset: u64) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self.read(name)?.map(|mut bytes| bytes.split_off((offset as usize).min(bytes.len()))))
+    }
 }
 
 /// Checks that `name` is a name the core could have produced:
@@ -119,6 +153,11 @@ mod tests {
         for bad in ["", "/", "../x", "a/../b", "a/b/c", "..", ".", "a\\b", "a b", "chains/", "/etc/passwd"] {
             assert!(validate_object_name(bad).is_err(), "{bad:?} must be refused");
         }
+    }
+
+    #[test]
+    fn memory_backend_is_a_shared_backend() {
+        conformance::run_shared(&MemoryStorage::new());
     }
 
     #[test]

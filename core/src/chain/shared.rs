@@ -1,0 +1,61 @@
+//! One chain, several writers: taking in what other engines on the same
+//! shared store appended, and re-basing an append that lost the race.
+//!
+//! Several daemons may serve one chain from one shared store. Each keeps the
+//! chain in memory; the store's conditional append
+//! ([`crate::Storage::append_at`]) decides which of two appends at one
+//! position wins. The loser takes in the records it missed
+//! ([`Chain::extend_verified`]: every record is checked as opening checks it:
+//! index, `prev_hash`, hash, form, refs, timestamp) and re-bases its thought
+//! onto the new tip ([`Chain::rebase`]): a new index and `prev_hash`, a new
+//! hash. A signature stays valid, because it binds the chain key and the
+//! thought id, never the position. A thought id that another writer stored
+//! in the meantime is a replay or a conflict, exactly as on one writer.
+
+use super::replay::{replay_of, Prepared};
+use super::{verify_next, Chain};
+use crate::canonical::encode_and_hash;
+use crate::error::{AppendError, VerifyError};
+use crate::record::DecodedChain;
+use crate::thought::Thought;
+
+impl Chain {
+    /// Verifies `suffix` (records another writer appended after this chain's
+    /// last thought) as opening a chain would, then commits them all; on the
+    /// first bad record nothing is committed. Returns how many were added.
+    pub fn extend_verified(&mut self, suffix: DecodedChain) -> Result<usize, VerifyError> {
+        let first = self.thoughts.len();
+        let mut mismatches = suffix.body_hash_mismatches.map(Vec::into_iter);
+        let mut prev = self.head().map(|t| t.hash.clone());
+        let mut stamps = Vec::with_capacity(suffix.thoughts.len());
+        for (i, t) in suffix.thoughts.iter().enumerate() {
+            let mismatch = match mismatches.as_mut() {
+                Some(m) => m.next().flatten(),
+                None => Some(crate::canonical::compute_thought_hash(t)).filter(|h| *h != t.hash),
+            };
+            stamps.push(verify_next((first + i) as u64, prev.as_deref(), t, mismatch)?);
+            prev = Some(t.hash.clone());
+        }
+        let added = suffix.thoughts.len();
+        for (t, ms) in suffix.thoughts.into_iter().zip(stamps) {
+            self.commit_at(t, ms);
+        }
+        Ok(added)
+    }
+
+    /// `thought`, prepared against an older tip of this chain, re-based onto
+    /// the current tip: the next index, the head's hash as `prev_hash`, a new
+    /// hash and record payload. When its id was stored meanwhile (a retry
+    /// that reached another writer first), the replay or the conflict.
+    pub fn rebase(&self, mut thought: Thought) -> Result<Prepared, AppendError> {
+        if let Some(stored) = self.by_id(&thought.id) {
+            return replay_of(stored, &thought);
+        }
+        thought.index = self.thoughts.len() as u64;
+        thought.prev_hash = self.head().map(|t| t.hash.clone());
+        let (mut payload, digest) = encode_and_hash(&thought);
+        thought.hash = crate::sha256::to_hex(&digest);
+        payload.extend_from_slice(&digest);
+        Ok(Prepared::New { thought, payload })
+    }
+}

@@ -1,0 +1,111 @@
+//! Several engines on one shared store (what several daemons on one database
+//! are): appends through any of them make one linear chain that verifies,
+//! with every acknowledged thought exactly once; an engine that lost a race
+//! takes in the other's records (verified) and re-bases; a retry that reaches
+//! another engine is still a replay; tampered records from the store are refused.
+
+mod common;
+use common::*;
+use mentisdb_core::{naming, ChainFormat, ErrorKind, MemoryStorage, MentisDb, Storage};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+fn append(db: &MentisDb, chain: &str, content: &str) -> Result<Value, mentisdb_core::ToolError> {
+    db.call("mentisdb_append", json!({"chain_key": chain, "agent_id": "ada", "thought_type": "FactLearned", "content": content}))
+}
+
+fn head(db: &MentisDb, chain: &str) -> Value {
+    ok(db, "mentisdb_head", json!({"chain_key": chain}))
+}
+
+#[test]
+fn appends_through_two_engines_make_one_linear_chain() {
+    let storage = Arc::new(MemoryStorage::new());
+    let a = reopen(storage.clone());
+    let b = reopen(storage.clone());
+    // A creates the chain; B finds it on first use.
+    let first = append(&a, "c", "from a").unwrap()["thought"].clone();
+    // B has never seen the chain: it loads it, then appends after A's thought.
+    let second = append(&b, "c", "from b").unwrap()["thought"].clone();
+    assert_eq!((second["index"].as_u64(), &second["prev_hash"]), (Some(1), &first["hash"]));
+    // A's view is stale: its append loses the race, takes B's record in, re-bases.
+    let third = append(&a, "c", "from a again").unwrap()["thought"].clone();
+    assert_eq!((third["index"].as_u64(), &third["prev_hash"]), (Some(2), &second["hash"]));
+    // B catches up on demand (what a daemon does on a notification naming the object).
+    let object = naming::chain_object("c", ChainFormat::Binary);
+    assert_eq!(b.catch_up_object(&object).unwrap(), 1);
+    assert_eq!(b.catch_up_object(&object).unwrap(), 0, "nothing new");
+    assert_eq!(b.catch_up_object(&naming::agents_object("c")).unwrap(), 0, "not a chain object");
+    assert_eq!(b.catch_up_object(&naming::chain_object("not-loaded", ChainFormat::Binary)).unwrap(), 0, "a chain not served here loads on first use");
+    assert_eq!(head(&a, "c"), head(&b, "c"));
+    assert_eq!(head(&b, "c")["thought_count"], 3);
+    // And the stored object verifies as one chain.
+    let fresh = reopen(storage);
+    assert_eq!(contents(&ok(&fresh, "mentisdb_search", json!({"chain_key": "c"}))["thoughts"]), vec!["from a", "from b", "from a again"]);
+}
+
+#[test]
+fn concurrent_writers_on_three_engines_lose_nothing_and_duplicate_nothing() {
+    for format in ["binary", "jsonl"] {
+        let storage = Arc::new(MemoryStorage::new());
+        let engines: Vec<Arc<MentisDb>> = (0..3).map(|_| Arc::new(reopen(storage.clone()))).collect();
+        ok(&engines[0], "mentisdb_bootstrap", json!({"chain_key": "load", "content": "start", "storage_adapter": format}));
+        let acknowledged: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..12)
+                .map(|w| {
+                    let db = engines[w % 3].clone();
+                    s.spawn(move || (0..25).map(|i| append(&db, "load", &format!("w{w} n{i}")).expect("append").get("thought").unwrap()["id"].as_str().unwrap().to_string()).collect::<Vec<_>>())
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(acknowledged.len(), 300);
+        let fresh = reopen(storage.clone());
+        let all = ok(&fresh, "mentisdb_search", json!({"chain_key": "load"}))["thoughts"].clone();
+        let stored: Vec<String> = all.as_array().unwrap().iter().skip(1).map(|t| t["id"].as_str().unwrap().to_string()).collect();
+        assert_eq!(stored.len(), 300, "{format}: every acknowledged append is stored once");
+        assert_eq!(stored.iter().collect::<BTreeSet<_>>(), acknowledged.iter().collect::<BTreeSet<_>>());
+        for db in &engines {
+            db.catch_up("load").unwrap();
+            assert_eq!(head(db, "load"), head(&fresh, "load"), "{format}: every engine agrees on the head");
+        }
+    }
+}
+
+#[test]
+fn a_retry_that_reaches_another_engine_is_a_replay() {
+    let storage = Arc::new(MemoryStorage::new());
+    let a = reopen(storage.clone());
+    let b = reopen(storage.clone());
+    append(&b, "r", "b knows the chain").unwrap();
+    let args = json!({"chain_key": "r", "agent_id": "ada", "thought_type": "Decision", "content": "ship it", "thought_id": "retry-1"});
+    let first = ok(&a, "mentisdb_append", args.clone());
+    // B has not caught up: its first attempt conflicts, it takes A's record in and sees the id.
+    let again = ok(&b, "mentisdb_append", args.clone());
+    assert_eq!(again["replay"], true);
+    assert_eq!(again["thought"], first["thought"]);
+    let other = err(&b, "mentisdb_append", json!({"chain_key": "r", "agent_id": "ada", "thought_type": "Decision", "content": "ship something else", "thought_id": "retry-1"}));
+    assert_eq!(other.kind(), ErrorKind::Conflict);
+    assert_eq!(head(&reopen(storage), "r")["thought_count"], 2);
+}
+
+#[test]
+fn records_that_do_not_verify_are_refused_not_served() {
+    let storage = Arc::new(MemoryStorage::new());
+    let a = reopen(storage.clone());
+    let b = reopen(storage.clone());
+    ok(&a, "mentisdb_bootstrap", json!({"chain_key": "t", "content": "one", "storage_adapter": "jsonl"}));
+    assert_eq!(head(&b, "t")["thought_count"], 1);
+    // Someone changes a record another engine appended (well-formed, but its hash no longer matches).
+    append(&a, "t", "two").unwrap();
+    let object = naming::chain_object("t", ChainFormat::Jsonl);
+    let mut bytes = storage.read(&object).unwrap().unwrap();
+    let at = bytes.windows(3).rposition(|w| w == b"two").unwrap();
+    bytes[at] = b'T';
+    storage.write_atomic(&object, &bytes).unwrap();
+    let e = b.catch_up("t").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ChainRefused, "{e}");
+    // B keeps serving what it verified.
+    assert_eq!(head(&b, "t")["thought_count"], 1);
+}

@@ -1,0 +1,139 @@
+//! Two real `mentisdbd` processes on one PostgreSQL database
+//! (`MENTISDB_STORAGE_URL`; the test needs `MENTISDB_TEST_PG_URL`, which
+//! scripts/stages/25-postgres.sh sets after starting a throwaway server):
+//! appends through both, alternately and concurrently, make one chain that
+//! both serve (other instances' appends arrive by NOTIFY), nothing lands in
+//! MENTISDB_DIR, and a restarted daemon verifies the chain from the database.
+
+use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `mentisdbd` child process, killed on drop.
+struct Daemon {
+    child: Child,
+    rest: String,
+    line: String,
+}
+
+impl Daemon {
+    fn start(dir: &Path, url: &str) -> Daemon {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdbd"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("MENTISDB_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("MENTISDB_DIR", dir).env("MENTISDB_STORAGE_URL", url).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn mentisdbd");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).expect("startup line");
+        assert!(line.starts_with("mentisdbd listening "), "unexpected startup line {line:?}");
+        let rest = line.split_whitespace().find_map(|w| w.strip_prefix("rest=")).map(|a| format!("http://{a}")).expect("rest address");
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = out.read_to_string(&mut sink);
+        });
+        Daemon { child, rest, line }
+    }
+
+    fn post(&self, path: &str, body: Value) -> Value {
+        let r = Client::builder().timeout(Duration::from_secs(30)).build().unwrap().post(format!("{}{path}", self.rest)).json(&body).send().unwrap();
+        let status = r.status();
+        let v: Value = r.json().unwrap_or(Value::Null);
+        assert_eq!(status, StatusCode::OK, "{path} {body}: {v}");
+        v
+    }
+
+    fn append(&self, chain: &str, content: &str) -> String {
+        self.post("/v1/thoughts", json!({"chain_key": chain, "thought_type": "Finding", "content": content}))["thought"]["id"].as_str().unwrap().to_string()
+    }
+
+    fn head(&self, chain: &str) -> Value {
+        self.post("/v1/head", json!({"chain_key": chain}))
+    }
+
+    fn ids(&self, chain: &str) -> Vec<String> {
+        self.post("/v1/search", json!({"chain_key": chain}))["thoughts"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).collect()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls until both daemons answer the same head with `count` thoughts.
+fn agree(a: &Daemon, b: &Daemon, chain: &str, count: usize) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (ha, hb) = (a.head(chain), b.head(chain));
+        if ha == hb && ha["thought_count"] == count {
+            return ha;
+        }
+        assert!(Instant::now() < deadline, "the daemons do not agree on {chain} within 10 s:\n{ha}\n{hb}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn two_daemons_on_one_database_serve_one_chain() {
+    let Some(admin) = mentisdb_pg_storage::testdb::admin_url() else {
+        eprintln!("skipped: set MENTISDB_TEST_PG_URL (scripts/stages/25-postgres.sh starts a server and sets it)");
+        return;
+    };
+    let url = mentisdb_pg_storage::testdb::fresh_database(&admin, "daemons").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("unused");
+    let a = Daemon::start(&dir, &url);
+    let b = Daemon::start(&dir, &url);
+    assert!(a.line.contains("storage=postgres://127.0.0.1:") && !a.line.contains("mentisdb@"), "{}", a.line);
+
+    assert_eq!(a.post("/v1/bootstrap", json!({"chain_key": "shared", "content": "purpose"}))["bootstrapped"], true);
+    let mut acknowledged = Vec::new();
+    // Alternately: each daemon appends after the other's thought.
+    for i in 0..10 {
+        acknowledged.push(a.append("shared", &format!("a {i}")));
+        acknowledged.push(b.append("shared", &format!("b {i}")));
+    }
+    // Concurrently: four writers, two on each daemon.
+    let daemons = [&a, &b];
+    let concurrent: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4).map(|w| {
+            let d = daemons[w % 2];
+            s.spawn(move || (0..10).map(|i| d.append("shared", &format!("w{w} {i}"))).collect::<Vec<_>>())
+        }).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    acknowledged.extend(concurrent);
+    assert_eq!(acknowledged.len(), 60);
+    let head = agree(&a, &b, "shared", 61);
+    assert_eq!(head["integrity_ok"], true, "{head}");
+    let stored = a.ids("shared");
+    assert_eq!(stored.len(), 61, "the bootstrap thought and every acknowledged append, once");
+    assert_eq!(stored[1..].iter().collect::<BTreeSet<_>>(), acknowledged.iter().collect::<BTreeSet<_>>());
+    assert_eq!(b.ids("shared"), stored, "both daemons serve the same order");
+
+    // A chain created through B after A started is served by A.
+    b.append("later", "made on b");
+    assert_eq!(a.head("later")["thought_count"], 1);
+    // Reads through A see B's new appends once PostgreSQL announced them.
+    b.append("later", "second on b");
+    agree(&a, &b, "later", 2);
+
+    // Restarted, a daemon verifies everything from the database.
+    drop(a);
+    let a = Daemon::start(&dir, &url);
+    let again = a.head("shared");
+    assert_eq!((again["thought_count"].clone(), again["integrity_ok"].clone()), (json!(61), json!(true)), "{again}");
+    assert_eq!(again, b.head("shared"));
+    assert!(!dir.exists(), "with MENTISDB_STORAGE_URL nothing is written to MENTISDB_DIR");
+}

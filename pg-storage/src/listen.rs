@@ -1,0 +1,89 @@
+//! `LISTEN mentisdb_objects` on a connection and thread of its own.
+
+use crate::NOTIFY_CHANNEL;
+use mentisdb_core::StorageError;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::{Config, NoTls};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the listener reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// An object was appended to or replaced (through any instance).
+    Object(String),
+    /// The listener (re)connected: notifications sent while it was not
+    /// listening are lost, so look at every object of interest.
+    Resync,
+}
+
+/// Stops the listener thread when dropped (within about a second).
+#[derive(Debug)]
+pub struct ListenerHandle {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for ListenerHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How long the listener waits for a notification before it checks whether
+/// it should stop, and how long after a failed connection before it retries.
+const TICK: Duration = Duration::from_secs(1);
+
+pub(crate) fn spawn(config: Config, described: String, mut on_event: impl FnMut(Event) -> bool + Send + 'static) -> Result<ListenerHandle, StorageError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    std::thread::Builder::new()
+        .name("mentisdb-pg-listen".into())
+        .spawn(move || {
+            let mut failures = 0u32;
+            while !stopped.load(Ordering::Relaxed) {
+                match listen_once(&config, &stopped, &mut on_event) {
+                    Ok(()) => return,
+                    Err(e) => {
+                        // Quiet while it keeps failing: one warning, then debug lines.
+                        if failures == 0 {
+                            tracing::warn!(database = %described, error = %e, "PostgreSQL notifications lost; reconnecting");
+                        } else {
+                            tracing::debug!(database = %described, error = %e, "PostgreSQL listener still reconnecting");
+                        }
+                        failures += 1;
+                        std::thread::sleep(TICK);
+                    }
+                }
+            }
+        })
+        .map_err(|e| StorageError::Unavailable(format!("cannot start the PostgreSQL listener thread: {e}")))?;
+    Ok(ListenerHandle { stop })
+}
+
+/// Listens until told to stop (`Ok`) or the connection fails (`Err`).
+fn listen_once(config: &Config, stop: &AtomicBool, on_event: &mut impl FnMut(Event) -> bool) -> Result<(), postgres::Error> {
+    let mut client = config.connect(NoTls)?;
+    client.batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))?;
+    if !on_event(Event::Resync) {
+        return Ok(());
+    }
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        {
+            let mut notifications = client.notifications();
+            let mut iter = notifications.timeout_iter(TICK);
+            while let Some(n) = iter.next()? {
+                if n.channel() == NOTIFY_CHANNEL && !on_event(Event::Object(n.payload().to_string())) {
+                    return Ok(());
+                }
+            }
+        }
+        if client.is_closed() {
+            // Surface the failure as an error: a query on a closed client fails.
+            client.batch_execute("SELECT 1")?;
+        }
+    }
+}

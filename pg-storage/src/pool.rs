@@ -1,0 +1,92 @@
+//! The clients live on their own OS threads.
+//!
+//! The sync `postgres` client runs a small tokio runtime of its own and
+//! panics when called inside another runtime's worker, which is where
+//! `mentisdbd` calls storage from (quick reads in async handlers). So each
+//! [`postgres::Client`] is owned by a dedicated thread; a storage call sends
+//! a job over a channel and blocks on the reply. A job that finds its
+//! connection closed (server restart, network cut) answers
+//! `StorageError::Unavailable`, and the next job on that thread reconnects.
+
+use mentisdb_core::StorageError;
+use postgres::{Client, Config, NoTls};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// One thread's connection: connected on first use and again after it broke.
+pub(crate) struct Connection {
+    config: Config,
+    client: Option<Client>,
+}
+
+impl Connection {
+    pub(crate) fn new(config: Config) -> Self {
+        Connection { config, client: None }
+    }
+
+    /// The connected client, connecting when there is none or it closed.
+    pub(crate) fn client(&mut self) -> Result<&mut Client, StorageError> {
+        if self.client.as_ref().is_some_and(Client::is_closed) {
+            self.client = None;
+        }
+        if self.client.is_none() {
+            let client = self.config.connect(NoTls).map_err(|e| StorageError::Unavailable(format!("cannot connect to PostgreSQL at {}: {e}", crate::describe(&self.config))))?;
+            self.client = Some(client);
+        }
+        Ok(self.client.as_mut().expect("connected above"))
+    }
+
+    /// Forgets a connection that failed so the next call reconnects.
+    fn check(&mut self) {
+        if self.client.as_ref().is_some_and(Client::is_closed) {
+            self.client = None;
+        }
+    }
+}
+
+/// A fixed set of threads, each owning one [`Connection`].
+pub(crate) struct Pool {
+    jobs: Mutex<Sender<Job>>,
+}
+
+impl Pool {
+    /// Starts `threads` workers; each connects on its first job.
+    pub(crate) fn start(config: &Config, threads: usize) -> Result<Pool, StorageError> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for n in 0..threads.max(1) {
+            let rx = rx.clone();
+            let mut conn = Connection::new(config.clone());
+            std::thread::Builder::new()
+                .name(format!("mentisdb-pg-{n}"))
+                .spawn(move || worker(&rx, &mut conn))
+                .map_err(|e| StorageError::Unavailable(format!("cannot start a PostgreSQL client thread: {e}")))?;
+        }
+        Ok(Pool { jobs: Mutex::new(tx) })
+    }
+
+    /// Runs `f` on a worker's client and waits for its answer.
+    pub(crate) fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Client) -> Result<R, StorageError> + Send + 'static) -> Result<R, StorageError> {
+        let (reply_tx, reply_rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |conn: &mut Connection| {
+            let result = conn.client().and_then(f);
+            conn.check();
+            let _ = reply_tx.send(result);
+        });
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job).map_err(|_| StorageError::Unavailable("the PostgreSQL client threads have stopped".into()))?;
+        reply_rx.recv().map_err(|_| StorageError::Unavailable("a PostgreSQL client thread stopped during a call".into()))?
+    }
+}
+
+/// Takes jobs until the pool (its sender) is dropped.
+fn worker(rx: &Mutex<Receiver<Job>>, conn: &mut Connection) {
+    loop {
+        let job = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+            Ok(job) => job,
+            Err(_) => return,
+        };
+        job(conn);
+    }
+}
