@@ -37,15 +37,50 @@ pub struct Finding {
 }
 
 /// Every secret in `text`, sorted by start, never overlapping.
+///
+/// One pass over the bytes: a rule is tried only at a position whose byte
+/// and the next one are the first two bytes of one of its starts (the
+/// tables `rules::FIRST` and `rules::SECOND`, derived from [`RULES`]).
 pub fn scan(text: &str) -> Vec<Finding> {
-    let text = rules::Text::new(text);
     let mut all = Vec::new();
-    let mut spans = Vec::new();
-    for (r, rule) in RULES.iter().enumerate() {
-        spans.clear();
-        (rule.find)(&text, &mut spans);
-        all.extend(spans.iter().map(|&(s, e)| (s, r, e)));
+    let mut resume = [0; RULES.len()];
+    let mut from = 0;
+    while let Some((at, mut rules)) = next_candidate(text.as_bytes(), from) {
+        while rules != 0 {
+            let r = rules.trailing_zeros() as usize;
+            rules &= rules - 1;
+            RULES[r].find_at(text, at, &mut resume[r], &mut |(start, end)| all.push((start, r, end)));
+        }
+        from = at + 1;
     }
+    keep(all)
+}
+
+/// The first position from `at` where some rule may start, and those rules
+/// (bit `r` for `RULES[r]`). Eight positions are tested at a time, with no
+/// branch until one of them may start a rule.
+fn next_candidate(t: &[u8], mut at: usize) -> Option<(usize, u32)> {
+    let rules_at = |i: usize, pair: &[u8]| rules::FIRST[usize::from(pair[i])] & rules::SECOND[usize::from(pair[i + 1])];
+    while let Some(block) = t.get(at..at + 9) {
+        if (0..8).fold(0, |any, i| any | rules_at(i, block)) != 0 {
+            break;
+        }
+        at += 8;
+    }
+    while let Some(pair) = t.get(at..at + 2) {
+        let rules = rules_at(0, pair);
+        if rules != 0 {
+            return Some((at, rules));
+        }
+        at += 1;
+    }
+    None
+}
+
+/// The findings among `all` (`(start, rule, end)` in any order): sorted by
+/// start (table order breaking ties), each kept if it starts after the
+/// previous kept one ends.
+fn keep(mut all: Vec<(usize, usize, usize)>) -> Vec<Finding> {
     all.sort_unstable();
     let mut kept: Vec<Finding> = Vec::new();
     for (start, r, end) in all {

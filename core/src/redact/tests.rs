@@ -93,3 +93,56 @@ fn a_signed_thought_with_a_secret_is_refused_unchanged() {
     input.content = "no secrets here".into();
     assert_eq!(redact_new_thought(&mut input).unwrap(), []);
 }
+
+/// The straightforward scan the fast one must agree with: every rule tried at every byte.
+fn reference_scan(text: &str) -> Vec<Finding> {
+    let mut all = Vec::new();
+    for (r, rule) in RULES.iter().enumerate() {
+        let mut resume = 0;
+        for at in 0..text.len() {
+            rule.find_at(text, at, &mut resume, &mut |(start, end)| all.push((start, r, end)));
+        }
+    }
+    keep(all)
+}
+
+/// Pieces of secrets, near misses and separators, in both cases where a rule ignores case.
+const FRAGMENTS: &[&str] = &[
+    "-----BEGIN ", "RSA PRIVATE KEY-----", "-----END ", "PRIVATE KEY-----", "\n", "eyJ", "eyJhbGciOiJIUzI1NiJ9", "AKIA", "ASIA", "AIza",
+    "aws_secret_access_key", "AWS-SECRET-ACCESS-KEY", "SecretAccessKey", "aws_secret_key", "=", ":", "\"", "'", "=>", "ghp_", "ghs_", "github_pat_",
+    "xoxb-", "xoxs-", "sk_live_", "rk_test_", "sk-ant-", "sk-", "sk-proj-", "risk-", "Bearer", "bEaReR ", "Authorization", "AUTHORIZATION :", "Basic ",
+    "://", "https://u:p@h", "@", "[REDACTED:url_password]", ".", "/", "+", " ", "\t", "_", "-", "é", "€",
+];
+
+fn fragment() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => proptest::sample::select(FRAGMENTS).prop_map(str::to_string),
+        2 => "[A-Za-z0-9]{1,45}",
+        1 => "[A-Z0-9]{16}",
+        1 => "[A-Za-z0-9/+]{40}",
+        1 => "[a-z0-9 ._-]{1,12}",
+        1 => "\\PC{1,6}",
+        1 => "eyJ[A-Za-z0-9_-]{6,9}\\.[A-Za-z0-9_-]{9,11}\\.[A-Za-z0-9_-]{9,11}",
+        1 => "AIza[A-Za-z0-9_-]{34,36}",
+        1 => "(aws_secret_access_key|SecretAccessKey|AWS_SECRET_KEY)[\"' ]{0,2}[=:][\"' =>]{0,2}[A-Za-z0-9/+]{39,41}",
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+    #[test]
+    fn the_one_pass_scan_finds_what_every_rule_at_every_byte_finds(parts in proptest::collection::vec(fragment(), 0..40)) {
+        let text = parts.concat();
+        proptest::prop_assert_eq!(scan(&text), reference_scan(&text), "{:?}", text);
+    }
+}
+
+#[test]
+fn the_reference_scan_agrees_on_the_cases() {
+    for (_, secret, redacted, near_miss) in CASES {
+        for text in [*secret, *redacted, *near_miss] {
+            assert_eq!(scan(text), reference_scan(text), "{text:?}");
+        }
+    }
+}
