@@ -203,6 +203,12 @@ impl Config {
         self.redact_secrets.unwrap_or(true)
     }
 
+    /// The startup warning for a network bind without TLS, if this is one.
+    pub fn cleartext_network_warning(&self) -> Option<&'static str> {
+        (!self.bind_host.is_loopback() && self.tls_cert.is_none() && !self.stdio)
+            .then_some("binding a non-loopback address without TLS: tokens and memory cross the network in clear; set MENTISDB_TLS_CERT and MENTISDB_TLS_KEY")
+    }
+
     /// The REST listen address.
     pub fn rest_addr(&self) -> SocketAddr {
         SocketAddr::new(self.bind_host, self.rest_port)
@@ -235,6 +241,14 @@ mod tests {
         assert_eq!(Config::parse_from(["mentisdbd"]).validate(), Ok(()));
         let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0", "--tokens-file", "t.toml"]);
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_network_bind_without_tls_warns() {
+        let on = |args: &[&str]| Config::parse_from([&["mentisdbd"], args].concat()).cleartext_network_warning();
+        assert!(on(&["--bind-host", "0.0.0.0", "--api-token", "s"]).is_some_and(|w| w.contains("MENTISDB_TLS_CERT")));
+        assert_eq!(on(&["--bind-host", "0.0.0.0", "--api-token", "s", "--tls-cert", "c.pem", "--tls-key", "k.pem"]), None);
+        assert_eq!(on(&[]), None);
     }
 
     #[test]

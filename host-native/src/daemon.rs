@@ -172,8 +172,8 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let auth = Arc::new(TokenStore::new(config.api_token.as_deref(), config.tokens_file.as_deref()).map_err(DaemonError::Tokens)?);
     let shutdown = CancellationToken::new();
     auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
-    if !config.bind_host.is_loopback() && config.tls_cert.is_none() {
-        tracing::warn!(host = %config.bind_host, "binding a non-loopback address without TLS: tokens and memory cross the network in clear; set MENTISDB_TLS_CERT and MENTISDB_TLS_KEY");
+    if let Some(warning) = config.cleartext_network_warning() {
+        tracing::warn!(host = %config.bind_host, "{warning}");
     }
     let rest_listener = bind(config.rest_addr()).await?;
     let mcp_listener = bind(config.mcp_addr()).await?;
