@@ -286,7 +286,13 @@ fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
 
 /// The schema-2 erasable section: salt, signature, content, tags, concepts.
 fn encode_erasable(t: &Thought, e: &mut Encoder) {
-    e.bytes(&t.content_salt.as_deref().and_then(|s| hex::decode(s).ok()).unwrap_or_default());
+    // A well-formed salt decodes on the stack (this runs on every append and open).
+    let mut salt = [0u8; SALT_BYTES];
+    match t.content_salt.as_deref() {
+        Some(s) if hex::decode_to_slice(s, &mut salt).is_ok() => e.bytes(&salt),
+        Some(s) => e.bytes(&hex::decode(s).unwrap_or_default()),
+        None => e.bytes(&[]),
+    }
     encode_signature(t, e);
     e.str(&t.content);
     e.str_list(&t.tags);
