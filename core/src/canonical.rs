@@ -243,8 +243,8 @@ pub(crate) fn encode_and_hash(t: &Thought) -> (Vec<u8>, [u8; 32]) {
     (e.buf, digest)
 }
 
-/// The schema-1 body: every field in one sequence, content included.
-fn encode_v1(t: &Thought, e: &mut Encoder) {
+/// The fields both schemas start with, schema version to signing key id.
+fn encode_head(t: &Thought, e: &mut Encoder) {
     e.u32(t.schema_version);
     e.u64(t.index);
     e.str(&t.id);
@@ -254,6 +254,11 @@ fn encode_v1(t: &Thought, e: &mut Encoder) {
     e.str(&t.agent_name);
     e.opt_str(t.agent_owner.as_deref());
     e.opt_str(t.signing_key_id.as_deref());
+}
+
+/// The schema-1 body: every field in one sequence, content included.
+fn encode_v1(t: &Thought, e: &mut Encoder) {
+    encode_head(t, e);
     encode_signature(t, e);
     e.str(t.thought_type.as_str());
     e.str(t.role.as_str());
@@ -268,15 +273,7 @@ fn encode_v1(t: &Thought, e: &mut Encoder) {
 /// The schema-2 fields the chain hash covers directly (everything but the
 /// erasable part).
 fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
-    e.u32(t.schema_version);
-    e.u64(t.index);
-    e.str(&t.id);
-    e.str(&t.timestamp);
-    e.opt_str(t.session_id.as_deref());
-    e.str(&t.agent_id);
-    e.str(&t.agent_name);
-    e.opt_str(t.agent_owner.as_deref());
-    e.opt_str(t.signing_key_id.as_deref());
+    encode_head(t, e);
     e.str(t.thought_type.as_str());
     e.str(t.role.as_str());
     encode_scores(t, e);
