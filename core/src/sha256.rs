@@ -30,10 +30,10 @@ pub(crate) fn digest(parts: &[&[u8]]) -> [u8; 32] {
 }
 
 /// A digest as lowercase hex.
-pub(crate) fn to_hex(digest: &[u8; 32]) -> String {
-    let mut out = [0u8; 64];
-    hex::encode_to_slice(digest, &mut out).expect("64 hex digits fit");
-    String::from_utf8(out.to_vec()).expect("hex is ASCII")
+pub(crate) fn to_hex<const N: usize>(bytes: &[u8; N]) -> String {
+    let mut out = vec![0u8; 2 * N];
+    hex::encode_to_slice(bytes, &mut out).expect("2N hex digits fit");
+    String::from_utf8(out).expect("hex is ASCII")
 }
 
 #[cfg(test)]

@@ -144,15 +144,17 @@ impl Chain {
             }
         }
         let relations = input.relations.into_iter().map(|rel| self.resolve_relation(rel)).collect::<Result<Vec<_>, _>>()?;
-        let id = match input.thought_id {
+        // Only a caller-chosen id can name a stored thought (a replay); a
+        // fresh id is new by construction.
+        let (id, replayed) = match input.thought_id {
             Some(id) => {
                 limits::check_key("thought_id", &id).map_err(|m| invalid("thought_id", m))?;
-                id
+                let replayed = self.by_id(&id);
+                (id, replayed)
             }
-            None => fresh_id,
+            None => (fresh_id, None),
         };
         // A replay answers the stored thought whatever the agent's status now.
-        let replayed = self.by_id(&id);
         if let Some(rec) = self.agents.get(&input.agent_id).filter(|_| replayed.is_none()) {
             if rec.status == AgentStatus::Revoked {
                 return Err(AppendError::AgentDisabled { agent_id: input.agent_id, chain_key: self.chain_key.clone() });
@@ -181,7 +183,7 @@ impl Chain {
             relations,
             prev_hash: self.thoughts.last().map(|t| t.hash.clone()),
             hash: String::new(),
-            content_salt: Some(hex::encode(salt)),
+            content_salt: Some(crate::sha256::to_hex(&salt)),
             forgotten: None,
         };
         if let Some(stored) = replayed {

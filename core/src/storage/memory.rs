@@ -81,15 +81,16 @@ impl Storage for MemoryStorage {
     fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut objects = self.objects_mut();
-        let object = objects.entry(name.to_string()).or_default();
-        if object.len() as u64 != expected_len {
-            let actual = object.len() as u64;
-            if actual == 0 {
-                objects.remove(name);
-            }
+        let actual = objects.get(name).map_or(0, |o| o.len() as u64);
+        if actual != expected_len {
             return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual });
         }
-        object.extend_from_slice(bytes);
+        match objects.get_mut(name) {
+            Some(object) => object.extend_from_slice(bytes),
+            None => {
+                objects.insert(name.to_string(), bytes.to_vec());
+            }
+        }
         Ok(())
     }
 
