@@ -79,7 +79,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_set_agent_description", "mentisdb_add_agent_alias", "mentisdb_add_agent_key", "mentisdb_revoke_agent_key",
     "mentisdb_disable_agent",
     "mentisdb_skill_md", "mentisdb_list_skills", "mentisdb_skill_manifest", "mentisdb_upload_skill", "mentisdb_search_skill",
-    "mentisdb_read_skill", "mentisdb_skill_versions", "mentisdb_deprecate_skill", "mentisdb_revoke_skill",
+    "mentisdb_read_skill", "mentisdb_skill_versions", "mentisdb_deprecate_skill", "mentisdb_revoke_skill", "mentisdb_delete_skill",
     "mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context",
     "mentisdb_forget_thought",
 ];

@@ -47,6 +47,7 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_skill_versions", json!({"skill_id": "deploy"})),
         ("mentisdb_deprecate_skill", json!({"chain_key": "a", "agent_id": "ag", "skill_id": "deploy", "reason": "old"})),
         ("mentisdb_revoke_skill", json!({"chain_key": "a", "agent_id": "ag", "skill_id": "deploy"})),
+        ("mentisdb_delete_skill", json!({"skill_id": "deploy"})),
         ("mentisdb_ranked_search", json!({"chain_key": "a", "text": "why is storage slow"})),
         ("mentisdb_ranked_search", json!({"chain_key": "empty", "text": "storage"})),
         ("mentisdb_context_bundles", json!({"chain_key": "a", "text": "storage"})),

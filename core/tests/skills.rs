@@ -650,3 +650,42 @@ fn our_own_skill_uploads_and_scans_clean() {
     let w: Vec<String> = serde_json::from_value(r["safety_warnings"].clone()).unwrap();
     assert_eq!(w.len(), 2, "only the standing advice and the unsigned note: {w:?}");
 }
+
+#[test]
+fn a_deleted_skill_leaves_no_byte_and_its_id_can_be_used_again() {
+    let storage = Arc::new(MemoryStorage::new());
+    let (db, _) = open(storage.clone());
+    agent(&db, "alice", Some("team-a"));
+    upload(&db, "alice", Some("keep-me"), None, "# Keep\nthe kept skill body\n");
+    upload(&db, "alice", Some("doomed"), None, "# Doomed\nsecret-ish body v1 zqxj\n");
+    upload(&db, "alice", Some("doomed"), None, "# Doomed\nsecret-ish body v2 zqxj\n");
+    ok(&db, "mentisdb_deprecate_skill", json!({"chain_key": CHAIN, "skill_id": "doomed", "agent_id": "alice", "reason": "old"}));
+    upload(&db, "alice", Some("keep-me"), None, "# Keep\nthe kept skill body v2\n");
+    let log_before = storage.read("skills/registry.log").unwrap().unwrap();
+
+    let deleted = ok(&db, "mentisdb_delete_skill", json!({"skill_id": "doomed"}));
+    assert_eq!(deleted["skill"]["skill_id"], "doomed");
+    assert_eq!(deleted["skill"]["version_count"], 2);
+    let log = storage.read("skills/registry.log").unwrap().unwrap();
+    assert!(!log.windows(4).any(|w| w == b"zqxj"), "no version of a deleted skill stays in storage");
+    assert!(log.len() < log_before.len());
+    assert_eq!(err(&db, "mentisdb_read_skill", json!({"skill_id": "doomed"})).kind(), mentisdb_core::ErrorKind::NotFound);
+    assert_eq!(err(&db, "mentisdb_delete_skill", json!({"skill_id": "doomed"})).kind(), mentisdb_core::ErrorKind::NotFound);
+    let listed = ok(&db, "mentisdb_list_skills", json!({}));
+    let ids: Vec<&str> = listed["skills"].as_array().unwrap().iter().map(|s| s["skill_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["keep-me"]);
+
+    // The id starts over as a new skill; the other skill keeps both versions.
+    let again = upload(&db, "alice", Some("doomed"), None, "# Doomed\nreborn\n");
+    assert_eq!(again["version_count"], 1);
+    assert_eq!(again["status"], "active");
+    let check = |db: &MentisDb| {
+        assert_eq!(ok(db, "mentisdb_skill_versions", json!({"skill_id": "keep-me"}))["versions"].as_array().unwrap().len(), 2);
+        assert_eq!(ok(db, "mentisdb_read_skill", json!({"skill_id": "doomed"}))["content"], "# Doomed\nreborn\n");
+    };
+    check(&db);
+    drop(db);
+    let (db, report) = open(storage);
+    assert!(report.refused.is_empty(), "{:?}", report.refused);
+    check(&db);
+}

@@ -72,6 +72,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/skills/versions", "mentisdb_skill_versions"),
     post_tool("/v1/skills/deprecate", "mentisdb_deprecate_skill"),
     post_tool("/v1/skills/revoke", "mentisdb_revoke_skill"),
+    post_tool("/v1/skills/delete", "mentisdb_delete_skill"),
     post_tool("/v1/bootstrap", "mentisdb_bootstrap"),
     post_tool("/v1/thoughts", "mentisdb_append"),
     post_tool("/v1/retrospectives", "mentisdb_append_retrospective"),

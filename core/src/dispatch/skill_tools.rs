@@ -36,6 +36,7 @@ tools! {
     tool!(read "mentisdb_skill_versions", "List every immutable version of a skill (id, number, uploader, format, content_hash, time, signing key and signature) and its status history.", SkillIdArgs => SkillVersionsReply<'static>, versions).daemon_wide(),
     tool!(admin "mentisdb_deprecate_skill", "Mark a skill deprecated, keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs => SkillReply, deprecate).with_skills(),
     tool!(admin "mentisdb_revoke_skill", "Mark a skill revoked (final), keeping every version. Requires agent_id (active in chain_key, same agent_owner as the creator); agents with an active key sign the status payload (signing_key_id, status_signature).", StatusArgs => SkillReply, revoke).with_skills(),
+    tool!(admin "mentisdb_delete_skill", "Delete a skill permanently: every version and its status history leave the registry and its storage, and the skill_id may be uploaded again as a new skill. Returns the skill's summary as it was. To retire a skill but keep its history, use mentisdb_deprecate_skill or mentisdb_revoke_skill.", SkillIdArgs => SkillReply, delete).daemon_wide(),
 }
 
 /// Just a chain (audit context).
@@ -302,6 +303,12 @@ fn change_status(db: &MentisDb, a: StatusArgs, tool: &'static str, status: Skill
         |reg, id| reg.get(id).map(SkillSummary::from),
     )?;
     Ok(SkillReply { skill: summary.expect("a committed skill exists"), replay: false })
+}
+
+fn delete(db: &MentisDb, a: SkillIdArgs) -> Result<SkillReply, ToolError> {
+    check_key("skill_id", &a.skill_id)?;
+    let summary = db.delete_skill(&a.skill_id, |reg| reg.get(&a.skill_id).map(SkillSummary::from))?;
+    Ok(SkillReply { skill: summary.expect("a deleted skill existed"), replay: false })
 }
 
 fn deprecate(db: &MentisDb, a: StatusArgs) -> Result<SkillReply, ToolError> {

@@ -36,4 +36,11 @@ impl MentisDb {
     ) -> Result<R, ToolError> {
         Ok(self.skills.commit(self.storage(), prepare, view)?)
     }
+
+    /// Deletes a skill and every version of it from the registry and its
+    /// log (see [`crate::skills::SkillStore::delete`]); returns `view` of
+    /// the skill as it was.
+    pub fn delete_skill<R>(&self, skill_id: &str, view: impl FnOnce(&SkillRegistry) -> R) -> Result<R, ToolError> {
+        Ok(self.skills.delete(self.storage(), skill_id, view)?)
+    }
 }

@@ -119,4 +119,36 @@ impl SkillStore {
         state.registry.apply(event, parsed).map_err(|e| SkillError::InvalidField { field: "skill_id", message: e.to_string() })?;
         Ok(view(&state.registry, &skill_id))
     }
+
+    /// Deletes skill `skill_id` for good: the log is rewritten (with
+    /// `write_atomic`) holding every other skill's events byte for byte and
+    /// none of this one's, so no version of it is left in storage, and the
+    /// id may be uploaded again as a new skill. `view` reads the skill as it
+    /// was just before (the reply names what was deleted). Linear in the
+    /// log size; deletions are rare.
+    pub fn delete<R>(&self, storage: &dyn Storage, skill_id: &str, view: impl FnOnce(&SkillRegistry) -> R) -> Result<R, SkillError> {
+        let mut state = self.write_state();
+        if let Some(why) = &state.read_only {
+            return Err(SkillError::ReadOnly(why.clone()));
+        }
+        state.registry.require(skill_id)?;
+        let before = view(&state.registry);
+        let bytes = storage.read(SKILLS_LOG)?.unwrap_or_default();
+        let decoded = decode_log(&bytes[..(state.byte_len as usize).min(bytes.len())]);
+        let kept: Vec<_> = decoded.events.into_iter().filter(|ev| ev.skill_id() != skill_id).collect();
+        let mut log = LOG_MAGIC.to_vec();
+        for ev in &kept {
+            log.extend(ev.encode());
+        }
+        storage.write_atomic(SKILLS_LOG, &log)?;
+        let mut registry = SkillRegistry::default();
+        for ev in kept {
+            // Every kept event applied before; a failure here would mean the
+            // registry and its log disagreed, and the log is the truth.
+            let _ = registry.apply(ev, None);
+        }
+        state.registry = registry;
+        state.byte_len = log.len() as u64;
+        Ok(before)
+    }
 }
