@@ -87,6 +87,23 @@ struct ChainState {
     chain: Chain,
     /// Bytes of the chain object, for rolling back a failed write.
     byte_len: u64,
+    /// Set (under the write lock) when the chain was deleted: a writer that
+    /// took the slot before the deletion finds it here and writes nothing.
+    deleted: bool,
+}
+
+impl ChainState {
+    fn new(chain: Chain, byte_len: u64) -> Self {
+        ChainState { chain, byte_len, deleted: false }
+    }
+
+    /// `Err` when the chain was deleted since the caller found its slot.
+    fn live(&self) -> Result<(), ToolError> {
+        if self.deleted {
+            return Err(ToolError::NotFound(format!("chain '{}' was deleted", self.chain.key())));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug)]
@@ -169,7 +186,7 @@ impl MentisDb {
             match Chain::load_with(decoded, agents, hasher, config.parallelism.as_ref()) {
                 Ok(chain) => {
                     report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
-                    let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState { chain, byte_len }) };
+                    let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState::new(chain, byte_len)) };
                     chains.insert(key, Arc::new(slot));
                 }
                 Err(e) => {
@@ -321,7 +338,7 @@ impl MentisDb {
         let slot = Arc::new(ChainSlot {
             object,
             agents_object: naming::agents_object(key),
-            state: RwLock::new(ChainState { chain, byte_len: header.len() as u64 }),
+            state: RwLock::new(ChainState::new(chain, header.len() as u64)),
         });
         chains.insert(key.to_string(), slot.clone());
         Ok(slot)
@@ -349,6 +366,7 @@ impl MentisDb {
         let slot = self.slot_for_write(key, format)?;
         let (thought, replay) = 'locked: {
             let mut state = write_lock(&slot.state);
+            state.live()?;
             if !condition(&state.chain) {
                 return Ok(None);
             }
@@ -466,7 +484,7 @@ impl MentisDb {
             let byte_len = decoded.valid_len as u64;
             let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refuse)?;
             chain.set_embedding_provider(self.embedding_provider());
-            let slot = Arc::new(ChainSlot { object, agents_object: naming::agents_object(key), state: RwLock::new(ChainState { chain, byte_len }) });
+            let slot = Arc::new(ChainSlot { object, agents_object: naming::agents_object(key), state: RwLock::new(ChainState::new(chain, byte_len)) });
             chains.insert(key.to_string(), slot.clone());
             return Ok(Some(slot));
         }
@@ -498,6 +516,7 @@ impl MentisDb {
     fn rewrite_chain(&self, key: &str, plan: impl FnOnce(&Chain) -> Result<Option<(usize, Option<crate::forget::ForgetNote>)>, ToolError>) -> Result<ForgetOutcome, ToolError> {
         let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?;
         let mut state = write_lock(&slot.state);
+        state.live()?;
         // Rewrite the latest chain (on a shared store, others may have appended).
         self.catch_up_locked(key, &slot, &mut state)?;
         let (position, note) = match plan(&state.chain)? {
@@ -537,12 +556,36 @@ impl MentisDb {
             self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?
         };
         let mut state = write_lock(&slot.state);
+        state.live()?;
         let mut draft = state.chain.agents().clone();
         let now = format_rfc3339_millis(self.clock.now_millis());
         let out = edit(&mut draft, &now)?;
         self.storage.write_atomic(&slot.agents_object, &draft.to_sidecar()).map_err(AgentError::Storage)?;
         *state.chain.agents_mut() = draft;
         Ok(out)
+    }
+
+    /// Deletes chain `key` for good: its chain object and agent registry
+    /// leave storage and the chain is no longer served (the key may be used
+    /// again). Writers that found the chain before wait for the deletion and
+    /// then fail with `not_found`. Returns how many thoughts it held.
+    pub fn delete_chain(&self, key: &str) -> Result<usize, ToolError> {
+        let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?;
+        let thoughts = {
+            let mut state = write_lock(&slot.state);
+            state.live()?;
+            // The chain object goes first: without it the chain does not
+            // exist, whatever happens to the registry after.
+            self.storage.remove(&slot.object)?;
+            let _ = self.storage.remove(&slot.agents_object);
+            state.deleted = true;
+            state.chain.len()
+        };
+        let mut chains = write_lock(&self.chains);
+        if chains.get(key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+            chains.remove(key);
+        }
+        Ok(thoughts)
     }
 
     /// The key of every chain's lookup maps (drawn from the id source at open).
@@ -568,7 +611,7 @@ impl MentisDb {
         self.storage.write_atomic(&object, bytes)?;
         chain.set_embedding_provider(self.embedding_provider());
         let location = self.storage.location(&object);
-        let state = RwLock::new(ChainState { chain, byte_len: bytes.len() as u64 });
+        let state = RwLock::new(ChainState::new(chain, bytes.len() as u64));
         chains.insert(key.clone(), Arc::new(ChainSlot { object, agents_object: naming::agents_object(&key), state }));
         Ok(location)
     }

@@ -247,6 +247,9 @@ pub enum ToolError {
     /// A thought, chain or other object was not found.
     #[error("{0}")]
     NotFound(String),
+    /// The request collides with what is stored (e.g. a chain key in use).
+    #[error("{0}")]
+    Conflict(String),
     /// An append was refused.
     #[error(transparent)]
     Append(#[from] AppendError),
@@ -277,6 +280,7 @@ impl ToolError {
             ToolError::UnknownTool(_) => ErrorKind::UnknownTool,
             ToolError::InvalidArguments { .. } => ErrorKind::InvalidArguments,
             ToolError::NotFound(_) => ErrorKind::NotFound,
+            ToolError::Conflict(_) => ErrorKind::Conflict,
             ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
             ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. }) => ErrorKind::Conflict,
             ToolError::Append(_) => ErrorKind::AppendRejected,

@@ -53,6 +53,7 @@
 pub mod agents;
 pub mod canonical;
 mod chain;
+mod chain_ops;
 mod db;
 mod derived;
 pub mod dispatch;
@@ -82,6 +83,7 @@ pub mod timestamp;
 mod traverse;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
+pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};

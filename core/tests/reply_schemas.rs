@@ -13,7 +13,11 @@ fn session() -> Vec<(&'static str, Value)> {
     let (db, _) = fresh();
     let key = ed25519_dalek::SigningKey::from_bytes(&[1u8; 32]).verifying_key().to_bytes().to_vec();
     let skill = "---\nname: Deploy\ndescription: how\ntags: [ops]\n---\n# Deploy\nRun it.\n";
+    let on_b = db.call("mentisdb_append", json!({"chain_key": "b", "agent_id": "ag", "thought_type": "Idea", "content": "branch here"})).unwrap();
+    let branch_at = on_b["thought"]["id"].clone();
     let calls: Vec<(&'static str, Value)> = vec![
+        ("mentisdb_branch_from", json!({"source_chain_key": "b", "branch_thought_id": branch_at, "branch_chain_key": "b2"})),
+        ("mentisdb_merge_chains", json!({"source_chain_key": "b2", "target_chain_key": "b"})),
         ("mentisdb_bootstrap", json!({"chain_key": "a", "content": "boot"})),
         ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Decision", "content": "Use IndexedDB for storage", "session_id": "s1"})),
         ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Question", "content": "Why is storage slow?", "refs": [1], "relations": [{"kind": "Supports", "target_index": 1}]})),

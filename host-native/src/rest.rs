@@ -87,6 +87,8 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/recent-context", "mentisdb_recent_context"),
     post_tool("/v1/memory-markdown", "mentisdb_memory_markdown"),
     post_tool("/v1/head", "mentisdb_head"),
+    post_tool("/v1/chains/branch", "mentisdb_branch_from"),
+    post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as

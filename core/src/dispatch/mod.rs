@@ -14,6 +14,7 @@
 
 mod access;
 mod agent_tools;
+mod chain_tools;
 mod graph_mode;
 mod locator;
 mod ranked_tools;
@@ -168,8 +169,8 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
 }
 
 /// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 4] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS]
+fn families() -> [&'static [ToolDef]; 5] {
+    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS]
 }
 
 pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
@@ -211,6 +212,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         .or_else(|| agent_tools::reply_schema(tool))
         .or_else(|| skill_tools::reply_schema(tool))
         .or_else(|| ranked_tools::reply_schema(tool))
+        .or_else(|| chain_tools::reply_schema(tool))
 }
 
 #[doc(hidden)]
@@ -292,6 +294,7 @@ mod tests {
                     .or_else(|| agent_tools::args_schema(t.name))
                     .or_else(|| skill_tools::args_schema(t.name))
                     .or_else(|| ranked_tools::args_schema(t.name))
+                    .or_else(|| chain_tools::args_schema(t.name))
                     .expect("every tool has an argument type");
                 (t.name.to_string(), schema)
             })

@@ -158,3 +158,27 @@ pub struct TraverseReply<T = Thought> {
     /// direction (walk back from here); null otherwise.
     pub previous_cursor: Option<Cursor>,
 }
+
+/// `mentisdb_branch_from`: the new branch chain and where it starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchReply {
+    /// The chain created.
+    pub branch_chain_key: String,
+    /// Id of the branch chain's first thought (a `StateSnapshot` with a `BranchesFrom` relation).
+    pub genesis_thought_id: String,
+    /// The chain branched from.
+    pub source_chain_key: String,
+    /// The source thought the branch starts at.
+    pub branch_thought_id: String,
+}
+
+/// `mentisdb_merge_chains`: what was moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MergeReply {
+    /// Thoughts appended to the target chain.
+    pub thoughts_copied: usize,
+    /// Source agents written under a different target agent id.
+    pub agents_remapped: usize,
+    /// Always true on success: the source chain is deleted.
+    pub source_deleted: bool,
+}

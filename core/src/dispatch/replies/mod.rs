@@ -23,7 +23,7 @@ mod skills;
 
 pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary};
 pub use chain::{
-    AppendReply, BootstrapReply, ChainInfo, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
+    AppendReply, BootstrapReply, BranchReply, ChainInfo, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
 pub use ranked::{

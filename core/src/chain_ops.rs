@@ -1,0 +1,165 @@
+//! Operations over whole chains, as MentisDB 0.10 names them: branching a
+//! new chain off a thought of another, and merging one chain into another.
+//!
+//! - [`MentisDb::branch_from`] creates chain `branch` whose first thought (a
+//!   `StateSnapshot` by agent `mentisdb`, importance 0.5) records where it
+//!   branched: content `Branch from chain '<source>' at thought <id>` and a
+//!   `BranchesFrom` relation to that thought in the source chain. The source
+//!   is not changed. The branch key must not be in use.
+//! - [`MentisDb::merge_chains`] appends every thought of `source` to
+//!   `target` (created when absent) in order, keeping type, role, content,
+//!   importance, confidence, tags and concepts, then deletes `source`.
+//!   Refs, relations, sessions and signatures are chain-local (or bind the
+//!   source chain) and are not carried. Each source agent is written as
+//!   the closest agent id the target already has (Jaccard similarity of
+//!   their character sets; ties go to the target agent with more
+//!   thoughts, then to the smaller id), or as itself when the target has
+//!   none. Forgotten thoughts have no content left and are not copied. The
+//!   source is deleted only after every append succeeded.
+
+use crate::chain::{NewThought, RelationInput};
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use crate::thought::{RelationKind, ThoughtType};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The agent id of the thought that starts a branch.
+pub const BRANCH_AGENT_ID: &str = "mentisdb";
+
+/// What [`MentisDb::branch_from`] created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branched {
+    /// The id of the branch chain's first thought.
+    pub genesis_thought_id: String,
+}
+
+/// What [`MentisDb::merge_chains`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merged {
+    /// Thoughts appended to the target chain.
+    pub thoughts_copied: usize,
+    /// Source agents written under a different (target) agent id.
+    pub agents_remapped: usize,
+}
+
+impl MentisDb {
+    /// Creates chain `branch` starting at thought `thought_id` of chain
+    /// `source` (see the module docs).
+    pub fn branch_from(&self, source: &str, thought_id: &str, branch: &str) -> Result<Branched, ToolError> {
+        if source == branch {
+            return Err(ToolError::invalid("mentisdb_branch_from", "branch_chain_key must differ from source_chain_key"));
+        }
+        let found = self.with_chain(source, |c| c.map(|c| c.by_id(thought_id).is_some()))?;
+        match found {
+            None => return Err(ToolError::NotFound(format!("chain '{source}' does not exist"))),
+            Some(false) => return Err(ToolError::NotFound(format!("thought {thought_id} not found in chain '{source}'"))),
+            Some(true) => {}
+        }
+        if self.with_chain(branch, |c| c.is_some())? {
+            return Err(ToolError::Conflict(format!("chain '{branch}' already exists; choose an unused branch_chain_key")));
+        }
+        let mut first = NewThought::new(BRANCH_AGENT_ID, ThoughtType::StateSnapshot, &format!("Branch from chain '{source}' at thought {thought_id}"));
+        first.importance = Some(0.5);
+        first.relations = vec![RelationInput { kind: RelationKind::BranchesFrom, target_id: Some(thought_id.to_string()), target_index: None, chain_key: Some(source.to_string()) }];
+        // Only into an empty chain: two branches racing for one key get one winner.
+        let genesis = self.append_when(branch, None, first, |c| c.is_empty())?;
+        let genesis = genesis.ok_or_else(|| ToolError::Conflict(format!("chain '{branch}' already exists; choose an unused branch_chain_key")))?;
+        Ok(Branched { genesis_thought_id: genesis.id })
+    }
+
+    /// Appends every thought of `source` to `target` and deletes `source`
+    /// (see the module docs).
+    pub fn merge_chains(&self, source: &str, target: &str) -> Result<Merged, ToolError> {
+        if source == target {
+            return Err(ToolError::invalid("mentisdb_merge_chains", "source and target chain must differ"));
+        }
+        let copies = self.with_chain(source, |c| {
+            c.map(|c| c.thoughts().iter().filter(|t| !t.is_forgotten()).map(NewThought::copy_of).collect::<Vec<_>>())
+        })?;
+        let copies = copies.ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
+        let target_counts: BTreeMap<String, usize> = self
+            .with_chain(target, |c| {
+                let mut counts = BTreeMap::new();
+                if let Some(c) = c {
+                    for a in c.agents().records() {
+                        counts.insert(a.agent_id.clone(), 0);
+                    }
+                    for t in c.thoughts() {
+                        *counts.entry(t.agent_id.clone()).or_insert(0) += 1;
+                    }
+                }
+                counts
+            })?;
+        let source_agents: BTreeSet<&str> = copies.iter().map(|t| t.agent_id.as_str()).collect();
+        let remap: BTreeMap<String, String> = source_agents.into_iter().map(|a| (a.to_string(), closest_agent(a, &target_counts))).collect();
+        let agents_remapped = remap.iter().filter(|(from, to)| from != to).count();
+        let mut thoughts_copied = 0;
+        for mut copy in copies {
+            if let Some(to) = remap.get(&copy.agent_id) {
+                copy.agent_id = to.clone();
+            }
+            self.append(target, copy)?;
+            thoughts_copied += 1;
+        }
+        self.delete_chain(source)?;
+        Ok(Merged { thoughts_copied, agents_remapped })
+    }
+}
+
+impl NewThought {
+    /// The parts of `t` a merge carries into another chain.
+    fn copy_of(t: &crate::Thought) -> NewThought {
+        let mut n = NewThought::new(&t.agent_id, t.thought_type, &t.content);
+        n.agent_name = Some(t.agent_name.clone());
+        n.agent_owner = t.agent_owner.clone();
+        n.role = t.role;
+        n.importance = Some(t.importance);
+        n.confidence = t.confidence;
+        n.tags = t.tags.clone();
+        n.concepts = t.concepts.clone();
+        n
+    }
+}
+
+/// The target agent `agent` is written as: itself when the target has it,
+/// else the most similar target agent by character-set Jaccard similarity
+/// (ties: more thoughts, then the smaller id), else itself.
+fn closest_agent(agent: &str, target_counts: &BTreeMap<String, usize>) -> String {
+    if target_counts.contains_key(agent) {
+        return agent.to_string();
+    }
+    let chars: BTreeSet<char> = agent.chars().collect();
+    let jaccard = |other: &str| {
+        let o: BTreeSet<char> = other.chars().collect();
+        let union = chars.union(&o).count();
+        if union == 0 {
+            0.0
+        } else {
+            chars.intersection(&o).count() as f64 / union as f64
+        }
+    };
+    target_counts
+        .iter()
+        .map(|(id, count)| (jaccard(id), *count, id))
+        // BTreeMap order is by id, so max_by keeps the last of equals: compare ids reversed.
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(a.2)))
+        .map_or_else(|| agent.to_string(), |(_, _, id)| id.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest_agent;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn agents_map_to_the_most_similar_target_agent() {
+        let counts: BTreeMap<String, usize> = [("planner".to_string(), 3), ("reviewer".to_string(), 1), ("rev".to_string(), 9)].into_iter().collect();
+        assert_eq!(closest_agent("planner", &counts), "planner");
+        assert_eq!(closest_agent("planner-2", &counts), "planner");
+        assert_eq!(closest_agent("reviewr", &counts), "reviewer");
+        assert_eq!(closest_agent("x", &BTreeMap::new()), "x");
+        // Equal similarity: more thoughts wins.
+        let tie: BTreeMap<String, usize> = [("ab".to_string(), 1), ("ba".to_string(), 5)].into_iter().collect();
+        assert_eq!(closest_agent("abc", &tie), "ba");
+    }
+}

@@ -1,0 +1,58 @@
+//! Whole-chain tools of MentisDB 0.10: branch a chain off a thought, merge
+//! one chain into another (`crate::chain_ops` holds the semantics).
+
+use super::replies::{BranchReply, MergeReply};
+use super::tools;
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use crate::limits;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+tools! {
+    tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).daemon_wide(),
+    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).daemon_wide(),
+}
+
+/// Arguments of `mentisdb_branch_from`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct BranchArgs {
+    /// The chain holding the thought to branch from.
+    pub source_chain_key: String,
+    /// Id of the thought the branch starts at.
+    pub branch_thought_id: String,
+    /// The new chain's key (must not exist).
+    pub branch_chain_key: String,
+}
+
+/// Arguments of `mentisdb_merge_chains`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct MergeArgs {
+    /// The chain whose thoughts move; deleted after the merge.
+    pub source_chain_key: String,
+    /// The chain that receives them (created when absent).
+    pub target_chain_key: String,
+}
+
+fn key(tool: &str, field: &'static str, v: &str) -> Result<String, ToolError> {
+    let k = v.trim();
+    limits::check_key(field, k).map_err(|m| ToolError::invalid(tool, format!("{field}: {m}")))?;
+    Ok(k.to_string())
+}
+
+fn branch(db: &MentisDb, a: BranchArgs) -> Result<BranchReply, ToolError> {
+    const TOOL: &str = "mentisdb_branch_from";
+    let source = key(TOOL, "source_chain_key", &a.source_chain_key)?;
+    let branch = key(TOOL, "branch_chain_key", &a.branch_chain_key)?;
+    let thought = key(TOOL, "branch_thought_id", &a.branch_thought_id)?;
+    let made = db.branch_from(&source, &thought, &branch)?;
+    Ok(BranchReply { branch_chain_key: branch, genesis_thought_id: made.genesis_thought_id, source_chain_key: source, branch_thought_id: thought })
+}
+
+fn merge(db: &MentisDb, a: MergeArgs) -> Result<MergeReply, ToolError> {
+    const TOOL: &str = "mentisdb_merge_chains";
+    let source = key(TOOL, "source_chain_key", &a.source_chain_key)?;
+    let target = key(TOOL, "target_chain_key", &a.target_chain_key)?;
+    let merged = db.merge_chains(&source, &target)?;
+    Ok(MergeReply { thoughts_copied: merged.thoughts_copied, agents_remapped: merged.agents_remapped, source_deleted: true })
+}

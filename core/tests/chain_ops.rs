@@ -1,0 +1,113 @@
+//! Branching and merging chains (`mentisdb_branch_from`, `mentisdb_merge_chains`),
+//! as MentisDB 0.10 does them.
+
+mod common;
+
+use common::{err, fresh, ok, reopen};
+use mentisdb_core::{ErrorKind, Storage};
+use serde_json::json;
+
+fn append(db: &mentisdb_core::MentisDb, chain: &str, agent: &str, content: &str) -> serde_json::Value {
+    ok(db, "mentisdb_append", json!({"chain_key": chain, "agent_id": agent, "thought_type": "Insight", "content": content, "tags": ["t"], "importance": 0.7}))
+}
+
+#[test]
+fn a_branch_starts_with_a_snapshot_pointing_at_its_source_thought() {
+    let (db, storage) = fresh();
+    append(&db, "main", "planner", "first");
+    let second = append(&db, "main", "planner", "second");
+    let at = second["thought"]["id"].as_str().unwrap().to_string();
+
+    let made = ok(&db, "mentisdb_branch_from", json!({"source_chain_key": "main", "branch_thought_id": at, "branch_chain_key": "experiment"}));
+    assert_eq!(made["branch_chain_key"], "experiment");
+    assert_eq!(made["source_chain_key"], "main");
+    assert_eq!(made["branch_thought_id"], at.as_str());
+    let genesis = ok(&db, "mentisdb_get_genesis_thought", json!({"chain_key": "experiment"}))["thought"].clone();
+    assert_eq!(genesis["id"], made["genesis_thought_id"]);
+    assert_eq!(genesis["thought_type"], "StateSnapshot");
+    assert_eq!(genesis["agent_id"], "mentisdb");
+    assert_eq!(genesis["content"], format!("Branch from chain 'main' at thought {at}"));
+    assert_eq!(genesis["relations"][0]["kind"], "BranchesFrom");
+    assert_eq!(genesis["relations"][0]["target_id"], at.as_str());
+    assert_eq!(genesis["relations"][0]["chain_key"], "main");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "main"}))["thought_count"], 2, "the source is unchanged");
+
+    // The branch is an ordinary chain: it takes appends and survives a restart.
+    append(&db, "experiment", "planner", "on the branch");
+    let db = reopen(storage);
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "experiment"}))["thought_count"], 2);
+
+    // A key in use, an unknown thought or chain, and a self-branch are refused.
+    let again = err(&db, "mentisdb_branch_from", json!({"source_chain_key": "main", "branch_thought_id": at, "branch_chain_key": "experiment"}));
+    assert_eq!(again.kind(), ErrorKind::Conflict, "{again}");
+    let missing = err(&db, "mentisdb_branch_from", json!({"source_chain_key": "main", "branch_thought_id": "no-such-id", "branch_chain_key": "b2"}));
+    assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
+    assert_eq!(err(&db, "mentisdb_branch_from", json!({"source_chain_key": "nope", "branch_thought_id": at, "branch_chain_key": "b3"})).kind(), ErrorKind::NotFound);
+    assert_eq!(err(&db, "mentisdb_branch_from", json!({"source_chain_key": "main", "branch_thought_id": at, "branch_chain_key": "main"})).kind(), ErrorKind::InvalidArguments);
+    let chains = ok(&db, "mentisdb_list_chains", json!({}));
+    assert!(!chains.to_string().contains("\"b2\"") && !chains.to_string().contains("\"b3\""), "failed branches create nothing: {chains}");
+}
+
+#[test]
+fn a_merge_moves_every_thought_maps_agents_and_deletes_the_source() {
+    let (db, storage) = fresh();
+    append(&db, "team", "planner", "team plan");
+    append(&db, "team", "reviewer", "team review");
+    append(&db, "scratch", "planner", "scratch idea one");
+    append(&db, "scratch", "planer-bot", "scratch idea two");
+    append(&db, "scratch", "zzz", "scratch idea three");
+    let forgotten = append(&db, "scratch", "planner", "to be forgotten");
+    ok(&db, "mentisdb_forget_thought", json!({"chain_key": "scratch", "thought_id": forgotten["thought"]["id"], "reason": "test", "agent_id": "ops"}));
+
+    let merged = ok(&db, "mentisdb_merge_chains", json!({"source_chain_key": "scratch", "target_chain_key": "team"}));
+    assert_eq!(merged, json!({"thoughts_copied": 3, "agents_remapped": 2, "source_deleted": true}));
+    let check = |db: &mentisdb_core::MentisDb| {
+        let found = ok(db, "mentisdb_search", json!({"chain_key": "team", "text": "scratch idea"}));
+        let thoughts = found["thoughts"].as_array().unwrap();
+        let mut by_content: Vec<(String, String)> = thoughts.iter().map(|t| (t["content"].as_str().unwrap().to_string(), t["agent_id"].as_str().unwrap().to_string())).collect();
+        by_content.sort();
+        assert_eq!(
+            by_content,
+            [
+                ("scratch idea one".to_string(), "planner".to_string()),
+                ("scratch idea three".to_string(), "planner".to_string()),
+                ("scratch idea two".to_string(), "planner".to_string()),
+            ]
+        );
+        assert!(thoughts.iter().all(|t| t["tags"] == json!(["t"]) && t["importance"] == json!(0.7) && t["thought_type"] == "Insight"));
+        assert_eq!(ok(db, "mentisdb_head", json!({"chain_key": "team"}))["thought_count"], 5);
+        assert!(ok(db, "mentisdb_head", json!({"chain_key": "team"}))["integrity_ok"].as_bool().unwrap());
+        let chains = ok(db, "mentisdb_list_chains", json!({})).to_string();
+        assert!(!chains.contains("scratch"), "the source chain is gone: {chains}");
+    };
+    check(&db);
+    assert!(storage.list("chains/").unwrap().iter().all(|o| !o.contains("scratch")), "no object of the source stays: {:?}", storage.list("chains/"));
+    let db = reopen(storage);
+    check(&db);
+    // The key is free again.
+    append(&db, "scratch", "planner", "a new scratch chain");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "scratch"}))["thought_count"], 1);
+
+    assert_eq!(err(&db, "mentisdb_merge_chains", json!({"source_chain_key": "gone", "target_chain_key": "team"})).kind(), ErrorKind::NotFound);
+    assert_eq!(err(&db, "mentisdb_merge_chains", json!({"source_chain_key": "team", "target_chain_key": "team"})).kind(), ErrorKind::InvalidArguments);
+}
+
+#[test]
+fn a_merge_into_a_new_chain_keeps_agent_ids_and_a_failed_merge_deletes_nothing() {
+    let (db, _) = fresh();
+    append(&db, "src", "alpha", "one");
+    append(&db, "src", "beta", "two");
+    let merged = ok(&db, "mentisdb_merge_chains", json!({"source_chain_key": "src", "target_chain_key": "fresh-target"}));
+    assert_eq!(merged["thoughts_copied"], 2);
+    assert_eq!(merged["agents_remapped"], 0);
+    let agents = ok(&db, "mentisdb_list_agents", json!({"chain_key": "fresh-target"})).to_string();
+    assert!(agents.contains("alpha") && agents.contains("beta"), "{agents}");
+
+    // The target's only agent is disabled: appends fail, the source stays.
+    append(&db, "src2", "gamma", "kept");
+    ok(&db, "mentisdb_upsert_agent", json!({"chain_key": "locked", "agent_id": "gamma"}));
+    ok(&db, "mentisdb_disable_agent", json!({"chain_key": "locked", "agent_id": "gamma"}));
+    let e = err(&db, "mentisdb_merge_chains", json!({"source_chain_key": "src2", "target_chain_key": "locked"}));
+    assert_eq!(e.kind(), ErrorKind::AppendRejected, "{e}");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "src2"}))["thought_count"], 1);
+}
