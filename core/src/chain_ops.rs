@@ -106,6 +106,33 @@ impl MentisDb {
     }
 }
 
+impl MentisDb {
+    /// Appends every thought of a `MEMORY.md` (ours or 0.10's layout, see
+    /// `markdown_import.rs`) to chain `key`, in exported order; a thought
+    /// whose line names no agent is written as `default_agent_id`. Returns
+    /// the new thoughts' indices. Stops at the first append that fails,
+    /// saying how many were imported before it.
+    pub fn import_memory_markdown(&self, key: &str, markdown: &str, default_agent_id: &str) -> Result<Vec<u64>, ToolError> {
+        let mut imported = Vec::new();
+        for item in crate::markdown_import::parse_memory_markdown(markdown) {
+            let mut t = item.thought;
+            if t.agent_id.is_empty() {
+                t.agent_id = default_agent_id.to_string();
+            }
+            match self.append(key, t) {
+                Ok(stored) => imported.push(stored.index),
+                Err(e) => {
+                    return Err(ToolError::invalid(
+                        "mentisdb_import_memory_markdown",
+                        format!("thought #{} of the Markdown was refused after {} were imported: {e}", item.exported_index, imported.len()),
+                    ))
+                }
+            }
+        }
+        Ok(imported)
+    }
+}
+
 impl NewThought {
     /// The parts of `t` a merge carries into another chain.
     fn copy_of(t: &crate::Thought) -> NewThought {

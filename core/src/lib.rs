@@ -66,6 +66,7 @@ mod import;
 mod keyed_hash;
 pub mod limits;
 mod lookup;
+mod markdown_import;
 mod named_enum;
 pub mod naming;
 pub mod query;

@@ -111,3 +111,40 @@ fn a_merge_into_a_new_chain_keeps_agent_ids_and_a_failed_merge_deletes_nothing()
     assert_eq!(e.kind(), ErrorKind::AppendRejected, "{e}");
     assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "src2"}))["thought_count"], 1);
 }
+
+#[test]
+fn an_exported_memory_markdown_imports_back_and_exports_the_same() {
+    let (db, _) = fresh();
+    let rows = [
+        json!({"agent_id": "planner", "agent_name": "Planner, Inc", "thought_type": "Decision", "content": "Ship behind a flag.\nRoll out to 5% first.", "importance": 0.9, "confidence": 0.8, "tags": ["deploy", "risk"], "concepts": ["canary"]}),
+        json!({"agent_id": "reviewer", "thought_type": "Insight", "role": "Retrospective", "content": "Flags (like this one) made rollback cheap", "importance": 0.6}),
+        json!({"agent_id": "planner", "agent_name": "Planner, Inc", "thought_type": "Decision", "content": "Keep the old path for a week", "tags": ["deploy"]}),
+        json!({"agent_id": "reviewer", "thought_type": "Question", "content": "Who owns the flag cleanup?"}),
+    ];
+    for r in &rows {
+        let mut r = r.clone();
+        r["chain_key"] = json!("original");
+        ok(&db, "mentisdb_append", r);
+    }
+    let export = |chain: &str| {
+        let md = ok(&db, "mentisdb_memory_markdown", json!({"chain_key": chain}))["markdown"].as_str().unwrap().to_string();
+        // Times differ (the import appends now) and the title names the chain.
+        md.lines().skip(3).map(|l| l.split(", 2026-").next().unwrap().to_string() + if l.contains(", importance") { l.split_once(", importance").unwrap().1 } else { "" }).collect::<Vec<_>>().join("\n")
+    };
+    let md = ok(&db, "mentisdb_memory_markdown", json!({"chain_key": "original"}))["markdown"].as_str().unwrap().to_string();
+    let imported = ok(&db, "mentisdb_import_memory_markdown", json!({"chain_key": "copy", "markdown": md}));
+    assert_eq!(imported, json!({"imported": [0, 1, 2, 3], "count": 4}));
+    assert_eq!(export("copy"), export("original"));
+    let first = ok(&db, "mentisdb_get_thought", json!({"chain_key": "copy", "thought_index": 0}))["thought"].clone();
+    assert_eq!(first["agent_name"], "Planner, Inc");
+    assert_eq!(first["content"], "Ship behind a flag.\nRoll out to 5% first.");
+    assert_eq!(first["concepts"], json!(["canary"]));
+
+    // MentisDB 0.10's layout, with the default agent for lines naming none.
+    let reference = "# MEMORY\n\n## Knowledge\n\n- [#0] Insight: Use WAL mode (agent sqlite-expert; importance 0.80; tags db)\n- [#1] FactLearned: The API rate limit is 100/min\n";
+    let got = ok(&db, "mentisdb_import_memory_markdown", json!({"chain_key": "from-ref", "markdown": reference, "default_agent_id": "importer"}));
+    assert_eq!(got["count"], 2);
+    let second = ok(&db, "mentisdb_get_thought", json!({"chain_key": "from-ref", "thought_index": 1}))["thought"].clone();
+    assert_eq!((second["agent_id"].as_str(), second["thought_type"].as_str()), (Some("importer"), Some("FactLearned")));
+    assert_eq!(ok(&db, "mentisdb_import_memory_markdown", json!({"chain_key": "none", "markdown": "nothing here"}))["count"], 0);
+}

@@ -89,6 +89,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/head", "mentisdb_head"),
     post_tool("/v1/chains/branch", "mentisdb_branch_from"),
     post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
+    post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as

@@ -1,7 +1,7 @@
 //! Whole-chain tools of MentisDB 0.10: branch a chain off a thought, merge
 //! one chain into another (`crate::chain_ops` holds the semantics).
 
-use super::replies::{BranchReply, MergeReply};
+use super::replies::{BranchReply, ImportMarkdownReply, MergeReply};
 use super::tools;
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -12,6 +12,7 @@ use serde::Deserialize;
 tools! {
     tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).daemon_wide(),
     tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).daemon_wide(),
+    tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 
 /// Arguments of `mentisdb_branch_from`.
@@ -55,4 +56,26 @@ fn merge(db: &MentisDb, a: MergeArgs) -> Result<MergeReply, ToolError> {
     let target = key(TOOL, "target_chain_key", &a.target_chain_key)?;
     let merged = db.merge_chains(&source, &target)?;
     Ok(MergeReply { thoughts_copied: merged.thoughts_copied, agents_remapped: merged.agents_remapped, source_deleted: true })
+}
+
+/// Arguments of `mentisdb_import_memory_markdown`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ImportMarkdownArgs {
+    /// The chain to append to (created on first use); the default chain when omitted.
+    pub chain_key: Option<String>,
+    /// The MEMORY.md text.
+    pub markdown: String,
+    /// The agent of thoughts whose line names none (default `default`).
+    pub default_agent_id: Option<String>,
+}
+
+fn import_markdown(db: &MentisDb, a: ImportMarkdownArgs) -> Result<ImportMarkdownReply, ToolError> {
+    const TOOL: &str = "mentisdb_import_memory_markdown";
+    let chain = db.resolve_key(a.chain_key.as_deref())?;
+    let agent = match a.default_agent_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        Some(agent) => key(TOOL, "default_agent_id", agent)?,
+        None => "default".to_string(),
+    };
+    let imported = db.import_memory_markdown(&chain, &a.markdown, &agent)?;
+    Ok(ImportMarkdownReply { count: imported.len(), imported })
 }

@@ -182,3 +182,12 @@ pub struct MergeReply {
     /// Always true on success: the source chain is deleted.
     pub source_deleted: bool,
 }
+
+/// `mentisdb_import_memory_markdown`: the thoughts appended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ImportMarkdownReply {
+    /// Indices of the new thoughts, in append order.
+    pub imported: Vec<u64>,
+    /// `imported.len()`.
+    pub count: usize,
+}
