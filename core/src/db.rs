@@ -134,6 +134,8 @@ pub struct MentisDb {
     refused: RwLock<BTreeMap<String, (String, VerifyError)>>,
     pub(crate) skills: crate::skills::SkillStore,
     embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
+    /// The host's language model for `mentisdb_extract_memories`, if any.
+    pub(crate) chat_model: RwLock<Option<Arc<dyn crate::extract::ChatModel>>>,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -197,7 +199,7 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None) };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None) };
         Ok((db, report))
     }
 

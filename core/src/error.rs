@@ -250,6 +250,9 @@ pub enum ToolError {
     /// The request collides with what is stored (e.g. a chain key in use).
     #[error("{0}")]
     Conflict(String),
+    /// A service the tool needs besides storage is not configured or failed.
+    #[error("{0}")]
+    Unavailable(String),
     /// An append was refused.
     #[error(transparent)]
     Append(#[from] AppendError),
@@ -281,6 +284,7 @@ impl ToolError {
             ToolError::InvalidArguments { .. } => ErrorKind::InvalidArguments,
             ToolError::NotFound(_) => ErrorKind::NotFound,
             ToolError::Conflict(_) => ErrorKind::Conflict,
+            ToolError::Unavailable(_) => ErrorKind::Unavailable,
             ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
             ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. }) => ErrorKind::Conflict,
             ToolError::Append(_) => ErrorKind::AppendRejected,

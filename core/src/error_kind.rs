@@ -24,6 +24,9 @@ named_enum! {
         /// A client-chosen id (an append's `thought_id`) already names
         /// something different; nothing was stored.
         Conflict = "conflict",
+        /// A service the tool needs besides storage (the language model of
+        /// `mentisdb_extract_memories`) is not configured or failed.
+        Unavailable = "unavailable",
     }
 }
 
@@ -64,7 +67,7 @@ mod tests {
     #[test]
     fn names_are_the_stable_snake_case_codes() {
         let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(names, ["unknown_tool", "invalid_arguments", "not_found", "storage", "append_rejected", "chain_refused", "skill_rejected", "conflict"]);
+        assert_eq!(names, ["unknown_tool", "invalid_arguments", "not_found", "storage", "append_rejected", "chain_refused", "skill_rejected", "conflict", "unavailable"]);
         assert_eq!(serde_json::to_value(ErrorKind::ChainRefused).unwrap(), "chain_refused");
         assert_eq!(serde_json::from_value::<ErrorKind>("not_found".into()).unwrap(), ErrorKind::NotFound);
         let wire_code = String::from("storage");

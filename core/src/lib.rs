@@ -59,6 +59,7 @@ mod derived;
 pub mod dispatch;
 mod error;
 mod error_kind;
+pub mod extract;
 mod forget;
 mod framing;
 mod host;

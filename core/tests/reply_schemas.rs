@@ -9,8 +9,22 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Every tool called at least once on a chain with relations, sessions,
 /// agents, keys and skills. Returns `(tool, result)` of the calls that succeed.
+/// A chat model answering one fixed extraction (the daemon's real one is
+/// tested against a local chat-completions server in host-native).
+struct CannedModel;
+
+impl mentisdb_core::extract::ChatModel for CannedModel {
+    fn model(&self) -> &str {
+        "canned"
+    }
+    fn chat(&self, _system: &str, _user: &str, _temperature: f32) -> Result<Value, String> {
+        Ok(json!({"model": "canned", "choices": [{"message": {"content": "{\"thoughts\": [{\"thought_type\": \"Idea\", \"content\": \"x\"}]}"}}], "usage": {"total_tokens": 3}}))
+    }
+}
+
 fn session() -> Vec<(&'static str, Value)> {
     let (db, _) = fresh();
+    db.set_chat_model(Some(std::sync::Arc::new(CannedModel)));
     let key = ed25519_dalek::SigningKey::from_bytes(&[1u8; 32]).verifying_key().to_bytes().to_vec();
     let skill = "---\nname: Deploy\ndescription: how\ntags: [ops]\n---\n# Deploy\nRun it.\n";
     let on_b = db.call("mentisdb_append", json!({"chain_key": "b", "agent_id": "ag", "thought_type": "Idea", "content": "branch here"})).unwrap();
@@ -18,6 +32,7 @@ fn session() -> Vec<(&'static str, Value)> {
     let calls: Vec<(&'static str, Value)> = vec![
         ("mentisdb_branch_from", json!({"source_chain_key": "b", "branch_thought_id": branch_at, "branch_chain_key": "b2"})),
         ("mentisdb_merge_chains", json!({"source_chain_key": "b2", "target_chain_key": "b"})),
+        ("mentisdb_extract_memories", json!({"text": "an idea"})),
         ("mentisdb_import_memory_markdown", json!({"chain_key": "b", "markdown": "## Idea\n\n- again\n  _(#0 Memory, ag, 2026-11-22T09:30:00.000Z, importance 0.50)_\n"})),
         ("mentisdb_bootstrap", json!({"chain_key": "a", "content": "boot"})),
         ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Decision", "content": "Use IndexedDB for storage", "session_id": "s1"})),

@@ -94,6 +94,19 @@ pub struct Config {
     /// `--features minilm`; the model is never downloaded.
     #[arg(long, env = "MENTISDB_MINILM_DIR")]
     pub minilm_dir: Option<PathBuf>,
+
+    /// API key of the OpenAI-compatible chat-completions endpoint that
+    /// `mentisdb_extract_memories` calls; extraction is off without it.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    pub openai_api_key: Option<String>,
+
+    /// Base URL of that endpoint (`<url>/chat/completions` is called).
+    #[arg(long, env = "LLM_BASE_URL", default_value = "https://api.openai.com/v1")]
+    pub llm_base_url: String,
+
+    /// The model asked.
+    #[arg(long, env = "LLM_MODEL", default_value = "gpt-4o")]
+    pub llm_model: String,
 }
 
 /// A `postgres://` or `postgresql://` URL. It may hold a password, so its

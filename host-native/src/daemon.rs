@@ -64,6 +64,10 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     if let Some(model_dir) = &config.minilm_dir {
         register_minilm(&db, model_dir)?;
     }
+    if let Some(key) = config.openai_api_key.as_deref().filter(|k| !k.trim().is_empty()) {
+        db.set_chat_model(Some(Arc::new(crate::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
+        tracing::info!(base_url = %config.llm_base_url, model = %config.llm_model, "memory extraction enabled");
+    }
     let db = Arc::new(db);
     let listener = match &pg {
         Some(pg) => Some(Arc::new(follow_other_instances(pg, &db)?)),

@@ -34,6 +34,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod host_env;
+pub mod llm;
 pub mod mcp;
 pub mod rest;
 pub mod tokens;

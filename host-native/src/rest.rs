@@ -90,6 +90,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/chains/branch", "mentisdb_branch_from"),
     post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
     post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),
+    post_tool("/v1/extract-memories", "mentisdb_extract_memories"),
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as

@@ -407,3 +407,72 @@ fn rest_and_mcp_share_one_service_and_mcp_maps_errors() {
     let r = client().post(format!("{}/mcp", d.mcp)).header("host", "evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN, "a non-loopback Host is refused on a loopback bind (DNS rebinding)");
 }
+
+/// A one-request OpenAI-compatible chat-completions server on a loopback
+/// port: answers `reply` as the assistant's message and hands back the
+/// request line, headers and JSON body it received.
+fn chat_completions_server(reply: &'static str) -> (String, std::thread::JoinHandle<(String, Value)>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let len: usize = head.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())).expect("content-length");
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).unwrap();
+        let answer = json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "local-test-model",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+        })
+        .to_string();
+        let mut stream = stream;
+        write!(stream, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len()).unwrap();
+        (head, serde_json::from_slice(&body).unwrap())
+    });
+    (url, handle)
+}
+
+#[test]
+fn extract_memories_calls_the_configured_chat_completions_endpoint() {
+    let (_tmp, dir) = data_dir();
+    // Without OPENAI_API_KEY: a clear error, and the daemon keeps serving.
+    let d = Daemon::start(&dir, &[], &[]);
+    let (status, body) = post(&d, "/v1/extract-memories", json!({"text": "I prefer tea."}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("OPENAI_API_KEY"), "{body}");
+    append(&d, "still-serving", "yes");
+    drop(d);
+
+    let reply = "```json\n{\"thoughts\": [{\"thought_type\": \"PreferenceUpdate\", \"content\": \"The user prefers tea over coffee.\", \"importance\": 0.7, \"confidence\": 0.9, \"tags\": [\"drinks\"], \"concepts\": [\"tea\"]}]}\n```";
+    let (url, server) = chat_completions_server(reply);
+    let d = Daemon::start(&dir, &[("OPENAI_API_KEY", "sk-test-123"), ("LLM_BASE_URL", &url), ("LLM_MODEL", "tiny-model")], &[]);
+    let got = ok(&d, "/v1/extract-memories", json!({"text": "I prefer tea to coffee, honestly."}));
+    let (head, sent) = server.join().unwrap();
+    assert!(head.starts_with("POST /v1/chat/completions "), "{head}");
+    assert!(head.lines().any(|l| l.eq_ignore_ascii_case("authorization: Bearer sk-test-123")), "{head}");
+    assert_eq!(sent["model"], "tiny-model");
+    assert_eq!(sent["messages"][0]["role"], "system");
+    assert!(sent["messages"][1]["content"].as_str().unwrap().ends_with("I prefer tea to coffee, honestly."));
+    assert_eq!(got["model"], "local-test-model");
+    assert_eq!(got["usage"]["total_tokens"], 150);
+    let t = &got["thoughts"][0];
+    assert_eq!((t["thought_type"].as_str(), t["content"].as_str(), t["role"].as_str()), (Some("PreferenceUpdate"), Some("The user prefers tea over coffee."), Some("Memory")));
+    assert_eq!((t["importance"].as_f64(), t["confidence"].as_f64()), (Some(0.7), Some(0.9)));
+    // Nothing was appended: the agent decides.
+    assert_eq!(ok(&d, "/v1/head", json!({}))["thought_count"], 0);
+    // The endpoint gone: a clear error naming it.
+    let (status, body) = post(&d, "/v1/extract-memories", json!({"text": "again"}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("language model call failed"), "{body}");
+}

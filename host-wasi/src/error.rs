@@ -36,5 +36,7 @@ fn wit_kind(kind: CoreKind) -> ErrorKind {
         CoreKind::Storage => ErrorKind::Storage,
         CoreKind::SkillRejected => ErrorKind::SkillRejected,
         CoreKind::Conflict => ErrorKind::Conflict,
+        // No WIT case of its own (yet): `code` says "unavailable".
+        CoreKind::Unavailable => ErrorKind::Other,
     }
 }

@@ -16,6 +16,7 @@ mod access;
 mod agent_tools;
 mod chain_tools;
 mod graph_mode;
+mod model_tools;
 mod locator;
 mod ranked_tools;
 pub mod replies;
@@ -169,8 +170,8 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
 }
 
 /// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 5] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS]
+fn families() -> [&'static [ToolDef]; 6] {
+    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS]
 }
 
 pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
@@ -213,6 +214,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         .or_else(|| skill_tools::reply_schema(tool))
         .or_else(|| ranked_tools::reply_schema(tool))
         .or_else(|| chain_tools::reply_schema(tool))
+        .or_else(|| model_tools::reply_schema(tool))
 }
 
 #[doc(hidden)]
@@ -295,6 +297,7 @@ mod tests {
                     .or_else(|| skill_tools::args_schema(t.name))
                     .or_else(|| ranked_tools::args_schema(t.name))
                     .or_else(|| chain_tools::args_schema(t.name))
+                    .or_else(|| model_tools::args_schema(t.name))
                     .expect("every tool has an argument type");
                 (t.name.to_string(), schema)
             })

@@ -1,0 +1,40 @@
+//! Tools that need the host's language model: `mentisdb_extract_memories`
+//! (`crate::extract` holds the prompt and the reply reading).
+
+use super::tools;
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use crate::extract::Extraction;
+use crate::limits;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+tools! {
+    tool!("mentisdb_extract_memories", "Extract memories from free text through the daemon's language model (an OpenAI-compatible chat-completions endpoint, configured with OPENAI_API_KEY, LLM_BASE_URL and LLM_MODEL). Returns candidate thoughts (thought_type, content, importance, confidence, tags, concepts) without appending them: review, then append what you keep. Fails with kind 'unavailable' when no model is configured.", ExtractArgs => Extraction, extract),
+}
+
+/// Arguments of `mentisdb_extract_memories`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ExtractArgs {
+    /// The text to extract memories from.
+    pub text: String,
+    /// The chain the memories are meant for (must exist, unless it is the default chain).
+    pub chain_key: Option<String>,
+    /// Reserved (0.10 accepts it and does not use it).
+    pub agent_id: Option<String>,
+    /// A user prompt to use instead of ours: `{{types}}` becomes the list of thought types, `{{text}}` the text.
+    pub prompt_template: Option<String>,
+}
+
+fn extract(db: &MentisDb, a: ExtractArgs) -> Result<Extraction, ToolError> {
+    const TOOL: &str = "mentisdb_extract_memories";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    if key != db.config().default_chain_key && !db.with_chain(&key, |c| c.is_some())? {
+        return Err(ToolError::NotFound(format!("chain '{key}' does not exist")));
+    }
+    if a.text.len() > limits::MAX_CONTENT_BYTES {
+        return Err(ToolError::invalid(TOOL, format!("text is {} bytes; the limit is {}", a.text.len(), limits::MAX_CONTENT_BYTES)));
+    }
+    let _ = a.agent_id;
+    db.extract_memories(&a.text, a.prompt_template.as_deref())
+}
