@@ -15,7 +15,10 @@
 //!   their character sets; ties go to the target agent with more
 //!   thoughts, then to the smaller id), or as itself when the target has
 //!   none. Forgotten thoughts have no content left and are not copied. The
-//!   source is deleted only after every append succeeded.
+//!   source is deleted only after every append succeeded, and only when
+//!   nothing was appended to it meanwhile (what was is copied first), so no
+//!   acknowledged append is lost; an append racing the deletion fails with
+//!   `not_found`.
 
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
@@ -73,36 +76,52 @@ impl MentisDb {
         if source == target {
             return Err(ToolError::invalid("mentisdb_merge_chains", "source and target chain must differ"));
         }
-        let copies = self.with_chain(source, |c| {
-            c.map(|c| c.thoughts().iter().filter(|t| !t.is_forgotten()).map(NewThought::copy_of).collect::<Vec<_>>())
-        })?;
-        let copies = copies.ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
-        let target_counts: BTreeMap<String, usize> = self
-            .with_chain(target, |c| {
-                let mut counts = BTreeMap::new();
-                if let Some(c) = c {
-                    for a in c.agents().records() {
-                        counts.insert(a.agent_id.clone(), 0);
-                    }
-                    for t in c.thoughts() {
-                        *counts.entry(t.agent_id.clone()).or_insert(0) += 1;
-                    }
+        let mut remap: BTreeMap<String, String> = BTreeMap::new();
+        let mut merged = Merged { thoughts_copied: 0, agents_remapped: 0 };
+        let mut copied_up_to = 0;
+        // Copy, then delete the source only if nothing was appended to it
+        // meanwhile; otherwise copy what came and try again.
+        loop {
+            let (copies, len) = self
+                .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| !t.is_forgotten()).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
+                .ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
+            let new_agents: BTreeSet<String> = copies.iter().map(|t| t.agent_id.clone()).filter(|a| !remap.contains_key(a)).collect();
+            if !new_agents.is_empty() {
+                let counts = self.agent_thought_counts(target)?;
+                for agent in new_agents {
+                    let to = closest_agent(&agent, &counts);
+                    merged.agents_remapped += usize::from(to != agent);
+                    remap.insert(agent, to);
                 }
-                counts
-            })?;
-        let source_agents: BTreeSet<&str> = copies.iter().map(|t| t.agent_id.as_str()).collect();
-        let remap: BTreeMap<String, String> = source_agents.into_iter().map(|a| (a.to_string(), closest_agent(a, &target_counts))).collect();
-        let agents_remapped = remap.iter().filter(|(from, to)| from != to).count();
-        let mut thoughts_copied = 0;
-        for mut copy in copies {
-            if let Some(to) = remap.get(&copy.agent_id) {
-                copy.agent_id = to.clone();
             }
-            self.append(target, copy)?;
-            thoughts_copied += 1;
+            for mut copy in copies {
+                if let Some(to) = remap.get(&copy.agent_id) {
+                    copy.agent_id = to.clone();
+                }
+                self.append(target, copy)?;
+                merged.thoughts_copied += 1;
+            }
+            copied_up_to = len;
+            if self.delete_chain_when(source, |c| c.len() == len)?.is_some() {
+                return Ok(merged);
+            }
         }
-        self.delete_chain(source)?;
-        Ok(Merged { thoughts_copied, agents_remapped })
+    }
+
+    /// Every agent id chain `key` knows (registered or seen), with its thought count.
+    fn agent_thought_counts(&self, key: &str) -> Result<BTreeMap<String, usize>, ToolError> {
+        self.with_chain(key, |c| {
+            let mut counts = BTreeMap::new();
+            if let Some(c) = c {
+                for a in c.agents().records() {
+                    counts.insert(a.agent_id.clone(), 0);
+                }
+                for t in c.thoughts() {
+                    *counts.entry(t.agent_id.clone()).or_insert(0) += 1;
+                }
+            }
+            counts
+        })
     }
 }
 

@@ -572,10 +572,20 @@ impl MentisDb {
     /// again). Writers that found the chain before wait for the deletion and
     /// then fail with `not_found`. Returns how many thoughts it held.
     pub fn delete_chain(&self, key: &str) -> Result<usize, ToolError> {
+        self.delete_chain_when(key, |_| true).map(|n| n.expect("unconditional delete"))
+    }
+
+    /// [`MentisDb::delete_chain`] only when `condition` holds for the chain
+    /// under its write lock (`Ok(None)` when it does not): a merge deletes
+    /// its source only if nothing was appended since it copied it.
+    pub fn delete_chain_when(&self, key: &str, condition: impl FnOnce(&Chain) -> bool) -> Result<Option<usize>, ToolError> {
         let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?;
         let thoughts = {
             let mut state = write_lock(&slot.state);
             state.live()?;
+            if !condition(&state.chain) {
+                return Ok(None);
+            }
             // The chain object goes first: without it the chain does not
             // exist, whatever happens to the registry after.
             self.storage.remove(&slot.object)?;
@@ -587,7 +597,7 @@ impl MentisDb {
         if chains.get(key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
             chains.remove(key);
         }
-        Ok(thoughts)
+        Ok(Some(thoughts))
     }
 
     /// The key of every chain's lookup maps (drawn from the id source at open).

@@ -148,3 +148,39 @@ fn an_exported_memory_markdown_imports_back_and_exports_the_same() {
     assert_eq!((second["agent_id"].as_str(), second["thought_type"].as_str()), (Some("importer"), Some("FactLearned")));
     assert_eq!(ok(&db, "mentisdb_import_memory_markdown", json!({"chain_key": "none", "markdown": "nothing here"}))["count"], 0);
 }
+
+#[test]
+fn no_acknowledged_append_to_the_source_is_lost_by_a_merge() {
+    let (db, _) = fresh();
+    let db = std::sync::Arc::new(db);
+    for i in 0..50 {
+        append(&db, "busy", "writer", &format!("before {i}"));
+    }
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let mut acknowledged = Vec::new();
+            for i in 0..2000 {
+                let content = format!("during {i}");
+                match db.call("mentisdb_append", json!({"chain_key": "busy", "agent_id": "writer", "thought_type": "Finding", "content": content})) {
+                    Ok(_) => acknowledged.push(content),
+                    Err(e) if e.kind() == ErrorKind::NotFound => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            acknowledged
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let merged = ok(&db, "mentisdb_merge_chains", json!({"source_chain_key": "busy", "target_chain_key": "calm"}));
+    let acknowledged = writer.join().unwrap();
+    let mut stored: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for chain in ["calm", "busy"] {
+        // "busy" exists again only if the writer appended after the merge.
+        let Ok(found) = db.call("mentisdb_search", json!({"chain_key": chain, "limit": 100000})) else { continue };
+        stored.extend(found["thoughts"].as_array().into_iter().flatten().map(|t| t["content"].as_str().unwrap().to_string()));
+    }
+    for content in &acknowledged {
+        assert!(stored.contains(content), "acknowledged append {content:?} was lost (merged {merged})");
+    }
+}
