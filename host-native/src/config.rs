@@ -21,11 +21,13 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_STORAGE_URL", hide_env_values = true, value_parser = StorageUrl::from_arg)]
     pub storage_url: Option<StorageUrl>,
 
-    /// Chain used when a request omits `chain_key`.
+    /// Chain used when a request omits `chain_key` (MentisDB 0.10's
+    /// MENTISDB_DEFAULT_CHAIN_KEY is read too, and wins when set).
     #[arg(long, env = "MENTISDB_DEFAULT_KEY", default_value = "borganism-brain")]
     pub default_key: String,
 
-    /// Storage format of newly created chains: binary or jsonl.
+    /// Storage format of newly created chains: binary or jsonl (MentisDB
+    /// 0.10's MENTISDB_STORAGE_ADAPTER is read too, and wins when set).
     #[arg(long, env = "MENTISDB_DEFAULT_STORAGE_ADAPTER", default_value = "binary", value_parser = ChainFormat::parse)]
     pub default_storage_adapter: ChainFormat,
 
@@ -84,9 +86,19 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 
-    /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr).
+    /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr), from
+    /// this process: it opens (and locks) the data directory itself. See
+    /// --mode stdio to share the directory's daemon instead.
     #[arg(long)]
     pub stdio: bool,
+
+    /// How MCP clients reach this process (MentisDB 0.10's `--mode`):
+    /// `http` serves REST and MCP over HTTP (the default); `stdio` serves MCP
+    /// on stdin/stdout through the data directory's daemon, starting one
+    /// (detached) when none runs, so several agents' stdio servers share one
+    /// directory; `both` serves HTTP and MCP on stdio from this process.
+    #[arg(long, value_enum, conflicts_with = "stdio")]
+    pub mode: Option<Mode>,
 
     /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and
     /// `tokenizer.json` (scripts/fetch-minilm.sh puts them there): ranked
@@ -94,6 +106,17 @@ pub struct Config {
     /// `--features minilm`; the model is never downloaded.
     #[arg(long, env = "MENTISDB_MINILM_DIR")]
     pub minilm_dir: Option<PathBuf>,
+}
+
+/// `--mode`: how MCP clients reach the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// MCP on stdio, relayed to the data directory's daemon.
+    Stdio,
+    /// REST and MCP over HTTP(S).
+    Http,
+    /// HTTP, and MCP on stdio from this process.
+    Both,
 }
 
 /// A `postgres://` or `postgresql://` URL. It may hold a password, so its
@@ -133,6 +156,62 @@ impl std::fmt::Debug for StorageUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "StorageUrl({self})")
     }
+}
+
+/// MentisDB 0.10's names of our settings: `(0.10 name, our name)`. When
+/// the 0.10 name is set it wins (0.10's own precedence); ours keep working.
+pub const ENV_ALIASES: &[(&str, &str)] = &[("MENTISDB_DEFAULT_CHAIN_KEY", "MENTISDB_DEFAULT_KEY"), ("MENTISDB_STORAGE_ADAPTER", "MENTISDB_DEFAULT_STORAGE_ADAPTER")];
+
+/// Reads the configuration files into the environment as MentisDB 0.10
+/// does, before the command line is parsed: `./.env`, then `<dir>/.env`
+/// where `<dir>` is `--dir` (from `args`), else `MENTISDB_DIR` (possibly
+/// just set by `./.env`), else the default data directory. A variable
+/// already set is never overridden (the real environment wins, then
+/// `./.env`). Then [`ENV_ALIASES`] are applied. Missing files are fine; a
+/// file that cannot be read or parsed is an error naming it and the line.
+/// Returns the files read. Call it before any thread starts (it sets
+/// environment variables).
+pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, String> {
+    let mut loaded = Vec::new();
+    let mut load = |path: PathBuf| -> Result<(), String> {
+        if loaded.contains(&path) || !path.is_file() {
+            return Ok(());
+        }
+        dotenvy::from_path(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        loaded.push(path);
+        Ok(())
+    };
+    load(PathBuf::from(".env"))?;
+    let dir = dir_flag(args).or_else(|| std::env::var_os("MENTISDB_DIR").filter(|d| !d.is_empty()).map(PathBuf::from)).or_else(default_data_dir);
+    if let Some(dir) = dir {
+        load(dir.join(".env"))?;
+    }
+    for (theirs, ours) in ENV_ALIASES {
+        if let Some(value) = std::env::var_os(theirs).filter(|v| !v.is_empty()) {
+            std::env::set_var(ours, value);
+        }
+    }
+    Ok(loaded)
+}
+
+/// The value of `--dir <path>` or `--dir=<path>` in `args`, if given.
+fn dir_flag(args: &[std::ffi::OsString]) -> Option<PathBuf> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy();
+        if s == "--dir" {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(v) = s.strip_prefix("--dir=") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+/// `$HOME/.mentisdb`, when `HOME` is set.
+fn default_data_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".mentisdb"))
 }
 
 /// Parses `1`, `0`, `true`, `false` (case-insensitive).
@@ -189,7 +268,7 @@ impl Config {
     pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {
         match &self.dir {
             Some(d) => Ok(d.clone()),
-            None => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".mentisdb")).ok_or(ConfigError::NoDataDir),
+            None => default_data_dir().ok_or(ConfigError::NoDataDir),
         }
     }
 

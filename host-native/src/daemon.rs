@@ -1,6 +1,7 @@
 //! Starting the daemon: open the data directory, verify every chain, bind
 //! the REST and MCP listeners on one shared [`MentisDb`].
 
+use crate::dir_lock::DirLock;
 use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
@@ -28,6 +29,9 @@ pub enum DaemonError {
     /// The token file cannot be read or parsed.
     #[error("{0}")]
     Tokens(String),
+    /// Another daemon holds the data directory ([`crate::dir_lock`]).
+    #[error("{0}")]
+    Locked(String),
     /// The embedding model named by `--minilm-dir` cannot be used.
     #[error("embedding model: {0}")]
     Embedding(String),
@@ -42,19 +46,26 @@ pub struct OpenedStore {
     pub store: String,
     /// The PostgreSQL notification listener (stops when dropped); `None` on files.
     pub listener: Option<Arc<ListenerHandle>>,
+    /// The data directory's exclusive lock, held while this store lives; `None` on PostgreSQL.
+    pub lock: Option<Arc<DirLock>>,
 }
 
 /// Opens the store (the data directory, or the PostgreSQL database of
-/// `--storage-url`) and every chain in it, logging what was found.
+/// `--storage-url`) and every chain in it, logging what was found. A data
+/// directory is locked first: a second daemon on it is refused
+/// ([`DaemonError::Locked`]) before any file is touched.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets() };
+    let mut lock = None;
     let (storage, store, pg): (Arc<dyn Storage>, String, Option<Arc<PgStorage>>) = match &config.storage_url {
         Some(url) => {
             let pg = Arc::new(PgStorage::connect(url.secret())?);
             (pg.clone(), format!("storage={}", pg.database()), Some(pg))
         }
         None => {
-            let storage = FsStorage::open(&config.data_dir()?)?;
+            let dir = config.data_dir()?;
+            lock = Some(Arc::new(DirLock::acquire(&dir).map_err(DaemonError::Locked)?));
+            let storage = FsStorage::open(&dir)?;
             let store = format!("dir={}", storage.root().display());
             (Arc::new(storage), store, None)
         }
@@ -79,7 +90,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "could not start the index warm-up thread; indices are built on first query");
     }
-    Ok(OpenedStore { db, report, store, listener })
+    Ok(OpenedStore { db, report, store, listener, lock })
 }
 
 /// Takes in what other daemons on the same database append, as PostgreSQL
@@ -152,6 +163,8 @@ pub struct RunningDaemon {
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
     /// Keeps following other instances' appends while the daemon runs.
     _listener: Option<Arc<ListenerHandle>>,
+    /// Keeps the data directory locked while the daemon runs.
+    _lock: Option<Arc<DirLock>>,
 }
 
 async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, DaemonError> {
@@ -190,7 +203,12 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
         tasks.push(tokio::spawn(serve_http(listener, app, tls.clone(), shutdown.clone())));
     }
-    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener })
+    if let Some(lock) = &opened.lock {
+        if let Err(e) = lock.announce(rest_addr, mcp_addr, scheme) {
+            tracing::warn!(error = %e, "cannot record the listen addresses in the lock file; `mentisdb --mode stdio` will not find this daemon");
+        }
+    }
+    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock })
 }
 
 /// How long open connections (MCP event streams) may run on after a TLS
