@@ -177,7 +177,7 @@ pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, Str
         if loaded.contains(&path) || !path.is_file() {
             return Ok(());
         }
-        dotenvy::from_path(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        dotenvy::from_path(&path).map_err(|e| format!("cannot read {}: {}", path.display(), e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
         loaded.push(path);
         Ok(())
     };

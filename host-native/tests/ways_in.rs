@@ -374,3 +374,55 @@ fn both_programs_answer_help_and_refuse_bad_modes_in_one_line() {
     let help = Command::new(env!("CARGO_BIN_EXE_mentisdb")).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: mentisdb "), "the program answers to its own name");
 }
+
+#[test]
+fn configuration_is_read_from_dot_env_files_and_0_10_names() {
+    let root = tempfile::tempdir().unwrap();
+    let (cwd, dir) = (root.path().join("project"), root.path().join("data"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    // ./.env names the directory (so its own .env is found) and 0.10's adapter name;
+    // <dir>/.env sets what ./.env did not, and never overrides it.
+    std::fs::write(cwd.join(".env"), format!("MENTISDB_DIR={}\nMENTISDB_STORAGE_ADAPTER=jsonl\n", dir.display())).unwrap();
+    std::fs::write(dir.join(".env"), "MENTISDB_DEFAULT_CHAIN_KEY=from-dir-env\nMENTISDB_STORAGE_ADAPTER=binary\nMENTISDB_REST_PORT=1\n").unwrap();
+    let mut cmd = command(&dir, &[], &[]);
+    cmd.env_remove("MENTISDB_DIR").current_dir(&cwd);
+    let mut child = cmd.spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let rest = line.split_whitespace().find_map(|w| w.strip_prefix("rest=")).map(|a| format!("http://{a}")).unwrap_or_else(|| panic!("{line:?}"));
+    assert!(line.contains(&format!("dir={}", dir.canonicalize().unwrap().display())), "{line}");
+    let (status, _) = post(&rest, "/v1/thoughts", None, json!({"thought_type": "Finding", "content": "no chain_key given"}));
+    assert_eq!(status, StatusCode::OK);
+    let chains: Value = client().get(format!("{rest}/v1/chains")).send().unwrap().json().unwrap();
+    assert_eq!(chains["default_chain_key"], "from-dir-env", "{chains}");
+    assert_eq!(chains["chains"][0]["chain_key"], "from-dir-env");
+    assert_eq!(chains["chains"][0]["storage_adapter"], "jsonl", "./.env wins over <dir>/.env: {chains}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // The real environment wins over both files; our own names keep working.
+    let mut cmd = command(&dir, &[("MENTISDB_DEFAULT_KEY", "ours")], &[]);
+    cmd.env_remove("MENTISDB_DIR").current_dir(&cwd);
+    std::fs::write(dir.join(".env"), "MENTISDB_REST_PORT=1\n").unwrap();
+    let mut child = cmd.spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let rest = line.split_whitespace().find_map(|w| w.strip_prefix("rest=")).map(|a| format!("http://{a}")).unwrap_or_else(|| panic!("{line:?}"));
+    let chains: Value = client().get(format!("{rest}/v1/chains")).send().unwrap().json().unwrap();
+    assert_eq!(chains["default_chain_key"], "ours", "{chains}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // A .env that cannot be parsed is refused in one line naming it.
+    std::fs::write(cwd.join(".env"), "MENTISDB_DIR='unterminated\n").unwrap();
+    let mut cmd = command(&dir, &[], &[]);
+    cmd.current_dir(&cwd);
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(".env"), "{err}");
+}
