@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[command(name = "mentisdbd", version, about = "MentisDB daemon: durable hash-chained agent memory over REST and MCP (streamable HTTP or stdio).")]
 pub struct Config {
     /// Data directory holding chain files and the skill registry [default: $HOME/.mentisdb].
-    #[arg(long, env = "MENTISDB_DIR")]
+    #[arg(long, env = "MENTISDB_DIR", global = true)]
     pub dir: Option<PathBuf>,
 
     /// Store every object (chains, agent registries, skills) in PostgreSQL
@@ -70,12 +70,25 @@ pub struct Config {
     pub tokens_file: Option<PathBuf>,
 
     /// PEM certificate chain: serve REST and MCP over HTTPS (with --tls-key).
-    #[arg(long, env = "MENTISDB_TLS_CERT")]
+    /// With --https-mcp-port or --https-rest-port: the certificate of those
+    /// HTTPS listeners (the HTTP ports stay plain) [default there: <dir>/tls/cert.pem].
+    #[arg(long, env = "MENTISDB_TLS_CERT", global = true)]
     pub tls_cert: Option<PathBuf>,
 
     /// PEM private key of --tls-cert.
-    #[arg(long, env = "MENTISDB_TLS_KEY")]
+    #[arg(long, env = "MENTISDB_TLS_KEY", global = true)]
     pub tls_key: Option<PathBuf>,
+
+    /// HTTPS MCP port beside the HTTP one (MentisDB 0.10 uses 9473); unset
+    /// or 0: none. Its certificate is --tls-cert/--tls-key, else
+    /// <dir>/tls/cert.pem and key.pem, made self-signed on first start.
+    #[arg(long, env = "MENTISDB_HTTPS_MCP_PORT")]
+    pub https_mcp_port: Option<u16>,
+
+    /// HTTPS REST port beside the HTTP one (MentisDB 0.10 uses 9474); unset
+    /// or 0: none. Certificate as for --https-mcp-port.
+    #[arg(long, env = "MENTISDB_HTTPS_REST_PORT")]
+    pub https_rest_port: Option<u16>,
 
     /// Largest accepted request body in bytes (larger bodies get HTTP 413).
     #[arg(long, env = "MENTISDB_MAX_BODY_BYTES", default_value_t = 1 << 20)]
@@ -286,6 +299,20 @@ impl Config {
     pub fn cleartext_network_warning(&self) -> Option<&'static str> {
         (!self.bind_host.is_loopback() && self.tls_cert.is_none() && !self.stdio)
             .then_some("binding a non-loopback address without TLS: tokens and memory cross the network in clear; set MENTISDB_TLS_CERT and MENTISDB_TLS_KEY")
+    }
+
+    /// Whether HTTPS listeners run beside the HTTP ones (an HTTPS port is set and not 0).
+    pub fn https_beside(&self) -> bool {
+        self.https_rest_port.is_some_and(|p| p > 0) || self.https_mcp_port.is_some_and(|p| p > 0)
+    }
+
+    /// The certificate and key of the HTTPS listeners: --tls-cert and
+    /// --tls-key, else `<dir>/tls/cert.pem` and `key.pem`.
+    pub fn tls_files(&self) -> Result<(PathBuf, PathBuf), ConfigError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(c), Some(k)) => Ok((c.clone(), k.clone())),
+            _ => Ok(crate::tls_cert::default_paths(&self.data_dir()?)),
+        }
     }
 
     /// The REST listen address.

@@ -155,6 +155,10 @@ fn log_report(store: &str, report: &OpenReport) {
 pub struct RunningDaemon {
     pub rest_addr: SocketAddr,
     pub mcp_addr: SocketAddr,
+    /// The HTTPS REST listener beside the HTTP one (`--https-rest-port`).
+    pub https_rest_addr: Option<SocketAddr>,
+    /// The HTTPS MCP listener beside the HTTP one (`--https-mcp-port`).
+    pub https_mcp_addr: Option<SocketAddr>,
     /// `https` when serving TLS (MENTISDB_TLS_CERT/KEY), else `http`.
     pub scheme: &'static str,
     pub db: Arc<MentisDb>,
@@ -194,12 +198,31 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes);
     let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
-    let tls = match (&config.tls_cert, &config.tls_key) {
-        (Some(cert), Some(key)) => Some(tls_config(cert, key)?),
-        _ => None,
+    // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
+    // the two ports when only a certificate is given.
+    let mut tasks = Vec::new();
+    let (mut https_rest_addr, mut https_mcp_addr) = (None, None);
+    let tls = if config.https_beside() {
+        let (cert, key) = config.tls_files()?;
+        if let Some(minted) = crate::tls_cert::ensure(&cert, &key).map_err(DaemonError::Tls)? {
+            tracing::info!(cert = %cert.display(), names = ?minted.names, sha256 = %minted.sha256, "created a self-signed certificate for the HTTPS listeners");
+        }
+        let https = tls_config(&cert, &key)?;
+        for (port, app, addr_out) in [(config.https_rest_port, &rest, &mut https_rest_addr), (config.https_mcp_port, &mcp, &mut https_mcp_addr)] {
+            let Some(port) = port.filter(|p| *p > 0) else { continue };
+            let addr = SocketAddr::new(config.bind_host, port);
+            let listener = bind(addr).await?;
+            *addr_out = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
+            tasks.push(tokio::spawn(serve_http(listener, app.clone(), Some(https.clone()), shutdown.clone())));
+        }
+        None
+    } else {
+        match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls_config(cert, key)?),
+            _ => None,
+        }
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut tasks = Vec::new();
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
         tasks.push(tokio::spawn(serve_http(listener, app, tls.clone(), shutdown.clone())));
     }
@@ -208,7 +231,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
             tracing::warn!(error = %e, "cannot record the listen addresses in the lock file; `mentisdb --mode stdio` will not find this daemon");
         }
     }
-    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock })
+    Ok(RunningDaemon { rest_addr, mcp_addr, https_rest_addr, https_mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock })
 }
 
 /// How long open connections (MCP event streams) may run on after a TLS
@@ -254,7 +277,14 @@ fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<axum_serv
 impl RunningDaemon {
     /// The machine-readable startup line tests and scripts look for.
     pub fn listening_line(&self) -> String {
-        format!("mentisdbd listening rest={} mcp={} scheme={}", self.rest_addr, self.mcp_addr, self.scheme)
+        let mut line = format!("mentisdbd listening rest={} mcp={} scheme={}", self.rest_addr, self.mcp_addr, self.scheme);
+        if let Some(a) = self.https_rest_addr {
+            line.push_str(&format!(" https_rest={a}"));
+        }
+        if let Some(a) = self.https_mcp_addr {
+            line.push_str(&format!(" https_mcp={a}"));
+        }
+        line
     }
 
     /// A handle that stops the servers when cancelled.
