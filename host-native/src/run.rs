@@ -53,7 +53,14 @@ pub fn main(name: &'static str) -> ExitCode {
         eprintln!("{name}: {e}");
         return ExitCode::from(2);
     }
-    let matches = Cli::command().name(name).bin_name(name).get_matches_from(args);
+    let matches = match Cli::command().name(name).bin_name(name).try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            eprintln!("{name}: {}", one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
@@ -66,6 +73,13 @@ pub fn main(name: &'static str) -> ExitCode {
         }
     };
     runtime.block_on(serve(cli))
+}
+
+/// A command-line error as one line: its text up to the usage block, lines joined.
+fn one_line(message: &str) -> String {
+    let head = message.split("\nUsage:").next().unwrap_or(message);
+    let text: Vec<&str> = head.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
+    text.join(" ").trim_start_matches("error: ").to_string()
 }
 
 async fn serve(Cli { command, config }: Cli) -> ExitCode {

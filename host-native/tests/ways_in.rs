@@ -367,9 +367,17 @@ fn both_programs_answer_help_and_refuse_bad_modes_in_one_line() {
         assert!(out.status.success());
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(help.contains("--mode") && help.contains("stdio"), "{help}");
-        let out = Command::new(exe).args(["--mode", "carrier-pigeon"]).output().unwrap();
-        assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("carrier-pigeon"));
+        for bad in [&["--mode", "carrier-pigeon"][..], &["--mode", "stdio", "--stdio"], &["cert", "--nope"], &["--rest-port", "http"]] {
+            let out = Command::new(exe).args(bad).output().unwrap();
+            assert!(!out.status.success(), "{bad:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(err.trim().lines().count(), 1, "{bad:?}: {err}");
+            assert!(err.contains(bad[bad.len() - 1].trim_start_matches("--")), "{bad:?}: {err}");
+        }
+        for command in ["cert", "token"] {
+            let out = Command::new(exe).args([command, "--help"]).output().unwrap();
+            assert!(out.status.success() && !out.stdout.is_empty(), "{command} --help");
+        }
     }
     let help = Command::new(env!("CARGO_BIN_EXE_mentisdb")).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: mentisdb "), "the program answers to its own name");
@@ -425,4 +433,41 @@ fn configuration_is_read_from_dot_env_files_and_0_10_names() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains(".env"), "{err}");
+}
+
+#[test]
+fn mode_both_serves_http_and_stdio_from_one_process() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("data");
+    let mut cmd = command(&dir, &[], &["--mode", "both"]);
+    cmd.stdin(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // stdout carries MCP, so the listening line goes to stderr.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let rest = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no listening line on stderr");
+        if let Some(a) = line.split_whitespace().find_map(|w| w.strip_prefix("rest=")) {
+            break format!("http://{a}");
+        }
+    };
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut rpc = |message: Value| -> Option<Value> {
+        use std::io::Write;
+        writeln!(stdin, "{message}").unwrap();
+        message.get("id")?;
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}")))
+    };
+    let init = rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "both", "version": "1"}}})).unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "mentisdb", "{init}");
+    rpc(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "mentisdb_append", "arguments": {"chain_key": "b", "agent_id": "a", "thought_type": "Finding", "content": "over stdio"}}})).unwrap();
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let (_, head) = post(&rest, "/v1/head", None, json!({"chain_key": "b"}));
+    assert_eq!(head["latest_thought"]["content"], "over stdio", "{head}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
