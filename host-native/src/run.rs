@@ -86,7 +86,10 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
     if let Some(command) = command {
         return command.run(&config);
     }
-    if config.mode == Some(Mode::Stdio) {
+    // On PostgreSQL any number of daemons share the store, so `--mode stdio`
+    // serves from this process there; on files it goes through the directory's daemon.
+    let in_process_stdio = config.stdio || (config.mode == Some(Mode::Stdio) && config.storage_url.is_some());
+    if config.mode == Some(Mode::Stdio) && !in_process_stdio {
         // No logging setup: the daemon logs; this process only relays.
         if let Err(e) = config.validate() {
             eprintln!("mentisdb: {e}");
@@ -120,7 +123,7 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
         }
     };
     let chains: Vec<&str> = opened.report.chains.iter().map(|c| c.chain_key.as_str()).collect();
-    if config.stdio {
+    if in_process_stdio {
         eprintln!("mentisdbd serving MCP on stdio {} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
         return match mcp::serve_stdio(opened.db).await {
             Ok(()) => ExitCode::SUCCESS,
