@@ -27,6 +27,17 @@ pub enum Command {
     /// Manage the scoped tokens of MENTISDB_TOKENS_FILE (--tokens-file).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Mint a self-signed certificate for the HTTPS listeners, valid for
+    /// localhost, 127.0.0.1, ::1 and each NAME (host name or IP address),
+    /// written to MENTISDB_TLS_CERT/MENTISDB_TLS_KEY, else <dir>/tls/cert.pem
+    /// and key.pem. Restart the daemon to serve it.
+    Cert {
+        /// Extra host names or IP addresses the certificate is valid for.
+        names: Vec<String>,
+        /// Replace an existing certificate and key.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `mentisdbd token ...`.
@@ -61,6 +72,7 @@ impl Command {
                 .as_deref()
                 .ok_or_else(|| "no token file: set MENTISDB_TOKENS_FILE=<path> or pass --tokens-file <path>".to_string())
                 .and_then(|path| t.run(path)),
+            Command::Cert { names, force } => mint_cert(config, &names, force),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -70,6 +82,15 @@ impl Command {
             }
         }
     }
+}
+
+/// `mentisdbd cert`: writes the pair and says where, for what names, and its SHA-256.
+fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), String> {
+    let (cert, key) = config.tls_files().map_err(|e| e.to_string())?;
+    let minted = crate::tls_cert::mint(&cert, &key, names, force)?;
+    eprintln!("wrote {} and {} for {}; restart the daemon to serve it", cert.display(), key.display(), minted.names.join(", "));
+    println!("sha256={}", minted.sha256);
+    Ok(())
 }
 
 impl TokenCommand {

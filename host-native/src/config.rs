@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[command(name = "mentisdbd", version, about = "MentisDB daemon: durable hash-chained agent memory over REST and MCP (streamable HTTP or stdio).")]
 pub struct Config {
     /// Data directory holding chain files and the skill registry [default: $HOME/.mentisdb].
-    #[arg(long, env = "MENTISDB_DIR")]
+    #[arg(long, env = "MENTISDB_DIR", global = true)]
     pub dir: Option<PathBuf>,
 
     /// Store every object (chains, agent registries, skills) in PostgreSQL
@@ -21,11 +21,13 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_STORAGE_URL", hide_env_values = true, value_parser = StorageUrl::from_arg)]
     pub storage_url: Option<StorageUrl>,
 
-    /// Chain used when a request omits `chain_key`.
+    /// Chain used when a request omits `chain_key` (MentisDB 0.10's
+    /// MENTISDB_DEFAULT_CHAIN_KEY is read too, and wins when set).
     #[arg(long, env = "MENTISDB_DEFAULT_KEY", default_value = "borganism-brain")]
     pub default_key: String,
 
-    /// Storage format of newly created chains: binary or jsonl.
+    /// Storage format of newly created chains: binary or jsonl (MentisDB
+    /// 0.10's MENTISDB_STORAGE_ADAPTER is read too, and wins when set).
     #[arg(long, env = "MENTISDB_DEFAULT_STORAGE_ADAPTER", default_value = "binary", value_parser = ChainFormat::parse)]
     pub default_storage_adapter: ChainFormat,
 
@@ -68,12 +70,25 @@ pub struct Config {
     pub tokens_file: Option<PathBuf>,
 
     /// PEM certificate chain: serve REST and MCP over HTTPS (with --tls-key).
-    #[arg(long, env = "MENTISDB_TLS_CERT")]
+    /// With --https-mcp-port or --https-rest-port: the certificate of those
+    /// HTTPS listeners (the HTTP ports stay plain) [default there: <dir>/tls/cert.pem].
+    #[arg(long, env = "MENTISDB_TLS_CERT", global = true)]
     pub tls_cert: Option<PathBuf>,
 
     /// PEM private key of --tls-cert.
-    #[arg(long, env = "MENTISDB_TLS_KEY")]
+    #[arg(long, env = "MENTISDB_TLS_KEY", global = true)]
     pub tls_key: Option<PathBuf>,
+
+    /// HTTPS MCP port beside the HTTP one (MentisDB 0.10 uses 9473); unset
+    /// or 0: none. Its certificate is --tls-cert/--tls-key, else
+    /// <dir>/tls/cert.pem and key.pem, made self-signed on first start.
+    #[arg(long, env = "MENTISDB_HTTPS_MCP_PORT")]
+    pub https_mcp_port: Option<u16>,
+
+    /// HTTPS REST port beside the HTTP one (MentisDB 0.10 uses 9474); unset
+    /// or 0: none. Certificate as for --https-mcp-port.
+    #[arg(long, env = "MENTISDB_HTTPS_REST_PORT")]
+    pub https_rest_port: Option<u16>,
 
     /// Largest accepted request body in bytes (larger bodies get HTTP 413).
     #[arg(long, env = "MENTISDB_MAX_BODY_BYTES", default_value_t = 1 << 20)]
@@ -84,9 +99,19 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 
-    /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr).
+    /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr), from
+    /// this process: it opens (and locks) the data directory itself. See
+    /// --mode stdio to share the directory's daemon instead.
     #[arg(long)]
     pub stdio: bool,
+
+    /// How MCP clients reach this process (MentisDB 0.10's `--mode`):
+    /// `http` serves REST and MCP over HTTP (the default); `stdio` serves MCP
+    /// on stdin/stdout through the data directory's daemon, starting one
+    /// (detached) when none runs, so several agents' stdio servers share one
+    /// directory; `both` serves HTTP and MCP on stdio from this process.
+    #[arg(long, value_enum, conflicts_with = "stdio")]
+    pub mode: Option<Mode>,
 
     /// Directory holding all-MiniLM-L6-v2's `model.safetensors` and
     /// `tokenizer.json` (scripts/fetch-minilm.sh puts them there): ranked
@@ -107,6 +132,17 @@ pub struct Config {
     /// The model asked.
     #[arg(long, env = "LLM_MODEL", default_value = "gpt-4o")]
     pub llm_model: String,
+}
+
+/// `--mode`: how MCP clients reach the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// MCP on stdio, relayed to the data directory's daemon.
+    Stdio,
+    /// REST and MCP over HTTP(S).
+    Http,
+    /// HTTP, and MCP on stdio from this process.
+    Both,
 }
 
 /// A `postgres://` or `postgresql://` URL. It may hold a password, so its
@@ -146,6 +182,62 @@ impl std::fmt::Debug for StorageUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "StorageUrl({self})")
     }
+}
+
+/// MentisDB 0.10's names of our settings: `(0.10 name, our name)`. When
+/// the 0.10 name is set it wins (0.10's own precedence); ours keep working.
+pub const ENV_ALIASES: &[(&str, &str)] = &[("MENTISDB_DEFAULT_CHAIN_KEY", "MENTISDB_DEFAULT_KEY"), ("MENTISDB_STORAGE_ADAPTER", "MENTISDB_DEFAULT_STORAGE_ADAPTER")];
+
+/// Reads the configuration files into the environment as MentisDB 0.10
+/// does, before the command line is parsed: `./.env`, then `<dir>/.env`
+/// where `<dir>` is `--dir` (from `args`), else `MENTISDB_DIR` (possibly
+/// just set by `./.env`), else the default data directory. A variable
+/// already set is never overridden (the real environment wins, then
+/// `./.env`). Then [`ENV_ALIASES`] are applied. Missing files are fine; a
+/// file that cannot be read or parsed is an error naming it and the line.
+/// Returns the files read. Call it before any thread starts (it sets
+/// environment variables).
+pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, String> {
+    let mut loaded = Vec::new();
+    let mut load = |path: PathBuf| -> Result<(), String> {
+        if loaded.contains(&path) || !path.is_file() {
+            return Ok(());
+        }
+        dotenvy::from_path(&path).map_err(|e| format!("cannot read {}: {}", path.display(), e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
+        loaded.push(path);
+        Ok(())
+    };
+    load(PathBuf::from(".env"))?;
+    let dir = dir_flag(args).or_else(|| std::env::var_os("MENTISDB_DIR").filter(|d| !d.is_empty()).map(PathBuf::from)).or_else(default_data_dir);
+    if let Some(dir) = dir {
+        load(dir.join(".env"))?;
+    }
+    for (theirs, ours) in ENV_ALIASES {
+        if let Some(value) = std::env::var_os(theirs).filter(|v| !v.is_empty()) {
+            std::env::set_var(ours, value);
+        }
+    }
+    Ok(loaded)
+}
+
+/// The value of `--dir <path>` or `--dir=<path>` in `args`, if given.
+fn dir_flag(args: &[std::ffi::OsString]) -> Option<PathBuf> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy();
+        if s == "--dir" {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(v) = s.strip_prefix("--dir=") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+/// `$HOME/.mentisdb`, when `HOME` is set.
+fn default_data_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".mentisdb"))
 }
 
 /// Parses `1`, `0`, `true`, `false` (case-insensitive).
@@ -202,7 +294,7 @@ impl Config {
     pub fn data_dir(&self) -> Result<PathBuf, ConfigError> {
         match &self.dir {
             Some(d) => Ok(d.clone()),
-            None => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".mentisdb")).ok_or(ConfigError::NoDataDir),
+            None => default_data_dir().ok_or(ConfigError::NoDataDir),
         }
     }
 
@@ -220,6 +312,20 @@ impl Config {
     pub fn cleartext_network_warning(&self) -> Option<&'static str> {
         (!self.bind_host.is_loopback() && self.tls_cert.is_none() && !self.stdio)
             .then_some("binding a non-loopback address without TLS: tokens and memory cross the network in clear; set MENTISDB_TLS_CERT and MENTISDB_TLS_KEY")
+    }
+
+    /// Whether HTTPS listeners run beside the HTTP ones (an HTTPS port is set and not 0).
+    pub fn https_beside(&self) -> bool {
+        self.https_rest_port.is_some_and(|p| p > 0) || self.https_mcp_port.is_some_and(|p| p > 0)
+    }
+
+    /// The certificate and key of the HTTPS listeners: --tls-cert and
+    /// --tls-key, else `<dir>/tls/cert.pem` and `key.pem`.
+    pub fn tls_files(&self) -> Result<(PathBuf, PathBuf), ConfigError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(c), Some(k)) => Ok((c.clone(), k.clone())),
+            _ => Ok(crate::tls_cert::default_paths(&self.data_dir()?)),
+        }
     }
 
     /// The REST listen address.

@@ -1,6 +1,7 @@
 //! Starting the daemon: open the data directory, verify every chain, bind
 //! the REST and MCP listeners on one shared [`MentisDb`].
 
+use crate::dir_lock::DirLock;
 use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
@@ -28,6 +29,9 @@ pub enum DaemonError {
     /// The token file cannot be read or parsed.
     #[error("{0}")]
     Tokens(String),
+    /// Another daemon holds the data directory ([`crate::dir_lock`]).
+    #[error("{0}")]
+    Locked(String),
     /// The embedding model named by `--minilm-dir` cannot be used.
     #[error("embedding model: {0}")]
     Embedding(String),
@@ -42,19 +46,26 @@ pub struct OpenedStore {
     pub store: String,
     /// The PostgreSQL notification listener (stops when dropped); `None` on files.
     pub listener: Option<Arc<ListenerHandle>>,
+    /// The data directory's exclusive lock, held while this store lives; `None` on PostgreSQL.
+    pub lock: Option<Arc<DirLock>>,
 }
 
 /// Opens the store (the data directory, or the PostgreSQL database of
-/// `--storage-url`) and every chain in it, logging what was found.
+/// `--storage-url`) and every chain in it, logging what was found. A data
+/// directory is locked first: a second daemon on it is refused
+/// ([`DaemonError::Locked`]) before any file is touched.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets() };
+    let mut lock = None;
     let (storage, store, pg): (Arc<dyn Storage>, String, Option<Arc<PgStorage>>) = match &config.storage_url {
         Some(url) => {
             let pg = Arc::new(PgStorage::connect(url.secret())?);
             (pg.clone(), format!("storage={}", pg.database()), Some(pg))
         }
         None => {
-            let storage = FsStorage::open(&config.data_dir()?)?;
+            let dir = config.data_dir()?;
+            lock = Some(Arc::new(DirLock::acquire(&dir).map_err(DaemonError::Locked)?));
+            let storage = FsStorage::open(&dir)?;
             let store = format!("dir={}", storage.root().display());
             (Arc::new(storage), store, None)
         }
@@ -83,7 +94,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "could not start the index warm-up thread; indices are built on first query");
     }
-    Ok(OpenedStore { db, report, store, listener })
+    Ok(OpenedStore { db, report, store, listener, lock })
 }
 
 /// Takes in what other daemons on the same database append, as PostgreSQL
@@ -148,6 +159,10 @@ fn log_report(store: &str, report: &OpenReport) {
 pub struct RunningDaemon {
     pub rest_addr: SocketAddr,
     pub mcp_addr: SocketAddr,
+    /// The HTTPS REST listener beside the HTTP one (`--https-rest-port`).
+    pub https_rest_addr: Option<SocketAddr>,
+    /// The HTTPS MCP listener beside the HTTP one (`--https-mcp-port`).
+    pub https_mcp_addr: Option<SocketAddr>,
     /// `https` when serving TLS (MENTISDB_TLS_CERT/KEY), else `http`.
     pub scheme: &'static str,
     pub db: Arc<MentisDb>,
@@ -156,6 +171,8 @@ pub struct RunningDaemon {
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
     /// Keeps following other instances' appends while the daemon runs.
     _listener: Option<Arc<ListenerHandle>>,
+    /// Keeps the data directory locked while the daemon runs.
+    _lock: Option<Arc<DirLock>>,
 }
 
 async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, DaemonError> {
@@ -185,16 +202,40 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes);
     let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
-    let tls = match (&config.tls_cert, &config.tls_key) {
-        (Some(cert), Some(key)) => Some(tls_config(cert, key)?),
-        _ => None,
+    // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
+    // the two ports when only a certificate is given.
+    let mut tasks = Vec::new();
+    let (mut https_rest_addr, mut https_mcp_addr) = (None, None);
+    let tls = if config.https_beside() {
+        let (cert, key) = config.tls_files()?;
+        if let Some(minted) = crate::tls_cert::ensure(&cert, &key).map_err(DaemonError::Tls)? {
+            tracing::info!(cert = %cert.display(), names = ?minted.names, sha256 = %minted.sha256, "created a self-signed certificate for the HTTPS listeners");
+        }
+        let https = tls_config(&cert, &key)?;
+        for (port, app, addr_out) in [(config.https_rest_port, &rest, &mut https_rest_addr), (config.https_mcp_port, &mcp, &mut https_mcp_addr)] {
+            let Some(port) = port.filter(|p| *p > 0) else { continue };
+            let addr = SocketAddr::new(config.bind_host, port);
+            let listener = bind(addr).await?;
+            *addr_out = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
+            tasks.push(tokio::spawn(serve_http(listener, app.clone(), Some(https.clone()), shutdown.clone())));
+        }
+        None
+    } else {
+        match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls_config(cert, key)?),
+            _ => None,
+        }
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut tasks = Vec::new();
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
         tasks.push(tokio::spawn(serve_http(listener, app, tls.clone(), shutdown.clone())));
     }
-    Ok(RunningDaemon { rest_addr, mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener })
+    if let Some(lock) = &opened.lock {
+        if let Err(e) = lock.announce(rest_addr, mcp_addr, scheme) {
+            tracing::warn!(error = %e, "cannot record the listen addresses in the lock file; `mentisdb --mode stdio` will not find this daemon");
+        }
+    }
+    Ok(RunningDaemon { rest_addr, mcp_addr, https_rest_addr, https_mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock })
 }
 
 /// How long open connections (MCP event streams) may run on after a TLS
@@ -240,7 +281,14 @@ fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<axum_serv
 impl RunningDaemon {
     /// The machine-readable startup line tests and scripts look for.
     pub fn listening_line(&self) -> String {
-        format!("mentisdbd listening rest={} mcp={} scheme={}", self.rest_addr, self.mcp_addr, self.scheme)
+        let mut line = format!("mentisdbd listening rest={} mcp={} scheme={}", self.rest_addr, self.mcp_addr, self.scheme);
+        if let Some(a) = self.https_rest_addr {
+            line.push_str(&format!(" https_rest={a}"));
+        }
+        if let Some(a) = self.https_mcp_addr {
+            line.push_str(&format!(" https_mcp={a}"));
+        }
+        line
     }
 
     /// A handle that stops the servers when cancelled.

@@ -25,18 +25,24 @@
 //! database, several daemons serving the same chains (`daemon.rs` follows
 //! the other instances' appends by `LISTEN`/`NOTIFY`). Modules: [`cli`]
 //! (subcommands such as `mentisdbd token add`), [`config`]
-//! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler),
+//! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler), [`legacy`] (MentisDB 0.10's CloudLLM
+//! `/tools/list` and `/tools/execute`),
 //! [`auth`] (the token middleware and the one call path), [`tokens`]
-//! (token file, store, access rule), [`daemon`] (startup), [`host_env`] (clock, ids).
+//! (token file, store, access rule), [`daemon`] (startup), [`dir_lock`] (one daemon per data directory), [`host_env`] (clock, ids).
 
 pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod dir_lock;
 pub mod host_env;
 pub mod llm;
+pub mod legacy;
 pub mod mcp;
 pub mod rest;
+pub mod run;
+pub mod stdio_proxy;
+pub mod tls_cert;
 pub mod tokens;
 
 pub use config::{Config, ConfigError};

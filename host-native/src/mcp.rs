@@ -8,11 +8,19 @@
 //!   and annotations (`readOnlyHint` for the read tools; no tool is
 //!   destructive or open-world).
 //! - `tools/call`: [`crate::auth::call_as`] (the token's access rule, then
-//!   [`MentisDb::call_raw_as`]); a call the token may not make is an
+//!   [`MentisDb::call_raw_as`]); a tool may be named by its MentisDB 0.10
+//!   `thoughtchain_` alias too. A call the token may not make is an
 //!   `isError` result starting `403 forbidden:`. The JSON result is returned as text
 //!   content and as structured content. Tool failures are `isError: true`
 //!   results carrying the message; an unknown tool name is a JSON-RPC
 //!   invalid-params error (a protocol fault, per the MCP spec).
+//! - `resources/list` and `resources/read`: one resource,
+//!   [`SKILL_RESOURCE_URI`] (`mentisdb://skill/core`, `text/markdown`), the
+//!   text of `mentisdb_skill_md`, read through [`crate::auth::call_as`] like
+//!   a tool call; another URI is a JSON-RPC resource-not-found error.
+//! - Beside MCP the port serves MentisDB 0.10's CloudLLM endpoints
+//!   `POST /tools/list` and `POST /tools/execute` ([`crate::legacy`]) and
+//!   `GET /health`.
 //! - Origin validation (DNS rebinding): browser `Origin`s other than loopback
 //!   and the configured ones are refused with 403; `Host` must be loopback
 //!   when bound to loopback.
@@ -22,8 +30,8 @@ use crate::tokens::Identity;
 use axum::Router;
 use mentisdb_core::{tool_specs, MentisDb, ToolError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -35,9 +43,13 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// The MCP resource holding the MentisDB operating skill, as MentisDB 0.10 names it.
+pub const SKILL_RESOURCE_URI: &str = "mentisdb://skill/core";
+
 /// What `initialize` tells an agent before anything else.
 pub const INSTRUCTIONS: &str = "MentisDB is durable, append-only, hash-chained memory for agents. \
-Before using any other tool, call `mentisdb_skill_md` and follow the skill it returns: it explains \
+Before using any other tool, read the resource `mentisdb://skill/core` (`resources/read`; or call \
+`mentisdb_skill_md` when your client has no resources) and follow the skill it returns: it explains \
 chains, thought types, roles, refs and the recommended workflow (list chains, bootstrap once, load \
 recent context at session start, search before acting, append durable thoughts while working, \
 append a retrospective after hard failures, end with a Summary/Checkpoint/Handoff).";
@@ -105,7 +117,7 @@ fn to_mcp_result(result: Result<Box<RawValue>, CallError>) -> Result<CallToolRes
 
 impl ServerHandler for MentisMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("mentisdb", env!("CARGO_PKG_VERSION")).with_title("MentisDB"))
             .with_instructions(INSTRUCTIONS)
     }
@@ -115,25 +127,49 @@ impl ServerHandler for MentisMcp {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.tools.iter().find(|t| t.name == request.name) else {
+        let Some(name) = mentisdb_core::dispatch::canonical_tool_name(&request.name) else {
             return Err(ErrorData::invalid_params(format!("unknown tool '{}'; call tools/list for the tool names", request.name), None));
         };
-        let name: &'static str = match &tool.name {
-            Cow::Borrowed(s) => s,
-            Cow::Owned(_) => unreachable!("tool names are static"),
-        };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        // Over HTTP the auth middleware put the caller in the request parts;
-        // stdio has no parts and no tokens (a local process).
-        let who = match context.extensions.get::<axum::http::request::Parts>() {
-            Some(parts) => parts.extensions.get::<Identity>().cloned().ok_or_else(|| ErrorData::internal_error("request reached MCP without passing the token check", None))?,
-            None => Identity::Open,
-        };
-        to_mcp_result(call_as(self.db.clone(), who, name, args).await).map(CallToolResponse::from)
+        to_mcp_result(call_as(self.db.clone(), caller(&context)?, name, args).await).map(CallToolResponse::from)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        let name = mentisdb_core::dispatch::canonical_tool_name(name)?;
         self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        let skill = Resource::new(SKILL_RESOURCE_URI, "mentisdb-skill-core")
+            .with_title("MentisDB operating skill")
+            .with_description("Read this first: how to use MentisDB memory (chains, bootstrap, search before acting, durable thoughts, checkpoints).")
+            .with_mime_type("text/markdown");
+        Ok(ListResourcesResult::with_all_items(vec![skill]))
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != SKILL_RESOURCE_URI {
+            let shown: String = request.uri.chars().take(200).collect();
+            return Err(ErrorData::resource_not_found(format!("no resource '{shown}'; resources/list names {SKILL_RESOURCE_URI}"), None));
+        }
+        let raw = match call_as(self.db.clone(), caller(&context)?, "mentisdb_skill_md", Value::Null).await {
+            Ok(raw) => raw,
+            Err(CallError::Forbidden(f)) => return Err(ErrorData::invalid_request(format!("403 forbidden: {f}"), None)),
+            Err(e) => return Err(ErrorData::internal_error(e.to_string(), None)),
+        };
+        let reply: Value = serde_json::from_str(raw.get()).map_err(|e| ErrorData::internal_error(format!("skill text is not JSON: {e}"), None))?;
+        let text = reply.get("markdown").and_then(Value::as_str).ok_or_else(|| ErrorData::internal_error("mentisdb_skill_md returned no markdown", None))?;
+        let contents = ResourceContents::text(text, SKILL_RESOURCE_URI).with_mime_type("text/markdown");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+/// Who is calling: over HTTP the auth middleware put the caller in the
+/// request parts; stdio has no parts and no tokens (a local process).
+fn caller(context: &RequestContext<RoleServer>) -> Result<Identity, ErrorData> {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => parts.extensions.get::<Identity>().cloned().ok_or_else(|| ErrorData::internal_error("request reached MCP without passing the token check", None)),
+        None => Ok(Identity::Open),
     }
 }
 
@@ -152,13 +188,15 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, loopback_only: bool, extra_ori
         // the API token (required in this mode) guards access instead.
         config = config.disable_allowed_hosts();
     }
-    let service = MentisMcp::new(db);
+    let service = MentisMcp::new(db.clone());
     let http = StreamableHttpService::new(move || Ok(service.clone()), Arc::new(LocalSessionManager::default()), config);
     Router::new()
         .route_service("/mcp", http.clone())
         .route_service("/", http)
         .layer(axum::middleware::from_fn_with_state(max_body_bytes, reject_malformed_json))
-        .layer(axum::middleware::from_fn_with_state(auth, require_token))
+        .layer(axum::middleware::from_fn_with_state(auth.clone(), require_token))
+        .merge(crate::legacy::router(db, auth, max_body_bytes))
+        .route("/health", axum::routing::get(|| async { axum::Json(serde_json::json!({ "status": "ok", "service": "mentisdb" })) }))
 }
 
 /// A POST body that is not JSON is a JSON-RPC parse error (-32700, HTTP

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
-cargo build -p mentisdb-native --bin mentisdbd
+cargo build -p mentisdb-native --bin mentisdbd --bin mentisdb
 venv="$(scripts/python-venv.sh)"
 "$venv/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
 export MENTISDBD_BIN="$CARGO_TARGET_DIR/debug/mentisdbd"

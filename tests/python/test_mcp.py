@@ -4,6 +4,9 @@ and stdio, each running the spec's workflow end to end."""
 from __future__ import annotations
 
 import asyncio
+import os
+import pathlib
+import signal
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -74,3 +77,33 @@ def test_stdio_lists_the_same_tools_as_http(daemon, data_dir):
                 return await initialize_and_list(session)
 
     assert asyncio.run(stdio_names()) == asyncio.run(over_http(daemon.mcp + "/mcp", initialize_and_list))
+
+
+def test_two_mode_stdio_servers_share_the_directory_daemon(data_dir):
+    """`mentisdb --mode stdio` (MentisDB 0.10's subprocess mode) relays to the
+    data directory's daemon, starting it when none runs: two agents' stdio
+    servers on one directory both work and see each other's writes."""
+    binary = str(pathlib.Path(daemon_binary()).with_name("mentisdb"))
+    params = StdioServerParameters(command=binary, args=["--mode", "stdio"], env=clean_env(data_dir))
+
+    async def run():
+        async with stdio_client(params) as (read_a, write_a), stdio_client(params) as (read_b, write_b):
+            async with ClientSession(read_a, write_a) as a, ClientSession(read_b, write_b) as b:
+                await a.initialize()
+                await b.initialize()
+                await call(a, "mentisdb_append", {"chain_key": "shared", "agent_id": "a", "thought_type": "Finding", "content": "from agent a"})
+                await call(b, "thoughtchain_append", {"chain_key": "shared", "agent_id": "b", "thought_type": "Finding", "content": "from agent b"})
+                seen = [await call(s, "mentisdb_search", {"chain_key": "shared"}) for s in (a, b)]
+                skill = await a.read_resource("mentisdb://skill/core")
+                return seen, skill
+
+    try:
+        seen, skill = asyncio.run(run())
+    finally:
+        lock = pathlib.Path(data_dir) / "mentisdbd.lock"
+        pid = next((int(line[4:]) for line in lock.read_text().splitlines() if line.startswith("pid=")), None) if lock.exists() else None
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+    for result in seen:
+        assert [t["content"] for t in result["thoughts"]] == ["from agent a", "from agent b"]
+    assert skill.contents[0].text.strip()

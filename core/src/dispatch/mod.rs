@@ -174,8 +174,25 @@ fn families() -> [&'static [ToolDef]; 6] {
     [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS]
 }
 
+/// The prefix of MentisDB's tool names before it was renamed from ThoughtChain.
+const LEGACY_PREFIX: &str = "thoughtchain_";
+
+/// A tool by its name or its legacy `thoughtchain_` alias.
 pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
-    families().into_iter().flat_map(|f| f.iter()).find(|t| t.name == name)
+    let exact = |name: &str| families().into_iter().flat_map(|f| f.iter()).find(|t| t.name == name);
+    exact(name).or_else(|| {
+        let rest = name.strip_prefix(LEGACY_PREFIX)?;
+        families().into_iter().flat_map(|f| f.iter()).find(|t| t.name.strip_prefix("mentisdb_") == Some(rest))
+    })
+}
+
+/// The tool's name as [`tool_specs`] lists it, for a tool name or a legacy
+/// alias (`thoughtchain_append` names `mentisdb_append`, as MentisDB 0.10
+/// accepts); `None` when neither names a tool. Every entry point (`call`,
+/// [`access_of`], [`call_scope`]) accepts the aliases; hosts use this to
+/// log, authorize and classify a call by its one canonical name.
+pub fn canonical_tool_name(name: &str) -> Option<&'static str> {
+    find(name).map(|t| t.name)
 }
 
 /// Every tool's argument schema (an object keyed by tool name), exactly as
@@ -247,7 +264,7 @@ pub fn is_read_only(tool: &str) -> bool {
 /// tools (which may embed the query through a model) and every write belong
 /// on a blocking pool.
 pub fn is_quick_read(tool: &str) -> bool {
-    is_read_only(tool) && !ranked_tools::TOOLS.iter().any(|t| t.name == tool)
+    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
 }
 
 impl MentisDb {

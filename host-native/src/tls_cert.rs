@@ -1,0 +1,105 @@
+//! Self-signed certificates for the HTTPS listeners, as MentisDB 0.10
+//! makes them: `<dir>/tls/cert.pem` and `<dir>/tls/key.pem` unless
+//! MENTISDB_TLS_CERT / MENTISDB_TLS_KEY name other files. [`ensure`]
+//! creates the pair on a daemon's first HTTPS start; `mentisdbd cert
+//! [NAME...]` ([`mint`]) makes one valid for extra host names or IP
+//! addresses. Every certificate names `localhost`, `127.0.0.1` and `::1`.
+//! The key is written readable by its owner only (Unix), both files by
+//! temp file and rename, so a reader never sees half a file.
+
+use std::path::{Path, PathBuf};
+
+/// The names every minted certificate is valid for.
+pub const STANDARD_NAMES: &[&str] = &["localhost", "127.0.0.1", "::1"];
+
+/// `<dir>/tls/cert.pem` and `<dir>/tls/key.pem`.
+pub fn default_paths(dir: &Path) -> (PathBuf, PathBuf) {
+    let tls = dir.join("tls");
+    (tls.join("cert.pem"), tls.join("key.pem"))
+}
+
+/// A certificate just written.
+#[derive(Debug, Clone)]
+pub struct Minted {
+    /// The names (DNS names and IP addresses) it is valid for.
+    pub names: Vec<String>,
+    /// SHA-256 of the DER certificate, hex, for pinning and checking.
+    pub sha256: String,
+}
+
+/// Creates the pair when either file is missing; `Ok(None)` when both exist.
+pub fn ensure(cert: &Path, key: &Path) -> Result<Option<Minted>, String> {
+    if cert.is_file() && key.is_file() {
+        return Ok(None);
+    }
+    mint(cert, key, &[], true).map(Some)
+}
+
+/// Writes a fresh self-signed certificate for [`STANDARD_NAMES`] plus
+/// `extra` (each a DNS name or an IP address). Refuses to replace existing
+/// files unless `overwrite`.
+pub fn mint(cert: &Path, key: &Path, extra: &[String], overwrite: bool) -> Result<Minted, String> {
+    if !overwrite {
+        if let Some(existing) = [cert, key].into_iter().find(|p| p.exists()) {
+            return Err(format!("{} exists; pass --force to replace the certificate and key", existing.display()));
+        }
+    }
+    let mut names: Vec<String> = STANDARD_NAMES.iter().map(|s| s.to_string()).collect();
+    for name in extra {
+        let name = name.trim();
+        if name.is_empty() || name.len() > 253 || name.chars().any(|c| c.is_whitespace() || c.is_control() || c == '/') {
+            return Err(format!("'{}' is not a host name or IP address", name.chars().take(80).collect::<String>()));
+        }
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            names.push(name.to_string());
+        }
+    }
+    let rcgen::CertifiedKey { cert: certificate, key_pair } = rcgen::generate_simple_self_signed(names.clone()).map_err(|e| format!("cannot make a certificate for {names:?}: {e}"))?;
+    write_file(cert, certificate.pem().as_bytes(), false)?;
+    write_file(key, key_pair.serialize_pem().as_bytes(), true)?;
+    let sha256 = hex::encode(ring::digest::digest(&ring::digest::SHA256, certificate.der()).as_ref());
+    Ok(Minted { names, sha256 })
+}
+
+/// Writes `bytes` to `path` through a temp file in the same directory.
+fn write_file(path: &Path, bytes: &[u8], private: bool) -> Result<(), String> {
+    use std::io::Write;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(|e| format!("cannot write in {}: {e}", parent.display()))?;
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(|e| format!("cannot restrict {}: {e}", path.display()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    tmp.write_all(bytes).and_then(|()| tmp.as_file().sync_all()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    tmp.persist(path).map_err(|e| format!("cannot write {}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minting_refuses_to_overwrite_without_force_and_checks_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = default_paths(dir.path());
+        let first = ensure(&cert, &key).unwrap().expect("created on first start");
+        assert_eq!(first.names, STANDARD_NAMES);
+        assert!(ensure(&cert, &key).unwrap().is_none(), "kept on later starts");
+        let err = mint(&cert, &key, &["db.example".into()], false).unwrap_err();
+        assert!(err.contains("--force"), "{err}");
+        let again = mint(&cert, &key, &["db.example".into(), "192.0.2.10".into()], true).unwrap();
+        assert!(again.names.contains(&"db.example".to_string()) && again.names.contains(&"192.0.2.10".to_string()));
+        assert_ne!(again.sha256, first.sha256);
+        assert!(mint(&cert, &key, &["a b".into()], true).is_err());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+    }
+}
