@@ -79,7 +79,10 @@ pub mod storage;
 mod text;
 pub mod thought;
 pub mod timestamp;
+mod retirements;
+mod summary;
 mod traverse;
+mod visibility;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};

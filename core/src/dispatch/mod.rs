@@ -150,6 +150,11 @@ impl ToolDef {
         ToolDef { reach: Reach::DaemonWide, ..self }
     }
 
+    /// The same tool, touching every chain of its `chain_keys` argument.
+    pub(crate) const fn many_chains(self) -> Self {
+        ToolDef { reach: Reach::Chains, ..self }
+    }
+
     /// The same tool, touching its chain and the daemon-wide skill registry.
     pub(crate) const fn with_skills(self) -> Self {
         ToolDef { reach: Reach::ChainAndSkills, ..self }
@@ -325,6 +330,6 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 20);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 23);
     }
 }
