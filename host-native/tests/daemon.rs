@@ -439,6 +439,14 @@ fn reads_answer_with_0_10_10_statuses() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
     let (status, _) = post(&d, "/v1/ranked-search", json!({"chain_key": "s", "text": "x", "offset": "two"}));
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    // A refused skill change (here: another owner's skill) is 403.
+    for (agent, owner) in [("alice", "team-a"), ("mallory", "team-b")] {
+        ok(&d, "/v1/agents/upsert", json!({"chain_key": "s", "agent_id": agent, "agent_owner": owner}));
+    }
+    ok(&d, "/v1/skills/upload", json!({"chain_key": "s", "agent_id": "alice", "skill_id": "deploy", "content": "# Deploy\n\nRun it.\n"}));
+    let (status, v) = post(&d, "/v1/skills/upload", json!({"chain_key": "s", "agent_id": "mallory", "skill_id": "deploy", "content": "# pwned\n"}));
+    assert_eq!(status, StatusCode::FORBIDDEN, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("agent_owner"), "{v}");
 }
 
 #[test]
