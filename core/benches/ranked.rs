@@ -132,7 +132,7 @@ fn bench(c: &mut Criterion) {
     };
     let run = |i: usize| {
         let (chain, filter) = core();
-        let q = RankedQuery { text: &qs[i % qs.len()], filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new() };
+        let q = RankedQuery { text: &qs[i % qs.len()], filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new(), rerank_k: None };
         ranked_search(chain, &q)
     };
     measure(c, "ranked_search/core_100k", full, run);

@@ -245,7 +245,7 @@ impl MentisDb {
         match chain_key.map(str::trim).filter(|k| !k.is_empty()) {
             None => Ok(self.config.default_chain_key.clone()),
             Some(k) => {
-                limits::check_key("chain_key", k).map_err(|m| ToolError::NotFound(format!("invalid chain_key: {m}")))?;
+                limits::check_key("chain_key", k).map_err(|m| ToolError::InvalidArguments { tool: "this call".into(), message: format!("invalid chain_key: {m}") })?;
                 Ok(k.to_string())
             }
         }
@@ -282,6 +282,26 @@ impl MentisDb {
             }
             None => Ok(f(None)),
         }
+    }
+
+    /// Runs `f` with a read lock on chain `key` for a read tool: a chain that
+    /// does not exist is [`ToolError::NotFound`] (`chain 'k' not found`),
+    /// except the daemon's default chain, which reads as empty (`f` gets
+    /// `None`) until its first write. Writes use [`MentisDb::with_chain`].
+    pub fn read_chain<R>(&self, key: &str, f: impl FnOnce(Option<&Chain>) -> R) -> Result<R, ToolError> {
+        match self.slot_or_load(key)? {
+            Some(slot) => {
+                let guard = read_lock(&slot.state);
+                Ok(f(Some(&guard.chain)))
+            }
+            None if key == self.config.default_chain_key => Ok(f(None)),
+            None => Err(ToolError::NotFound(format!("chain '{key}' not found"))),
+        }
+    }
+
+    /// Whether chain `key` exists (is served or stored); a refused chain is an error.
+    pub fn chain_exists(&self, key: &str) -> Result<bool, ToolError> {
+        Ok(self.slot_or_load(key)?.is_some())
     }
 
     /// Builds every chain's query indices (text filter, ranked retrieval) now

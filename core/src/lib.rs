@@ -82,7 +82,10 @@ pub mod storage;
 mod text;
 pub mod thought;
 pub mod timestamp;
+mod retirements;
+mod summary;
 mod traverse;
+mod visibility;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};

@@ -300,15 +300,16 @@ impl BoundFilter<'_> {
     }
 }
 
-/// The newest `limit` matching thoughts, returned in append order.
-pub fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, limit: usize) -> Vec<&'c Thought> {
+/// The newest `limit` matching thoughts that `visibility` shows, returned in append order.
+pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: crate::visibility::Visibility, limit: usize) -> Vec<&'c Thought> {
     let mut out: Vec<&Thought> = Vec::new();
     let filter = filter.bind(chain);
+    let view = visibility.over(chain);
     for idx in (0..chain.len()).rev() {
         if out.len() >= limit {
             break;
         }
-        if filter.matches(idx) {
+        if !view.hides(idx) && filter.matches(idx) {
             out.push(&chain.thoughts()[idx]);
         }
     }

@@ -82,6 +82,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_read_skill", "mentisdb_skill_versions", "mentisdb_deprecate_skill", "mentisdb_revoke_skill", "mentisdb_delete_skill",
     "mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context",
     "mentisdb_forget_thought", "mentisdb_branch_from", "mentisdb_merge_chains", "mentisdb_import_memory_markdown", "mentisdb_extract_memories",
+    "mentisdb_lexical_search", "mentisdb_federated_search", "mentisdb_summary_candidates",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.
@@ -100,6 +101,10 @@ const ABSENT: &[(&str, &str, &str, &str)] = &[
     ),
     ("wit", "mentisdb_append", "replay", "the typed append returns the stored thought (the same one for a replay); `memory.call` returns the full reply"),
     ("wit", "mentisdb_append", "redactions", "the typed append returns the stored thought, whose text shows each `[REDACTED:<kind>]`; `memory.call` returns the list"),
+    ("wit", "mentisdb_search", "include_invalidated", "the typed search hides superseded, corrected and invalidated thoughts (the default); `memory.call` takes the flag"),
+    ("wit", "mentisdb_search", "include_superseded", "an alias of include_invalidated, through `memory.call`"),
+    ("wit", "mentisdb_recent_context", "include_invalidated", "the typed recent-context hides superseded, corrected and invalidated thoughts (the default); `memory.call` takes the flag"),
+    ("wit", "mentisdb_recent_context", "include_superseded", "an alias of include_invalidated, through `memory.call`"),
 ];
 
 fn read(rel: &str) -> String {

@@ -109,9 +109,9 @@ fn filters_and_limit_apply() {
     let r = ranked(&db, json!({"text": "the of and"}));
     assert_eq!(r["total"], 5);
     assert_eq!(indices(&r)[0], 2, "highest importance first");
-    // Unknown chain: empty, not an error.
-    let r = db.call("mentisdb_ranked_search", json!({"chain_key": "nowhere", "text": "x"})).unwrap();
-    assert_eq!(r, json!({"backend": "lexical", "total": 0, "results": []}));
+    // Unknown chain: not found, as 0.10.10 answers (the default chain reads empty).
+    let e = db.call("mentisdb_ranked_search", json!({"chain_key": "nowhere", "text": "x"})).unwrap_err();
+    assert_eq!(e.kind(), mentisdb_core::ErrorKind::NotFound, "{e}");
 }
 
 #[test]

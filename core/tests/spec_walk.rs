@@ -211,11 +211,14 @@ fn head_and_genesis() {
     assert_eq!(h["latest_thought"]["index"], 5);
     assert_eq!(h["head_hash"], h["latest_thought"]["hash"]);
     assert!(h["storage_location"].as_str().unwrap().contains("chains/project-alpha."));
-    let empty = ok(&db, "mentisdb_head", json!({"chain_key": "nothing-here"}));
+    // A chain that does not exist is not found (0.10.10); the default chain reads as empty.
+    let missing = db.call("mentisdb_head", json!({"chain_key": "nothing-here"})).unwrap_err();
+    assert_eq!(missing.kind(), mentisdb_core::ErrorKind::NotFound, "{missing}");
+    let empty = ok(&db, "mentisdb_head", json!({}));
     assert_eq!(empty["thought_count"], 0);
     assert_eq!(empty["head_hash"], serde_json::Value::Null);
     assert_eq!(empty["latest_thought"], serde_json::Value::Null);
-    let g = ok(&db, "mentisdb_get_genesis_thought", json!({"chain_key": "nothing-here"}));
+    let g = ok(&db, "mentisdb_get_genesis_thought", json!({}));
     assert_eq!(g["thought"], serde_json::Value::Null);
     // Reads of unknown chains create nothing.
     assert_eq!(ok(&db, "mentisdb_list_chains", json!({}))["chain_keys"], json!(["project-alpha"]));

@@ -16,7 +16,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
-use mentisdb_core::{MentisDb, ToolError};
+use mentisdb_core::{ErrorKind, MentisDb, ToolError};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -50,7 +50,8 @@ const fn get_tool(path: &'static str, tool: &'static str, reply: Reply) -> Route
 }
 
 /// Every REST endpoint of MENTISDB_REST.md (plus the ranked-search and
-/// context endpoints), and the tool each one calls. `GET /health` is the
+/// context endpoints, and 0.10.10's lexical, federated and summary-candidate
+/// endpoints), and the tool each one calls. `GET /health` is the
 /// only endpoint outside this table.
 pub const ROUTES: &[Route] = &[
     get_tool("/v1/chains", "mentisdb_list_chains", Reply::Json),
@@ -82,6 +83,9 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/thoughts/traverse", "mentisdb_traverse_thoughts"),
     post_tool("/v1/search", "mentisdb_search"),
     post_tool("/v1/ranked-search", "mentisdb_ranked_search"),
+    post_tool("/v1/lexical-search", "mentisdb_lexical_search"),
+    post_tool("/v1/federated-search", "mentisdb_federated_search"),
+    post_tool("/v1/summary-candidates", "mentisdb_summary_candidates"),
     post_tool("/v1/context-bundles", "mentisdb_context_bundles"),
     post_tool("/v1/context", "mentisdb_resolve_context"),
     post_tool("/v1/recent-context", "mentisdb_recent_context"),
@@ -113,15 +117,28 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The HTTP status of a tool error, by its [`ErrorKind`] (the one mapping;
+/// the statuses MentisDB 0.10.10 answers): bad arguments and refused appends
+/// 400, a missing chain, thought, agent, key, skill or tool 404, a refused
+/// skill change (permission, signature, lifecycle) 403, a client-chosen id
+/// naming something else 409, and server-side faults (storage, a chain
+/// refused at open) 500.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::InvalidArguments | ErrorKind::AppendRejected => StatusCode::BAD_REQUEST,
+        ErrorKind::UnknownTool | ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::SkillRejected => StatusCode::FORBIDDEN,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Storage | ErrorKind::ChainRefused => StatusCode::INTERNAL_SERVER_ERROR,
+        // 0.10.10 answers an unconfigured or failing model with a bare 500.
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+    }
+}
+
 impl From<ToolError> for ApiError {
-    /// Tool errors are HTTP 400 per the spec; a tool this build does not
-    /// serve is 404.
+    /// The status [`status_of`] gives the error's kind; the message as is.
     fn from(e: ToolError) -> Self {
-        let status = match e {
-            ToolError::UnknownTool(_) => StatusCode::NOT_FOUND,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        ApiError::new(status, e.to_string())
+        ApiError::new(status_of(e.kind()), e.to_string())
     }
 }
 

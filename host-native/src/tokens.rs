@@ -378,6 +378,9 @@ pub struct Forbidden(pub String);
 /// - Daemon-wide reads (`mentisdb_list_chains`, skill reads) need `read`.
 /// - A skill upload needs `write` on its `chain_key`; other changes of the
 ///   daemon-wide skill registry (deprecate, revoke) need `admin` on `*`.
+/// - A tool over several chains (`mentisdb_federated_search`) needs its
+///   scope on every chain of `chain_keys`; a call naming a chain the token
+///   does not cover is refused (403), not answered from the others.
 /// - An unknown tool is let through to fail as unknown.
 pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value) -> Result<Option<Caller<'a>>, Forbidden> {
     let Identity::Token(token) = who else { return Ok(None) };
@@ -389,6 +392,12 @@ pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value)
         CallScope::Chain(k) => (Some(k.as_str()), token.covers(k)),
         CallScope::ChainAndSkills(k) if needed <= Access::Write => (Some(k.as_str()), token.covers(k)),
         CallScope::DaemonWide | CallScope::ChainAndSkills(_) => (Some("*"), token.covers_all()),
+        // Several chains: refused unless the token covers every one (the
+        // first it does not is named); nothing is silently left out.
+        CallScope::Chains(keys) => match keys.iter().find(|k| !token.covers(k)) {
+            Some(k) => (Some(k.as_str()), false),
+            None => (None, true),
+        },
     };
     if !(covered && token.scope.covers(needed)) {
         let on = match chain {

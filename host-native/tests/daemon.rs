@@ -217,7 +217,7 @@ fn a_retried_append_replays_across_a_restart_and_redaction_is_switchable() {
     let mut changed = req.clone();
     changed["content"] = json!("another decision");
     let (status, e) = post(&d, "/v1/thoughts", changed);
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::CONFLICT, "a conflict is 409, as 0.10.10 answers");
     assert!(e["error"].as_str().unwrap().contains("thought_id 'client-42' already names a different thought"), "{e}");
     assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "idem"}))["thought_count"], 1, "one thought");
     d.kill();
@@ -266,10 +266,10 @@ fn damaged_chain_is_refused_while_others_serve() {
     assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "good"}))["thought_count"], 3);
     append(&d, "good", "still serving");
     let (status, v) = post(&d, "/v1/head", json!({"chain_key": "bad"}));
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "a chain refused at open is a server-side fault");
     assert!(v["error"].as_str().unwrap().contains("failed verification"), "{v}");
     let (status, _) = post(&d, "/v1/thoughts", json!({"chain_key": "bad", "thought_type": "Finding", "content": "x"}));
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     assert!(std::fs::read_to_string(&bad).unwrap().contains("bad chain fakt 1"), "the refused file is left as found");
 }
 
@@ -449,7 +449,7 @@ fn extract_memories_calls_the_configured_chat_completions_endpoint() {
     // Without OPENAI_API_KEY: a clear error, and the daemon keeps serving.
     let d = Daemon::start(&dir, &[], &[]);
     let (status, body) = post(&d, "/v1/extract-memories", json!({"text": "I prefer tea."}));
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert!(body["error"].as_str().unwrap().contains("OPENAI_API_KEY"), "{body}");
     append(&d, "still-serving", "yes");
     drop(d);
@@ -473,6 +473,87 @@ fn extract_memories_calls_the_configured_chat_completions_endpoint() {
     assert_eq!(ok(&d, "/v1/head", json!({}))["thought_count"], 0);
     // The endpoint gone: a clear error naming it.
     let (status, body) = post(&d, "/v1/extract-memories", json!({"text": "again"}));
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert!(body["error"].as_str().unwrap().contains("language model call failed"), "{body}");
+}
+
+#[test]
+fn reads_answer_with_0_10_10_statuses() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &[]);
+    append(&d, "s", "a stored fact");
+    // A read of a chain that does not exist is 404 on every read route.
+    for (path, body) in [
+        ("/v1/head", json!({"chain_key": "missing"})),
+        ("/v1/search", json!({"chain_key": "missing", "text": "x"})),
+        ("/v1/ranked-search", json!({"chain_key": "missing", "text": "x"})),
+        ("/v1/recent-context", json!({"chain_key": "missing"})),
+        ("/v1/lexical-search", json!({"chain_key": "missing", "text": "x"})),
+        ("/v1/summary-candidates", json!({"chain_key": "missing"})),
+        ("/v1/thought", json!({"chain_key": "s", "thought_index": 99})),
+        ("/v1/agent", json!({"chain_key": "s", "agent_id": "nobody"})),
+    ] {
+        let (status, v) = post(&d, path, body.clone());
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path} {body}: {v}");
+        assert!(v["error"].is_string(), "{v}");
+    }
+    let (_, v) = post(&d, "/v1/head", json!({"chain_key": "missing"}));
+    assert_eq!(v["error"], "chain 'missing' not found");
+    // The default chain reads as empty; nothing was created by the reads.
+    assert_eq!(ok(&d, "/v1/head", json!({}))["thought_count"], 0);
+    let chains: Value = client().get(format!("{}/v1/chains", d.rest)).send().unwrap().json().unwrap();
+    assert_eq!(chains["chain_keys"], json!(["s"]));
+    // Bad input stays 400, a malformed chain key included.
+    let (status, v) = post(&d, "/v1/head", json!({"chain_key": "k".repeat(1000)}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    let (status, _) = post(&d, "/v1/ranked-search", json!({"chain_key": "s", "text": "x", "offset": "two"}));
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // A refused skill change (here: another owner's skill) is 403.
+    for (agent, owner) in [("alice", "team-a"), ("mallory", "team-b")] {
+        ok(&d, "/v1/agents/upsert", json!({"chain_key": "s", "agent_id": agent, "agent_owner": owner}));
+    }
+    ok(&d, "/v1/skills/upload", json!({"chain_key": "s", "agent_id": "alice", "skill_id": "deploy", "content": "# Deploy\n\nRun it.\n"}));
+    let (status, v) = post(&d, "/v1/skills/upload", json!({"chain_key": "s", "agent_id": "mallory", "skill_id": "deploy", "content": "# pwned\n"}));
+    assert_eq!(status, StatusCode::FORBIDDEN, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("agent_owner"), "{v}");
+}
+
+#[test]
+fn retired_thoughts_are_hidden_and_the_0_10_10_search_routes_answer() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &[]);
+    let old = append(&d, "fa", "the release train leaves on tuesday")["thought"]["index"].clone();
+    ok(&d, "/v1/thoughts", json!({"chain_key": "fa", "thought_type": "Correction", "content": "the release train leaves on friday", "relations": [{"kind": "Supersedes", "target_index": old}]}));
+    append(&d, "fb", "the release train in chain b");
+    let contents = |v: &Value| -> Vec<String> { v["results"].as_array().unwrap().iter().map(|h| h["thought"]["content"].as_str().unwrap().to_string()).collect() };
+
+    let hidden = ok(&d, "/v1/ranked-search", json!({"chain_key": "fa", "text": "release train"}));
+    assert_eq!(contents(&hidden), vec!["the release train leaves on friday"]);
+    let shown = ok(&d, "/v1/ranked-search", json!({"chain_key": "fa", "text": "release train", "include_invalidated": true}));
+    assert_eq!(contents(&shown).len(), 2);
+    let searched = ok(&d, "/v1/search", json!({"chain_key": "fa", "text": "release", "include_superseded": true}));
+    assert_eq!(searched["thoughts"].as_array().unwrap().len(), 2);
+    assert_eq!(ok(&d, "/v1/search", json!({"chain_key": "fa", "text": "release"}))["thoughts"].as_array().unwrap().len(), 1);
+
+    let lexical = ok(&d, "/v1/lexical-search", json!({"chain_key": "fa", "text": "release train", "include_invalidated": true, "limit": 1, "offset": 1}));
+    assert_eq!((lexical["total"].as_u64(), lexical["results"].as_array().unwrap().len()), (Some(2), 1), "{lexical}");
+    let hit = &lexical["results"][0];
+    assert!(hit["score"].as_f64().unwrap() > 0.0 && hit["matched_terms"].is_array() && hit["match_sources"].is_array(), "{hit}");
+
+    let fed = ok(&d, "/v1/federated-search", json!({"chain_keys": ["fa", "fb", "nowhere"], "text": "release train"}));
+    let labels: Vec<(String, String)> = fed["results"].as_array().unwrap().iter().map(|h| (h["chain_key"].as_str().unwrap().to_string(), h["thought"]["content"].as_str().unwrap().to_string())).collect();
+    assert_eq!(labels.len(), 2, "the superseded thought is hidden, the unknown chain skipped: {fed}");
+    assert!(labels.contains(&("fa".into(), "the release train leaves on friday".into())) && labels.contains(&("fb".into(), "the release train in chain b".into())), "{labels:?}");
+    let page = ok(&d, "/v1/federated-search", json!({"chain_keys": ["fa", "fb"], "text": "release train", "limit": 1, "offset": 1, "enable_reranking": true}));
+    assert_eq!(page["results"].as_array().unwrap().len(), 1);
+    assert!(page["results"][0]["score"]["rrf"].as_f64().unwrap() > 0.0, "{page}");
+    let (status, v) = post(&d, "/v1/federated-search", json!({"text": "x"}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "chain_keys is required: {v}");
+
+    let cands = ok(&d, "/v1/summary-candidates", json!({"chain_key": "fa", "include_invalidated": true, "config": {"window_size": 1}}));
+    assert_eq!(cands["chain_key"], "fa");
+    assert_eq!(cands["total"], 2);
+    assert_eq!(cands["candidates"][0]["source_indices"], json!([0]));
+    assert_eq!(cands["candidates"][1]["group"], json!({"session_id": null, "agent_id": null, "entity_type": null}));
+    assert_eq!(ok(&d, "/v1/summary-candidates", json!({"chain_key": "fa"}))["candidates"][0]["source_indices"], json!([1]), "the superseded thought is no source");
 }

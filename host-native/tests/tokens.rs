@@ -32,10 +32,19 @@ fn with_token(req: RequestBuilder, token: Option<&str>) -> RequestBuilder {
     }
 }
 
+/// The arguments every call names its chain with: `chain_key`, or
+/// `chain_keys` for a tool over several chains.
+fn chain_args(tool: &str) -> Value {
+    match tool_specs().iter().find(|s| s.name == tool).map(|s| s.reach) {
+        Some(Reach::Chains) => json!({"chain_keys": [CHAIN]}),
+        _ => json!({"chain_key": CHAIN}),
+    }
+}
+
 fn rest_call(client: &Client, base: &str, tool: &str, token: Option<&str>) -> (StatusCode, Value) {
     let route = ROUTES.iter().find(|r| r.tool == tool).expect("every tool has a route");
     let url = format!("{base}{}", route.path);
-    let req = if route.method == "GET" { client.get(format!("{url}?chain_key={CHAIN}")) } else { client.post(url).json(&json!({"chain_key": CHAIN})) };
+    let req = if route.method == "GET" { client.get(format!("{url}?chain_key={CHAIN}")) } else { client.post(url).json(&chain_args(tool)) };
     let r = with_token(req, token).send().unwrap();
     let status = r.status();
     let text = r.text().unwrap();
@@ -73,7 +82,7 @@ impl<'a> Mcp<'a> {
     }
 
     fn call(&self, tool: &str) -> Value {
-        let r = self.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {"chain_key": CHAIN}}}));
+        let r = self.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": chain_args(tool)}}));
         assert_eq!(r.status(), StatusCode::OK, "{tool}");
         let text = r.text().unwrap();
         text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no response in {text:?}"))
@@ -173,6 +182,8 @@ fn every_tool_answers_each_token_as_its_class_says_over_rest_and_mcp() {
 #[test]
 fn a_revoked_token_is_refused_without_a_restart() {
     let (_root, tokens_file, served) = daemon_with_tokens();
+    // `mentisdb_head` of a chain that does not exist is 404: the chain is written first.
+    served.daemon.db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
     let token = add_token(&tokens_file, "ci", Access::Write, &[]).unwrap();
     let client = Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
     let rest = format!("http://{}", served.daemon.rest_addr);
@@ -212,4 +223,28 @@ fn the_token_command_adds_lists_and_revokes() {
     assert!(!bad.status.success());
     let no_file = std::process::Command::new(env!("CARGO_BIN_EXE_mentisdbd")).env_remove("MENTISDB_TOKENS_FILE").args(["token", "list"]).output().unwrap();
     assert!(!no_file.status.success() && String::from_utf8_lossy(&no_file.stderr).contains("MENTISDB_TOKENS_FILE"));
+}
+
+#[test]
+fn a_federated_search_needs_read_on_every_chain_it_names() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    for chain in ["proj-a", "proj-b", "secret-1"] {
+        served.daemon.db.call("mentisdb_append", json!({"chain_key": chain, "agent_id": "a", "thought_type": "Finding", "content": format!("quarterly numbers of {chain}")})).unwrap();
+    }
+    let reader = add_token(&tokens_file, "proj-reader", Access::Read, &["proj-*".to_string()]).unwrap();
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    wait_for(&client, &rest, &reader, StatusCode::OK, "the token file was never loaded");
+    let search = |chains: Value| {
+        let r = client.post(format!("{rest}/v1/federated-search")).bearer_auth(&reader).json(&json!({"chain_keys": chains, "text": "quarterly numbers"})).send().unwrap();
+        (r.status(), r.json::<Value>().unwrap())
+    };
+    let (status, body) = search(json!(["proj-a", "proj-b"]));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["results"].as_array().unwrap().len(), 2);
+    // One chain the token does not cover refuses the whole call; nothing leaks from it.
+    let (status, body) = search(json!(["proj-a", "secret-1"]));
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let msg = body["error"].as_str().unwrap();
+    assert!(msg.contains("chain 'secret-1'") && !msg.contains("quarterly"), "{msg}");
 }

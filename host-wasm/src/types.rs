@@ -67,10 +67,11 @@ export interface Redaction { field: string; kind: string; start: number; end: nu
 /** `replay` is true when the thought_id was already stored with the same fields (nothing written). */
 export interface AppendResult { thought: Thought; head_hash: string; replay: boolean; redactions: Redaction[] }
 
-export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number }
+/** Superseded, corrected and invalidated thoughts are left out unless `include_invalidated` (alias `include_superseded`). */
+export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number; include_invalidated?: boolean; include_superseded?: boolean }
 export interface SearchResult { thoughts: Thought[] }
 
-export interface RecentContextArgs { chain_key?: string; last_n?: number }
+export interface RecentContextArgs { chain_key?: string; last_n?: number; include_invalidated?: boolean; include_superseded?: boolean }
 
 export interface TraverseArgs extends FilterArgs {
   chain_key?: string; anchor_id?: string; anchor_hash?: string; anchor_index?: number;

@@ -15,6 +15,7 @@ use crate::keyed_hash::KeyedState;
 use crate::lookup::ThoughtLookup;
 use crate::timestamp::parse_rfc3339_millis;
 use crate::ranked::RankedIndex;
+use crate::retirements::Retirements;
 use std::sync::RwLockReadGuard;
 
 mod append;
@@ -43,6 +44,7 @@ pub struct Chain {
     agents: AgentRegistry,
     search_text: Derived<SearchText>,
     ranked: Derived<RankedIndex>,
+    retirements: Derived<Retirements>,
 }
 
 /// Checks `t` as the thought at `position`, after one whose hash is
@@ -84,6 +86,7 @@ impl Chain {
             agents: AgentRegistry::default(),
             search_text: Derived::default(),
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
+            retirements: Derived::default(),
         }
     }
 
@@ -207,6 +210,12 @@ impl Chain {
     /// The ranked-retrieval index, caught up with every thought.
     pub fn ranked_index(&self) -> RwLockReadGuard<'_, RankedIndex> {
         self.ranked.get(&self.thoughts)
+    }
+
+    /// Which thoughts later thoughts retire, caught up with every thought
+    /// (see [`crate::visibility`]).
+    pub(crate) fn retirements(&self) -> RwLockReadGuard<'_, Retirements> {
+        self.retirements.get(&self.thoughts)
     }
 
     /// Brings the query indices up to date by at most `max` thoughts each;

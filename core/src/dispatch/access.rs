@@ -43,6 +43,8 @@ pub enum Reach {
     /// Its chain (whose agent registry authenticates the agent) and the
     /// daemon-wide skill registry: skill uploads and lifecycle changes.
     ChainAndSkills,
+    /// Every chain its `chain_keys` argument names (`mentisdb_federated_search`).
+    Chains,
 }
 
 /// What one call touches.
@@ -54,20 +56,33 @@ pub enum CallScope {
     DaemonWide,
     /// One chain and the daemon-wide skill registry.
     ChainAndSkills(String),
+    /// Several chains (each trimmed, the default chain for an empty key);
+    /// a caller needs the tool's scope on every one of them.
+    Chains(Vec<String>),
 }
 
 impl CallScope {
-    /// The chain the call touches, if any.
+    /// The chain the call touches, if it touches exactly one.
     pub fn chain(&self) -> Option<&str> {
         match self {
             CallScope::Chain(k) | CallScope::ChainAndSkills(k) => Some(k),
-            CallScope::DaemonWide => None,
+            CallScope::Chains(ks) if ks.len() == 1 => Some(&ks[0]),
+            CallScope::DaemonWide | CallScope::Chains(_) => None,
+        }
+    }
+
+    /// Every chain the call touches.
+    pub fn chains(&self) -> Vec<&str> {
+        match self {
+            CallScope::Chain(k) | CallScope::ChainAndSkills(k) => vec![k.as_str()],
+            CallScope::Chains(ks) => ks.iter().map(String::as_str).collect(),
+            CallScope::DaemonWide => Vec::new(),
         }
     }
 
     /// Whether the call touches state shared by every chain.
     pub fn is_daemon_wide(&self) -> bool {
-        !matches!(self, CallScope::Chain(_))
+        matches!(self, CallScope::DaemonWide | CallScope::ChainAndSkills(_))
     }
 }
 
@@ -89,19 +104,29 @@ pub fn access_of(tool: &str) -> Option<Access> {
 /// What calling `tool` with `args` touches, or `None` for an unknown tool.
 /// The chain is the `chain_key` argument as the tool resolves it (trimmed;
 /// the default chain when omitted or empty); a `chain_key` that is not a
-/// string is named by its JSON text (the call fails on it anyway).
+/// string is named by its JSON text (the call fails on it anyway). A
+/// [`Reach::Chains`] tool touches each entry of its `chain_keys` array the
+/// same way (a `chain_keys` that is not an array touches none; the call
+/// fails on it), and each of the `source_chain_key`, `target_chain_key` and
+/// `branch_chain_key` arguments it is given (branch and merge).
 pub fn call_scope(db: &MentisDb, tool: &str, args: &Value) -> Option<CallScope> {
     let def = find(tool)?;
-    let chain = || match args.get("chain_key") {
+    let resolve = |v: Option<&Value>| match v {
         None | Some(Value::Null) => db.config().default_chain_key.clone(),
         Some(Value::String(k)) if k.trim().is_empty() => db.config().default_chain_key.clone(),
         Some(Value::String(k)) => k.trim().to_string(),
         Some(other) => other.to_string(),
     };
+    let chain = || resolve(args.get("chain_key"));
     Some(match def.reach {
         Reach::Chain => CallScope::Chain(chain()),
         Reach::DaemonWide => CallScope::DaemonWide,
         Reach::ChainAndSkills => CallScope::ChainAndSkills(chain()),
+        Reach::Chains => {
+            let mut keys: Vec<String> = args.get("chain_keys").and_then(Value::as_array).map(|ks| ks.iter().map(|k| resolve(Some(k))).collect()).unwrap_or_default();
+            keys.extend(["source_chain_key", "target_chain_key", "branch_chain_key"].into_iter().filter_map(|f| args.get(f)).map(|k| resolve(Some(k))));
+            CallScope::Chains(keys)
+        }
     })
 }
 
@@ -130,6 +155,7 @@ mod tests {
                 Reach::Chain => "chain",
                 Reach::DaemonWide => "daemon",
                 Reach::ChainAndSkills => "chain + skills",
+                Reach::Chains => "chains",
             };
             assert_eq!(reach, reach_name, "{}", spec.name);
             assert_eq!(spec.read_only, spec.access == Access::Read, "{}", spec.name);
@@ -159,6 +185,11 @@ mod tests {
         assert_eq!(upload, CallScope::ChainAndSkills("x".into()));
         assert!(upload.is_daemon_wide() && upload.chain() == Some("x"));
         assert_eq!(call_scope(&db, "no_such_tool", &Value::Null), None);
+        let federated = call_scope(&db, "mentisdb_federated_search", &json!({"chain_keys": [" a ", "", "b"]})).unwrap();
+        assert_eq!(federated, CallScope::Chains(vec!["a".into(), "dflt".into(), "b".into()]));
+        assert_eq!((federated.chain(), federated.chains(), federated.is_daemon_wide()), (None, vec!["a", "dflt", "b"], false));
+        assert_eq!(call_scope(&db, "mentisdb_federated_search", &json!({"chain_keys": "a"})), Some(CallScope::Chains(Vec::new())));
+        assert_eq!(access_of("mentisdb_federated_search"), Some(Access::Read));
         assert_eq!(access_of("mentisdb_add_agent_key"), Some(Access::Admin));
         assert_eq!(access_of("mentisdb_append"), Some(Access::Write));
         assert_eq!(access_of("mentisdb_search"), Some(Access::Read));

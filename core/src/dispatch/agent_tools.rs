@@ -89,7 +89,7 @@ fn agent_reply(key: String, agent: AgentRecord) -> AgentReply {
 
 fn list_agents(db: &MentisDb, a: ChainArgs) -> Result<AgentListReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let agents = db.with_chain(&key, |c| {
+    let agents = db.read_chain(&key, |c| {
         c.map(|c| {
             c.agents()
                 .records()
@@ -104,7 +104,7 @@ fn list_agents(db: &MentisDb, a: ChainArgs) -> Result<AgentListReply, ToolError>
 
 fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    db.with_chain(&key, |c| {
+    db.read_chain(&key, |c| {
         let agents: Vec<&AgentRecord> = c.map(|c| c.agents().records().collect()).unwrap_or_default();
         raw(AgentRegistryReply { chain_key: key.clone(), agents })
     })
@@ -112,7 +112,7 @@ fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError
 
 fn get_agent(db: &MentisDb, a: AgentIdArgs) -> Result<AgentReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let rec = db.with_chain(&key, |c| c.and_then(|c| c.agents().get(&a.agent_id).cloned()))?;
+    let rec = db.read_chain(&key, |c| c.and_then(|c| c.agents().get(&a.agent_id).cloned()))?;
     match rec {
         Some(r) => Ok(agent_reply(key, r)),
         None => Err(AgentError::NotFound { agent_id: a.agent_id, chain_key: key }.into()),

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 tools! {
-    tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).daemon_wide(),
-    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).daemon_wide(),
+    tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).many_chains(),
+    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).many_chains(),
     tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 

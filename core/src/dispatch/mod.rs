@@ -152,6 +152,12 @@ impl ToolDef {
         ToolDef { reach: Reach::DaemonWide, ..self }
     }
 
+    /// The same tool, touching every chain its `chain_keys` argument (or its
+    /// `source_`/`target_`/`branch_chain_key` arguments) names.
+    pub(crate) const fn many_chains(self) -> Self {
+        ToolDef { reach: Reach::Chains, ..self }
+    }
+
     /// The same tool, touching its chain and the daemon-wide skill registry.
     pub(crate) const fn with_skills(self) -> Self {
         ToolDef { reach: Reach::ChainAndSkills, ..self }
@@ -348,6 +354,6 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 20);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 23);
     }
 }

@@ -3,12 +3,17 @@
 
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
-use super::replies::{BundleReply, ContextBundlesReply, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply, SeedReply};
+use super::replies::{
+    BundleReply, ContextBundlesReply, LexicalHitReply, LexicalSearchReply, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply, SeedReply,
+};
 use super::{raw, tools};
 use crate::chain::Chain;
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::query::{FilterArgs, ThoughtFilter};
+use crate::ranked::rerank::{fuse, signals, DEFAULT_RERANK_K, MAX_RERANK_K, RRF_SCORE_SCALE};
+use crate::ranked::RankedHit;
+use crate::visibility::Visibility;
 use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
@@ -18,7 +23,7 @@ use serde_json::value::RawValue;
 tools! {
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_superseded; as_of answers as the chain stood then. Each result explains its score.",
+        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_invalidated (alias include_superseded); as_of answers as the chain stood then. offset/limit page the results; enable_reranking (rerank_k, default 50) adds Reciprocal Rank Fusion of the lexical, vector and graph rankings. Each result explains its score.",
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool
     ),
@@ -28,6 +33,18 @@ tools! {
         RankedSearchArgs => ContextBundlesReply<'static>,
         context_bundles_tool
     ),
+    tool!(
+        read "mentisdb_lexical_search",
+        "Rank a chain's thoughts by BM25F over content, tags, concepts and agent for `text` (stemmed, stopwords dropped, phrases scored), without graph, context or vectors; `score` is the lexical score. Pages with offset/limit (default 50, at most 100). Optional thought_types and agent_ids filters. Superseded, invalidated and corrected thoughts are left out unless include_invalidated.",
+        LexicalSearchArgs => LexicalSearchReply<'static>,
+        lexical_search_tool
+    ),
+    tool!(
+        read "mentisdb_federated_search",
+        "Run one ranked search over several chains (chain_keys) and return one merged ranking: every hit names its chain_key, thoughts present in several chains (same id) count once (the better score), then offset/limit page the result. Chains that do not exist are skipped. Takes ranked search's filters, graph, as_of, include_invalidated, enable_reranking (RRF across all chains) and rerank_k. With tokens, the caller needs read scope on every chain named.",
+        FederatedSearchArgs => RankedSearchReply<'static>,
+        federated_search_tool
+    ).many_chains(),
     tool!(
         read "mentisdb_resolve_context",
         "From one thought (thought_id, thought_index or thought_hash) follow refs and typed relations up to max_depth (default 2) outgoing, incoming or both (default); returns each reached thought with its depth and the edge that reached it.",
@@ -44,6 +61,12 @@ pub(super) const MAX_RANKED_LIMIT: usize = 100;
 pub(super) const MAX_GRAPH_DEPTH: u32 = 8;
 /// Most thoughts one walk may reach.
 pub(super) const MAX_GRAPH_VISITED: usize = 10_000;
+/// Default page of lexical search.
+pub(super) const DEFAULT_LEXICAL_LIMIT: usize = 50;
+/// Most chains one federated search reads.
+pub(super) const MAX_FEDERATED_CHAINS: usize = 64;
+/// Largest `offset` of a ranked call.
+pub(super) const MAX_RANKED_OFFSET: usize = 10_000;
 /// Default depth of context bundles and context resolution.
 pub(super) const DEFAULT_CONTEXT_DEPTH: u32 = 2;
 /// Default reach of one context walk.
@@ -73,9 +96,46 @@ pub(super) struct RankedSearchArgs {
     /// RFC 3339: answer as the chain stood then (only thoughts with timestamp <= as_of; only their relations retire targets).
     pub as_of: Option<String>,
     /// Include thoughts retired by Supersedes, Invalidates or Corrects; default false.
+    pub include_invalidated: Option<bool>,
+    /// Alias of include_invalidated (either true includes them).
     pub include_superseded: Option<bool>,
+    /// Skip this many results (or bundles) first, for paging; default 0, at most 10000.
+    pub offset: Option<u64>,
+    /// Rerank with Reciprocal Rank Fusion of the lexical, vector and graph rankings; default false.
+    pub enable_reranking: Option<bool>,
+    /// Candidates per ranking that RRF fuses; default 50, clamped to 1..=10000.
+    pub rerank_k: Option<u64>,
     /// Score conversational context: a direct match lends half its score to the thoughts next to it in append order (up to two places away, halving per step; same session_id, at most an hour apart), so an answer next to the turn that asked the question ranks too. Default true.
     pub context: Option<bool>,
+}
+
+/// Arguments of `mentisdb_lexical_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct LexicalSearchArgs {
+    pub chain_key: Option<String>,
+    /// The text to rank against.
+    pub text: String,
+    /// Results to return; default 50, clamped to 1..=100.
+    pub limit: Option<u64>,
+    /// Results to skip first; default 0, at most 10000.
+    pub offset: Option<u64>,
+    /// Only thoughts by these agent ids.
+    pub agent_ids: Option<Vec<String>>,
+    /// Only thoughts of these types.
+    pub thought_types: Option<Vec<crate::thought::ThoughtType>>,
+    /// Include thoughts retired by Supersedes, Invalidates or Corrects; default false.
+    pub include_invalidated: Option<bool>,
+    /// Alias of include_invalidated.
+    pub include_superseded: Option<bool>,
+}
+
+/// Arguments of `mentisdb_federated_search`: ranked search's, over `chain_keys`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct FederatedSearchArgs {
+    /// The chains to search (at most 64; empty or omitted keys mean the default chain; unknown chains are skipped).
+    pub chain_keys: Vec<String>,
+    #[serde(flatten)]
+    pub ranked: RankedSearchArgs,
 }
 
 /// Arguments of `mentisdb_resolve_context`.
@@ -113,7 +173,10 @@ fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usi
 /// Everything a ranked call needs, parsed and validated.
 struct Prepared {
     key: String,
+    /// Results to skip, then to return.
+    offset: usize,
     limit: usize,
+    rerank_k: Option<usize>,
     graph: GraphOptions,
     as_of_ms: Option<i64>,
     include_superseded: bool,
@@ -124,6 +187,8 @@ struct Prepared {
 fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize) -> Result<Prepared, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_RANKED_LIMIT);
+    let offset = a.offset.map_or(0, |o| o.min(MAX_RANKED_OFFSET as u64) as usize);
+    let rerank_k = a.enable_reranking.unwrap_or(false).then(|| a.rerank_k.map_or(DEFAULT_RERANK_K, |k| (k.min(MAX_RERANK_K as u64) as usize).max(1)));
     let graph = graph_options(a.graph.as_ref(), default_depth, default_visited);
     let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
     let text = a.filter.text.as_deref().unwrap_or("").trim();
@@ -131,28 +196,30 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
         Some(p) if !text.is_empty() => crate::ranked::search::embed_query(&*p, text),
         _ => (None, Vec::new()),
     };
-    Ok(Prepared { key, limit, graph, as_of_ms, include_superseded: a.include_superseded.unwrap_or(false), query_vector, word_vectors })
+    let include_superseded = a.include_invalidated.unwrap_or(false) || a.include_superseded.unwrap_or(false);
+    Ok(Prepared { key, offset, limit, rerank_k, graph, as_of_ms, include_superseded, query_vector, word_vectors })
 }
 
 fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_ranked_search";
     let p = prepare(db, TOOL, &a, 1, 64)?;
-    db.with_chain(&p.key, |c| {
+    db.read_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let Some(chain) = c else { return Ok(raw(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() })) };
         let q = RankedQuery {
             text: a.filter.text.as_deref().unwrap_or(""),
             filter: &filter,
-            limit: p.limit,
+            limit: p.offset + p.limit,
             graph: p.graph,
             as_of_ms: p.as_of_ms,
             include_superseded: p.include_superseded,
             query_vector: p.query_vector.clone(),
             context: a.context.unwrap_or(true),
             word_vectors: p.word_vectors.clone(),
+            rerank_k: p.rerank_k,
         };
         let r = ranked_search(chain, &q);
-        let results = r.hits.iter().map(|h| RankedHitReply::of(chain, h)).collect();
+        let results = r.hits.iter().skip(p.offset).map(|h| RankedHitReply::of(chain, h)).collect();
         Ok(raw(RankedSearchReply { backend: r.backend, total: r.total as u64, results }))
     })?
 }
@@ -160,25 +227,27 @@ fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue
 fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_context_bundles";
     let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED)?;
-    db.with_chain(&p.key, |c| {
+    db.read_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let Some(chain) = c else { return Ok(raw(ContextBundlesReply { backend: "lexical", total_bundles: 0, consumed_hits: 0, bundles: Vec::new() })) };
         let q = RankedQuery {
             text: a.filter.text.as_deref().unwrap_or(""),
             filter: &filter,
-            limit: p.limit,
+            limit: p.offset + p.limit,
             graph: p.graph,
             as_of_ms: p.as_of_ms,
             include_superseded: p.include_superseded,
             query_vector: p.query_vector.clone(),
             context: a.context.unwrap_or(true),
             word_vectors: p.word_vectors.clone(),
+            rerank_k: p.rerank_k,
         };
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
         // Every thought placed in a bundle, seeds included (the reference's `consumed_hits`).
         let consumed_hits: usize = bundles.iter().map(|b| 1 + b.support.len()).sum();
         let bundles: Vec<BundleReply> = bundles
             .iter()
+            .skip(p.offset)
             .map(|b| BundleReply { seed: SeedReply::of(chain, &b.seed), support: b.support.iter().map(|r| ReachedReply::of(chain, r)).collect() })
             .collect();
         Ok(raw(ContextBundlesReply { backend, total_bundles: bundles.len() as u64, consumed_hits: consumed_hits as u64, bundles }))
@@ -192,7 +261,7 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
     let direction = a.direction.unwrap_or(WalkDirection::Both);
     let max_depth = a.max_depth.unwrap_or(DEFAULT_CONTEXT_DEPTH).min(MAX_GRAPH_DEPTH);
     let max_visited = a.max_visited.map(|v| (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1)).unwrap_or(DEFAULT_CONTEXT_VISITED);
-    db.with_chain(&key, |c| {
+    db.read_chain(&key, |c| {
         let origin = c.and_then(|c| locator.find(c));
         let (Some(chain), Some(origin)) = (c, origin) else {
             return Err(locator.not_found(&key, c.map_or(0, Chain::len)));
@@ -205,4 +274,133 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
             truncated,
         }))
     })?
+}
+
+fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawValue>, ToolError> {
+    const TOOL: &str = "mentisdb_lexical_search";
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_LEXICAL_LIMIT);
+    let offset = a.offset.map_or(0, |o| o.min(MAX_RANKED_OFFSET as u64) as usize);
+    let visibility = Visibility::from_args(a.include_invalidated, a.include_superseded, None);
+    let args = FilterArgs { agent_ids: a.agent_ids, thought_types: a.thought_types, ..FilterArgs::default() };
+    db.read_chain(&key, |c| {
+        let filter = ThoughtFilter::compile(&args, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
+        let Some(chain) = c else { return Ok(raw(LexicalSearchReply { results: Vec::new(), total: 0 })) };
+        // Words only: no graph, no conversational context, no vectors.
+        let q = RankedQuery {
+            text: &a.text,
+            filter: &filter,
+            limit: offset + limit,
+            graph: GraphOptions { max_depth: 0, ..GraphOptions::default() },
+            as_of_ms: None,
+            include_superseded: visibility.include_invalidated,
+            query_vector: None,
+            context: false,
+            word_vectors: Vec::new(),
+            rerank_k: None,
+        };
+        let r = ranked_search(chain, &q);
+        let results = r
+            .hits
+            .iter()
+            .skip(offset)
+            .map(|h| LexicalHitReply { thought: &chain.thoughts()[h.index as usize], score: h.score.lexical.into(), matched_terms: &h.matched_terms, match_sources: &h.match_sources })
+            .collect();
+        Ok(raw(LexicalSearchReply { results, total: r.total as u64 }))
+    })?
+}
+
+/// One hit of a federated search, before it is written.
+struct FederatedHit {
+    chain: usize,
+    id: String,
+    hit: RankedHit,
+}
+
+fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+    const TOOL: &str = "mentisdb_federated_search";
+    if a.chain_keys.len() > MAX_FEDERATED_CHAINS {
+        return Err(ToolError::invalid(TOOL, format!("chain_keys: at most {MAX_FEDERATED_CHAINS} chains")));
+    }
+    if a.ranked.chain_key.is_some() {
+        return Err(ToolError::invalid(TOOL, "name the chains in chain_keys (chain_key is for one-chain tools)"));
+    }
+    let mut keys: Vec<String> = Vec::new();
+    for k in &a.chain_keys {
+        let k = db.resolve_key(Some(k))?;
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let p = prepare(db, TOOL, &a.ranked, 1, 64)?;
+    // Each chain ranks enough that deduplication cannot shrink the page.
+    let per_chain = (p.offset + p.limit).saturating_mul(keys.len().max(1)).min(MAX_RANKED_OFFSET + MAX_RANKED_LIMIT);
+    let mut hits: Vec<FederatedHit> = Vec::new();
+    let (mut total, mut hybrid) = (0u64, false);
+    for (chain_no, key) in keys.iter().enumerate() {
+        // Chains that do not exist are skipped, as 0.10.10 does.
+        if !db.chain_exists(key)? {
+            continue;
+        }
+        db.with_chain(key, |c| -> Result<(), ToolError> {
+            let Some(chain) = c else { return Ok(()) };
+            let filter = ThoughtFilter::compile(&a.ranked.filter, None, Some(chain)).map_err(|m| ToolError::invalid(TOOL, m))?;
+            let q = RankedQuery {
+                text: a.ranked.filter.text.as_deref().unwrap_or(""),
+                filter: &filter,
+                limit: per_chain,
+                graph: p.graph,
+                as_of_ms: p.as_of_ms,
+                include_superseded: p.include_superseded,
+                query_vector: p.query_vector.clone(),
+                context: a.ranked.context.unwrap_or(true),
+                word_vectors: p.word_vectors.clone(),
+                rerank_k: None,
+            };
+            let r = ranked_search(chain, &q);
+            total += r.total as u64;
+            hybrid |= r.backend == "hybrid";
+            hits.extend(r.hits.into_iter().map(|hit| FederatedHit { chain: chain_no, id: chain.thoughts()[hit.index as usize].id.clone(), hit }));
+            Ok(())
+        })??;
+    }
+    // One entry per thought id: the better-scored occurrence.
+    let mut best: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut deduped: Vec<FederatedHit> = Vec::with_capacity(hits.len());
+    for h in hits {
+        match best.get(&h.id) {
+            Some(&at) if deduped[at].hit.score.total >= h.hit.score.total => {}
+            Some(&at) => deduped[at] = h,
+            None => {
+                best.insert(h.id.clone(), deduped.len());
+                deduped.push(h);
+            }
+        }
+    }
+    // RRF across every chain's hits, keyed by (chain, thought id).
+    if let Some(k) = p.rerank_k {
+        let items: Vec<((usize, String), [f32; 3])> = deduped.iter().map(|h| ((h.chain, h.id.clone()), signals(&h.hit.score))).collect();
+        let fused = fuse(&items, k);
+        for h in &mut deduped {
+            let rrf = fused.get(&(h.chain, h.id.clone())).copied().unwrap_or(0.0);
+            h.hit.score.total += RRF_SCORE_SCALE * rrf;
+            h.hit.score.rrf = rrf;
+        }
+    }
+    deduped.sort_by(|x, y| {
+        y.hit.score.total.total_cmp(&x.hit.score.total).then(x.hit.index.cmp(&y.hit.index)).then(keys[x.chain].cmp(&keys[y.chain])).then(x.id.cmp(&y.id))
+    });
+    let mut results: Vec<Box<RawValue>> = Vec::new();
+    for h in deduped.into_iter().skip(p.offset).take(p.limit) {
+        // Positions survive appends and forgetting, so the hit still names its thought.
+        let written = db.with_chain(&keys[h.chain], |c| c.map(|chain| super::to_raw(&RankedHitReply::of(chain, &h.hit))))?;
+        results.extend(written);
+    }
+    #[derive(serde::Serialize)]
+    struct Reply {
+        backend: &'static str,
+        total: u64,
+        results: Vec<Box<RawValue>>,
+    }
+    Ok(raw(Reply { backend: if hybrid { "hybrid" } else { "lexical" }, total, results }))
 }

@@ -4,7 +4,7 @@
 use super::locator::ThoughtLocator;
 use super::replies::{
     AppendReply, BootstrapReply, ChainInfo, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply,
-    RecentContextReply, SearchReply, TraverseReply,
+    RecentContextReply, SearchReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, TraverseReply,
 };
 use super::{raw, tools, Caller, NoArgs};
 use crate::chain::{NewThought, RelationInput};
@@ -16,6 +16,8 @@ use crate::record::ChainFormat;
 use crate::render;
 use crate::thought::{RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
 use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
+use crate::summary::{summary_candidates, SummaryConfig};
+use crate::visibility::Visibility;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -28,6 +30,7 @@ tools! {
     tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains).daemon_wide(),
     tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
     tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
+    tool!(read "mentisdb_summary_candidates", "Windows of thoughts a caller may summarize (nothing is generated or written): the matching thoughts (the search filters; superseded, corrected and invalidated ones left out unless include_invalidated), grouped by session (config.by_session, default true) and/or agent (config.by_agent), cut into windows of config.window_size (default 50) sharing config.overlap thoughts; windows wholly covered by existing Summarizes relations are skipped. Pages with offset/limit (default 100).", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
@@ -131,6 +134,44 @@ pub(super) struct SearchArgs {
     pub filter: FilterArgs,
     /// Keep the newest `limit` matches (clamped to 10000).
     pub limit: Option<u64>,
+    /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
+    pub include_invalidated: Option<bool>,
+    /// Alias of include_invalidated (either true includes them).
+    pub include_superseded: Option<bool>,
+}
+
+/// How `mentisdb_summary_candidates` cuts windows.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub(super) struct SummaryConfigArgs {
+    /// Thoughts per window; default 50, at most 10000 (0: no candidates).
+    pub window_size: Option<u64>,
+    /// Thoughts shared by consecutive windows; default 0.
+    pub overlap: Option<u64>,
+    /// Keep sessions apart; default true.
+    pub by_session: Option<bool>,
+    /// Keep agents apart; default false.
+    pub by_agent: Option<bool>,
+    /// Accepted for 0.10.10 clients; thoughts here carry no entity type, so it changes nothing.
+    #[allow(dead_code)]
+    pub by_entity_type: Option<bool>,
+}
+
+/// Arguments of `mentisdb_summary_candidates`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct SummaryCandidatesArgs {
+    pub chain_key: Option<String>,
+    pub config: Option<SummaryConfigArgs>,
+    /// Only thoughts matching these filters are sources.
+    #[serde(flatten)]
+    pub filter: FilterArgs,
+    /// Candidates to skip first; default 0.
+    pub offset: Option<u64>,
+    /// Candidates to return; default 100, clamped to 1..=1000.
+    pub limit: Option<u64>,
+    /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
+    pub include_invalidated: Option<bool>,
+    /// Alias of include_invalidated.
+    pub include_superseded: Option<bool>,
 }
 
 /// Arguments of `mentisdb_recent_context`.
@@ -139,6 +180,10 @@ pub(super) struct RecentContextArgs {
     pub chain_key: Option<String>,
     /// How many of the newest thoughts; default 12, clamped to 1..=1000.
     pub last_n: Option<u64>,
+    /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
+    pub include_invalidated: Option<bool>,
+    /// Alias of include_invalidated (either true includes them).
+    pub include_superseded: Option<bool>,
 }
 
 /// Arguments of `mentisdb_get_thought`.
@@ -276,10 +321,10 @@ fn clamp_limit(limit: Option<u64>) -> usize {
 fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(String, Vec<Thought>, usize, Option<String>), ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let limit = clamp_limit(a.limit);
-    db.with_chain(&key, |c| {
+    db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(tool, m))?;
         Ok(match c {
-            Some(c) => (search(c, &filter, limit).into_iter().cloned().collect(), c.len(), c.head().map(|t| t.hash.clone())),
+            Some(c) => (search(c, &filter, Visibility::from_args(a.include_invalidated, a.include_superseded, None), limit).into_iter().cloned().collect(), c.len(), c.head().map(|t| t.hash.clone())),
             None => (Vec::new(), 0, None),
         })
     })?
@@ -290,9 +335,9 @@ fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Box<RawValue>, ToolError>
     const TOOL: &str = "mentisdb_search";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let limit = clamp_limit(a.limit);
-    db.with_chain(&key, |c| {
+    db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
-        let thoughts = c.map(|c| search(c, &filter, limit)).unwrap_or_default();
+        let thoughts = c.map(|c| search(c, &filter, Visibility::from_args(a.include_invalidated, a.include_superseded, None), limit)).unwrap_or_default();
         Ok(raw(SearchReply { thoughts }))
     })?
 }
@@ -324,10 +369,12 @@ fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<ListChainsReply, ToolError> 
 fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<RecentContextReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let n = a.last_n.map(|n| (n as usize).clamp(1, limits::MAX_RECENT_LAST_N)).unwrap_or(limits::DEFAULT_RECENT_LAST_N);
-    let prompt = db.with_chain(&key, |c| match c {
+    let prompt = db.read_chain(&key, |c| match c {
         Some(c) => {
-            let start = c.len().saturating_sub(n);
-            let recent: Vec<&Thought> = c.thoughts()[start..].iter().collect();
+            // The newest `n` thoughts the read shows, in append order.
+            let view = Visibility::from_args(a.include_invalidated, a.include_superseded, None).over(c);
+            let mut recent: Vec<&Thought> = (0..c.len()).rev().filter(|i| !view.hides(*i)).take(n).map(|i| &c.thoughts()[i]).collect();
+            recent.reverse();
             render::recent_context(&key, c.len(), &recent)
         }
         None => render::recent_context(&key, 0, &[]),
@@ -339,7 +386,7 @@ fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Box<RawValue>, ToolEr
     const TOOL: &str = "mentisdb_get_thought";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
-    let (found, len) = db.with_chain(&key, |c| c.map(|c| (locator.find(c).cloned(), c.len())).unwrap_or((None, 0)))?;
+    let (found, len) = db.read_chain(&key, |c| c.map(|c| (locator.find(c).cloned(), c.len())).unwrap_or((None, 0)))?;
     match found {
         Some(t) => Ok(raw(GetThoughtReply { chain_key: key, thought: &t })),
         None => Err(locator.not_found(&key, len)),
@@ -348,13 +395,13 @@ fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Box<RawValue>, ToolEr
 
 fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    db.with_chain(&key, |c| raw(GenesisReply { chain_key: key.clone(), thought: c.and_then(|c| c.thoughts().first()) }))
+    db.read_chain(&key, |c| raw(GenesisReply { chain_key: key.clone(), thought: c.and_then(|c| c.thoughts().first()) }))
 }
 
 fn head(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let location = db.storage_location(&key);
-    db.with_chain(&key, |c| {
+    db.read_chain(&key, |c| {
         raw(match c {
             Some(c) => HeadReply {
                 chain_key: key.clone(),
@@ -386,7 +433,7 @@ fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Box<RawValue>, ToolEr
     if locators > 1 {
         return Err(ToolError::invalid(TOOL, "give at most one of anchor_id, anchor_hash, anchor_index or anchor_boundary"));
     }
-    db.with_chain(&key, |c| {
+    db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, a.time_window.as_ref(), c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let empty = crate::chain::Chain::new(&key, ChainFormat::Binary);
         let chain = c.unwrap_or(&empty);
@@ -407,5 +454,45 @@ fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Box<RawValue>, ToolEr
             next_cursor: page.next_cursor,
             previous_cursor: page.previous_cursor,
         }))
+    })?
+}
+
+fn summary_candidates_tool(db: &MentisDb, a: SummaryCandidatesArgs) -> Result<SummaryCandidatesReply, ToolError> {
+    const TOOL: &str = "mentisdb_summary_candidates";
+    const MAX_WINDOW: u64 = 10_000;
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let c = a.config.unwrap_or_default();
+    let defaults = SummaryConfig::default();
+    let config = SummaryConfig {
+        window_size: c.window_size.map_or(defaults.window_size, |w| w.min(MAX_WINDOW) as usize),
+        overlap: c.overlap.map_or(defaults.overlap, |o| o.min(MAX_WINDOW) as usize),
+        by_session: c.by_session.unwrap_or(defaults.by_session),
+        by_agent: c.by_agent.unwrap_or(defaults.by_agent),
+    };
+    let offset = a.offset.unwrap_or(0) as usize;
+    let limit = a.limit.map_or(100, |l| (l as usize).clamp(1, 1000));
+    let visibility = Visibility::from_args(a.include_invalidated, a.include_superseded, None);
+    db.read_chain(&key, |c| {
+        let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
+        let Some(chain) = c else { return Ok(SummaryCandidatesReply { chain_key: key.clone(), total: 0, candidates: Vec::new() }) };
+        let sources: Vec<u64> = search(chain, &filter, visibility, usize::MAX).into_iter().map(|t| t.index).collect();
+        let all = summary_candidates(chain, &sources, config);
+        let total = all.len() as u64;
+        let candidates = all
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|cand| {
+                let source_ids = cand.indices.iter().map(|i| chain.thoughts()[*i as usize].id.clone()).collect();
+                SummaryCandidateReply {
+                    start_index: cand.indices[0],
+                    end_index: *cand.indices.last().expect("windows are never empty"),
+                    source_indices: cand.indices,
+                    source_ids,
+                    group: SummaryGroupReply { session_id: cand.group.0, agent_id: cand.group.1, entity_type: None },
+                }
+            })
+            .collect();
+        Ok(SummaryCandidatesReply { chain_key: key.clone(), total, candidates })
     })?
 }

@@ -24,12 +24,13 @@ pub fn context_bundles(chain: &Chain, q: &RankedQuery, support: GraphOptions) ->
     let index_guard = chain.ranked_index();
     let index: &crate::ranked::RankedIndex = &index_guard;
     let seeds = ranked_search(chain, &RankedQuery { graph: GraphOptions { max_depth: 0, ..q.graph }, ..q.clone() });
+    let view = q.visibility().over(chain);
     let bundles = seeds
         .hits
         .into_iter()
         .map(|seed| {
             let (reached, _) = walk(index, &[seed.index as u32], support.direction, support.max_depth, support.max_visited, |d| exists_as_of(index, d, q.as_of_ms));
-            let support = reached.into_iter().filter(|r| q.include_superseded || !index.is_retired(r.doc, q.as_of_ms)).collect();
+            let support = reached.into_iter().filter(|r| !view.hides(r.doc as usize)).collect();
             Bundle { seed, support }
         })
         .collect();

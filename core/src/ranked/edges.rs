@@ -1,6 +1,6 @@
 //! The graph part of the ranked index: every thought's refs and same-chain
-//! relations as edges, looked up from either end, and which thoughts later
-//! thoughts retire (Supersedes, Invalidates, Corrects).
+//! relations as edges, looked up from either end. (Which thoughts later
+//! thoughts retire is `crate::visibility`.)
 
 use crate::thought::{RelationKind, Thought};
 use std::collections::BTreeMap;
@@ -44,27 +44,18 @@ pub(crate) struct Edges {
     outgoing_ends: Vec<usize>,
     /// Edges by target, oldest source first.
     incoming: BTreeMap<u32, Vec<Edge>>,
-    /// The thoughts that retire a thought, oldest first.
-    retired_by: BTreeMap<u32, Vec<u32>>,
-    /// Whether any thought retires thought `doc` (fast path for `retired_by`).
-    retired: Vec<bool>,
 }
 
 impl Edges {
     /// Adds the next thought's edges (`t.index` must be the number added so far).
     pub(crate) fn add(&mut self, t: &Thought) {
         let doc = self.outgoing_ends.len() as u32;
-        self.retired.push(false);
         let first = self.outgoing.len();
         self.outgoing.extend(t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }));
         for rel in &t.relations {
             // Relations into other chains carry no index; they are not part of this chain's graph.
             if let Some(to) = rel.target_index.filter(|i| *i < doc as u64) {
                 self.outgoing.push(Edge { from: doc, to: to as u32, kind: EdgeKind::Relation(rel.kind) });
-                if rel.kind.retires_target() {
-                    self.retired_by.entry(to as u32).or_default().push(doc);
-                    self.retired[to as usize] = true;
-                }
             }
         }
         for e in &self.outgoing[first..] {
@@ -83,14 +74,6 @@ impl Edges {
     pub(crate) fn incoming(&self, doc: u32) -> &[Edge] {
         self.incoming.get(&doc).map(Vec::as_slice).unwrap_or(&[])
     }
-
-    /// The thoughts that retire thought `doc`, oldest first (empty for most).
-    pub(crate) fn retired_by(&self, doc: u32) -> &[u32] {
-        if !self.retired.get(doc as usize).copied().unwrap_or(false) {
-            return &[];
-        }
-        self.retired_by.get(&doc).map(Vec::as_slice).unwrap_or(&[])
-    }
 }
 
 #[cfg(test)]
@@ -101,7 +84,7 @@ mod tests {
     use crate::thought::ThoughtType;
 
     #[test]
-    fn edges_are_found_from_both_ends_and_retirements_are_kept() {
+    fn edges_are_found_from_both_ends() {
         let mut c = Chain::new("e", ChainFormat::Binary);
         let mut edges = Edges::default();
         let mut add = |refs: &[u64], rels: &[(RelationKind, u64)]| {
@@ -122,7 +105,5 @@ mod tests {
         assert_eq!(kinds, vec![(0, "ref"), (1, "ref"), (0, "Supersedes"), (1, "Supports")], "refs, then relations, as listed");
         let from: Vec<u32> = edges.incoming(0).iter().map(|e| e.from).collect();
         assert_eq!(from, vec![1, 2, 2, 3], "oldest source first");
-        assert_eq!(edges.retired_by(0), &[2, 3]);
-        assert!(edges.retired_by(1).is_empty() && edges.retired_by(9).is_empty());
     }
 }

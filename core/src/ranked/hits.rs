@@ -47,6 +47,8 @@ pub struct ScoreParts {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// Standardized cosine to the query's vector, weighted; hybrid only.
     pub vector: Option<f32>,
+    /// Reciprocal Rank Fusion score when reranking was asked for (0 otherwise); `RRF_SCORE_SCALE` times it is in `total`.
+    pub rrf: f32,
     /// The sum the results are ordered by.
     pub total: f32,
 }
@@ -118,7 +120,7 @@ pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accum
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
             let agent = agent_part(a, best_lexical);
             let total = a.lexical + a.expansion + a.graph + a.relation + a.context + a.stretch + agent + importance + recency + vector.unwrap_or(0.0);
-            (total, doc, ScoreParts { lexical: a.lexical, expansion: a.expansion, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, total })
+            (total, doc, ScoreParts { lexical: a.lexical, expansion: a.expansion, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, vector, rrf: 0.0, total })
         })
         .collect()
 }

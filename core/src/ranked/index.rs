@@ -337,16 +337,6 @@ impl RankedIndex {
     pub fn incoming(&self, doc: u32) -> &[Edge] {
         self.edges.incoming(doc)
     }
-
-    /// Whether thought `doc` is superseded, invalidated or corrected by a
-    /// thought with timestamp `<= as_of_ms` (any such thought when `None`).
-    pub fn is_retired(&self, doc: u32, as_of_ms: Option<i64>) -> bool {
-        let by = self.edges.retired_by(doc);
-        match as_of_ms {
-            None => !by.is_empty(),
-            Some(limit) => by.iter().any(|s| self.timestamps[*s as usize] <= limit),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -383,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn relations_build_the_graph_and_retire_targets() {
+    fn relations_build_the_graph() {
         let mut c = chain_with(&[("old fact", &[]), ("support", &[])]);
         let mut n = NewThought::new("ada", ThoughtType::Correction, "new fact");
         n.refs = vec![1];
@@ -394,10 +384,6 @@ mod tests {
         assert_eq!(idx.outgoing(2).len(), 2);
         assert_eq!(idx.incoming(0), &[Edge { from: 2, to: 0, kind: EdgeKind::Relation(RelationKind::Supersedes) }]);
         assert_eq!(idx.incoming(1)[0].kind, EdgeKind::Ref);
-        assert!(idx.is_retired(0, None));
-        assert!(!idx.is_retired(1, None));
-        let before = crate::timestamp::parse_rfc3339_millis("2026-01-01T00:00:05Z").unwrap();
-        assert!(!idx.is_retired(0, Some(before)));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //!   assembled hits (`hits.rs`).
 //! * [`graph`] — deterministic breadth-first walks over refs and relations,
 //!   and the graph stage.
+//! * [`rerank`] — optional Reciprocal Rank Fusion (`enable_reranking`).
 //! * [`context`] — context bundles (seed + supporting thoughts).
 //! * [`embedding`] — the provider trait the host implements, and a
 //!   deterministic hashed n-gram provider for tests.
@@ -32,6 +33,7 @@ mod hits;
 pub mod index;
 mod lexical;
 mod query;
+pub mod rerank;
 pub mod search;
 mod stretch;
 mod vectors;

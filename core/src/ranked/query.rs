@@ -33,6 +33,16 @@ pub struct RankedQuery<'a> {
     /// The vectors of the query's words by index term, for expansion by
     /// meaning ([`embed_query`]; empty without a provider).
     pub word_vectors: WordVectors,
+    /// Rerank with Reciprocal Rank Fusion over this many candidates per
+    /// signal ([`super::rerank`]); `None` (the default) does not.
+    pub rerank_k: Option<usize>,
+}
+
+impl RankedQuery<'_> {
+    /// Which retired thoughts the query shows ([`crate::visibility`]).
+    pub(crate) fn visibility(&self) -> crate::visibility::Visibility {
+        crate::visibility::Visibility { include_invalidated: self.include_superseded, as_of_ms: self.as_of_ms }
+    }
 }
 
 /// Vectors of a query's words, keyed by their index term.

@@ -74,6 +74,7 @@ use super::hits::{best_hits, full_scores, partial_scores, prune};
 use super::index::RankedIndex;
 use super::lexical::{score_phrases, score_terms};
 use super::query::query_terms;
+use super::rerank::rerank;
 use super::stretch::{add_stretch, max_stretch};
 use super::vectors::score_vectors;
 use crate::chain::Chain;
@@ -94,7 +95,8 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let timestamps_ms = chain.timestamps_millis();
     // A forgotten thought has nothing left to match or to lend.
     let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !thoughts[doc as usize].is_forgotten();
-    let admit = |doc: u32| exists(doc) && (q.include_superseded || !index.is_retired(doc, q.as_of_ms)) && q.filter.matches_fields_at(&thoughts[doc as usize], timestamps_ms[doc as usize]);
+    let view = q.visibility().over(chain);
+    let admit = |doc: u32| exists(doc) && !view.hides(doc as usize) && q.filter.matches_fields_at(&thoughts[doc as usize], timestamps_ms[doc as usize]);
     let scope = Scope { exists, admit };
     let terms = query_terms(q.text);
     let mut acc = Accumulators::new(index.len());
@@ -138,12 +140,17 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let total = partial.len();
     let query_idf: f32 = idfs.iter().sum();
     let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;
-    prune(&mut partial, q.limit, if stretch_on { max_stretch(best_lexical) } else { 0.0 });
+    // Reranking may lift any candidate by its fused score: nothing is pruned then.
+    let prune_to = if q.rerank_k.is_some() { 0 } else { q.limit };
+    prune(&mut partial, prune_to, if stretch_on { max_stretch(best_lexical) } else { 0.0 });
     if stretch_on {
-        add_stretch(index, &idfs, best_lexical, q.limit, &scope, &mut acc, &mut partial);
-        prune(&mut partial, q.limit, 0.0);
+        add_stretch(index, &idfs, best_lexical, prune_to, &scope, &mut acc, &mut partial);
+        prune(&mut partial, prune_to, 0.0);
     }
-    let scored = full_scores(index, thoughts, &acc, &partial, q.as_of_ms, hybrid, best_lexical);
+    let mut scored = full_scores(index, thoughts, &acc, &partial, q.as_of_ms, hybrid, best_lexical);
+    if let Some(k) = q.rerank_k {
+        rerank(&mut scored, k);
+    }
     let hits = best_hits(index, &acc, scored, &terms, q.limit, total);
     RankedResults { backend: if hybrid { "hybrid" } else { "lexical" }, total, hits }
 }
@@ -173,7 +180,7 @@ mod tests {
 
     fn search(c: &Chain, text: &str, context: bool) -> RankedResults {
         let filter = ThoughtFilter::default();
-        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context, word_vectors: Vec::new() })
+        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context, word_vectors: Vec::new(), rerank_k: None })
     }
 
     fn order(r: &RankedResults) -> Vec<u64> {

@@ -27,8 +27,8 @@ pub use chain::{
     RecentContextReply, SearchReply, TraverseReply,
 };
 pub use ranked::{
-    BundleReply, ContextBundlesReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply,
-    ScoreReply, SeedReply, ViaReply,
+    BundleReply, ContextBundlesReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
+    ResolveContextReply, ScoreReply, SeedReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, ViaReply,
 };
 pub use skills::{
     ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,

@@ -63,14 +63,14 @@ pub struct ScoreReply {
     pub seed_support: f64,
     /// Always 0 (read by the reference's clients).
     pub confidence: f64,
-    /// Always 0 (read by the reference's clients).
+    /// Reciprocal Rank Fusion score when `enable_reranking` (its scaled value is in `total`), else 0.
     pub rrf: f64,
 }
 
 impl From<&ScoreParts> for ScoreReply {
     fn from(parts: &ScoreParts) -> Self {
         // Destructured without `..`: a new part must be placed here.
-        let ScoreParts { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, vector, total } = *parts;
+        let ScoreParts { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, vector, rrf, total } = *parts;
         ScoreReply {
             lexical: lexical.into(),
             expansion: expansion.into(),
@@ -86,7 +86,7 @@ impl From<&ScoreParts> for ScoreReply {
             session_cohesion: (context + stretch).into(),
             seed_support: 0.0,
             confidence: 0.0,
-            rrf: 0.0,
+            rrf: rrf.into(),
         }
     }
 }
@@ -231,4 +231,63 @@ pub struct ResolveContextReply<'c> {
     pub thoughts: Vec<ReachedReply<'c>>,
     /// Whether the walk stopped at `max_visited`.
     pub truncated: bool,
+}
+
+/// One result of `mentisdb_lexical_search`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LexicalHitReply<'c> {
+    /// The thought.
+    pub thought: &'c Thought,
+    /// Its BM25F score (the query's own words, phrases included).
+    pub score: f64,
+    /// Query terms that matched.
+    pub matched_terms: &'c [String],
+    /// The fields that matched (`content`, `tags`, `concepts`, `agent`).
+    pub match_sources: &'c [&'static str],
+}
+
+/// `mentisdb_lexical_search`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LexicalSearchReply<'c> {
+    /// The page of results, best first (`offset`, `limit`).
+    pub results: Vec<LexicalHitReply<'c>>,
+    /// Thoughts that matched (before paging).
+    pub total: u64,
+}
+
+/// The grouping a summary candidate's sources share.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SummaryGroupReply {
+    /// The sources' session, when grouped by session.
+    pub session_id: Option<String>,
+    /// The sources' agent, when grouped by agent.
+    pub agent_id: Option<String>,
+    /// Always null: thoughts here carry no entity type.
+    pub entity_type: Option<String>,
+}
+
+/// One window of thoughts a caller may summarize.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SummaryCandidateReply {
+    /// The sources' indices, in append order.
+    pub source_indices: Vec<u64>,
+    /// The sources' ids, in the same order.
+    pub source_ids: Vec<String>,
+    /// What the sources share.
+    pub group: SummaryGroupReply,
+    /// First source index.
+    pub start_index: u64,
+    /// Last source index.
+    pub end_index: u64,
+}
+
+/// `mentisdb_summary_candidates`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SummaryCandidatesReply {
+    /// The chain.
+    pub chain_key: String,
+    /// Candidates before paging.
+    pub total: u64,
+    /// The page of candidates (`offset`, `limit`), by start index.
+    pub candidates: Vec<SummaryCandidateReply>,
 }
