@@ -56,6 +56,7 @@ mod chain;
 mod db;
 mod derived;
 pub mod dispatch;
+pub mod entity_types;
 mod error;
 mod error_kind;
 mod forget;
@@ -82,7 +83,7 @@ pub mod timestamp;
 mod traverse;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
-pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
+pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;

@@ -82,6 +82,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_read_skill", "mentisdb_skill_versions", "mentisdb_deprecate_skill", "mentisdb_revoke_skill",
     "mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context",
     "mentisdb_forget_thought",
+    "mentisdb_list_entity_types", "mentisdb_upsert_entity_type",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

@@ -18,6 +18,7 @@ use crate::ranked::RankedIndex;
 use std::sync::RwLockReadGuard;
 
 mod append;
+mod dedup;
 mod replay;
 mod shared;
 
