@@ -127,6 +127,12 @@ macro_rules! named_enum {
 
             /// Parses any accepted spelling.
             $vis fn parse(s: &str) -> Result<Self, $crate::named_enum::UnknownName> {
+                // The exact wire name first: what almost every caller sends.
+                $(
+                    if s == $wire {
+                        return Ok($name::$variant);
+                    }
+                )+
                 let rule = $crate::named_enum::NameMatch::$rule;
                 $(
                     if [$wire $(, $listed)* $($(, $hidden)+)?].iter().any(|n| rule.matches(n, s)) {

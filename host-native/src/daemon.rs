@@ -47,7 +47,7 @@ pub struct OpenedStore {
 /// Opens the store (the data directory, or the PostgreSQL database of
 /// `--storage-url`) and every chain in it, logging what was found.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
-    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets() };
+    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets(), dedup_threshold: config.dedup_threshold, dedup_scan_window: config.dedup_scan_window };
     let (storage, store, pg): (Arc<dyn Storage>, String, Option<Arc<PgStorage>>) = match &config.storage_url {
         Some(url) => {
             let pg = Arc::new(PgStorage::connect(url.secret())?);
