@@ -2,7 +2,8 @@
 """Recompute a MentisDB thought hash from its JSON, independently of the Rust code.
 
 An implementation of the canonical encoding as ARCHITECTURE.md ("Hashing")
-documents it, schema 1 and schema 2, forgotten thoughts included. It exists
+documents it, schemas 1, 2 and 3 (schema 2 plus an entity_type), forgotten
+thoughts included. It exists
 so the golden vectors in core/src/canonical.rs are not checked against the
 code that produced them, and so anyone can verify a thought by hand:
 
@@ -79,13 +80,16 @@ def thought_hash(t):
         return hashlib.sha256(b"mentisdb/thought/v1\0" + body).hexdigest()
     fields = (head(t) + str_(t["thought_type"]) + str_(t["role"]) + scores(t) + links(t)
               + opt(t.get("prev_hash"), str_))
+    if t["schema_version"] == 3:
+        fields += str_(t["entity_type"])
     if t.get("forgotten"):
         content_digest = bytes.fromhex(t["forgotten"]["content_digest"])
     else:
         erasable = (bytes_(bytes.fromhex(t["content_salt"])) + signature(t) + str_(t["content"])
                     + str_list(t["tags"]) + str_list(t["concepts"]))
         content_digest = hashlib.sha256(b"mentisdb/thought-content/v2\0" + erasable).digest()
-    return hashlib.sha256(b"mentisdb/thought/v2\0" + fields + content_digest).hexdigest()
+    domain = b"mentisdb/thought/v3\0" if t["schema_version"] == 3 else b"mentisdb/thought/v2\0"
+    return hashlib.sha256(domain + fields + content_digest).hexdigest()
 
 
 def main():

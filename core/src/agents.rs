@@ -11,7 +11,7 @@ use crate::named_enum::named_enum;
 use crate::signature::parse_public_key;
 use crate::thought::Thought;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 named_enum! {
     /// Whether an agent (or one of its keys) may write: `active` or `revoked`
@@ -140,6 +140,10 @@ pub struct AgentUpsert {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentRegistry {
     agents: BTreeMap<String, AgentRecord>,
+    /// Entity types declared with `mentisdb_upsert_entity_type`
+    /// (`entity_types.rs`); absent from a sidecar that declares none.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    entity_types: BTreeSet<String>,
 }
 
 /// An agent-registry sidecar that does not parse.
@@ -164,6 +168,16 @@ impl AgentRegistry {
     /// The sidecar bytes.
     pub fn to_sidecar(&self) -> Vec<u8> {
         serde_json::to_vec_pretty(self).expect("registry serializes")
+    }
+
+    /// Declares an entity type (trimmed by the caller); false when it was declared already.
+    pub fn declare_entity_type(&mut self, label: &str) -> bool {
+        self.entity_types.insert(label.to_string())
+    }
+
+    /// The declared entity types, in label order.
+    pub fn declared_entity_types(&self) -> impl Iterator<Item = &str> {
+        self.entity_types.iter().map(String::as_str)
     }
 
     /// Looks up an agent.

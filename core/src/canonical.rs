@@ -31,8 +31,19 @@
 //! The stored body is the fields, then `u8 0` and the erasable part, or (once
 //! forgotten) `u8 1, bytes content_digest (32), str forgotten_at, str
 //! forgotten_by, str reason`; the forget record is not covered by the hash.
+//!
+//! **Schema 3** (a new thought with an `entity_type`; every other new thought
+//! stays schema 2, so no existing or future hash without one changes). It is
+//! schema 2 with one more covered field: the *fields* are the schema-2 fields
+//! with `u32 schema_version=3`, followed by `str entity_type` (after
+//! `prev_hash`). The erasable part and `content_digest` are schema 2's
+//! (same domain), and `hash = SHA-256("mentisdb/thought/v3\0" || fields ||
+//! content_digest)`. The stored body and forgetting are as in schema 2:
+//! forgetting keeps the entity type (it is a field, not erasable content).
+//! A schema-3 thought must have a non-empty `entity_type`; schema 1 and 2
+//! thoughts have none.
 
-use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_VERSION};
+use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_V3, THOUGHT_SCHEMA_VERSION};
 
 /// Domain-separation prefix of the schema-1 thought hash.
 pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
@@ -40,7 +51,10 @@ pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
 /// Domain-separation prefix of the schema-2 thought hash.
 pub const THOUGHT_HASH_DOMAIN_V2: &[u8] = b"mentisdb/thought/v2\0";
 
-/// Domain-separation prefix of the schema-2 content digest.
+/// Domain-separation prefix of the schema-3 thought hash (schema 2 + entity type).
+pub const THOUGHT_HASH_DOMAIN_V3: &[u8] = b"mentisdb/thought/v3\0";
+
+/// Domain-separation prefix of the schema-2 (and schema-3) content digest.
 pub const CONTENT_DIGEST_DOMAIN: &[u8] = b"mentisdb/thought-content/v2\0";
 
 /// Appends canonical primitives to a buffer.
@@ -174,10 +188,16 @@ impl<'a> Decoder<'a> {
     pub(crate) fn opt_bytes(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
         Ok(if self.present()? { Some(self.bytes()?.to_vec()) } else { None })
     }
-    /// Reads a string naming a value of a wire enum.
-    pub(crate) fn named<T: std::str::FromStr<Err = crate::thought::UnknownName>>(&mut self) -> Result<T, DecodeError> {
+    /// Reads a string naming a value of a wire enum, spelled exactly as it
+    /// is written (callers may use looser spellings; stored bytes may not,
+    /// so a body always means what it re-encodes to).
+    pub(crate) fn named<T: std::str::FromStr<Err = crate::thought::UnknownName> + crate::named_enum::WireName>(&mut self) -> Result<T, DecodeError> {
         let s = self.str_ref()?;
-        s.parse().map_err(|e: crate::thought::UnknownName| self.err(e.to_string()))
+        let value: T = s.parse().map_err(|e: crate::thought::UnknownName| self.err(e.to_string()))?;
+        if value.wire_name() != s {
+            return Err(self.err(format!("'{}' is not spelled as stored values are ('{}')", crate::text::truncate_chars(s, 64), value.wire_name())));
+        }
+        Ok(value)
     }
     /// Reads `0`, or `1` and a string.
     pub(crate) fn opt_str(&mut self) -> Result<Option<String>, DecodeError> {
@@ -239,7 +259,7 @@ pub(crate) fn encode_and_hash(t: &Thought) -> (Vec<u8>, [u8; 32]) {
             content_digest(&e.buf[section_start..])
         }
     };
-    let digest = v2_digest(&e.buf[..fields_end], &content_digest);
+    let digest = fields_digest(t.schema_version, &e.buf[..fields_end], &content_digest);
     (e.buf, digest)
 }
 
@@ -270,8 +290,8 @@ fn encode_v1(t: &Thought, e: &mut Encoder) {
     e.opt_str(t.prev_hash.as_deref());
 }
 
-/// The schema-2 fields the chain hash covers directly (everything but the
-/// erasable part).
+/// The schema-2 (or 3) fields the chain hash covers directly (everything
+/// but the erasable part); schema 3 adds the entity type at the end.
 fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
     encode_head(t, e);
     e.str(t.thought_type.as_str());
@@ -279,6 +299,9 @@ fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
     encode_scores(t, e);
     encode_links(t, e);
     e.opt_str(t.prev_hash.as_deref());
+    if t.schema_version == THOUGHT_SCHEMA_V3 {
+        e.str(t.entity_type.as_deref().unwrap_or(""));
+    }
 }
 
 /// The schema-2 erasable section: salt, signature, content, tags, concepts.
@@ -348,9 +371,11 @@ fn content_digest(section: &[u8]) -> [u8; 32] {
     crate::sha256::digest(&[CONTENT_DIGEST_DOMAIN, section])
 }
 
-/// The schema-2 thought hash: the covered fields, then the content digest.
-fn v2_digest(fields: &[u8], content_digest: &[u8; 32]) -> [u8; 32] {
-    crate::sha256::digest(&[THOUGHT_HASH_DOMAIN_V2, fields, content_digest])
+/// The schema-2 or schema-3 thought hash: the covered fields, then the
+/// content digest, under the schema's domain.
+fn fields_digest(schema_version: u32, fields: &[u8], content_digest: &[u8; 32]) -> [u8; 32] {
+    let domain = if schema_version == THOUGHT_SCHEMA_V3 { THOUGHT_HASH_DOMAIN_V3 } else { THOUGHT_HASH_DOMAIN_V2 };
+    crate::sha256::digest(&[domain, fields, content_digest])
 }
 
 /// The raw 32-byte schema-1 thought hash of a canonical body.
@@ -386,7 +411,15 @@ pub struct FormError(&'static str);
 /// be forgotten; schema 2 has a 16-byte salt, or, once forgotten, no salt,
 /// signature, content, tags or concepts and a 32-byte content digest.
 pub fn check_form(t: &Thought) -> Result<(), FormError> {
-    match (t.schema_version, &t.forgotten) {
+    match (t.schema_version, t.entity_type.as_deref()) {
+        (THOUGHT_SCHEMA_V3, Some(e)) if !e.trim().is_empty() => {}
+        (THOUGHT_SCHEMA_V3, _) => return Err(FormError("a schema 3 thought has a non-empty entity_type")),
+        (_, Some(_)) => return Err(FormError("only a schema 3 thought has an entity_type")),
+        _ => {}
+    }
+    // Schema 3 follows schema 2's rules for the erasable part.
+    let version = if t.schema_version == THOUGHT_SCHEMA_V3 { THOUGHT_SCHEMA_VERSION } else { t.schema_version };
+    match (version, &t.forgotten) {
         (THOUGHT_SCHEMA_V1, _) if t.content_salt.is_some() || t.forgotten.is_some() => Err(FormError("a schema 1 thought has no content_salt and cannot be forgotten")),
         (THOUGHT_SCHEMA_V1, _) => Ok(()),
         (THOUGHT_SCHEMA_VERSION, None) => match t.content_salt.as_deref().map(hex::decode) {
@@ -420,7 +453,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
     let schema_version = d.u32()?;
     let v1 = match schema_version {
         THOUGHT_SCHEMA_V1 => true,
-        THOUGHT_SCHEMA_VERSION => false,
+        THOUGHT_SCHEMA_VERSION | THOUGHT_SCHEMA_V3 => false,
         v => return Err(d.err(format!("unknown thought schema_version {v}"))),
     };
     let index = d.u64()?;
@@ -450,6 +483,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         relations.push(ThoughtRelation { kind, target_id, target_index, chain_key });
     }
     let prev_hash = d.opt_str()?;
+    let entity_type = if schema_version == THOUGHT_SCHEMA_V3 { Some(d.str()?) } else { None };
     let (mut content_salt, mut forgotten) = (None, None);
     let actual = if v1 {
         body_digest(body)
@@ -472,7 +506,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
             }
             tag => return Err(d.err(format!("bad erasable-section tag {tag}"))),
         };
-        v2_digest(&body[..fields_end], &digest)
+        fields_digest(schema_version, &body[..fields_end], &digest)
     };
     if !d.rest().is_empty() {
         return Err(d.err("trailing bytes after thought body"));
@@ -497,6 +531,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         concepts,
         refs,
         relations,
+        entity_type,
         prev_hash,
         hash,
         content_salt,
@@ -536,6 +571,7 @@ pub(crate) mod tests {
                 target_index: Some(0),
                 chain_key: None,
             }],
+            entity_type: None,
             prev_hash: Some("ab".repeat(32)),
             hash: String::new(),
             content_salt: None,
@@ -594,6 +630,43 @@ pub(crate) mod tests {
         // Any other content gives another digest and so another hash.
         let other = Thought { content: "This deployment path may use external APIs.".into(), ..t };
         assert_ne!(compute_thought_hash(&other), expected);
+    }
+
+    #[test]
+    fn golden_vector_v3() {
+        // Computed independently by scripts/thought_hash.py. Schema 3 is
+        // used only when an entity type is set: the same thought without one
+        // is schema 2 with golden_vector_v2's hash.
+        let t = Thought { schema_version: 3, entity_type: Some("service".into()), ..golden_thought_v2() };
+        let expected = "89be70c98176f03ba2168b25822f95fb5fb980bb07392c9220cd42df6bdbfa29";
+        assert_eq!(check_form(&t), Ok(()));
+        assert_eq!(compute_thought_hash(&t), expected);
+        // The entity type is covered: another label is another hash.
+        assert_ne!(compute_thought_hash(&Thought { entity_type: Some("person".into()), ..t.clone() }), expected);
+        let (back, actual) = decode_thought_body(&encode_thought_body(&t), expected.into()).unwrap();
+        assert_eq!((crate::sha256::to_hex(&actual), &back), (expected.to_string(), &Thought { hash: expected.into(), ..t.clone() }));
+        // Forgotten, it keeps its hash and its entity type.
+        let forgotten = Thought {
+            content: String::new(),
+            tags: Vec::new(),
+            concepts: Vec::new(),
+            content_salt: None,
+            forgotten: Some(Forgotten {
+                content_digest: compute_content_digest(&t).unwrap(),
+                forgotten_at: "2026-11-23T00:00:00.000Z".into(),
+                forgotten_by: "ops".into(),
+                reason: "pii".into(),
+            }),
+            ..t.clone()
+        };
+        assert_eq!(check_form(&forgotten), Ok(()));
+        assert_eq!(compute_thought_hash(&forgotten), expected);
+        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), String::new()).unwrap();
+        assert_eq!((back.entity_type.as_deref(), crate::sha256::to_hex(&actual)), (Some("service"), expected.to_string()));
+        // Forms: schema 3 needs the label, the others must not carry one.
+        assert!(check_form(&Thought { entity_type: None, ..t.clone() }).is_err());
+        assert!(check_form(&Thought { entity_type: Some(" ".into()), ..t.clone() }).is_err());
+        assert!(check_form(&Thought { schema_version: 2, ..t }).is_err());
     }
 
     #[test]

@@ -37,11 +37,22 @@ pub struct DbConfig {
     /// Replace credentials in appended thoughts with `[REDACTED:<kind>]`
     /// before hashing (see `redact/`); on by default.
     pub redact_secrets: bool,
+    /// Append-time dedup (MentisDB 0.10's `MENTISDB_DEDUP_THRESHOLD`): when
+    /// set, a new thought whose content has at least this Jaccard word
+    /// similarity (0.0..=1.0) to one of the last [`DbConfig::dedup_scan_window`]
+    /// thoughts gets a `Supersedes` relation to the most similar one
+    /// (`chain/dedup.rs`). `None` (the default) turns it off.
+    pub dedup_threshold: Option<f64>,
+    /// How many of the latest thoughts dedup compares with (default 64, at least 1).
+    pub dedup_scan_window: usize,
 }
+
+/// Default of [`DbConfig::dedup_scan_window`] (MentisDB 0.10's).
+pub const DEFAULT_DEDUP_SCAN_WINDOW: usize = 64;
 
 impl Default for DbConfig {
     fn default() -> Self {
-        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential), redact_secrets: true }
+        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential), redact_secrets: true, dedup_threshold: None, dedup_scan_window: DEFAULT_DEDUP_SCAN_WINDOW }
     }
 }
 
@@ -391,6 +402,9 @@ impl MentisDb {
             state.live()?;
             if !condition(&state.chain) {
                 return Ok(None);
+            }
+            if let Some(threshold) = self.config.dedup_threshold {
+                state.chain.add_dedup_relation(&mut input, threshold, self.config.dedup_scan_window);
             }
             // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
             let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());

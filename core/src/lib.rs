@@ -57,6 +57,7 @@ mod chain_ops;
 mod db;
 mod derived;
 pub mod dispatch;
+pub mod entity_types;
 mod error;
 mod error_kind;
 pub mod extract;
@@ -89,7 +90,7 @@ mod visibility;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};
-pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain};
+pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;

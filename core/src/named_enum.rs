@@ -59,6 +59,11 @@ pub(crate) enum NameMatch {
     IgnoreCase,
     /// ASCII case-insensitive after trimming surrounding whitespace.
     TrimIgnoreCase,
+    /// ASCII case-insensitive, ignoring every character that is not an
+    /// ASCII letter or digit (MentisDB 0.10's rule for thought types, roles
+    /// and relation kinds: `fact-learned`, `fact learned`, `FACT_LEARNED`
+    /// are all `FactLearned`).
+    Loose,
 }
 
 impl NameMatch {
@@ -68,8 +73,21 @@ impl NameMatch {
             NameMatch::Exact => name == input,
             NameMatch::IgnoreCase => name.eq_ignore_ascii_case(input),
             NameMatch::TrimIgnoreCase => name.eq_ignore_ascii_case(input.trim()),
+            NameMatch::Loose => {
+                // No allocation: this runs for every variant on every parse.
+                fn significant(s: &str) -> impl Iterator<Item = u8> + '_ {
+                    s.bytes().filter(u8::is_ascii_alphanumeric).map(|b| b.to_ascii_lowercase())
+                }
+                name == input || significant(name).eq(significant(input))
+            }
         }
     }
+}
+
+/// A named enum's wire name, for code generic over named enums.
+pub(crate) trait WireName: Copy {
+    /// The name the value is written as.
+    fn wire_name(self) -> &'static str;
 }
 
 /// The JSON Schema of a named enum: a string that is one of `names`.
@@ -109,6 +127,12 @@ macro_rules! named_enum {
 
             /// Parses any accepted spelling.
             $vis fn parse(s: &str) -> Result<Self, $crate::named_enum::UnknownName> {
+                // The exact wire name first: what almost every caller sends.
+                $(
+                    if s == $wire {
+                        return Ok($name::$variant);
+                    }
+                )+
                 let rule = $crate::named_enum::NameMatch::$rule;
                 $(
                     if [$wire $(, $listed)* $($(, $hidden)+)?].iter().any(|n| rule.matches(n, s)) {
@@ -116,6 +140,12 @@ macro_rules! named_enum {
                     }
                 )+
                 Err($crate::named_enum::UnknownName::new($kind, s, Self::NAMES))
+            }
+        }
+
+        impl $crate::named_enum::WireName for $name {
+            fn wire_name(self) -> &'static str {
+                self.as_str()
             }
         }
 
@@ -192,6 +222,10 @@ mod tests {
         assert_eq!(Shade::ALL, &[Shade::Light, Shade::Dark]);
         assert!(NameMatch::Exact.matches("Insight", "Insight") && !NameMatch::Exact.matches("Insight", "insight"));
         assert!(NameMatch::IgnoreCase.matches("head", "HEAD") && !NameMatch::IgnoreCase.matches("head", " head"));
+        for input in ["FactLearned", "fact-learned", "fact learned", "fact_learned", "FACTLEARNED", " Fact.Learned "] {
+            assert!(NameMatch::Loose.matches("FactLearned", input), "{input}");
+        }
+        assert!(!NameMatch::Loose.matches("FactLearned", "fact") && !NameMatch::Loose.matches("FactLearned", "") && !NameMatch::Loose.matches("FactLearned", "factlearnedx"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::chain::Chain;
 use crate::derived::SearchText;
 use crate::limits::{self, LimitError};
 use crate::named_enum::named_enum;
-use crate::thought::{Thought, ThoughtRole, ThoughtType};
+use crate::thought::{MemoryScope, Thought, ThoughtRole, ThoughtType};
 use crate::timestamp::{parse_rfc3339_millis, TimestampError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -39,6 +39,11 @@ pub struct FilterArgs {
     pub since: Option<String>,
     /// RFC 3339 upper bound on the timestamp (inclusive).
     pub until: Option<String>,
+    /// Only thoughts with exactly this entity type (MentisDB 0.10).
+    pub entity_type: Option<String>,
+    /// Only thoughts of this memory scope (`user`, `session`, `agent`):
+    /// those tagged `scope:<scope>` (MentisDB 0.10).
+    pub scope: Option<MemoryScope>,
 }
 
 /// A timestamp window: `[start, start + delta]` in `unit`.
@@ -113,6 +118,8 @@ pub struct ThoughtFilter {
     until_ms: Option<i64>,
     /// Inclusive bounds compared after dividing timestamps by `window_div`.
     window: Option<(i64, i64, i64)>,
+    entity_type: Option<String>,
+    scope_tag: Option<&'static str>,
 }
 
 fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTreeSet<String>>, LimitError> {
@@ -166,6 +173,11 @@ impl ThoughtFilter {
             f.name_agents = ids;
         }
         f.agent_owners = lower_set("agent_owners", &args.agent_owners)?;
+        if let Some(e) = args.entity_type.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
+            limits::check_label("entity_type", e, limits::MAX_LABEL_BYTES)?;
+            f.entity_type = Some(e.to_string());
+        }
+        f.scope_tag = args.scope.map(MemoryScope::as_tag);
         for (field, v) in [("min_importance", args.min_importance), ("min_confidence", args.min_confidence)] {
             if v.is_some_and(|x| !x.is_finite()) {
                 return Err(QueryError::NotFinite { field });
@@ -242,6 +254,16 @@ impl ThoughtFilter {
                 return false;
             }
         }
+        if let Some(e) = &self.entity_type {
+            if t.entity_type.as_deref() != Some(e.as_str()) {
+                return false;
+            }
+        }
+        if let Some(tag) = self.scope_tag {
+            if !t.tags.iter().any(|x| x == tag) {
+                return false;
+            }
+        }
         if let Some(concepts) = &self.concepts_any {
             if !t.concepts.iter().any(|x| concepts.contains(&x.to_lowercase())) {
                 return false;
@@ -277,6 +299,8 @@ impl ThoughtFilter {
             && self.since_ms.is_none()
             && self.until_ms.is_none()
             && self.window.is_none()
+            && self.entity_type.is_none()
+            && self.scope_tag.is_none()
     }
 }
 

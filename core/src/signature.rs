@@ -11,6 +11,7 @@
 //! list<str> tags, list<str> concepts, list<u64> refs,
 //! list<(str kind, str target_id, opt<u64> target_index, opt<str> chain_key)> relations,
 //! str signing_key_id
+//! [str entity_type]    only when the thought has one (schema 3)
 //! ```
 //! using the primitives of [`crate::canonical`], with values as they will be
 //! stored (importance and confidence already clamped, importance defaulting to 0.5,
@@ -64,6 +65,10 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
         e.opt_str(rel.chain_key.as_deref());
     }
     e.str(signing_key_id);
+    // Appended only when set, so every signature over a thought without one is unchanged.
+    if let Some(entity_type) = &thought.entity_type {
+        e.str(entity_type);
+    }
     e.buf
 }
 

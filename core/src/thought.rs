@@ -12,11 +12,30 @@ pub const THOUGHT_SCHEMA_VERSION: u32 = 2;
 /// The first schema version: the chain hash covers the content directly.
 pub const THOUGHT_SCHEMA_V1: u32 = 1;
 
+/// Schema 2 plus an `entity_type` (MentisDB 0.10's optional label): used
+/// only for a thought that has one, so every thought without one keeps its
+/// schema-2 encoding and hash (`canonical.rs`).
+pub const THOUGHT_SCHEMA_V3: u32 = 3;
+
+/// The schema version a new thought gets: 3 when it has an entity type, else 2.
+pub fn schema_version_for(entity_type: Option<&str>) -> u32 {
+    if entity_type.is_some() {
+        THOUGHT_SCHEMA_V3
+    } else {
+        THOUGHT_SCHEMA_VERSION
+    }
+}
+
 pub use crate::named_enum::UnknownName;
 
 named_enum! {
-    /// The semantic kind of a thought (28 values, as the spec lists them).
-    pub enum ThoughtType("thought_type", Exact) {
+    /// The semantic kind of a thought: the spec's 28 values, then the three
+    /// MentisDB 0.10 added (`Reframe`, `Goal`, `LLMExtracted`). Parsed
+    /// regardless of case and separators (`fact-learned`, `fact learned`,
+    /// `fact_learned` are `FactLearned`); always written as the wire name.
+    /// New values go at the end (stored chains hold the names, but the
+    /// declaration order is what `code` numbers and filters use).
+    pub enum ThoughtType("thought_type", Loose) {
         /// A user or agent preference was learned or changed.
         PreferenceUpdate = "PreferenceUpdate",
         /// A lasting trait of the user.
@@ -73,12 +92,20 @@ named_enum! {
         Surprise = "Surprise",
         /// A lesson to apply next time.
         LessonLearned = "LessonLearned",
+        /// A prior thought seen in a more useful light, without denying it
+        /// (MentisDB 0.10).
+        Reframe = "Reframe",
+        /// A high-level objective the work aims at: what, not how (MentisDB 0.10).
+        Goal = "Goal",
+        /// A memory produced by an LLM extraction pipeline (MentisDB 0.10).
+        LLMExtracted = "LLMExtracted",
     }
 }
 
 named_enum! {
-    /// The operational role of a thought (8 values).
-    pub enum ThoughtRole("role", Exact) {
+    /// The operational role of a thought (8 values), parsed regardless of
+    /// case and separators (`working-memory` is `WorkingMemory`).
+    pub enum ThoughtRole("role", Loose) {
         /// Long-term memory (the default role).
         Memory = "Memory",
         /// Short-lived scratch state of the current task.
@@ -99,8 +126,9 @@ named_enum! {
 }
 
 named_enum! {
-    /// The kind of a typed relation from one thought to another.
-    pub enum RelationKind("relation kind", Exact) {
+    /// The kind of a typed relation from one thought to another (12
+    /// values), parsed regardless of case and separators (`caused_by` is `CausedBy`).
+    pub enum RelationKind("relation kind", Loose) {
         /// Mentions the target.
         References = "References",
         /// Summarizes the target.
@@ -125,6 +153,32 @@ named_enum! {
         RelatedTo = "RelatedTo",
         /// Replaces the target.
         Supersedes = "Supersedes",
+    }
+}
+
+named_enum! {
+    /// Who a thought is meant for (MentisDB 0.10's memory scope). Stored as
+    /// one of the tags `scope:user`, `scope:session`, `scope:agent` (no
+    /// schema change), which the `scope` filter looks for. Parsed regardless
+    /// of case; the tag form `scope:user` is accepted too.
+    pub enum MemoryScope("scope", Loose) {
+        /// Every agent serving the same user.
+        User = "user" (also "scope:user"),
+        /// Only the session that wrote it.
+        Session = "session" (also "scope:session"),
+        /// Only the agent that wrote it.
+        Agent = "agent" (also "scope:agent"),
+    }
+}
+
+impl MemoryScope {
+    /// The tag that marks a thought with this scope (`scope:user`, ...).
+    pub fn as_tag(self) -> &'static str {
+        match self {
+            MemoryScope::User => "scope:user",
+            MemoryScope::Session => "scope:session",
+            MemoryScope::Agent => "scope:agent",
+        }
     }
 }
 
@@ -218,6 +272,11 @@ pub struct Thought {
     pub refs: Vec<u64>,
     /// Typed relations.
     pub relations: Vec<ThoughtRelation>,
+    /// What kind of entity the thought is about (a free label such as
+    /// `person` or `service`; MentisDB 0.10). Set only on schema 3, which
+    /// covers it by the hash; absent from the JSON when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity_type: Option<String>,
     /// Hash of the previous thought (`None` for genesis), lowercase hex.
     pub prev_hash: Option<String>,
     /// SHA-256 of the canonical encoding, lowercase hex.
@@ -269,7 +328,7 @@ mod tests {
 
     #[test]
     fn spec_counts() {
-        assert_eq!(ThoughtType::ALL.len(), 28);
+        assert_eq!(ThoughtType::ALL.len(), 31);
         assert_eq!(ThoughtRole::ALL.len(), 8);
         assert_eq!(RelationKind::ALL.len(), 12);
     }
@@ -282,6 +341,26 @@ mod tests {
         assert!(msg.contains("LessonLearned"));
         let err = "Boss".parse::<ThoughtRole>().unwrap_err().to_string();
         assert!(err.contains("Retrospective"), "{err}");
+    }
+
+    #[test]
+    fn names_parse_regardless_of_case_and_separators() {
+        for input in ["FactLearned", "fact-learned", "fact learned", "fact_learned", "FACTLEARNED"] {
+            assert_eq!(input.parse::<ThoughtType>().unwrap(), ThoughtType::FactLearned, "{input}");
+        }
+        assert_eq!("llm-extracted".parse::<ThoughtType>().unwrap(), ThoughtType::LLMExtracted);
+        assert_eq!("goal".parse::<ThoughtType>().unwrap(), ThoughtType::Goal);
+        assert_eq!("working_memory".parse::<ThoughtRole>().unwrap(), ThoughtRole::WorkingMemory);
+        assert_eq!("caused by".parse::<RelationKind>().unwrap(), RelationKind::CausedBy);
+        // Serialized names stay the wire names.
+        assert_eq!(serde_json::to_value(ThoughtType::LLMExtracted).unwrap(), "LLMExtracted");
+        assert_eq!(serde_json::from_value::<ThoughtType>(serde_json::json!("lesson learned")).unwrap(), ThoughtType::LessonLearned);
+        let every = "nonsense".parse::<ThoughtType>().unwrap_err().to_string();
+        for t in ThoughtType::ALL {
+            assert!(every.contains(t.as_str()), "{every} lacks {t}");
+        }
+        let every = "nonsense".parse::<RelationKind>().unwrap_err().to_string();
+        assert!(RelationKind::ALL.iter().all(|k| every.contains(k.as_str())), "{every}");
     }
 
     #[test]

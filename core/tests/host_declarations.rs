@@ -83,6 +83,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context",
     "mentisdb_forget_thought", "mentisdb_branch_from", "mentisdb_merge_chains", "mentisdb_import_memory_markdown", "mentisdb_extract_memories",
     "mentisdb_lexical_search", "mentisdb_federated_search", "mentisdb_summary_candidates",
+    "mentisdb_list_entity_types", "mentisdb_upsert_entity_type",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

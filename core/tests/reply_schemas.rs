@@ -35,7 +35,7 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_extract_memories", json!({"text": "an idea"})),
         ("mentisdb_import_memory_markdown", json!({"chain_key": "b", "markdown": "## Idea\n\n- again\n  _(#0 Memory, ag, 2026-11-22T09:30:00.000Z, importance 0.50)_\n"})),
         ("mentisdb_bootstrap", json!({"chain_key": "a", "content": "boot"})),
-        ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Decision", "content": "Use IndexedDB for storage", "session_id": "s1"})),
+        ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Decision", "content": "Use IndexedDB for storage", "session_id": "s1", "entity_type": "decision", "scope": "user"})),
         ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Question", "content": "Why is storage slow?", "refs": [1], "relations": [{"kind": "Supports", "target_index": 1}]})),
         ("mentisdb_append_retrospective", json!({"chain_key": "a", "agent_id": "ag", "content": "Batch fsyncs", "refs": [2]})),
         ("mentisdb_search", json!({"chain_key": "a"})),
@@ -58,6 +58,8 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_revoke_agent_key", json!({"chain_key": "a", "agent_id": "signer", "key_id": "k"})),
         ("mentisdb_disable_agent", json!({"chain_key": "a", "agent_id": "signer"})),
         ("mentisdb_list_agent_registry", json!({"chain_key": "a"})),
+        ("mentisdb_upsert_entity_type", json!({"chain_key": "a", "entity_type": "service"})),
+        ("mentisdb_list_entity_types", json!({"chain_key": "a"})),
         ("mentisdb_skill_md", json!({})),
         ("mentisdb_skill_manifest", json!({})),
         ("mentisdb_upload_skill", json!({"chain_key": "a", "agent_id": "ag", "skill_id": "deploy", "content": skill})),
@@ -123,6 +125,8 @@ fn nested_replies_match_their_schemas_too() {
     let reached = &result("mentisdb_resolve_context")["thoughts"][0];
     assert_eq!(keys(reached), def("mentisdb_resolve_context", "ReachedReply"));
     assert_eq!(keys(&result("mentisdb_list_chains")["chains"][0]), def("mentisdb_list_chains", "ChainInfo"));
+    assert_eq!(keys(&result("mentisdb_list_entity_types")["entity_types"][0]), def("mentisdb_list_entity_types", "EntityTypeRecord"));
+    assert_eq!(keys(&result("mentisdb_upsert_entity_type")["entity_type"]), def("mentisdb_upsert_entity_type", "EntityTypeRecord"));
     assert_eq!(keys(&result("mentisdb_list_skills")["skills"][0]), def("mentisdb_list_skills", "SkillSummary"));
     assert_eq!(keys(&result("mentisdb_skill_versions")["versions"][0]), def("mentisdb_skill_versions", "SkillVersionEntry"));
     assert_eq!(keys(&result("mentisdb_list_agent_registry")["agents"][0]), def("mentisdb_list_agent_registry", "AgentRecord"));

@@ -34,6 +34,7 @@ fn payload(chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> V
         concepts: vec![],
         refs: vec![],
         relations: vec![],
+        entity_type: None,
         prev_hash: None,
         hash: String::new(),
         content_salt: None,

@@ -50,7 +50,8 @@ fn names<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str) -> Vec<String> {
 #[test]
 fn append_schema_lists_every_thought_type_and_role() {
     let types = names(ThoughtType::ALL, ThoughtType::as_str);
-    assert_eq!(types.len(), 28);
+    assert_eq!(types.len(), 31);
+    assert_eq!(types[28..], ["Reframe", "Goal", "LLMExtracted"]);
     assert!(types.contains(&"LessonLearned".to_string()) && types.contains(&"PreferenceUpdate".to_string()));
     assert_eq!(allowed("mentisdb_append", &["thought_type"]), types);
     assert_eq!(allowed("mentisdb_append_retrospective", &["thought_type"]), types);

@@ -41,6 +41,17 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_REDACT_SECRETS", value_parser = parse_flag, num_args = 0..=1, default_missing_value = "true")]
     pub redact_secrets: Option<bool>,
 
+    /// Append-time dedup (MentisDB 0.10): a new thought whose content has at
+    /// least this Jaccard word similarity (0.0 to 1.0) to one of the last
+    /// MENTISDB_DEDUP_SCAN_WINDOW thoughts gets a `Supersedes` relation to
+    /// the most similar one. Unset: off.
+    #[arg(long, env = "MENTISDB_DEDUP_THRESHOLD", value_parser = parse_unit_interval)]
+    pub dedup_threshold: Option<f64>,
+
+    /// How many of a chain's latest thoughts dedup compares a new thought with.
+    #[arg(long, env = "MENTISDB_DEDUP_SCAN_WINDOW", default_value_t = mentisdb_core::DEFAULT_DEDUP_SCAN_WINDOW, value_parser = parse_scan_window)]
+    pub dedup_scan_window: usize,
+
     /// Append interaction logs to this file (in addition to the console when verbose).
     #[arg(long, env = "MENTISDB_LOG_FILE")]
     pub log_file: Option<PathBuf>,
@@ -143,6 +154,22 @@ pub enum Mode {
     Http,
     /// HTTP, and MCP on stdio from this process.
     Both,
+}
+
+/// A number in `0.0..=1.0` (a similarity threshold).
+fn parse_unit_interval(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{}' is not a number from 0.0 to 1.0", s.chars().take(32).collect::<String>())),
+    }
+}
+
+/// A dedup scan window: 1 to 100000 thoughts.
+fn parse_scan_window(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{}' is not a whole number from 1 to 100000", s.chars().take(32).collect::<String>())),
+    }
 }
 
 /// A `postgres://` or `postgresql://` URL. It may hold a password, so its
@@ -390,6 +417,12 @@ mod tests {
         assert!(Config::parse_from(["mentisdbd", "--redact-secrets", "1"]).redact_secrets());
         assert!(Config::try_parse_from(["mentisdbd", "--redact-secrets", "maybe"]).is_err());
         assert!(Config::try_parse_from(["mentisdbd", "--default-storage-adapter", "sqlite"]).is_err());
+        assert_eq!((c.dedup_threshold, c.dedup_scan_window), (None, 64), "dedup is off by default");
+        let d = Config::parse_from(["mentisdbd", "--dedup-threshold", "0.85", "--dedup-scan-window", "16"]);
+        assert_eq!((d.dedup_threshold, d.dedup_scan_window), (Some(0.85), 16));
+        for bad in [["--dedup-threshold", "1.5"], ["--dedup-threshold", "NaN"], ["--dedup-scan-window", "0"]] {
+            assert!(Config::try_parse_from([&["mentisdbd"], &bad[..]].concat()).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

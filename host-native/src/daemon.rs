@@ -55,7 +55,7 @@ pub struct OpenedStore {
 /// directory is locked first: a second daemon on it is refused
 /// ([`DaemonError::Locked`]) before any file is touched.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
-    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets() };
+    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets(), dedup_threshold: config.dedup_threshold, dedup_scan_window: config.dedup_scan_window };
     let mut lock = None;
     let (storage, store, pg): (Arc<dyn Storage>, String, Option<Arc<PgStorage>>) = match &config.storage_url {
         Some(url) => {

@@ -64,6 +64,8 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/agents/keys", "mentisdb_add_agent_key"),
     post_tool("/v1/agents/keys/revoke", "mentisdb_revoke_agent_key"),
     post_tool("/v1/agents/disable", "mentisdb_disable_agent"),
+    post_tool("/v1/entity-types", "mentisdb_list_entity_types"),
+    post_tool("/v1/entity-types/upsert", "mentisdb_upsert_entity_type"),
     get_tool("/mentisdb_skill_md", "mentisdb_skill_md", Reply::Markdown("markdown")),
     get_tool("/v1/skills", "mentisdb_list_skills", Reply::Json),
     get_tool("/v1/skills/manifest", "mentisdb_skill_manifest", Reply::Json),

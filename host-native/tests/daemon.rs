@@ -228,6 +228,41 @@ fn a_retried_append_replays_across_a_restart_and_redaction_is_switchable() {
 }
 
 #[test]
+fn entity_types_scopes_and_dedup_of_mentisdb_0_10_over_rest() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[("MENTISDB_DEDUP_THRESHOLD", "0.8"), ("MENTISDB_DEDUP_SCAN_WINDOW", "8")], &[]);
+    let person = ok(&d, "/v1/thoughts", json!({"chain_key": "et", "thought_type": "fact-learned", "content": "Ada lives in Lisbon", "entity_type": "person", "scope": "user"}));
+    let t = &person["thought"];
+    assert_eq!((t["thought_type"].as_str(), t["entity_type"].as_str(), t["schema_version"].as_u64()), (Some("FactLearned"), Some("person"), Some(3)));
+    assert_eq!(t["tags"], json!(["scope:user"]));
+    let up = ok(&d, "/v1/entity-types/upsert", json!({"chain_key": "et", "entity_type": "service"}));
+    assert_eq!((up["chain_key"].as_str(), up["entity_type"]["entity_type"].as_str(), up["entity_type"]["thought_count"].as_u64()), (Some("et"), Some("service"), Some(0)));
+    let (status, e) = post(&d, "/v1/entity-types/upsert", json!({"chain_key": "et", "entity_type": " "}));
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(e["error"].as_str().unwrap().contains("must not be empty"), "{e}");
+    // A near-duplicate is written with a Supersedes relation to the original.
+    let dup = ok(&d, "/v1/thoughts", json!({"chain_key": "et", "thought_type": "FactLearned", "content": "Ada lives in Lisbon."}));
+    assert_eq!(dup["thought"]["relations"], json!([{"kind": "Supersedes", "target_id": t["id"], "target_index": 0, "chain_key": null}]));
+    // The original is now superseded, so hidden unless asked for (as in 0.10).
+    let found = ok(&d, "/v1/search", json!({"chain_key": "et", "entity_type": "person", "scope": "user"}));
+    assert_eq!(found["thoughts"].as_array().unwrap().len(), 0);
+    let found = ok(&d, "/v1/search", json!({"chain_key": "et", "entity_type": "person", "scope": "user", "include_invalidated": true}));
+    assert_eq!(found["thoughts"].as_array().unwrap().len(), 1);
+    d.kill();
+    // After a restart: the chain verifies, the declared type is kept, the list covers both.
+    let d = Daemon::start(&dir, &[], &[]);
+    assert_eq!(ok(&d, "/v1/head", json!({"chain_key": "et"}))["integrity_ok"], true);
+    let list = ok(&d, "/v1/entity-types", json!({"chain_key": "et"}));
+    let rows: Vec<(String, u64)> = list["entity_types"].as_array().unwrap().iter().map(|r| (r["entity_type"].as_str().unwrap().to_string(), r["thought_count"].as_u64().unwrap())).collect();
+    assert_eq!(rows, [("person".to_string(), 1), ("service".to_string(), 0)]);
+    let ranked = ok(&d, "/v1/ranked-search", json!({"chain_key": "et", "text": "Ada Lisbon", "entity_type": "person", "include_superseded": true}));
+    assert_eq!(ranked["results"][0]["thought"]["id"], t["id"]);
+    // Dedup is off without the variable.
+    let again = ok(&d, "/v1/thoughts", json!({"chain_key": "et", "thought_type": "FactLearned", "content": "Ada lives in Lisbon."}));
+    assert_eq!(again["thought"]["relations"], json!([]));
+}
+
+#[test]
 fn torn_tail_is_cut_on_restart() {
     let (_root, dir) = data_dir();
     let d = Daemon::start(&dir, &[], &["--default-storage-adapter", "binary"]);

@@ -6,7 +6,7 @@
 
 use crate::error::internal;
 use crate::wit::{
-    AppendRequest, BootstrapRequest, BootstrapResult, Error, Forgotten, HeadInfo, Relation, RelationKind, RelationRequest,
+    AppendRequest, BootstrapRequest, BootstrapResult, Error, Forgotten, HeadInfo, MemoryScope, Relation, RelationKind, RelationRequest,
     SearchRequest, Thought, ThoughtRole, ThoughtType,
 };
 use mentisdb_core::dispatch::replies::{BootstrapReply, HeadReply};
@@ -17,15 +17,16 @@ use serde_json::{json, Map, Value};
 
 /// Pairs a WIT enum with its core twin. The `match`es are exhaustive both
 /// ways, so a value added on one side only fails the build.
+/// `Wit = Core` pairs a value whose Rust names differ (`LlmExtracted`, `LLMExtracted`).
 macro_rules! enum_map {
-    ($to_core:ident, $from_core:ident, $wit:ident, $core:ty, [$($v:ident),+ $(,)?]) => {
+    ($to_core:ident, $from_core:ident, $wit:ident, $core:ty, [$($v:ident),+ $(,)?] $(, [$($w:ident = $c:ident),+ $(,)?])?) => {
         /// The core value of a WIT enum value.
         pub fn $to_core(w: $wit) -> $core {
-            match w { $($wit::$v => <$core>::$v),+ }
+            match w { $($wit::$v => <$core>::$v,)+ $($($wit::$w => <$core>::$c,)+)? }
         }
         /// The WIT value of a core enum value.
         pub fn $from_core(c: $core) -> $wit {
-            match c { $(<$core>::$v => $wit::$v),+ }
+            match c { $(<$core>::$v => $wit::$v,)+ $($(<$core>::$c => $wit::$w,)+)? }
         }
     };
 }
@@ -34,8 +35,17 @@ enum_map!(thought_type_to_core, thought_type_from_core, ThoughtType, core::Thoug
     PreferenceUpdate, UserTrait, RelationshipUpdate, Finding, Insight, FactLearned, PatternDetected,
     Hypothesis, Mistake, Correction, AssumptionInvalidated, Constraint, Plan, Subgoal, Decision,
     StrategyShift, Wonder, Question, Idea, Experiment, ActionTaken, TaskComplete, Checkpoint,
-    StateSnapshot, Handoff, Summary, Surprise, LessonLearned,
-]);
+    StateSnapshot, Handoff, Summary, Surprise, LessonLearned, Reframe, Goal,
+], [LlmExtracted = LLMExtracted]);
+
+/// The core value of a WIT memory scope (only requests carry one).
+fn scope_to_core(s: MemoryScope) -> core::MemoryScope {
+    match s {
+        MemoryScope::User => core::MemoryScope::User,
+        MemoryScope::Session => core::MemoryScope::Session,
+        MemoryScope::Agent => core::MemoryScope::Agent,
+    }
+}
 
 enum_map!(role_to_core, role_from_core, ThoughtRole, core::ThoughtRole, [
     Memory, WorkingMemory, Summary, Compression, Checkpoint, Handoff, Audit, Retrospective,
@@ -94,6 +104,8 @@ pub fn append_args(r: AppendRequest) -> Value {
         ("thought_id", json!(r.thought_id)),
         ("signing_key_id", json!(r.signing_key_id)),
         ("thought_signature", json!(r.thought_signature)),
+        ("entity_type", json!(r.entity_type)),
+        ("scope", json!(r.scope.map(|x| scope_to_core(x).as_str()))),
     ])
 }
 
@@ -126,6 +138,8 @@ pub fn search_args(r: SearchRequest) -> Value {
         ("since", json!(r.since)),
         ("until", json!(r.until)),
         ("limit", json!(r.limit)),
+        ("entity_type", json!(r.entity_type)),
+        ("scope", json!(r.scope.map(|x| scope_to_core(x).as_str()))),
     ])
 }
 
@@ -164,6 +178,7 @@ pub fn thought(t: core::Thought) -> Thought {
         concepts,
         refs,
         relations,
+        entity_type,
         prev_hash,
         hash,
         content_salt,
@@ -196,6 +211,7 @@ pub fn thought(t: core::Thought) -> Thought {
             let core::Forgotten { content_digest, forgotten_at, forgotten_by, reason } = f;
             Forgotten { content_digest, forgotten_at, forgotten_by, reason }
         }),
+        entity_type,
     }
 }
 

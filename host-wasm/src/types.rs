@@ -12,6 +12,8 @@ use wasm_bindgen::prelude::*;
 const TYPES: &str = r#"
 export type ThoughtType = string;
 export type ThoughtRole = string;
+/** Memory scope, stored as the tag `scope:<scope>`. */
+export type MemoryScope = "user" | "session" | "agent";
 
 export interface ThoughtRelation { kind: string; target_id: string; target_index?: number | null; chain_key?: string | null }
 
@@ -23,6 +25,8 @@ export interface Thought {
   confidence?: number | null; importance: number; tags: string[]; concepts: string[];
   refs: number[]; relations: ThoughtRelation[]; prev_hash?: string | null; hash: string;
   content_salt?: string | null; forgotten?: Forgotten | null;
+  /** Set on schema-3 thoughts only (absent otherwise). */
+  entity_type?: string | null;
 }
 
 /** What remains of a forgotten thought's content, and who forgot it. */
@@ -39,6 +43,7 @@ export interface FilterArgs {
   text?: string; thought_types?: ThoughtType[]; roles?: ThoughtRole[]; tags_any?: string[]; concepts_any?: string[];
   agent_ids?: string[]; agent_names?: string[]; agent_owners?: string[];
   min_importance?: number; min_confidence?: number; since?: string; until?: string;
+  entity_type?: string; scope?: MemoryScope;
 }
 
 export interface BootstrapArgs {
@@ -54,6 +59,7 @@ export interface AppendArgs {
   thought_type: ThoughtType; content: string; role?: ThoughtRole; importance?: number; confidence?: number;
   tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
   thought_id?: string; signing_key_id?: string; thought_signature?: number[];
+  entity_type?: string; scope?: MemoryScope;
 }
 export interface RetrospectiveArgs {
   chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string;
@@ -61,6 +67,7 @@ export interface RetrospectiveArgs {
   thought_type?: ThoughtType; content: string; importance?: number; confidence?: number;
   tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
   thought_id?: string; signing_key_id?: string; thought_signature?: number[];
+  entity_type?: string; scope?: MemoryScope;
 }
 /** A secret replaced by `[REDACTED:<kind>]`; start/end are byte offsets of the placeholder in the stored value. */
 export interface Redaction { field: string; kind: string; start: number; end: number }

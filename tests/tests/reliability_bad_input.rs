@@ -41,6 +41,7 @@ fn signed(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -
         concepts: vec![],
         refs: vec![],
         relations: vec![],
+        entity_type: None,
         prev_hash: None,
         hash: String::new(),
         content_salt: None,

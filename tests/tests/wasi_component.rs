@@ -177,7 +177,8 @@ fn every_thought_type_and_role_round_trips_through_typed_append() {
         wit::ThoughtType::Wonder, wit::ThoughtType::Question, wit::ThoughtType::Idea, wit::ThoughtType::Experiment,
         wit::ThoughtType::ActionTaken, wit::ThoughtType::TaskComplete, wit::ThoughtType::Checkpoint,
         wit::ThoughtType::StateSnapshot, wit::ThoughtType::Handoff, wit::ThoughtType::Summary,
-        wit::ThoughtType::Surprise, wit::ThoughtType::LessonLearned,
+        wit::ThoughtType::Surprise, wit::ThoughtType::LessonLearned, wit::ThoughtType::Reframe, wit::ThoughtType::Goal,
+        wit::ThoughtType::LlmExtracted,
     ];
     let roles = [
         wit::ThoughtRole::Memory, wit::ThoughtRole::WorkingMemory, wit::ThoughtRole::Summary, wit::ThoughtRole::Compression,

@@ -10,7 +10,7 @@ use crate::canonical::{encode_and_hash, SALT_BYTES};
 use crate::error::AppendError;
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::signature::{signable_payload, verify_detached};
-use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
+use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, schema_version_for};
 use crate::timestamp::parse_rfc3339_millis;
 
 /// A relation as a caller sends it: the target by id or by index.
@@ -61,6 +61,9 @@ pub struct NewThought {
     pub signing_key_id: Option<String>,
     /// Ed25519 signature over the signable payload (with `signing_key_id`).
     pub thought_signature: Option<Vec<u8>>,
+    /// What kind of entity the thought is about (trimmed; blank is none).
+    /// A thought with one is schema 3 (`canonical.rs`).
+    pub entity_type: Option<String>,
 }
 
 impl NewThought {
@@ -83,6 +86,7 @@ impl NewThought {
             session_id: None,
             signing_key_id: None,
             thought_signature: None,
+            entity_type: None,
         }
     }
 }
@@ -126,6 +130,10 @@ impl Chain {
                 limits::check_label(field, v, limits::MAX_LABEL_BYTES).map_err(|m| invalid(field, m))?;
             }
         }
+        let entity_type = input.entity_type.as_deref().map(str::trim).filter(|e| !e.is_empty()).map(str::to_string);
+        if let Some(e) = &entity_type {
+            limits::check_label("entity_type", e, limits::MAX_LABEL_BYTES).map_err(|m| invalid("entity_type", m))?;
+        }
         limits::check_labels("tags", &input.tags).map_err(|m| invalid("tags", m))?;
         limits::check_labels("concepts", &input.concepts).map_err(|m| invalid("concepts", m))?;
         let importance = limits::clamp_score("importance", input.importance.unwrap_or(DEFAULT_IMPORTANCE)).map_err(|m| invalid("importance", m))?;
@@ -162,7 +170,7 @@ impl Chain {
         }
         let agent_name = input.agent_name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| input.agent_id.clone());
         let mut thought = Thought {
-            schema_version: THOUGHT_SCHEMA_VERSION,
+            schema_version: schema_version_for(entity_type.as_deref()),
             id,
             index,
             timestamp,
@@ -181,6 +189,7 @@ impl Chain {
             concepts: input.concepts,
             refs,
             relations,
+            entity_type,
             prev_hash: self.thoughts.last().map(|t| t.hash.clone()),
             hash: String::new(),
             content_salt: Some(crate::sha256::to_hex(&salt)),

@@ -43,9 +43,9 @@ pub struct Appended {
 }
 
 /// The fields a replay must repeat, in the order a conflict reports them.
-const COMPARED: [&str; 13] = [
+const COMPARED: [&str; 14] = [
     "thought_type", "role", "content", "confidence", "importance", "tags", "concepts", "refs", "relations", "session_id",
-    "agent_id", "signing_key_id", "thought_signature",
+    "agent_id", "signing_key_id", "thought_signature", "entity_type",
 ];
 
 /// [`Prepared::Replay`] of `stored` when `candidate` (the request, built as a
@@ -69,6 +69,7 @@ pub(super) fn replay_of(stored: &Thought, candidate: &Thought) -> Result<Prepare
         s.agent_id == c.agent_id,
         s.signing_key_id == c.signing_key_id,
         s.thought_signature == c.thought_signature,
+        s.entity_type == c.entity_type,
     ];
     match same.iter().position(|eq| !eq) {
         None => Ok(Prepared::Replay(stored.clone())),

@@ -1,6 +1,7 @@
-//! Agent-registry tools: list, get, upsert, describe, alias, keys, disable.
+//! Chain-registry tools: agents (list, get, upsert, describe, alias, keys,
+//! disable) and entity types (list, upsert; `entity_types.rs`).
 
-use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary};
+use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 use super::{raw, tools};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
 use crate::db::MentisDb;
@@ -21,6 +22,16 @@ tools! {
     tool!(admin "mentisdb_add_agent_key", "Add or replace an Ed25519 public key on a registered agent. Once an agent has an active key, its appends must be signed.", AddKeyArgs => AgentReply, add_key),
     tool!(admin "mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs => AgentReply, revoke_key),
     tool!(admin "mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs => AgentReply, disable_agent),
+    tool!(read "mentisdb_list_entity_types", "List all entity types registered in a chain's entity type registry: the labels declared with mentisdb_upsert_entity_type and those thoughts carry in entity_type, each with its thought count and first/last index and time.", ChainArgs => EntityTypeListReply, list_entity_types),
+    tool!("mentisdb_upsert_entity_type", "Create or update an entity type record in the per-chain registry (declare a label before thoughts use it). Creates the chain on first use.", EntityTypeArgs => EntityTypeReply, upsert_entity_type),
+}
+
+/// Arguments of `mentisdb_upsert_entity_type`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct EntityTypeArgs {
+    pub chain_key: Option<String>,
+    /// Entity type label to create or update (trimmed; not empty).
+    pub entity_type: String,
 }
 
 /// A chain and an agent.
@@ -170,4 +181,23 @@ fn disable_agent(db: &MentisDb, a: AgentIdArgs) -> Result<AgentReply, ToolError>
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, _| reg.disable(&key, &a.agent_id).cloned())?;
     Ok(agent_reply(key, rec))
+}
+
+fn list_entity_types(db: &MentisDb, a: ChainArgs) -> Result<EntityTypeListReply, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let entity_types = db.with_chain(&key, |c| c.map(crate::entity_types::entity_types).unwrap_or_default())?;
+    Ok(EntityTypeListReply { chain_key: key, entity_types })
+}
+
+fn upsert_entity_type(db: &MentisDb, a: EntityTypeArgs) -> Result<EntityTypeReply, ToolError> {
+    const TOOL: &str = "mentisdb_upsert_entity_type";
+    let label = a.entity_type.trim();
+    if label.is_empty() {
+        return Err(ToolError::invalid(TOOL, "entity_type must not be empty"));
+    }
+    limits::check_label("entity_type", label, limits::MAX_LABEL_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    db.edit_agents(&key, true, |reg, _| Ok(reg.declare_entity_type(label)))?;
+    let entity_type = db.with_chain(&key, |c| c.map(|c| crate::entity_types::entity_type(c, label)))?.expect("the chain was just created");
+    Ok(EntityTypeReply { chain_key: key, entity_type })
 }

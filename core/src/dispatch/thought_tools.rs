@@ -14,7 +14,7 @@ use crate::limits;
 use crate::query::{search, FilterArgs, ThoughtFilter, TimeWindow};
 use crate::record::ChainFormat;
 use crate::render;
-use crate::thought::{RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
+use crate::thought::{MemoryScope, RelationKind, Thought, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_VERSION};
 use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
 use crate::summary::{summary_candidates, SummaryConfig};
 use crate::visibility::Visibility;
@@ -104,12 +104,17 @@ pub(super) struct AppendFields {
     pub signing_key_id: Option<String>,
     /// Ed25519 signature bytes over the signable payload (see ARCHITECTURE.md).
     pub thought_signature: Option<Vec<u8>>,
+    /// Optional entity type label for categorizing the thought (e.g. `person`,
+    /// `service`); covered by the hash, listed by `mentisdb_list_entity_types`.
+    pub entity_type: Option<String>,
+    /// Memory scope: `user`, `session` or `agent`; stored as the tag `scope:<scope>`.
+    pub scope: Option<MemoryScope>,
 }
 
 /// Arguments of `mentisdb_append`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct AppendArgs {
-    /// One of the 28 thought types, e.g. Decision, Constraint, Mistake, LessonLearned.
+    /// One of the 31 thought types, e.g. Decision, Constraint, Mistake, LessonLearned, Goal (any case; `-`, `_` and spaces ignored).
     pub thought_type: ThoughtType,
     /// Operational role; default Memory.
     pub role: Option<ThoughtRole>,
@@ -264,6 +269,11 @@ fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a:
     input.importance = a.importance;
     input.confidence = a.confidence;
     input.tags = a.tags.unwrap_or_default();
+    if let Some(scope) = a.scope {
+        if !input.tags.iter().any(|t| t == scope.as_tag()) {
+            input.tags.push(scope.as_tag().to_string());
+        }
+    }
     input.concepts = a.concepts.unwrap_or_default();
     input.refs = a.refs.unwrap_or_default();
     input.relations = a.relations.unwrap_or_default().into_iter().map(RelationInput::from).collect();
@@ -271,6 +281,7 @@ fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a:
     input.thought_id = a.thought_id;
     input.signing_key_id = a.signing_key_id;
     input.thought_signature = a.thought_signature;
+    input.entity_type = a.entity_type;
     let a = db.append_reporting(&key, None, input, |_| true)?.expect("unconditional append");
     let head = head_hash(db, &key)?;
     Ok(raw(AppendReply { thought: &a.thought, head_hash: head, replay: a.replay, redactions: a.redactions }))

@@ -184,6 +184,8 @@ pub fn append_request(chain_key: &str, thought_type: wit::ThoughtType, content: 
         thought_id: None,
         signing_key_id: None,
         thought_signature: None,
+        entity_type: None,
+        scope: None,
     }
 }
 
@@ -204,5 +206,7 @@ pub fn search_request(chain_key: &str) -> wit::SearchRequest {
         since: None,
         until: None,
         limit: None,
+        entity_type: None,
+        scope: None,
     }
 }

@@ -1,6 +1,7 @@
 //! Replies of the agent-registry tools.
 
 use crate::agents::AgentRecord;
+use crate::entity_types::EntityTypeRecord;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -41,4 +42,22 @@ pub struct AgentReply<A = AgentRecord> {
     pub chain_key: String,
     /// The full record.
     pub agent: A,
+}
+
+/// `mentisdb_list_entity_types`: every entity type of a chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EntityTypeListReply {
+    /// The chain asked about.
+    pub chain_key: String,
+    /// Declared and used labels, in label order.
+    pub entity_types: Vec<EntityTypeRecord>,
+}
+
+/// `mentisdb_upsert_entity_type`: the record after the upsert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EntityTypeReply {
+    /// The chain whose registry holds the label.
+    pub chain_key: String,
+    /// The label's record.
+    pub entity_type: EntityTypeRecord,
 }

@@ -21,7 +21,7 @@ mod chain;
 mod ranked;
 mod skills;
 
-pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary};
+pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 pub use chain::{
     AppendReply, BootstrapReply, BranchReply, ChainInfo, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
     RecentContextReply, SearchReply, TraverseReply,
