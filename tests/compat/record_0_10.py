@@ -42,8 +42,12 @@ def tools(mcp: str) -> dict[str, list[str]]:
         listed = json.loads(r.read())["tools"]
     out = {}
     for t in listed:
-        schema = t.get("inputSchema") or t.get("input_schema") or t.get("parameters") or {}
-        out[t["name"]] = sorted((schema.get("properties") or {}).keys())
+        params = t.get("parameters")
+        if isinstance(params, list):  # the legacy listing: [{name, type, ...}]
+            out[t["name"]] = sorted(p["name"] for p in params)
+        else:
+            schema = t.get("inputSchema") or t.get("input_schema") or params or {}
+            out[t["name"]] = sorted((schema.get("properties") or {}).keys())
     return out
 
 
