@@ -146,7 +146,7 @@ pub struct MentisDb {
     pub(crate) skills: crate::skills::SkillStore,
     embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
     /// The host's language model for `mentisdb_extract_memories`, if any.
-    pub(crate) chat_model: RwLock<Option<Arc<dyn crate::extract::ChatModel>>>,
+    pub(crate) chat_model: RwLock<Option<Arc<dyn crate::chat_model::ChatModel>>>,
 }
 
 impl std::fmt::Debug for MentisDb {

@@ -13,6 +13,7 @@
 //! blank, scores clamped to 0..1, missing scores 0.5) and returned, not
 //! appended: the agent reviews and appends what it keeps.
 
+pub use crate::chat_model::ChatModel;
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::thought::ThoughtType;
@@ -51,16 +52,6 @@ Rules:
 
 Input text:";
 
-/// A chat-completions endpoint the host can call (blocking; the host runs
-/// tools off its async workers).
-pub trait ChatModel: Send + Sync {
-    /// The model name sent with each request.
-    fn model(&self) -> &str;
-    /// Sends one chat: a system and a user message at `temperature`, and
-    /// returns the endpoint's JSON reply (`choices`, `model`, `usage`) or
-    /// why it failed (unreachable, HTTP status and body, not JSON).
-    fn chat(&self, system: &str, user: &str, temperature: f32) -> Result<Value, String>;
-}
 
 /// One extracted thought, in 0.10's `ThoughtInput` shape.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]

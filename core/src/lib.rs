@@ -54,6 +54,7 @@ pub mod agents;
 pub mod canonical;
 mod chain;
 mod chain_ops;
+mod chat_model;
 mod db;
 mod derived;
 pub mod dispatch;

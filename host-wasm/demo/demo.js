@@ -55,6 +55,24 @@ function renderThoughts(ol, thoughts, emptyText) {
 
 function refresh() {
   const key = chainKey();
+  const chainKeys = db.listChains().chain_keys;
+  const chains = $("chains");
+  chains.replaceChildren();
+  for (const k of chainKeys) {
+    const o = document.createElement("option");
+    o.value = k;
+    chains.append(o);
+  }
+  // Reads of a chain that does not exist yet are `not_found` (as in MentisDB 0.10).
+  if (!chainKeys.includes(key)) {
+    $("head-count").textContent = "0";
+    $("head-integrity").textContent = "– (no thoughts yet)";
+    $("head-hash").textContent = "– (empty chain)";
+    $("head-location").textContent = "– (created by the first append)";
+    renderThoughts($("recent"), [], "No thoughts yet: append one above.");
+    $("prompt").textContent = "";
+    return;
+  }
   const head = db.head(key);
   $("head-count").textContent = head.thought_count;
   $("head-integrity").innerHTML = "";
@@ -67,13 +85,6 @@ function refresh() {
   const recent = db.traverse({ chain_key: key, anchor_boundary: "head", direction: "backward", include_anchor: true, chunk_size: 10 });
   renderThoughts($("recent"), recent.thoughts, "No thoughts yet: append one above.");
   $("prompt").textContent = db.recentContext({ chain_key: key, last_n: 10 });
-  const chains = $("chains");
-  chains.replaceChildren();
-  for (const k of db.listChains().chain_keys) {
-    const o = document.createElement("option");
-    o.value = k;
-    chains.append(o);
-  }
 }
 
 async function guarded(what, f) {

@@ -97,12 +97,8 @@ pub const SKILL_MD: &str = "---\nname: Sync Files\ndescription: Make appends dur
 /// The walk, on a fresh store, over chain `chain` (which must not exist yet).
 pub fn spec_walk(chain: &str) -> Vec<Step> {
     vec![
-        Step::ok("mentisdb_head", json!({"chain_key": chain}))
-            .eq("/chain_key", json!(chain))
-            .eq("/thought_count", json!(0))
-            .eq("/head_hash", Value::Null)
-            .eq("/latest_thought", Value::Null)
-            .eq("/integrity_ok", json!(true)),
+        // A chain that does not exist yet is not found (as in MentisDB 0.10.10).
+        Step::err("mentisdb_head", json!({"chain_key": chain}), "not_found", "not found"),
         Step::ok("mentisdb_bootstrap", json!({"chain_key": chain, "content": "Memory for the spec walk: decisions, mistakes, lessons.", "tags": ["bootstrap"]}))
             .eq("/bootstrapped", json!(true))
             .eq("/thought_count", json!(1))

@@ -105,14 +105,15 @@ fn typed_exports_match_call() {
     let mut req = append_request("typed", wit::ThoughtType::Mistake, "Forgot the preopen.");
     req.refs = vec![1];
     req.session_id = Some("session-7".into());
-    req.relations = vec![wit::RelationRequest { kind: wit::RelationKind::Corrects, target_id: None, target_index: Some(1), chain_key: None }];
+    // Supports, not Corrects: a corrected thought is hidden from search (as in 0.10).
+    req.relations = vec![wit::RelationRequest { kind: wit::RelationKind::Supports, target_id: None, target_index: Some(1), chain_key: None }];
     let t2 = p.append(&req).unwrap();
     assert_eq!((t2.refs.clone(), t2.prev_hash.as_deref()), (vec![1], Some(t1.hash.as_str())));
     // Typed relations and the session reach the stored thought.
     assert_eq!(t2.session_id.as_deref(), Some("session-7"));
     assert_eq!(t2.relations.len(), 1);
     let rel = &t2.relations[0];
-    assert_eq!((rel.kind, rel.target_id.as_str(), rel.target_index, rel.chain_key.as_deref()), (wit::RelationKind::Corrects, t1.id.as_str(), Some(1), None));
+    assert_eq!((rel.kind, rel.target_id.as_str(), rel.target_index, rel.chain_key.as_deref()), (wit::RelationKind::Supports, t1.id.as_str(), Some(1), None));
 
     // The typed thought is the call's thought, field for field.
     let via_call = p.call("mentisdb_get_thought", &json!({"chain_key": "typed", "thought_index": 2})).unwrap();
