@@ -689,3 +689,17 @@ fn a_deleted_skill_leaves_no_byte_and_its_id_can_be_used_again() {
     assert!(report.refused.is_empty(), "{:?}", report.refused);
     check(&db);
 }
+
+#[test]
+fn bootstrap_lists_the_active_skills_as_0_10_does() {
+    let (db, _) = fresh();
+    agent(&db, "alice", Some("team-a"));
+    upload(&db, "alice", Some("live-one"), None, "# Live\nuse me\n");
+    upload(&db, "alice", Some("old-one"), None, "# Old\ndo not\n");
+    ok(&db, "mentisdb_revoke_skill", json!({"chain_key": CHAIN, "skill_id": "old-one", "agent_id": "alice"}));
+    let boot = ok(&db, "mentisdb_bootstrap", json!({"chain_key": "fresh-agent", "content": "starting"}));
+    let ids: Vec<&str> = boot["available_skills"].as_array().unwrap().iter().map(|s| s["skill_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["live-one"], "revoked skills are not offered");
+    let versions = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "live-one"}));
+    assert_eq!(versions["versions"][0]["skill_id"], "live-one");
+}

@@ -403,3 +403,15 @@ fn every_tool_has_an_object_schema() {
         assert!(search.input_schema["properties"][f].is_object(), "search schema lacks {f}: {}", search.input_schema);
     }
 }
+
+#[test]
+fn recent_context_can_be_narrowed_to_one_agent() {
+    let (db, _) = common::fresh();
+    for (agent, content) in [("alice", "alice first"), ("bob", "bob only"), ("alice", "alice second")] {
+        ok(&db, "mentisdb_append", json!({"chain_key": "rc", "agent_id": agent, "thought_type": "Finding", "content": content}));
+    }
+    let prompt = ok(&db, "mentisdb_recent_context", json!({"chain_key": "rc", "agent_id": "alice"}))["prompt"].as_str().unwrap().to_string();
+    assert!(prompt.contains("alice first") && prompt.contains("alice second") && !prompt.contains("bob only"), "{prompt}");
+    let all = ok(&db, "mentisdb_recent_context", json!({"chain_key": "rc"}))["prompt"].as_str().unwrap().to_string();
+    assert!(all.contains("bob only"));
+}

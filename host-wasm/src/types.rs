@@ -50,7 +50,7 @@ export interface BootstrapArgs {
   chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string; content: string;
   importance?: number; tags?: string[]; concepts?: string[]; storage_adapter?: "binary" | "jsonl";
 }
-export interface BootstrapResult { bootstrapped: boolean; thought_count: number; head_hash: string | null }
+export interface BootstrapResult { bootstrapped: boolean; thought_count: number; head_hash: string | null; available_skills: any[] }
 
 export interface RelationArg { kind: string; target_id?: string; target_index?: number; chain_key?: string }
 
@@ -78,7 +78,7 @@ export interface AppendResult { thought: Thought; head_hash: string; replay: boo
 export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number; include_invalidated?: boolean; include_superseded?: boolean }
 export interface SearchResult { thoughts: Thought[] }
 
-export interface RecentContextArgs { chain_key?: string; last_n?: number; include_invalidated?: boolean; include_superseded?: boolean }
+export interface RecentContextArgs { chain_key?: string; last_n?: number; include_invalidated?: boolean; include_superseded?: boolean; agent_id?: string }
 
 export interface TraverseArgs extends FilterArgs {
   chain_key?: string; anchor_id?: string; anchor_hash?: string; anchor_index?: number;

@@ -155,6 +155,8 @@ fn manifest(_db: &MentisDb, _a: NoArgs) -> Result<SkillManifestReply, ToolError>
         manifest: SkillManifest {
             registry_version: REGISTRY_VERSION,
             current_schema_version: CURRENT_SCHEMA_VERSION,
+            current_skill_schema_version: CURRENT_SCHEMA_VERSION,
+            read_parameters: ["skill_id", "version_id", "format"].map(String::from).to_vec(),
             supported_formats: SkillFormat::ALL.iter().map(|f| f.as_str().to_string()).collect(),
             searchable_fields: SEARCHABLE_FIELDS.iter().map(|f| f.to_string()).collect(),
             lifecycle_statuses: SkillStatus::ALL.iter().map(|s| s.as_str().to_string()).collect(),
@@ -267,7 +269,7 @@ fn versions(db: &MentisDb, a: SkillIdArgs) -> Result<Box<RawValue>, ToolError> {
         let skill = r.require(&a.skill_id)?;
         Ok(raw(SkillVersionsReply {
             skill_id: &skill.skill_id,
-            versions: skill.versions.iter().map(SkillVersionEntry::from).collect(),
+            versions: skill.versions.iter().map(|v| SkillVersionEntry::of(&skill.skill_id, v)).collect(),
             status_history: &skill.status_history,
         }))
     })

@@ -189,6 +189,8 @@ pub(super) struct RecentContextArgs {
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated (either true includes them).
     pub include_superseded: Option<bool>,
+    /// Only this agent's thoughts (as MentisDB 0.10.10).
+    pub agent_id: Option<String>,
 }
 
 /// Arguments of `mentisdb_get_thought`.
@@ -256,7 +258,9 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
     input.concepts = a.concepts.unwrap_or_default();
     let written = db.append_when(&key, format, input, |c| c.is_empty())?;
     let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
-    Ok(BootstrapReply { bootstrapped: written.is_some(), thought_count: count as u64, head_hash: head })
+    // As 0.10.10: the active skills, for the agent to read before it works.
+    let available_skills = db.with_skills(|r| r.skills().filter(|s| s.status == crate::skills::SkillStatus::Active).map(super::replies::SkillSummary::from).collect());
+    Ok(BootstrapReply { bootstrapped: written.is_some(), thought_count: count as u64, head_hash: head, available_skills })
 }
 
 fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
@@ -384,7 +388,13 @@ fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<RecentContextRe
         Some(c) => {
             // The newest `n` thoughts the read shows, in append order.
             let view = Visibility::from_args(a.include_invalidated, a.include_superseded, None).over(c);
-            let mut recent: Vec<&Thought> = (0..c.len()).rev().filter(|i| !view.hides(*i)).take(n).map(|i| &c.thoughts()[i]).collect();
+            let agent = a.agent_id.as_deref().map(str::trim).filter(|a| !a.is_empty());
+            let mut recent: Vec<&Thought> = (0..c.len())
+                .rev()
+                .filter(|i| !view.hides(*i) && agent.is_none_or(|a| c.thoughts()[*i].agent_id == a))
+                .take(n)
+                .map(|i| &c.thoughts()[i])
+                .collect();
             recent.reverse();
             render::recent_context(&key, c.len(), &recent)
         }

@@ -16,6 +16,9 @@ pub struct BootstrapReply {
     pub thought_count: u64,
     /// Hash of the chain's last thought; null when it is empty.
     pub head_hash: Option<String>,
+    /// The registry's active skills (as MentisDB 0.10.10): read the trusted
+    /// or relevant ones with `mentisdb_read_skill` before working.
+    pub available_skills: Vec<super::SkillSummary>,
 }
 
 /// `mentisdb_append` and `mentisdb_append_retrospective`: the stored thought.

@@ -98,6 +98,10 @@ pub struct SkillManifest {
     pub registry_version: u32,
     /// Skill document schema version written by uploads.
     pub current_schema_version: u32,
+    /// The same, under MentisDB 0.10.10's name.
+    pub current_skill_schema_version: u32,
+    /// Arguments `mentisdb_read_skill` takes (as 0.10.10 lists them).
+    pub read_parameters: Vec<String>,
     /// Formats a skill can be uploaded and read in.
     pub supported_formats: Vec<String>,
     /// Fields `text` and the list filters search.
@@ -137,6 +141,8 @@ pub struct ReadSkillReply {
 /// One entry of `mentisdb_skill_versions`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SkillVersionEntry<'a> {
+    /// The skill the version belongs to.
+    pub skill_id: &'a str,
     /// The version's id.
     pub version_id: &'a str,
     /// 1 for the first upload, then 2, 3, ...
@@ -163,9 +169,11 @@ pub struct SkillVersionEntry<'a> {
     pub skill_signature: Option<&'a [u8]>,
 }
 
-impl<'a> From<&'a SkillVersion> for SkillVersionEntry<'a> {
-    fn from(v: &'a SkillVersion) -> Self {
+impl<'a> SkillVersionEntry<'a> {
+    /// Version `v` of skill `skill_id`.
+    pub fn of(skill_id: &'a str, v: &'a SkillVersion) -> Self {
         SkillVersionEntry {
+            skill_id,
             version_id: &v.version_id,
             version_number: v.version_number,
             uploaded_at: &v.uploaded_at,
