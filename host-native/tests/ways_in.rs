@@ -3,71 +3,16 @@
 //! tokens), the `thoughtchain_*` tool aliases and the MCP resource
 //! `mentisdb://skill/core`.
 
+mod common;
+use common::{client, command, Daemon};
 use mentisdb_core::dispatch::Access;
 use mentisdb_native::tokens::add_token;
-use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
-/// A running `mentisdbd` child process, killed on drop.
-struct Daemon {
-    child: Child,
-    rest: String,
-    mcp: String,
-}
-
-/// `mentisdbd` with no `MENTISDB_*` variable of ours, free ports and `dir`.
-fn command(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdbd"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("MENTISDB_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("MENTISDB_DIR", dir).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
-    for (k, v) in extra_env {
-        cmd.env(k, v);
-    }
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd
-}
-
-impl Daemon {
-    fn start(dir: &Path, extra_env: &[(&str, &str)]) -> Daemon {
-        let mut child = command(dir, extra_env, &[]).spawn().expect("spawn mentisdbd");
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = BufReader::new(err).read_to_string(&mut sink);
-        });
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).expect("startup line");
-        assert!(line.starts_with("mentisdbd listening "), "unexpected startup line {line:?}");
-        let field = |name: &str| line.split_whitespace().find_map(|w| w.strip_prefix(name)).map(|a| format!("http://{a}")).expect("address in startup line");
-        let (rest, mcp) = (field("rest="), field("mcp="));
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = out.read_to_string(&mut sink);
-        });
-        Daemon { child, rest, mcp }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn client() -> Client {
-    Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
-}
 
 /// `POST {base}{path}` with an optional bearer token: status and JSON body.
 fn post(base: &str, path: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
@@ -83,7 +28,7 @@ fn post(base: &str, path: &str, token: Option<&str>, body: Value) -> (StatusCode
 #[test]
 fn cloudllm_tools_list_and_execute_on_the_mcp_port() {
     let root = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&root.path().join("data"), &[]);
+    let d = Daemon::start(&root.path().join("data"), &[], &[]);
 
     let (status, list) = post(&d.mcp, "/tools/list", None, json!({}));
     assert_eq!(status, StatusCode::OK);
@@ -137,7 +82,7 @@ fn cloudllm_endpoints_check_tokens_like_every_other_call() {
     let tokens = root.path().join("tokens.toml");
     let reader = add_token(&tokens, "reader", Access::Read, &[]).unwrap();
     let writer = add_token(&tokens, "writer", Access::Write, &["mine".to_string()]).unwrap();
-    let d = Daemon::start(&root.path().join("data"), &[("MENTISDB_TOKENS_FILE", tokens.to_str().unwrap())]);
+    let d = Daemon::start(&root.path().join("data"), &[("MENTISDB_TOKENS_FILE", tokens.to_str().unwrap())], &[]);
     let append = |chain: &str| json!({"tool": "thoughtchain_append", "parameters": {"chain_key": chain, "agent_id": "a", "thought_type": "Finding", "content": "x"}});
 
     let (status, v) = post(&d.mcp, "/tools/list", None, json!({}));
@@ -200,7 +145,7 @@ fn sse_result(r: reqwest::blocking::Response) -> Value {
 #[test]
 fn mcp_serves_the_core_skill_resource_and_thoughtchain_aliases() {
     let root = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&root.path().join("data"), &[]);
+    let d = Daemon::start(&root.path().join("data"), &[], &[]);
     let (s, init) = McpSession::open(format!("{}/mcp", d.mcp));
     assert!(init["result"]["capabilities"]["resources"].is_object(), "{init}");
     assert!(init["result"]["instructions"].as_str().unwrap().contains("mentisdb://skill/core"), "{init}");
@@ -234,7 +179,7 @@ fn mcp_serves_the_core_skill_resource_and_thoughtchain_aliases() {
 fn a_second_daemon_on_one_data_directory_is_refused_in_one_line() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("data");
-    let first = Daemon::start(&dir, &[]);
+    let first = Daemon::start(&dir, &[], &[]);
     let (status, _) = post(&first.rest, "/v1/thoughts", None, json!({"chain_key": "c", "thought_type": "Finding", "content": "first daemon's"}));
     assert_eq!(status, StatusCode::OK);
     let out = command(&dir, &[], &[]).output().unwrap();
@@ -248,7 +193,7 @@ fn a_second_daemon_on_one_data_directory_is_refused_in_one_line() {
     let (_, head) = post(&first.rest, "/v1/head", None, json!({"chain_key": "c"}));
     assert_eq!(head["thought_count"], 1, "{head}");
     drop(first);
-    let second = Daemon::start(&dir, &[]);
+    let second = Daemon::start(&dir, &[], &[]);
     let (_, head) = post(&second.rest, "/v1/head", None, json!({"chain_key": "c"}));
     assert_eq!(head["thought_count"], 1, "{head}");
 }

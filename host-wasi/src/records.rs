@@ -223,7 +223,8 @@ fn relation(r: core::ThoughtRelation) -> Relation {
 
 /// The WIT record of `mentisdb_bootstrap`'s reply.
 pub fn bootstrap_result(r: BootstrapReply) -> BootstrapResult {
-    let BootstrapReply { bootstrapped, thought_count, head_hash } = r;
+    // The skills are read through `memory.call` (see the WIT docs).
+    let BootstrapReply { bootstrapped, thought_count, head_hash, available_skills: _ } = r;
     BootstrapResult { bootstrapped, thought_count, head_hash }
 }
 
