@@ -5,7 +5,7 @@
 //! shared service behind REST and MCP.
 
 mod common;
-use common::{client, command, Daemon};
+use common::{client, command, initialize, Daemon, McpSession};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read};
@@ -292,50 +292,12 @@ fn non_loopback_bind_without_token_is_refused() {
     assert!(!dir.join("chains").exists(), "nothing was opened");
 }
 
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "daemon-test", "version": "1"}}})
-}
-
-/// A minimal streamable-HTTP MCP session (the Python SDK tests the real client).
-struct McpSession {
-    url: String,
-    session: Option<String>,
-}
-
-impl McpSession {
-    fn rpc(&self, body: Value) -> reqwest::blocking::Response {
-        let mut req = client().post(&self.url).header("accept", "application/json, text/event-stream").header("mcp-protocol-version", "2025-06-18").json(&body);
-        if let Some(s) = &self.session {
-            req = req.header("mcp-session-id", s);
-        }
-        req.send().unwrap()
-    }
-
-    fn open(url: String) -> McpSession {
-        let mut s = McpSession { url, session: None };
-        let r = s.rpc(initialize());
-        assert_eq!(r.status(), StatusCode::OK);
-        s.session = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
-        let init = sse_result(r);
-        assert_eq!(init["result"]["serverInfo"]["name"], "mentisdb");
-        assert!(init["result"]["instructions"].as_str().unwrap().contains("mentisdb_skill_md"));
-        let r = s.rpc(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        assert!(r.status().is_success());
-        s
-    }
-
-    fn call(&self, id: u64, method: &str, params: Value) -> Value {
-        sse_result(self.rpc(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})))
-    }
-}
-
-/// The JSON-RPC response carried by an SSE (or plain JSON) body.
-fn sse_result(r: reqwest::blocking::Response) -> Value {
-    let text = r.text().unwrap();
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        return v;
-    }
-    text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no JSON-RPC response in {text:?}"))
+/// A session through the shared harness, checking what the daemon says it is.
+fn mcp_session(url: String) -> McpSession {
+    let (s, init) = McpSession::open(url);
+    assert_eq!(init["result"]["serverInfo"]["name"], "mentisdb");
+    assert!(init["result"]["instructions"].as_str().unwrap().contains("mentisdb_skill_md"));
+    s
 }
 
 #[test]
@@ -343,14 +305,14 @@ fn rest_and_mcp_share_one_service_and_mcp_maps_errors() {
     let (_root, dir) = data_dir();
     let d = Daemon::start(&dir, &[], &[]);
     for path in ["/mcp", "/"] {
-        let s = McpSession::open(format!("{}{path}", d.mcp));
+        let s = mcp_session(format!("{}{path}", d.mcp));
         let tools = s.call(2, "tools/list", json!({}));
         let names: Vec<&str> = tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names.len(), mentisdb_core::tool_specs().len());
         assert!(names.contains(&"mentisdb_append") && names.contains(&"mentisdb_head"));
         assert!(tools["result"]["tools"].as_array().unwrap().iter().all(|t| t["inputSchema"]["type"] == "object"));
     }
-    let s = McpSession::open(format!("{}/mcp", d.mcp));
+    let s = mcp_session(format!("{}/mcp", d.mcp));
     append(&d, "shared", "written over REST");
     let head = s.call(3, "tools/call", json!({"name": "mentisdb_head", "arguments": {"chain_key": "shared"}}));
     assert_eq!(head["result"]["structuredContent"]["thought_count"], 1, "{head}");

@@ -4,7 +4,7 @@
 //! `mentisdb://skill/core`.
 
 mod common;
-use common::{client, command, Daemon};
+use common::{client, command, Daemon, McpSession};
 use mentisdb_core::dispatch::Access;
 use mentisdb_native::tokens::add_token;
 use reqwest::StatusCode;
@@ -101,45 +101,6 @@ fn cloudllm_endpoints_check_tokens_like_every_other_call() {
     assert_eq!((status, &v["result"]["success"]), (StatusCode::OK, &json!(true)), "{v}");
     let (status, v) = post(&d.mcp, "/tools/execute", Some(&reader), json!({"tool": "mentisdb_head", "parameters": {"chain_key": "mine"}}));
     assert_eq!((status, &v["result"]["output"]["thought_count"]), (StatusCode::OK, &json!(1)), "{v}");
-}
-
-/// One streamable-HTTP MCP session.
-struct McpSession {
-    url: String,
-    session: Option<String>,
-}
-
-impl McpSession {
-    fn rpc(&self, body: Value) -> reqwest::blocking::Response {
-        let mut req = client().post(&self.url).header("accept", "application/json, text/event-stream").header("mcp-protocol-version", "2025-06-18").json(&body);
-        if let Some(s) = &self.session {
-            req = req.header("mcp-session-id", s);
-        }
-        req.send().unwrap()
-    }
-
-    fn open(url: String) -> (McpSession, Value) {
-        let mut s = McpSession { url, session: None };
-        let r = s.rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "ways-in", "version": "1"}}}));
-        assert_eq!(r.status(), StatusCode::OK);
-        s.session = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
-        let init = sse_result(r);
-        assert!(s.rpc(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status().is_success());
-        (s, init)
-    }
-
-    fn call(&self, id: u64, method: &str, params: Value) -> Value {
-        sse_result(self.rpc(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})))
-    }
-}
-
-/// The JSON-RPC response carried by an SSE (or plain JSON) body.
-fn sse_result(r: reqwest::blocking::Response) -> Value {
-    let text = r.text().unwrap();
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        return v;
-    }
-    text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no JSON-RPC response in {text:?}"))
 }
 
 #[test]

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -79,3 +81,50 @@ pub fn client() -> Client {
     Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
 }
 
+
+/// The MCP `initialize` request of these tests.
+pub fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "daemon-test", "version": "1"}}})
+}
+
+/// A minimal streamable-HTTP MCP session (the Python SDK tests the real client).
+pub struct McpSession {
+    url: String,
+    session: Option<String>,
+}
+
+impl McpSession {
+    /// One JSON-RPC message in this session.
+    pub fn rpc(&self, body: Value) -> reqwest::blocking::Response {
+        let mut req = client().post(&self.url).header("accept", "application/json, text/event-stream").header("mcp-protocol-version", "2025-06-18").json(&body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        req.send().unwrap()
+    }
+
+    /// Initializes a session at `url`; returns it and the `initialize` reply.
+    pub fn open(url: String) -> (McpSession, Value) {
+        let mut s = McpSession { url, session: None };
+        let r = s.rpc(initialize());
+        assert_eq!(r.status(), StatusCode::OK);
+        s.session = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
+        let init = sse_result(r);
+        assert!(s.rpc(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status().is_success());
+        (s, init)
+    }
+
+    /// A request and its response.
+    pub fn call(&self, id: u64, method: &str, params: Value) -> Value {
+        sse_result(self.rpc(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})))
+    }
+}
+
+/// The JSON-RPC response carried by an SSE (or plain JSON) body.
+pub fn sse_result(r: reqwest::blocking::Response) -> Value {
+    let text = r.text().unwrap();
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        return v;
+    }
+    text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no JSON-RPC response in {text:?}"))
+}
