@@ -313,8 +313,8 @@ fn only_the_creators_owner_may_change_a_skill() {
     for tool in ["mentisdb_deprecate_skill", "mentisdb_revoke_skill"] {
         let e = err(&db, tool, json!({"chain_key": CHAIN, "skill_id": "deploy", "agent_id": "mallory"}));
         assert!(e.to_string().contains("same agent_owner"), "{e}");
-        let e = err(&db, tool, json!({"chain_key": CHAIN, "skill_id": "deploy"}));
-        assert!(e.to_string().contains(&format!("{tool} requires agent_id")), "{e}");
+        let e = err(&db, tool, json!({"chain_key": CHAIN, "skill_id": "deploy", "signing_key_id": "k", "status_signature": [1, 2]}));
+        assert!(e.to_string().contains("pass agent_id with signing_key_id"), "{e}");
         assert_eq!(e.kind(), "invalid_arguments");
     }
     // A skill created by an agent without an owner belongs to that agent alone.
@@ -324,6 +324,29 @@ fn only_the_creators_owner_may_change_a_skill() {
     ok(&db, "mentisdb_deprecate_skill", json!({"chain_key": CHAIN, "skill_id": "solo", "agent_id": "loner"}));
     let v = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "deploy"}));
     assert_eq!(v["versions"].as_array().unwrap().len(), 2, "rejected uploads store nothing");
+}
+
+/// The spec's and 0.10's form, without agent_id: the operator acts, the
+/// tool's admin access class being the check; the history records no agent,
+/// and the caller's token name when the host has one.
+#[test]
+fn the_operator_changes_a_status_without_an_agent() {
+    let (db, _) = fresh();
+    agent(&db, "alice", Some("team-a"));
+    upload(&db, "alice", Some("deploy"), None, DEPLOY_MD);
+    let s = ok(&db, "mentisdb_deprecate_skill", json!({"skill_id": "deploy", "reason": "old"}))["skill"].clone();
+    assert_eq!(s["status"], "deprecated");
+    let ops = mentisdb_core::dispatch::Caller { name: "ops", admin: true };
+    let s: Value = serde_json::from_str(db.call_raw_as(Some(ops), "mentisdb_revoke_skill", json!({"skill_id": "deploy"})).unwrap().get()).unwrap();
+    assert_eq!(s["skill"]["status"], "revoked");
+    let h = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "deploy"}))["status_history"].clone();
+    assert_eq!(h[0]["changed_by_agent_id"], Value::Null);
+    assert_eq!(h[0]["changed_by_caller"], Value::Null);
+    assert_eq!(h[0]["reason"], "old");
+    assert_eq!(h[1]["changed_by_agent_id"], Value::Null);
+    assert_eq!(h[1]["changed_by_caller"], "ops");
+    let e = err(&db, "mentisdb_deprecate_skill", json!({"skill_id": "deploy"}));
+    assert!(e.to_string().contains("revoked"), "revocation stays final: {e}");
 }
 
 #[test]

@@ -23,16 +23,6 @@ pub enum SkillError {
         /// Why it failed.
         message: String,
     },
-    /// A required argument is missing.
-    #[error("{tool} requires {field}: {why}")]
-    MissingField {
-        /// The tool called.
-        tool: &'static str,
-        /// The missing argument.
-        field: &'static str,
-        /// When the argument is required.
-        why: &'static str,
-    },
     /// No skill with this id.
     #[error("no skill '{skill_id}' in the registry; call mentisdb_list_skills or mentisdb_search_skill for the stored ids")]
     NotFound {
@@ -114,7 +104,7 @@ impl SkillError {
     /// `skill_rejected` (permission, signature or lifecycle) or `storage`.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            SkillError::InvalidContent { .. } | SkillError::InvalidField { .. } | SkillError::MissingField { .. } => ErrorKind::InvalidArguments,
+            SkillError::InvalidContent { .. } | SkillError::InvalidField { .. } => ErrorKind::InvalidArguments,
             SkillError::NotFound { .. } | SkillError::VersionNotFound { .. } | SkillError::AgentNotRegistered { .. } => ErrorKind::NotFound,
             SkillError::AgentInactive { .. }
             | SkillError::SignatureRequired { .. }

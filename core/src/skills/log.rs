@@ -14,12 +14,16 @@
 //!         u8 status (1 active, 2 deprecated, 3 revoked), opt<str> reason,
 //!         u64 changed_at_millis (i64 bits), str agent_id,
 //!         opt<(str signing_key_id, bytes status_signature)>
+//!         [event version 2: opt<str> agent_id and opt<str> caller in place
+//!         of str agent_id]
 //! ```
 //! (an optional signature is one flag byte 0/1, then the key id and the
 //! signature bytes). An upload made through an authenticated host (a token
 //! name, [`crate::dispatch::Caller`]) is written as event version 2 with the
 //! caller's name last; one without a caller is still written as version 1,
 //! byte-identical to logs written before callers existed, and both decode.
+//! A status change made by an agent without a caller is still version 1; one
+//! made by the operator (no agent) or through a token is version 2.
 //!
 //! Uploads carry the full content bytes, so any version reads back
 //! byte-identical and replay is linear in the log size. A torn tail (an
@@ -35,6 +39,8 @@ pub const LOG_MAGIC: &[u8; 8] = b"MDBSKILL";
 const EVENT_VERSION: u32 = 1;
 /// An upload that records its authenticated caller.
 const UPLOAD_WITH_CALLER_VERSION: u32 = 2;
+/// A status change whose agent is optional and that may record a caller.
+const STATUS_WITH_CALLER_VERSION: u32 = 2;
 
 /// One persisted registry event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,10 +78,13 @@ pub enum SkillEvent {
         reason: Option<String>,
         /// Time of the change, epoch milliseconds.
         changed_at_millis: i64,
-        /// The agent that made the change.
-        agent_id: String,
+        /// The agent that made the change; `None` when the operator made it
+        /// without naming an agent (the call's access class was the check).
+        agent_id: Option<String>,
         /// The key and Ed25519 signature over the status payload, when signed.
         signature: Option<(String, Vec<u8>)>,
+        /// The authenticated caller (a host's token name), if any.
+        caller: Option<String>,
     },
 }
 
@@ -107,14 +116,21 @@ impl SkillEvent {
                     e.str(caller);
                 }
             }
-            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature, caller } => {
+                let v1_agent = agent_id.as_deref().filter(|_| caller.is_none());
                 e.u8(2);
-                e.u32(EVENT_VERSION);
+                e.u32(if v1_agent.is_some() { EVENT_VERSION } else { STATUS_WITH_CALLER_VERSION });
                 e.str(skill_id);
                 e.u8(status.code());
                 e.opt_str(reason.as_deref());
                 e.u64(*changed_at_millis as u64);
-                e.str(agent_id);
+                match v1_agent {
+                    Some(agent) => e.str(agent),
+                    None => {
+                        e.opt_str(agent_id.as_deref());
+                        e.opt_str(caller.as_deref());
+                    }
+                }
                 encode_signature(&mut e, signature);
             }
         }
@@ -127,7 +143,7 @@ impl SkillEvent {
         let mut d = Decoder::new(payload);
         let kind = d.u8()?;
         let version = d.u32()?;
-        if !(version == EVENT_VERSION || (kind == 1 && version == UPLOAD_WITH_CALLER_VERSION)) {
+        if !(version == EVENT_VERSION || (kind == 1 && version == UPLOAD_WITH_CALLER_VERSION) || (kind == 2 && version == STATUS_WITH_CALLER_VERSION)) {
             return Err(EventDecodeError::Version(version));
         }
         let ev = match kind {
@@ -143,14 +159,14 @@ impl SkillEvent {
                 signature: decode_signature(&mut d)?,
                 caller: if version == UPLOAD_WITH_CALLER_VERSION { Some(d.str()?) } else { None },
             },
-            2 => SkillEvent::Status {
-                skill_id: d.str()?,
-                status: SkillStatus::from_code(d.u8()?).ok_or(EventDecodeError::StatusCode)?,
-                reason: d.opt_str()?,
-                changed_at_millis: d.u64()? as i64,
-                agent_id: d.str()?,
-                signature: decode_signature(&mut d)?,
-            },
+            2 => {
+                let skill_id = d.str()?;
+                let status = SkillStatus::from_code(d.u8()?).ok_or(EventDecodeError::StatusCode)?;
+                let reason = d.opt_str()?;
+                let changed_at_millis = d.u64()? as i64;
+                let (agent_id, caller) = if version == STATUS_WITH_CALLER_VERSION { (d.opt_str()?, d.opt_str()?) } else { (Some(d.str()?), None) };
+                SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature: decode_signature(&mut d)?, caller }
+            }
             k => return Err(EventDecodeError::Kind(k)),
         };
         if !d.rest().is_empty() {
@@ -282,8 +298,11 @@ mod tests {
                 signature: None,
                 caller: Some("ci-bot".into()),
             },
-            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: "a".into(), signature: None },
-            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Deprecated, reason: Some("r".into()), changed_at_millis: 9, agent_id: "a".into(), signature: Some(("k".into(), vec![1; 64])) },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: -5, agent_id: Some("a".into()), signature: None, caller: None },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Deprecated, reason: Some("r".into()), changed_at_millis: 9, agent_id: Some("a".into()), signature: Some(("k".into(), vec![1; 64])), caller: None },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Deprecated, reason: None, changed_at_millis: 10, agent_id: None, signature: None, caller: None },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 11, agent_id: None, signature: None, caller: Some("ops".into()) },
+            SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 12, agent_id: Some("a".into()), signature: Some(("k".into(), vec![2; 64])), caller: Some("ops".into()) },
         ]
     }
 
@@ -342,6 +361,26 @@ mod tests {
         assert_eq!(ev.encode(), old[LOG_MAGIC.len()..]);
         let SkillEvent::Upload { caller, .. } = &decode_log(&log_bytes()).events[1] else { panic!("an upload") };
         assert_eq!(caller.as_deref(), Some("ci-bot"), "version 2 carries the caller");
+    }
+
+    /// A status change by an agent without a caller is still written as
+    /// event version 1, byte for byte as before optional agents existed.
+    #[test]
+    fn agent_status_changes_keep_the_old_format() {
+        let mut e = Encoder::default();
+        e.u8(2);
+        e.u32(1);
+        e.str("s");
+        e.u8(SkillStatus::Deprecated.code());
+        e.opt_str(Some("old"));
+        e.u64(7);
+        e.str("a");
+        e.u8(0);
+        let ev = SkillEvent::Status { skill_id: "s".into(), status: SkillStatus::Deprecated, reason: Some("old".into()), changed_at_millis: 7, agent_id: Some("a".into()), signature: None, caller: None };
+        let mut old = LOG_MAGIC.to_vec();
+        push_frame(&mut old, &e.buf);
+        assert_eq!(decode_log(&old).events, vec![ev.clone()]);
+        assert_eq!(ev.encode(), old[LOG_MAGIC.len()..]);
     }
 
     #[test]

@@ -141,8 +141,11 @@ pub struct StatusChange {
     pub reason: Option<String>,
     /// Time of the change, RFC 3339.
     pub changed_at: String,
-    /// The agent that made the change.
-    pub changed_by_agent_id: String,
+    /// The agent that made the change; `null` when the operator made it
+    /// without naming an agent.
+    pub changed_by_agent_id: Option<String>,
+    /// The authenticated caller (a host's token name) that made the change, if any.
+    pub changed_by_caller: Option<String>,
     /// Key that signed the change, when it was signed.
     pub signing_key_id: Option<String>,
     /// Ed25519 signature over the status payload, when it was signed.

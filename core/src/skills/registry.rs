@@ -196,8 +196,12 @@ impl SkillRegistry {
     }
 
     /// Validates a lifecycle change (`deprecated` or `revoked`) and returns the
-    /// event; `signature` was verified by the caller.
-    pub fn prepare_status(&self, skill_id: &str, actor: &Actor, status: SkillStatus, reason: Option<String>, signature: Option<(String, Vec<u8>)>, now_millis: i64) -> Result<SkillEvent, SkillError> {
+    /// event; `signature` was verified by the caller. With an `actor` (an
+    /// agent the request names), only agents the creator's ownership rule
+    /// admits may change the status. Without one, the operator makes the
+    /// change: the tool's access class (admin) was the check, and the event
+    /// records the authenticated `caller`, if any.
+    pub fn prepare_status(&self, skill_id: &str, actor: Option<&Actor>, caller: Option<&str>, status: SkillStatus, reason: Option<String>, signature: Option<(String, Vec<u8>)>, now_millis: i64) -> Result<SkillEvent, SkillError> {
         let skill = self.require(skill_id)?;
         let action = match status {
             SkillStatus::Deprecated => "deprecate",
@@ -207,8 +211,18 @@ impl SkillRegistry {
         if skill.status == SkillStatus::Revoked {
             return Err(SkillError::Revoked { skill_id: skill_id.to_string(), action: if status == SkillStatus::Revoked { "revoked again" } else { "deprecated or reactivated" } });
         }
-        Self::check_owner(skill, actor, action)?;
-        Ok(SkillEvent::Status { skill_id: skill_id.to_string(), status, reason, changed_at_millis: now_millis, agent_id: actor.agent_id.clone(), signature })
+        if let Some(actor) = actor {
+            Self::check_owner(skill, actor, action)?;
+        }
+        Ok(SkillEvent::Status {
+            skill_id: skill_id.to_string(),
+            status,
+            reason,
+            changed_at_millis: now_millis,
+            agent_id: actor.map(|a| a.agent_id.clone()),
+            signature,
+            caller: caller.map(str::to_string),
+        })
     }
 
     /// Applies a persisted event. `parsed` is the upload's document when the
@@ -239,7 +253,7 @@ impl SkillRegistry {
                     uploaded_by_agent_id: agent_id.clone(),
                     uploaded_by_agent_name: agent_name,
                     uploaded_by_agent_owner: agent_owner,
-                    uploaded_by_caller: caller,
+                    uploaded_by_caller: caller.clone(),
                     source_format,
                     content_hash: content_hash(&content),
                     content,
@@ -258,7 +272,8 @@ impl SkillRegistry {
                                 status: SkillStatus::Active,
                                 reason: Some(format!("reactivated by the upload of version {n}")),
                                 changed_at: uploaded_at,
-                                changed_by_agent_id: agent_id,
+                                changed_by_agent_id: Some(agent_id),
+                                changed_by_caller: caller.clone(),
                                 signing_key_id: None,
                                 status_signature: None,
                                 changed_at_millis: uploaded_at_millis,
@@ -281,7 +296,7 @@ impl SkillRegistry {
                 }
                 Ok(())
             }
-            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature } => {
+            SkillEvent::Status { skill_id, status, reason, changed_at_millis, agent_id, signature, caller } => {
                 let skill = self.skills.get_mut(&skill_id).ok_or_else(|| UnknownSkill { skill_id: skill_id.clone() })?;
                 skill.status = status;
                 skill.status_reason = reason.clone();
@@ -291,6 +306,7 @@ impl SkillRegistry {
                     reason,
                     changed_at: format_rfc3339_millis(changed_at_millis),
                     changed_by_agent_id: agent_id,
+                    changed_by_caller: caller,
                     signing_key_id: signature.as_ref().map(|(k, _)| k.clone()),
                     status_signature: signature.map(|(_, s)| s),
                     changed_at_millis,
@@ -375,7 +391,7 @@ mod tests {
         let mut reg = SkillRegistry::new();
         let a = actor("a", Some("o"));
         upload(&mut reg, Some("s"), &a, "# S\n", 1).unwrap();
-        let ev = reg.prepare_status("s", &a, SkillStatus::Deprecated, Some("old".into()), None, 2).unwrap();
+        let ev = reg.prepare_status("s", Some(&a), None, SkillStatus::Deprecated, Some("old".into()), None, 2).unwrap();
         reg.apply(ev, None).unwrap();
         assert_eq!(reg.get("s").unwrap().status, SkillStatus::Deprecated);
         // A new version reactivates a deprecated skill, and the history says so.
@@ -383,12 +399,12 @@ mod tests {
         let s = reg.get("s").unwrap();
         assert_eq!(s.status, SkillStatus::Active);
         assert_eq!(s.status_history.len(), 2);
-        let ev = reg.prepare_status("s", &a, SkillStatus::Revoked, Some("leaked".into()), None, 4).unwrap();
+        let ev = reg.prepare_status("s", Some(&a), None, SkillStatus::Revoked, Some("leaked".into()), None, 4).unwrap();
         reg.apply(ev, None).unwrap();
-        assert!(matches!(reg.prepare_status("s", &a, SkillStatus::Deprecated, None, None, 5), Err(SkillError::Revoked { .. })));
+        assert!(matches!(reg.prepare_status("s", Some(&a), None, SkillStatus::Deprecated, None, None, 5), Err(SkillError::Revoked { .. })));
         assert!(matches!(upload(&mut reg, Some("s"), &a, "# S\n", 6), Err(SkillError::Revoked { .. })));
-        assert!(matches!(reg.prepare_status("nope", &a, SkillStatus::Revoked, None, None, 7), Err(SkillError::NotFound { .. })));
-        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: "a".into(), signature: None }, None).is_err());
+        assert!(matches!(reg.prepare_status("nope", Some(&a), None, SkillStatus::Revoked, None, None, 7), Err(SkillError::NotFound { .. })));
+        assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: Some("a".into()), signature: None, caller: None }, None).is_err());
         assert_eq!(reg.get("s").unwrap().updated_at_millis, 4);
     }
 }
