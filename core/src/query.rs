@@ -52,6 +52,7 @@ pub struct TimeWindow {
     /// Window start, in `unit` since the Unix epoch.
     pub start: i64,
     /// Window length in `unit` (non-negative).
+    #[schemars(range(min = 0))]
     pub delta: i64,
     /// `seconds` (default) or `milliseconds`.
     pub unit: Option<TimeUnit>,

@@ -51,8 +51,9 @@ const fn get_tool(path: &'static str, tool: &'static str, reply: Reply) -> Route
 
 /// Every REST endpoint of MENTISDB_REST.md (plus the ranked-search and
 /// context endpoints, and 0.10.10's lexical, federated and summary-candidate
-/// endpoints), and the tool each one calls. `GET /health` is the
-/// only endpoint outside this table.
+/// endpoints), and the tool each one calls. `GET /health` and
+/// `GET /openapi.json` (generated from this table) are the only endpoints
+/// outside it.
 pub const ROUTES: &[Route] = &[
     get_tool("/v1/chains", "mentisdb_list_chains", Reply::Json),
     post_tool("/v1/agents", "mentisdb_list_agents"),
@@ -239,7 +240,13 @@ async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this endpoint; see MENTISDB_REST.md")
 }
 
-/// The REST router: the route table, `/health`, the body limit and auth.
+/// `GET /openapi.json`: the generated OpenAPI document; public, like `/health`.
+async fn openapi_document(State(auth): State<AuthState>) -> Json<Value> {
+    Json(crate::openapi::document(auth.enabled()).clone())
+}
+
+/// The REST router: the route table, `/health`, `/openapi.json`, the body
+/// limit and auth.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize) -> Router {
     let mut api = Router::new();
     for route in ROUTES {
@@ -248,10 +255,11 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize) -> Rout
     let api = api
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(auth, require_token))
+        .layer(axum::middleware::from_fn_with_state(auth.clone(), require_token))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(RestState { db });
-    Router::new().route("/health", get(health)).merge(api)
+    let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
+    Router::new().route("/health", get(health)).merge(public).merge(api)
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ tools! {
 pub(super) struct EntityTypeArgs {
     pub chain_key: Option<String>,
     /// Entity type label to create or update (trimmed; not empty).
+    #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub entity_type: String,
 }
 

@@ -7,6 +7,29 @@ use crate::error::ToolError;
 use crate::text::{truncate_chars, MAX_ECHO_CHARS};
 use crate::thought::Thought;
 
+/// Schema rule of the argument types that name one thought: exactly one of
+/// `thought_id`, `thought_hash` and `thought_index` is given (a `null` one
+/// counts as not given), as [`ThoughtLocator::exactly_one`] checks.
+pub(crate) fn exactly_one_schema(schema: &mut schemars::Schema) {
+    let given = |field: &str, ty: &str| serde_json::json!({"required": [field], "properties": {field: {"type": ty}}});
+    schema.insert("oneOf".into(), serde_json::json!([given("thought_id", "string"), given("thought_hash", "string"), given("thought_index", "integer")]));
+}
+
+/// Schema rule of `mentisdb_traverse_thoughts`: at most one of `anchor_id`,
+/// `anchor_hash`, `anchor_index` and `anchor_boundary` (a `null` one counts
+/// as not given).
+pub(crate) fn at_most_one_anchor_schema(schema: &mut schemars::Schema) {
+    let fields = ["anchor_id", "anchor_hash", "anchor_index", "anchor_boundary"];
+    let not_null = serde_json::json!({"not": {"type": "null"}});
+    let mut pairs = Vec::new();
+    for (i, a) in fields.iter().enumerate() {
+        for b in &fields[i + 1..] {
+            pairs.push(serde_json::json!({"required": [a, b], "properties": {*a: not_null, *b: not_null}}));
+        }
+    }
+    schema.insert("not".into(), serde_json::json!({"anyOf": pairs}));
+}
+
 /// One thought, named by exactly one of its id, hash or index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ThoughtLocator<'a> {

@@ -14,6 +14,7 @@
 
 mod access;
 mod agent_tools;
+mod arg_formats;
 mod chain_tools;
 mod graph_mode;
 mod model_tools;
@@ -131,7 +132,7 @@ macro_rules! tools {
         #[cfg(test)]
         pub(super) fn args_schema(tool: &str) -> Option<serde_json::Value> {
             match tool {
-                $($name => Some($crate::dispatch::schema_of::<$args>()),)+
+                $($name => Some($crate::dispatch::args_schema_of::<$args>()),)+
                 _ => None,
             }
         }
@@ -250,13 +251,48 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     v
 }
 
+/// [`schema_of`] an argument type, with the rules its argument names promise
+/// ([`arg_formats`]).
+#[cfg(test)]
+fn args_schema_of<T: JsonSchema>() -> Value {
+    let mut v = schema_of::<T>();
+    arg_formats::apply(&mut v);
+    v
+}
+
 #[doc(hidden)]
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
     let args = if args.is_null() { Value::Object(Default::default()) } else { args };
     if !args.is_object() {
         return Err(ToolError::invalid(tool, "arguments must be a JSON object"));
     }
+    // JSON has one number type: `10.0` is the integer 10 to most clients
+    // (and to JSON Schema's "integer"); float fields take integers anyway.
+    let mut args = args;
+    integral_floats_to_integers(&mut args);
     serde_json::from_value(args).map_err(|e| ToolError::invalid(tool, e.to_string()))
+}
+
+/// Rewrites every finite float with no fractional part as an integer
+/// (saturating above u64's range), in place (no allocation when there is none); whether any was.
+fn integral_floats_to_integers(v: &mut Value) -> bool {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            // Above u64's range the cast saturates: a huge `limit` is then
+            // clamped like any other large one. Below i64's range it stays a
+            // float and is refused.
+            if f.is_finite() && f.fract() == 0.0 && f >= i64::MIN as f64 {
+                *v = if f < 0.0 { Value::from(f as i64) } else { Value::from(f as u64) };
+                true
+            } else {
+                false
+            }
+        }
+        Value::Array(a) => a.iter_mut().fold(false, |any, x| integral_floats_to_integers(x) | any),
+        Value::Object(m) => m.values_mut().fold(false, |any, x| integral_floats_to_integers(x) | any),
+        _ => false,
+    }
 }
 
 /// Whether `tool` is a known read-only tool (see [`ToolDef::read_only`]).
@@ -308,6 +344,21 @@ impl MentisDb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integral_floats_are_integers_to_every_tool() {
+        #[derive(Debug, serde::Deserialize)]
+        struct A {
+            limit: u64,
+            score: f32,
+            offset: Option<i64>,
+        }
+        let a: A = parse_args("t", serde_json::json!({"limit": 10.0, "score": 1.0, "offset": -3.0})).unwrap();
+        assert_eq!((a.limit, a.score, a.offset), (10, 1.0, Some(-3)));
+        let a: A = parse_args("t", serde_json::json!({"limit": 1e30, "score": 0.5})).unwrap();
+        assert_eq!(a.limit, u64::MAX, "saturates; the tool clamps it");
+        assert!(parse_args::<A>("t", serde_json::json!({"limit": 2.5, "score": 0})).unwrap_err().to_string().contains("floating point"));
+    }
 
     /// The JSON Schema of every tool's arguments, as schemars generates it.
     fn generated_input_schemas() -> serde_json::Map<String, Value> {

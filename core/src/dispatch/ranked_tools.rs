@@ -76,7 +76,7 @@ pub(super) const DEFAULT_CONTEXT_VISITED: usize = 256;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub(super) struct GraphArgs {
     /// Steps from each seed (0 = no expansion). Default 1 for ranked search, 2 for bundles; clamped to 8.
-    pub max_depth: Option<u32>,
+    pub max_depth: Option<u64>,
     /// Thoughts reached per seed, at most. Default 64 (ranked search) or 256 (bundles); clamped to 1..=10000.
     pub max_visited: Option<u64>,
     /// `both` (default), `outgoing`, `incoming`, or `off`.
@@ -140,13 +140,14 @@ pub(super) struct FederatedSearchArgs {
 
 /// Arguments of `mentisdb_resolve_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct ResolveContextArgs {
     pub chain_key: Option<String>,
     pub thought_id: Option<String>,
     pub thought_index: Option<u64>,
     pub thought_hash: Option<String>,
     /// Steps to follow; default 2, clamped to 8.
-    pub max_depth: Option<u32>,
+    pub max_depth: Option<u64>,
     /// Thoughts to reach at most; default 256, clamped to 1..=10000.
     pub max_visited: Option<u64>,
     /// `outgoing` (what the thought builds on), `incoming` (what builds on it) or `both` (default).
@@ -157,7 +158,7 @@ fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usi
     let mut o = GraphOptions { max_depth: default_depth, max_visited: default_visited, direction: WalkDirection::Both };
     let Some(g) = g else { return o };
     if let Some(d) = g.max_depth {
-        o.max_depth = d.min(MAX_GRAPH_DEPTH);
+        o.max_depth = d.min(MAX_GRAPH_DEPTH as u64) as u32;
     }
     if let Some(v) = g.max_visited {
         o.max_visited = (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1);
@@ -259,7 +260,7 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
     let direction = a.direction.unwrap_or(WalkDirection::Both);
-    let max_depth = a.max_depth.unwrap_or(DEFAULT_CONTEXT_DEPTH).min(MAX_GRAPH_DEPTH);
+    let max_depth = a.max_depth.map_or(DEFAULT_CONTEXT_DEPTH, |d| d.min(MAX_GRAPH_DEPTH as u64) as u32);
     let max_visited = a.max_visited.map(|v| (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1)).unwrap_or(DEFAULT_CONTEXT_VISITED);
     db.read_chain(&key, |c| {
         let origin = c.and_then(|c| locator.find(c));

@@ -119,6 +119,7 @@ pub(super) struct StatusArgs {
     pub reason: Option<String>,
     /// The acting agent, active in the chain, with the same agent_owner as the
     /// skill's creator; omitted, the operator acts (the admin access class is the check).
+    #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub agent_id: Option<String>,
     /// Key that signed the change (required when the agent has an active key).
     pub signing_key_id: Option<String>,

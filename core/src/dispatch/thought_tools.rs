@@ -195,6 +195,7 @@ pub(super) struct RecentContextArgs {
 
 /// Arguments of `mentisdb_get_thought`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct GetThoughtArgs {
     pub chain_key: Option<String>,
     pub thought_id: Option<String>,
@@ -204,6 +205,7 @@ pub(super) struct GetThoughtArgs {
 
 /// Arguments of `mentisdb_traverse_thoughts`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = super::locator::at_most_one_anchor_schema)]
 pub(super) struct TraverseArgs {
     pub chain_key: Option<String>,
     pub anchor_id: Option<String>,
@@ -224,12 +226,14 @@ pub(super) struct TraverseArgs {
 
 /// Arguments of `mentisdb_forget_thought`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct ForgetArgs {
     pub chain_key: Option<String>,
     pub thought_id: Option<String>,
     pub thought_hash: Option<String>,
     pub thought_index: Option<u64>,
     /// Why it is forgotten (kept with the forgotten thought).
+    #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub reason: String,
     /// Who forgets it, when the daemon does not know the caller (no token).
     pub agent_id: Option<String>,
