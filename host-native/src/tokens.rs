@@ -455,7 +455,7 @@ mod tests {
         let json_text = json!({"token": [{"name": "ci", "sha256": sha, "scopes": ["read"]}]}).to_string();
         assert_eq!(TokenFile::parse(&json_text, true).unwrap().tokens().unwrap()[0].scope, Access::Read);
         for bad in [
-            format!("[[token]]\nname = \"x\"\nsha256 = \"abc\"\nscopes = [\"read\"]\n"),
+            "[[token]]\nname = \"x\"\nsha256 = \"abc\"\nscopes = [\"read\"]\n".to_string(),
             format!("[[token]]\nname = \"x\"\nsha256 = \"{sha}\"\nscopes = [\"root\"]\n"),
             format!("[[token]]\nname = \"x\"\nsha256 = \"{sha}\"\nscopes = []\n"),
             format!("[[token]]\nname = \"x\"\nsha256 = \"{sha}\"\nscopes = [\"read\"]\nchains = [\"a*b\"]\n"),

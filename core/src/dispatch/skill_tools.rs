@@ -17,7 +17,7 @@ use crate::skills::document;
 use crate::skills::model::{CURRENT_SCHEMA_VERSION, REGISTRY_VERSION};
 use crate::skills::safety::read_warnings;
 use crate::skills::search::{SkillQuery, SEARCHABLE_FIELDS};
-use crate::skills::{NewVersion, SkillError, SkillFormat, SkillStatus, SkillWrite};
+use crate::skills::{ChangedBy, NewVersion, SkillError, SkillFormat, SkillStatus, SkillWrite};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -314,7 +314,7 @@ fn change_status(db: &MentisDb, caller: Option<Caller<'_>>, a: StatusArgs, statu
                 }
                 None => None,
             };
-            Ok(SkillWrite::Event(reg.prepare_status(&a.skill_id, who.as_ref(), caller.map(|c| c.name), status, reason, signature, now)?, None))
+            Ok(SkillWrite::Event(reg.prepare_status(&a.skill_id, ChangedBy { agent: who.as_ref(), caller: caller.map(|c| c.name) }, status, reason, signature, now)?, None))
         },
         |reg, id| reg.get(id).map(SkillSummary::from),
     )?;

@@ -36,5 +36,5 @@ mod store;
 
 pub use error::SkillError;
 pub use model::{Skill, SkillDocument, SkillFormat, SkillStatus, SkillVersion};
-pub use registry::{Actor, NewVersion, SkillRegistry, SkillWrite, UnknownSkill};
+pub use registry::{Actor, ChangedBy, NewVersion, SkillRegistry, SkillWrite, UnknownSkill};
 pub use store::{SkillOpenReport, SkillStore};

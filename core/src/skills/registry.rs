@@ -65,6 +65,17 @@ pub struct UnknownSkill {
     pub skill_id: String,
 }
 
+/// Who makes a status change: the agent the request names (checked against
+/// the creator's ownership rule), or none (the operator), and the
+/// authenticated caller, if any.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChangedBy<'a> {
+    /// The acting agent; `None` when the operator acts.
+    pub agent: Option<&'a Actor>,
+    /// The authenticated caller (a host's token name).
+    pub caller: Option<&'a str>,
+}
+
 /// Every skill, by id.
 #[derive(Debug, Clone, Default)]
 pub struct SkillRegistry {
@@ -201,7 +212,8 @@ impl SkillRegistry {
     /// admits may change the status. Without one, the operator makes the
     /// change: the tool's access class (admin) was the check, and the event
     /// records the authenticated `caller`, if any.
-    pub fn prepare_status(&self, skill_id: &str, actor: Option<&Actor>, caller: Option<&str>, status: SkillStatus, reason: Option<String>, signature: Option<(String, Vec<u8>)>, now_millis: i64) -> Result<SkillEvent, SkillError> {
+    pub fn prepare_status(&self, skill_id: &str, by: ChangedBy<'_>, status: SkillStatus, reason: Option<String>, signature: Option<(String, Vec<u8>)>, now_millis: i64) -> Result<SkillEvent, SkillError> {
+        let ChangedBy { agent: actor, caller } = by;
         let skill = self.require(skill_id)?;
         let action = match status {
             SkillStatus::Deprecated => "deprecate",
@@ -391,7 +403,7 @@ mod tests {
         let mut reg = SkillRegistry::new();
         let a = actor("a", Some("o"));
         upload(&mut reg, Some("s"), &a, "# S\n", 1).unwrap();
-        let ev = reg.prepare_status("s", Some(&a), None, SkillStatus::Deprecated, Some("old".into()), None, 2).unwrap();
+        let ev = reg.prepare_status("s", ChangedBy { agent: Some(&a), caller: None }, SkillStatus::Deprecated, Some("old".into()), None, 2).unwrap();
         reg.apply(ev, None).unwrap();
         assert_eq!(reg.get("s").unwrap().status, SkillStatus::Deprecated);
         // A new version reactivates a deprecated skill, and the history says so.
@@ -399,11 +411,11 @@ mod tests {
         let s = reg.get("s").unwrap();
         assert_eq!(s.status, SkillStatus::Active);
         assert_eq!(s.status_history.len(), 2);
-        let ev = reg.prepare_status("s", Some(&a), None, SkillStatus::Revoked, Some("leaked".into()), None, 4).unwrap();
+        let ev = reg.prepare_status("s", ChangedBy { agent: Some(&a), caller: None }, SkillStatus::Revoked, Some("leaked".into()), None, 4).unwrap();
         reg.apply(ev, None).unwrap();
-        assert!(matches!(reg.prepare_status("s", Some(&a), None, SkillStatus::Deprecated, None, None, 5), Err(SkillError::Revoked { .. })));
+        assert!(matches!(reg.prepare_status("s", ChangedBy { agent: Some(&a), caller: None }, SkillStatus::Deprecated, None, None, 5), Err(SkillError::Revoked { .. })));
         assert!(matches!(upload(&mut reg, Some("s"), &a, "# S\n", 6), Err(SkillError::Revoked { .. })));
-        assert!(matches!(reg.prepare_status("nope", Some(&a), None, SkillStatus::Revoked, None, None, 7), Err(SkillError::NotFound { .. })));
+        assert!(matches!(reg.prepare_status("nope", ChangedBy { agent: Some(&a), caller: None }, SkillStatus::Revoked, None, None, 7), Err(SkillError::NotFound { .. })));
         assert!(reg.apply(SkillEvent::Status { skill_id: "nope".into(), status: SkillStatus::Revoked, reason: None, changed_at_millis: 0, agent_id: Some("a".into()), signature: None, caller: None }, None).is_err());
         assert_eq!(reg.get("s").unwrap().updated_at_millis, 4);
     }
