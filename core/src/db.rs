@@ -253,10 +253,15 @@ impl MentisDb {
 
     /// Resolves an optional `chain_key` argument (omitted or empty: the default chain).
     pub fn resolve_key(&self, chain_key: Option<&str>) -> Result<String, ToolError> {
+        let invalid = |m: limits::LimitError| ToolError::InvalidArguments { tool: "this call".into(), message: format!("invalid chain_key: {m}") };
+        // Control characters are refused even where trimming would drop them.
+        if chain_key.is_some_and(|k| k.chars().any(char::is_control)) {
+            return Err(invalid(limits::LimitError::ControlCharacters { field: "chain_key" }));
+        }
         match chain_key.map(str::trim).filter(|k| !k.is_empty()) {
             None => Ok(self.config.default_chain_key.clone()),
             Some(k) => {
-                limits::check_key("chain_key", k).map_err(|m| ToolError::InvalidArguments { tool: "this call".into(), message: format!("invalid chain_key: {m}") })?;
+                limits::check_key("chain_key", k).map_err(invalid)?;
                 Ok(k.to_string())
             }
         }

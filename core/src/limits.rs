@@ -95,6 +95,12 @@ pub fn check_key(field: &'static str, value: &str) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// Checks a search's query text: bounded (8 labels), no control characters
+/// but newline and tab.
+pub(crate) fn check_query_text(text: &str) -> Result<(), LimitError> {
+    check_label("text", text, MAX_LABEL_BYTES * 8)
+}
+
 /// Checks a label (name, owner, tag): bounded, no control characters.
 pub(crate) fn check_label(field: &'static str, value: &str, max: usize) -> Result<(), LimitError> {
     if value.len() > max {

@@ -139,7 +139,7 @@ impl ThoughtFilter {
     pub fn compile(args: &FilterArgs, time_window: Option<&TimeWindow>, chain: Option<&Chain>) -> Result<Self, QueryError> {
         let mut f = ThoughtFilter::default();
         if let Some(text) = args.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            limits::check_label("text", text, limits::MAX_LABEL_BYTES * 8)?;
+            limits::check_query_text(text)?;
             let needle = text.to_lowercase();
             if let Some(chain) = chain {
                 f.text_agents = chain.agents().records().filter(|r| r.search_text().contains(&needle)).map(|r| r.agent_id.clone()).collect();

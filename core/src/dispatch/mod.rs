@@ -282,7 +282,7 @@ fn integral_floats_to_integers(v: &mut Value) -> bool {
             // Above u64's range the cast saturates: a huge `limit` is then
             // clamped like any other large one. Below i64's range it stays a
             // float and is refused.
-            if f.is_finite() && f.fract() == 0.0 && f >= i64::MIN as f64 {
+            if f.is_finite() && f.fract() == 0.0 && f > i64::MIN as f64 {
                 *v = if f < 0.0 { Value::from(f as i64) } else { Value::from(f as u64) };
                 true
             } else {

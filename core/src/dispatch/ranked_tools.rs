@@ -7,6 +7,7 @@ use super::replies::{
     BundleReply, ContextBundlesReply, LexicalHitReply, LexicalSearchReply, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply, SeedReply,
 };
 use super::{raw, tools};
+use crate::limits;
 use crate::chain::Chain;
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -280,6 +281,7 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
 fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_lexical_search";
     let key = db.resolve_key(a.chain_key.as_deref())?;
+    limits::check_query_text(&a.text).map_err(|m| ToolError::invalid(TOOL, m))?;
     let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_LEXICAL_LIMIT);
     let offset = a.offset.map_or(0, |o| o.min(MAX_RANKED_OFFSET as u64) as usize);
     let visibility = Visibility::from_args(a.include_invalidated, a.include_superseded, None);

@@ -82,7 +82,7 @@ pub(super) struct SearchArgs {
     pub statuses: Option<Vec<SkillStatus>>,
     /// Any of `markdown`, `json` (source format of a version).
     pub formats: Option<Vec<SkillFormat>>,
-    pub schema_versions: Option<Vec<u32>>,
+    pub schema_versions: Option<Vec<u64>>,
     /// RFC 3339; a version uploaded at or after it matches.
     pub since: Option<String>,
     /// RFC 3339; a version uploaded at or before it matches.
@@ -207,6 +207,9 @@ fn upload(db: &MentisDb, caller: Option<Caller<'_>>, a: UploadArgs) -> Result<Sk
 
 fn search(db: &MentisDb, a: SearchArgs) -> Result<SkillListReply, ToolError> {
     db.resolve_key(a.chain_key.as_deref())?;
+    if let Some(text) = &a.text {
+        limits::check_query_text(text).map_err(|m| invalid("text", m))?;
+    }
     let list = |field: &'static str, v: Option<Vec<String>>| -> Result<Vec<String>, ToolError> {
         let v = v.unwrap_or_default();
         limits::check_labels(field, &v).map_err(|m| invalid(field, m))?;

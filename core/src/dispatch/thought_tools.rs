@@ -387,6 +387,9 @@ fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<ListChainsReply, ToolError> 
 
 fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<RecentContextReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
+    if a.agent_id.as_deref().is_some_and(|id| id.chars().any(char::is_control)) {
+        return Err(ToolError::invalid("mentisdb_recent_context", limits::LimitError::ControlCharacters { field: "agent_id" }));
+    }
     let n = a.last_n.map(|n| (n as usize).clamp(1, limits::MAX_RECENT_LAST_N)).unwrap_or(limits::DEFAULT_RECENT_LAST_N);
     let prompt = db.read_chain(&key, |c| match c {
         Some(c) => {

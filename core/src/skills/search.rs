@@ -56,7 +56,7 @@ pub struct SkillQuery {
     /// Only versions uploaded in one of these formats.
     pub formats: Vec<SkillFormat>,
     /// Only documents with one of these schema versions.
-    pub schema_versions: Vec<u32>,
+    pub schema_versions: Vec<u64>,
     /// Inclusive lower bound on a version's upload time, epoch ms.
     pub since: Option<i64>,
     /// Inclusive upper bound on a version's upload time, epoch ms.
@@ -109,7 +109,7 @@ impl SkillQuery {
             && (self.uploaded_by_agent_names.is_empty() || self.uploaded_by_agent_names.iter().any(|n| n.trim().eq_ignore_ascii_case(&v.uploaded_by_agent_name)))
             && (self.uploaded_by_agent_owners.is_empty() || v.uploaded_by_agent_owner.as_ref().is_some_and(|o| self.uploaded_by_agent_owners.iter().any(|w| w.trim().eq_ignore_ascii_case(o))))
             && (self.formats.is_empty() || self.formats.contains(&v.source_format))
-            && (self.schema_versions.is_empty() || self.schema_versions.contains(&v.document.schema_version))
+            && (self.schema_versions.is_empty() || self.schema_versions.contains(&u64::from(v.document.schema_version)))
             && self.since.is_none_or(|t| v.uploaded_at_millis >= t)
             && self.until.is_none_or(|t| v.uploaded_at_millis <= t)
     }
