@@ -38,6 +38,27 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Add the `mentisdb` MCP server to agent clients' configuration files,
+    /// keeping everything else in them (and a backup of each file it changes).
+    /// Idempotent: a file that already has the entry is left alone.
+    Setup {
+        /// The clients to configure.
+        #[arg(required = true, value_enum)]
+        clients: Vec<crate::client_setup::Client>,
+        /// The daemon's MCP URL [default: http://127.0.0.1:<mcp port>/mcp].
+        #[arg(long)]
+        url: Option<String>,
+        /// Bearer token the clients send [default: MENTISDB_API_TOKEN, if set].
+        #[arg(long)]
+        token: Option<String>,
+        /// Configure a local stdio server (`<this binary> --mode stdio`, which
+        /// shares the data directory's daemon) instead of the HTTP URL.
+        #[arg(long)]
+        stdio: bool,
+        /// Print each change as a unified diff and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// `mentisdbd token ...`.
@@ -73,6 +94,7 @@ impl Command {
                 .ok_or_else(|| "no token file: set MENTISDB_TOKENS_FILE=<path> or pass --tokens-file <path>".to_string())
                 .and_then(|path| t.run(path)),
             Command::Cert { names, force } => mint_cert(config, &names, force),
+            Command::Setup { clients, url, token, stdio, dry_run } => setup_clients(config, &clients, url, token, stdio, dry_run),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -82,6 +104,39 @@ impl Command {
             }
         }
     }
+}
+
+/// `mentisdbd setup`: plans every client's change first (so a file that does
+/// not parse stops the command before anything is written), then writes them.
+fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: Option<String>, token: Option<String>, stdio: bool, dry_run: bool) -> Result<(), String> {
+    use crate::client_setup::{apply, plan, Dirs, Transport};
+    let dirs = Dirs::from_env()?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
+    let host = if config.bind_host.is_unspecified() { "127.0.0.1".to_string() } else { config.bind_host.to_string() };
+    let host = if host.contains(':') { format!("[{host}]") } else { host };
+    let http = Transport::Http {
+        url: url.unwrap_or_else(|| format!("http://{host}:{}/mcp", config.mcp_port)),
+        token: token.or_else(|| config.api_token.clone()),
+    };
+    let local = Transport::Stdio { exe };
+    let changes = clients
+        .iter()
+        .map(|&c| plan(c, &dirs, if stdio || c.stdio_only() { &local } else { &http }))
+        .collect::<Result<Vec<_>, _>>()?;
+    for change in &changes {
+        let name = change.path.display();
+        if change.unchanged() {
+            eprintln!("{:?}: {name} already has the mentisdb entry; unchanged", change.client);
+        } else if dry_run {
+            print!("{}", change.diff());
+        } else {
+            match apply(change, std::time::SystemTime::now())? {
+                Some(backup) => eprintln!("{:?}: updated {name} (backup: {})", change.client, backup.display()),
+                None => eprintln!("{:?}: wrote {name}", change.client),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `mentisdbd cert`: writes the pair and says where, for what names, and its SHA-256.

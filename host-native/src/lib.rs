@@ -32,6 +32,7 @@
 
 pub mod auth;
 pub mod cli;
+pub mod client_setup;
 pub mod config;
 pub mod daemon;
 pub mod dir_lock;
