@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::tokens::{add_token, list_tokens, revoke_token};
 use clap::{Parser, Subcommand};
 use mentisdb_core::dispatch::Access;
+use serde_json::Value;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -38,6 +39,53 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Append a thought: through --url's daemon, the data directory's daemon,
+    /// or the directory itself when no daemon holds it.
+    Add {
+        /// The thought's content.
+        content: String,
+        #[command(flatten)]
+        at: ShellTarget,
+        /// thought_type, e.g. Decision, Insight, FactLearned [default: FactLearned].
+        #[arg(long = "type")]
+        thought_type: Option<String>,
+        /// The writing agent [default: the daemon's default agent].
+        #[arg(long)]
+        agent: Option<String>,
+        /// Importance 0..1.
+        #[arg(long)]
+        importance: Option<f64>,
+        /// Tags, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// Concepts, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        concepts: Vec<String>,
+    },
+    /// Ranked search for a question or keywords; one line per hit.
+    Search {
+        /// What to look for.
+        text: String,
+        #[command(flatten)]
+        at: ShellTarget,
+        /// Hits to show [default: 10].
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// The chain's agent registry: id, name, owner, status, thoughts.
+    Agents {
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// The chain's head: thought count, last index and hash, integrity.
+    Head {
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Open the data directory (or database) and check every chain, sidecar
+    /// and the skill registry; prints a report, exits 1 unless all is sound.
+    /// Refuses a directory a running daemon holds (it verified it on start).
+    Verify,
     /// Add the `mentisdb` MCP server to agent clients' configuration files,
     /// keeping everything else in them (and a backup of each file it changes).
     /// Idempotent: a file that already has the entry is left alone.
@@ -59,6 +107,24 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+/// Where a shell command's call goes, and its output form.
+#[derive(Debug, clap::Args)]
+pub struct ShellTarget {
+    /// A daemon's REST base URL (e.g. http://127.0.0.1:9472) [default: the data
+    /// directory's daemon, else the directory itself].
+    #[arg(long, env = "MENTISDB_URL")]
+    pub url: Option<String>,
+    /// Bearer token for --url's daemon [default: MENTISDB_API_TOKEN].
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The chain [default: the daemon's default chain].
+    #[arg(long)]
+    pub chain: Option<String>,
+    /// Print the tool's JSON result instead of lines.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `mentisdbd token ...`.
@@ -95,6 +161,36 @@ impl Command {
                 .and_then(|path| t.run(path)),
             Command::Cert { names, force } => mint_cert(config, &names, force),
             Command::Setup { clients, url, token, stdio, dry_run } => setup_clients(config, &clients, url, token, stdio, dry_run),
+            Command::Add { content, at, thought_type, agent, importance, tags, concepts } => {
+                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                args.insert("content".into(), content.into());
+                args.insert("thought_type".into(), thought_type.unwrap_or_else(|| "FactLearned".into()).into());
+                let optional = [("agent_id", agent.map(Value::from)), ("importance", importance.map(Value::from))];
+                args.extend(optional.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))));
+                if !tags.is_empty() {
+                    args.insert("tags".into(), tags.into());
+                }
+                if !concepts.is_empty() {
+                    args.insert("concepts".into(), concepts.into());
+                }
+                shell_call(config, &at, "mentisdb_append", args, |v| {
+                    let t = &v["thought"];
+                    vec![format!("appended #{} {} (hash {})", t["index"], t["id"].as_str().unwrap_or(""), t["hash"].as_str().unwrap_or(""))]
+                })
+            }
+            Command::Search { text, at, limit } => {
+                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                args.insert("text".into(), text.into());
+                args.insert("limit".into(), limit.unwrap_or(10).into());
+                shell_call(config, &at, "mentisdb_ranked_search", args, crate::shell::hit_lines)
+            }
+            Command::Agents { at } => shell_call(config, &at, "mentisdb_list_agent_registry", crate::shell::chain_args(at.chain.as_deref()), |v| {
+                v["agents"].as_array().into_iter().flatten().map(|a| format!("{}\t{}\t{}\t{}\t{} thoughts", a["agent_id"].as_str().unwrap_or(""), a["display_name"].as_str().unwrap_or(""), a["agent_owner"].as_str().unwrap_or("-"), a["status"].as_str().unwrap_or(""), a["thought_count"])).collect()
+            }),
+            Command::Head { at } => shell_call(config, &at, "mentisdb_head", crate::shell::chain_args(at.chain.as_deref()), |v| {
+                vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]
+            }),
+            Command::Verify => verify(config),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -103,6 +199,42 @@ impl Command {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// Runs one tool call for a shell command and prints its result: JSON with
+/// `--json`, else the lines `lines` makes of it.
+fn shell_call(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>, lines: impl Fn(&Value) -> Vec<String>) -> Result<(), String> {
+    let target = crate::shell::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
+    let reply = target.call(tool, Value::Object(args))?;
+    if at.json {
+        println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
+    } else {
+        for line in lines(&reply) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// `mentisdbd verify`: opens the store here (never through a daemon).
+fn verify(config: &Config) -> Result<(), String> {
+    if config.storage_url.is_none() {
+        let dir = config.data_dir().map_err(|e| e.to_string())?;
+        if let Ok(Some(holder)) = crate::dir_lock::running_daemon(&dir) {
+            return Err(format!("a daemon (pid {}) holds {}: stop it to verify the files (it verified them when it started)", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()));
+        }
+    }
+    let store = crate::daemon::open_store(config).map_err(|e| e.to_string())?;
+    let (lines, sound) = crate::shell::verify_report(&store);
+    for line in &lines {
+        println!("{line}");
+    }
+    if sound {
+        println!("sound: {} chains and the skill registry verified", store.report.chains.len());
+        Ok(())
+    } else {
+        Err("verification failed: see the REFUSED lines above".into())
     }
 }
 

@@ -42,6 +42,7 @@ pub mod legacy;
 pub mod mcp;
 pub mod openapi;
 pub mod rest;
+pub mod shell;
 pub mod run;
 pub mod stdio_proxy;
 pub mod tls_cert;

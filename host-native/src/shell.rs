@@ -1,0 +1,141 @@
+//! `mentisdbd add | search | agents | head | verify`: memory from the shell.
+//!
+//! Contract: each command is one tool call, made where the memory is. With
+//! `--url` (or `MENTISDB_URL`) it goes to that daemon's REST API, with the
+//! token of `--token` / `MENTISDB_API_TOKEN`. Otherwise the data directory
+//! (`--dir` / `MENTISDB_DIR`, default `~/.mentisdb`) or the database of
+//! `--storage-url` is used: when a daemon holds the directory (its lock file
+//! says where it listens) the call goes through that daemon, so there is
+//! never a second writer; when none does, the command opens the directory
+//! itself, locked for the command's duration. `verify` needs the files to
+//! itself and refuses a directory a daemon holds. Output is one line per
+//! result for people; `--json` prints the tool's JSON result instead.
+
+use crate::config::Config;
+use crate::daemon::{open_store, OpenedStore};
+use crate::dir_lock::running_daemon;
+use crate::rest::ROUTES;
+use mentisdb_core::MentisDb;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a command's tool call goes.
+pub enum Target {
+    /// A daemon's REST API: base URL and bearer token.
+    Rest { base: String, token: Option<String>, agent: ureq::Agent },
+    /// The store opened by this process (and locked, for a directory).
+    Local(OpenedStore),
+}
+
+impl Target {
+    /// `--url`, else the directory's daemon, else the store itself.
+    pub fn resolve(config: &Config, url: Option<&str>, token: Option<&str>) -> Result<Target, String> {
+        let token = token.map(str::to_string).or_else(|| config.api_token.clone());
+        if let Some(url) = url {
+            return Ok(Target::rest(url, token));
+        }
+        if config.storage_url.is_none() {
+            let dir = config.data_dir().map_err(|e| e.to_string())?;
+            if let Ok(Some(holder)) = running_daemon(&dir) {
+                let rest = holder.rest.ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment or pass --url", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
+                return Ok(Target::rest(&format!("{}://{rest}", holder.scheme.as_deref().unwrap_or("http")), token));
+            }
+        }
+        open_store(config).map(Target::Local).map_err(|e| e.to_string())
+    }
+
+    fn rest(base: &str, token: Option<String>) -> Target {
+        let agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(60))).http_status_as_error(false).build().into();
+        Target::Rest { base: base.trim_end_matches('/').to_string(), token, agent }
+    }
+
+    /// Calls `tool` with `args`; an error is one line.
+    pub fn call(&self, tool: &str, args: Value) -> Result<Value, String> {
+        match self {
+            Target::Local(store) => store.db.call(tool, args).map_err(|e| e.to_string()),
+            Target::Rest { base, token, agent } => {
+                let route = ROUTES.iter().find(|r| r.tool == tool && r.method == "POST").ok_or_else(|| format!("{tool} has no POST route"))?;
+                let url = format!("{base}{}", route.path);
+                let mut req = agent.post(&url);
+                if let Some(t) = token {
+                    req = req.header("Authorization", &format!("Bearer {t}"));
+                }
+                let mut reply = req.send_json(&args).map_err(|e| format!("{url}: {e}"))?;
+                let status = reply.status();
+                let text = reply.body_mut().read_to_string().map_err(|e| format!("{url}: reading the reply: {e}"))?;
+                let v: Value = serde_json::from_str(&text).map_err(|_| format!("{url} answered HTTP {}: {}", status.as_u16(), text.chars().take(200).collect::<String>()))?;
+                if status.is_success() {
+                    Ok(v)
+                } else {
+                    Err(format!("HTTP {}: {}", status.as_u16(), v.get("error").and_then(Value::as_str).unwrap_or(text.as_str())))
+                }
+            }
+        }
+    }
+
+    /// The local database, when the store was opened here.
+    pub fn local_db(&self) -> Option<&Arc<MentisDb>> {
+        match self {
+            Target::Local(store) => Some(&store.db),
+            Target::Rest { .. } => None,
+        }
+    }
+}
+
+/// Arguments every command shares, as JSON: `chain_key` when given.
+pub fn chain_args(chain: Option<&str>) -> Map<String, Value> {
+    let mut m = Map::new();
+    if let Some(c) = chain {
+        m.insert("chain_key".into(), json!(c));
+    }
+    m
+}
+
+/// One line per ranked hit: index, score, type, agent and the content's first line.
+pub fn hit_lines(reply: &Value) -> Vec<String> {
+    reply["results"]
+        .as_array()
+        .map(|hits| {
+            hits.iter()
+                .map(|h| {
+                    let t = &h["thought"];
+                    let content = t["content"].as_str().unwrap_or("");
+                    format!(
+                        "#{} {:.3} {} {}: {}",
+                        t["index"],
+                        h["score"]["total"].as_f64().or_else(|| h["score"].as_f64()).unwrap_or(0.0),
+                        t["thought_type"].as_str().unwrap_or("?"),
+                        t["agent_id"].as_str().unwrap_or("?"),
+                        content.lines().next().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What `verify` found in an opened store: one line per chain and one per
+/// refused object, and whether all is sound.
+pub fn verify_report(store: &OpenedStore) -> (Vec<String>, bool) {
+    let mut lines = Vec::new();
+    let mut sound = true;
+    for c in &store.report.chains {
+        // A torn tail is an append a crash interrupted before it was
+        // acknowledged: cut on open, as the daemon does; nothing is lost.
+        let torn = if c.torn_tail_bytes > 0 { format!(", a torn tail of {} bytes cut: an unacknowledged append", c.torn_tail_bytes) } else { String::new() };
+        lines.push(format!("ok      {} ({} thoughts, {}{torn})", c.chain_key, c.thought_count, c.storage_location));
+    }
+    for (what, why) in &store.report.refused {
+        sound = false;
+        lines.push(format!("REFUSED {what}: {why}"));
+    }
+    match store.db.call("mentisdb_list_skills", json!({})) {
+        Ok(v) => lines.push(format!("ok      skill registry ({} skills)", v["skills"].as_array().map_or(0, Vec::len))),
+        Err(e) => {
+            sound = false;
+            lines.push(format!("REFUSED skill registry: {e}"));
+        }
+    }
+    (lines, sound)
+}

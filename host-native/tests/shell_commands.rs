@@ -1,0 +1,79 @@
+//! `mentisdbd add | search | agents | head | verify` as a user runs them: on
+//! a data directory no daemon holds, through the directory's running daemon,
+//! through `--url` with a token, and `verify` on a damaged chain file.
+
+mod common;
+
+use common::{command, Daemon};
+use serde_json::Value;
+use std::path::Path;
+
+fn run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (bool, String, String) {
+    let out = command(dir, env, args).output().unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let (success, out, err) = run(dir, &[], args);
+    assert!(success, "{args:?}: {err}");
+    out
+}
+
+#[test]
+fn memory_from_the_shell_with_and_without_a_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let out = ok(&dir, &["add", "We deploy with a canary first", "--type", "Decision", "--agent", "planner", "--tags", "deploy,release", "--chain", "proj"]);
+    assert!(out.starts_with("appended #0 "), "{out}");
+    ok(&dir, &["add", "Rollback takes five minutes", "--agent", "ops", "--chain", "proj"]);
+    let hits = ok(&dir, &["search", "how do we deploy", "--chain", "proj"]);
+    assert!(hits.lines().next().unwrap().contains("Decision planner: We deploy with a canary first"), "{hits}");
+    let agents = ok(&dir, &["agents", "--chain", "proj"]);
+    assert!(agents.contains("planner\t") && agents.contains("ops\t"), "{agents}");
+    let head: Value = serde_json::from_str(&ok(&dir, &["head", "--chain", "proj", "--json"])).unwrap();
+    assert_eq!(head["thought_count"], 2);
+    let report = ok(&dir, &["verify"]);
+    assert!(report.contains("ok      proj (2 thoughts") && report.contains("sound: 1 chains"), "{report}");
+
+    // A daemon now holds the directory: the same commands go through it.
+    let daemon = Daemon::start(&dir, &[], &[]);
+    let out = ok(&dir, &["add", "Added while the daemon runs", "--chain", "proj"]);
+    assert!(out.starts_with("appended #2 "), "{out}");
+    let r: Value = common::client().post(format!("{}/v1/head", daemon.rest)).json(&serde_json::json!({"chain_key": "proj"})).send().unwrap().json().unwrap();
+    assert_eq!(r["thought_count"], 3, "the daemon served the shell's append");
+    let (success, _, err) = run(&dir, &[], &["verify"]);
+    assert!(!success && err.contains("holds") && err.trim().lines().count() == 1, "{err}");
+}
+
+#[test]
+fn url_and_token_and_failures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let daemon = Daemon::start(&served, &[("MENTISDB_API_TOKEN", "t0k")], &[]);
+    let elsewhere = tmp.path().join("elsewhere");
+    let (success, _, err) = run(&elsewhere, &[], &["head", "--url", &daemon.rest]);
+    assert!(!success && err.starts_with("mentisdbd: HTTP 401"), "{err}");
+    let (success, out, err) = run(&elsewhere, &[], &["add", "via url", "--url", &daemon.rest, "--token", "t0k"]);
+    assert!(success && out.starts_with("appended #0"), "{err}");
+    assert!(!elsewhere.join("chains").exists(), "--url writes nothing locally");
+    let (success, _, err) = run(&elsewhere, &[], &["add", "x", "--url", &daemon.rest, "--token", "t0k", "--type", "Musing"]);
+    assert!(!success && err.contains("HTTP 400") && err.contains("Musing") && err.trim().lines().count() == 1, "{err}");
+}
+
+#[test]
+fn verify_reports_a_damaged_chain_and_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    ok(&dir, &["add", "first", "--chain", "good"]);
+    ok(&dir, &["add", "first", "--chain", "bad"]);
+    ok(&dir, &["add", "second", "--chain", "bad"]);
+    let bad = std::fs::read_dir(dir.join("chains")).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("bad.")).unwrap();
+    let mut bytes = std::fs::read(&bad).unwrap();
+    let mid = bytes.len() / 3;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&bad, bytes).unwrap();
+    let (success, out, err) = run(&dir, &[], &["verify"]);
+    assert!(!success, "{out}");
+    assert!(out.contains("ok      good (1 thoughts") && out.contains("REFUSED"), "{out}");
+    assert!(err.contains("verification failed"), "{err}");
+}
