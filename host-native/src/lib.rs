@@ -39,6 +39,7 @@ pub mod host_env;
 pub mod llm;
 pub mod legacy;
 pub mod mcp;
+pub mod reference_import;
 pub mod rest;
 pub mod run;
 pub mod stdio_proxy;
