@@ -39,7 +39,7 @@ pub enum Command {
         force: bool,
     },
     /// Take in a reference MentisDB 0.9.x data directory (its binary and
-    /// legacy JSONL chains, chain registry and agent registries) into the
+    /// legacy JSONL chains, chain registry, agent registries and skill registry) into the
     /// data directory of MENTISDB_DIR / --dir (no daemon may hold it). The
     /// source is only read; chains already present are skipped, so it can
     /// be re-run. Thoughts whose stored reference hash does not match are
@@ -125,6 +125,12 @@ fn import_reference(config: &Config, source: &Path) -> Result<(), String> {
             ChainOutcome::Imported { thoughts, agents } => println!("imported chain {key}: {thoughts} thoughts, {agents} agents"),
             ChainOutcome::AlreadyPresent => println!("skipped chain {key}: already present"),
         }
+    }
+    for (id, versions) in &summary.skills.imported {
+        println!("imported skill {id}: {versions} versions");
+    }
+    for id in &summary.skills.skipped {
+        println!("skipped skill {id}: already present");
     }
     for m in &summary.mismatches {
         println!("hash mismatch in {} at index {} (id {}): {}", m.chain_key, m.index, m.id, m.reason);

@@ -1,7 +1,8 @@
 //! `mentisdbd import-reference DIR` against real data directories written by
 //! the reference MentisDB 0.9.7 daemon (`/work/shared/fixtures/reference-0.9.7`,
 //! or `MENTISDB_REFERENCE_FIXTURES`): every thought and agent the reference
-//! served afterwards is served by us, field by field; the source is never
+//! served afterwards is served by us, field by field (and every skill
+//! version by its content hash); the source is never
 //! changed; a second run adds nothing; a tampered thought is reported
 //! without stopping the import.
 
@@ -57,7 +58,7 @@ fn comparable(t: &Value) -> Value {
 }
 
 #[test]
-fn imports_every_thought_and_agent_of_a_reference_097_directory_once_and_leaves_it_untouched() {
+fn imports_every_thought_agent_and_skill_version_of_a_reference_097_directory_once_and_leaves_it_untouched() {
     let fixtures = fixtures();
     let tmp = tempfile::tempdir().unwrap();
     let source = tmp.path().join("reference");
@@ -69,14 +70,17 @@ fn imports_every_thought_and_agent_of_a_reference_097_directory_once_and_leaves_
     assert!(ok, "import failed: {stderr}");
     assert!(stdout.contains("imported chain shared-project: 122 thoughts"), "{stdout}");
     assert!(stdout.contains("imported chain shared-ops-journal: 42 thoughts"), "{stdout}");
+    assert!(stdout.contains("imported skill shared-deploy-checklist: 2 versions"), "{stdout}");
     assert!(stderr.contains("164 thoughts added") && stderr.contains("0 reference hash mismatches"), "{stderr}");
     assert_eq!(snapshot(&source), before, "the source directory was changed");
 
     let (ok, stdout, stderr) = run_import(&ours, &source);
     assert!(ok, "re-run failed: {stderr}");
+    assert!(stdout.contains("skipped skill shared-deploy-checklist: already present"), "{stdout}");
     assert!(stdout.contains("skipped chain shared-project: already present") && stderr.contains("0 thoughts added"), "{stdout}{stderr}");
 
     let d = Daemon::start(&ours, &[], &[]);
+    check_skills(&d);
     for key in ["shared-project", "shared-ops-journal"] {
         let expected: Value = serde_json::from_slice(&std::fs::read(fixtures.join(format!("expected/chain-{key}.json"))).unwrap()).unwrap();
         let want = expected["thoughts"].as_array().unwrap();
@@ -101,6 +105,32 @@ fn imports_every_thought_and_agent_of_a_reference_097_directory_once_and_leaves_
             // The reference lists the agent id among its aliases; ours does not repeat it.
             let want_aliases: Vec<&Value> = w["aliases"].as_array().unwrap().iter().filter(|a| **a != w["agent_id"]).collect();
             assert_eq!(g["aliases"].as_array().unwrap().iter().collect::<Vec<_>>(), want_aliases, "{key} {}", w["agent_id"]);
+        }
+    }
+}
+
+fn get(d: &Daemon, path: &str) -> Value {
+    client().get(format!("{}{path}", d.rest)).send().unwrap().json().unwrap()
+}
+
+fn check_skills(d: &Daemon) {
+    let expected: Value = serde_json::from_slice(&std::fs::read(fixtures().join("expected/skills.json")).unwrap()).unwrap();
+    let listed = get(d, "/v1/skills");
+    for skill in expected.as_array().unwrap() {
+        let (summary, want) = (&skill["summary"], skill["versions"].as_array().unwrap());
+        let id = summary["skill_id"].as_str().unwrap();
+        let ours = listed["skills"].as_array().unwrap().iter().find(|s| s["skill_id"] == id).unwrap_or_else(|| panic!("skill {id} missing"));
+        for field in ["name", "description", "status", "status_reason", "tags", "triggers", "version_count", "latest_uploaded_by_agent_id", "latest_uploaded_by_agent_name", "latest_uploaded_by_agent_owner"] {
+            assert_eq!(ours[field], summary[field], "skill {id}: {field}");
+        }
+        let got = post(d, "/v1/skills/versions", json!({ "skill_id": id }));
+        let got = got["versions"].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "skill {id}: versions");
+        for (g, w) in got.iter().zip(want) {
+            // The reference's content_hash is the SHA-256 of the uploaded text: the same text is stored here.
+            for field in ["content_hash", "source_format", "uploaded_by_agent_id", "uploaded_by_agent_name", "uploaded_by_agent_owner", "signing_key_id"] {
+                assert_eq!(g[field], w[field], "skill {id} version {}: {field}", w["version_number"]);
+            }
         }
     }
 }
