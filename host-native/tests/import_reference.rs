@@ -163,3 +163,42 @@ fn a_missing_source_is_one_line_and_a_failure() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("is not a directory"), "{stderr}");
 }
+
+#[test]
+fn legacy_jsonl_and_binary_chains_without_a_registry_are_imported_by_file_name() {
+    use mentisdb_native::reference_import::synthetic_reference_chain;
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("reference");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("old-notes-0123456789abcdef.jsonl"), synthetic_reference_chain(50, true)).unwrap();
+    std::fs::write(source.join("new-notes-fedcba9876543210.tcbin"), synthetic_reference_chain(30, false)).unwrap();
+    let ours = tmp.path().join("ours");
+    let (ok, stdout, stderr) = run_import(&ours, &source);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("imported chain old-notes: 50 thoughts") && stdout.contains("imported chain new-notes: 30 thoughts"), "{stdout}");
+    assert!(stderr.contains("0 reference hash mismatches"), "{stderr}");
+    let d = Daemon::start(&ours, &[], &[]);
+    let got = all_thoughts(&d, "old-notes");
+    assert_eq!(got.len(), 50);
+    assert_eq!(got[49]["content"], "Thought 49: the service on host-10 answered in 59 ms after the deploy.");
+    assert_eq!(got[49]["relations"][0]["target_id"], got[48]["id"]);
+    assert_eq!(got[49]["timestamp"], "2026-01-01T00:00:49.000000049Z");
+}
+
+/// The import figure: a 100k-thought reference chain (binary format).
+/// `cargo test -p mentisdb-native --release --test import_reference -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn figure_import_of_a_100k_thought_reference_chain() {
+    use mentisdb_native::reference_import::synthetic_reference_chain;
+    let n: usize = std::env::var("MENTISDB_IMPORT_FIGURE_THOUGHTS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("reference");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("big-0123456789abcdef.tcbin"), synthetic_reference_chain(n, false)).unwrap();
+    let started = std::time::Instant::now();
+    let (ok, stdout, stderr) = run_import(&tmp.path().join("ours"), &source);
+    let secs = started.elapsed().as_secs_f64();
+    assert!(ok && stdout.contains(&format!("imported chain big: {n} thoughts")), "{stdout}{stderr}");
+    println!("FIGURE import-reference: {n} thoughts in {secs:.2}s = {:.0} thoughts/s (whole command, incl. start and fsync)", n as f64 / secs);
+}
