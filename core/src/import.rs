@@ -54,6 +54,22 @@ impl MentisDb {
     }
 }
 
+impl MentisDb {
+    /// The stored object of chain `chain_key` (the default chain when
+    /// `None`): its key, format and bytes, exactly as stored (what
+    /// [`MentisDb::import_chain`] takes back). A chain refused at open
+    /// answers its refusal; an unknown chain is `NotFound`.
+    pub fn export_chain(&self, chain_key: Option<&str>) -> Result<(String, ChainFormat, Vec<u8>), crate::error::ToolError> {
+        use crate::error::ToolError;
+        let key = self.resolve_key(chain_key)?;
+        // Reading the chain also surfaces a refused chain's error.
+        self.with_chain(&key, |_| ())?;
+        let (format, _) = self.chain_storage_info(&key).ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?;
+        let bytes = self.storage().read(&naming::chain_object(&key, format))?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' has no stored object")))?;
+        Ok((key, format, bytes))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

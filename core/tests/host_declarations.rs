@@ -84,6 +84,8 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_forget_thought", "mentisdb_branch_from", "mentisdb_merge_chains", "mentisdb_import_memory_markdown", "mentisdb_extract_memories",
     "mentisdb_lexical_search", "mentisdb_federated_search", "mentisdb_summary_candidates",
     "mentisdb_list_entity_types", "mentisdb_upsert_entity_type",
+    // The browser moves chain objects as bytes with exportChain/importChain (same core operations).
+    "mentisdb_export_chain", "mentisdb_import_chain",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

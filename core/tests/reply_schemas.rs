@@ -80,7 +80,14 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_resolve_context", json!({"chain_key": "a", "thought_index": 2})),
         ("mentisdb_forget_thought", json!({"chain_key": "a", "thought_index": 1, "reason": "test"})),
     ];
-    calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect()
+    let mut results: Vec<(&'static str, Value)> = calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect();
+    // A chain object moves to another store: export here, import there.
+    let exported = ok(&db, "mentisdb_export_chain", json!({"chain_key": "b"}));
+    let (other, _) = fresh();
+    let imported = ok(&other, "mentisdb_import_chain", json!({"chain_key": "b", "chain_base64": exported["chain_base64"]}));
+    results.push(("mentisdb_export_chain", exported));
+    results.push(("mentisdb_import_chain", imported));
+    results
 }
 
 /// The JSON Schema of `tool`'s reply type.

@@ -107,6 +107,16 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Take in a reference MentisDB 0.9.x data directory (its binary and
+    /// legacy JSONL chains, chain registry, agent registries and skill registry) into the
+    /// data directory of MENTISDB_DIR / --dir (no daemon may hold it). The
+    /// source is only read; chains already present are skipped, so it can
+    /// be re-run. Thoughts whose stored reference hash does not match are
+    /// reported (the import goes on).
+    ImportReference {
+        /// The reference data directory (its MENTISDB_DIR).
+        source: std::path::PathBuf,
+    },
 }
 
 /// Where a shell command's call goes, and its output form.
@@ -191,6 +201,7 @@ impl Command {
                 vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]
             }),
             Command::Verify => verify(config),
+            Command::ImportReference { source } => import_reference(config, &source),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -277,6 +288,45 @@ fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), Strin
     let minted = crate::tls_cert::mint(&cert, &key, names, force)?;
     eprintln!("wrote {} and {} for {}; restart the daemon to serve it", cert.display(), key.display(), minted.names.join(", "));
     println!("sha256={}", minted.sha256);
+    Ok(())
+}
+
+/// `mentisdbd import-reference DIR`: opens (and locks) our store, imports,
+/// prints a progress bar on stderr and the report on stdout.
+fn import_reference(config: &Config, source: &Path) -> Result<(), String> {
+    use crate::reference_import::{import_reference_dir, ChainOutcome};
+    if !source.is_dir() {
+        return Err(format!("{} is not a directory", source.display()));
+    }
+    let store = crate::daemon::open_store(config).map_err(|e| e.to_string())?;
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {pos} thoughts ({per_sec}) {msg}").map_err(|e| e.to_string())?);
+    let started = std::time::Instant::now();
+    let summary = import_reference_dir(&store.db, source, |key, n| {
+        bar.inc(n);
+        bar.set_message(format!("last chain: {key}"));
+    })?;
+    bar.finish_and_clear();
+    for (key, outcome) in &summary.chains {
+        match outcome {
+            ChainOutcome::Imported { thoughts, agents } => println!("imported chain {key}: {thoughts} thoughts, {agents} agents"),
+            ChainOutcome::AlreadyPresent => println!("skipped chain {key}: already present"),
+        }
+    }
+    for (id, versions) in &summary.skills.imported {
+        println!("imported skill {id}: {versions} versions");
+    }
+    for id in &summary.skills.skipped {
+        println!("skipped skill {id}: already present");
+    }
+    for m in &summary.mismatches {
+        println!("hash mismatch in {} at index {} (id {}): {}", m.chain_key, m.index, m.id, m.reason);
+    }
+    for w in &summary.warnings {
+        println!("warning: {w}");
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!("{} thoughts added in {:.2}s ({:.0} thoughts/s); {} reference hash mismatches", summary.thoughts_added(), secs, summary.thoughts_added() as f64 / secs.max(1e-9), summary.mismatches.len());
     Ok(())
 }
 

@@ -41,6 +41,7 @@ pub mod llm;
 pub mod legacy;
 pub mod mcp;
 pub mod openapi;
+pub mod reference_import;
 pub mod rest;
 pub mod shell;
 pub mod run;

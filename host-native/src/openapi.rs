@@ -70,7 +70,13 @@ fn operation(route: &Route, spec: &ToolSpec, components: &mut Components) -> Val
         "description": spec.description,
         "responses": responses(route, spec, components),
     });
-    if route.method == "GET" {
+    let path_key = json!({"name": "chain_key", "in": "path", "required": true, "schema": input["properties"]["chain_key"].clone()});
+    if matches!(route.reply, Reply::ChainBytes) {
+        op["parameters"] = json!([path_key]);
+    } else if matches!(route.reply, Reply::FromChainBytes) {
+        op["parameters"] = json!([path_key]);
+        op["requestBody"] = json!({"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}});
+    } else if route.method == "GET" {
         op["parameters"] = Value::Array(query_parameters(&input));
     } else {
         // An empty body is `{}`: required when `{}` is not valid arguments.
@@ -108,6 +114,11 @@ fn responses(route: &Route, spec: &ToolSpec, components: &mut Components) -> Val
             json!({"description": "The tool's result.", "content": {"application/json": {"schema": schema}}})
         }
         Reply::Markdown(_) => json!({"description": "The Markdown document.", "content": {"text/markdown": {"schema": {"type": "string"}}}}),
+        Reply::ChainBytes => json!({"description": "The chain object's bytes, as stored.", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}),
+        Reply::FromChainBytes => {
+            let schema = output_schema(spec.name).map(|s| components.adopt(s)).unwrap_or_else(|| json!({"type": "object"}));
+            json!({"description": "The tool's result.", "content": {"application/json": {"schema": schema}}})
+        }
     };
     let mut r = json!({"200": ok});
     let mut codes = vec!["400", "401", "403", "404", "409", "500", "503"];

@@ -11,7 +11,9 @@ use crate::auth::{call_as, require_token, AuthState, CallError};
 use crate::tokens::Identity;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Extension, Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
@@ -29,6 +31,12 @@ pub enum Reply {
     Json,
     /// The named string field of the result, as `text/markdown; charset=utf-8`.
     Markdown(&'static str),
+    /// `GET .../{chain_key}/export`: the tool's `chain_base64`, decoded, as
+    /// `application/octet-stream` (the chain object's bytes).
+    ChainBytes,
+    /// `POST .../{chain_key}/import`: the request body is the chain object's
+    /// bytes (any content type), passed as `chain_base64`; the reply is JSON.
+    FromChainBytes,
 }
 
 /// One REST endpoint.
@@ -96,6 +104,8 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/head", "mentisdb_head"),
     post_tool("/v1/chains/branch", "mentisdb_branch_from"),
     post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
+    get_tool("/v1/chains/{chain_key}/export", "mentisdb_export_chain", Reply::ChainBytes),
+    Route { method: "POST", path: "/v1/chains/{chain_key}/import", tool: "mentisdb_import_chain", reply: Reply::FromChainBytes },
     post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),
     post_tool("/v1/extract-memories", "mentisdb_extract_memories"),
 ];
@@ -202,8 +212,14 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
 
 fn reply(route: &Route, raw: Box<RawValue>) -> Result<Response, ApiError> {
     match route.reply {
+        Reply::ChainBytes => {
+            let value: Value = serde_json::from_str(raw.get()).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+            let bytes = value.get("chain_base64").and_then(Value::as_str).and_then(|b| BASE64.decode(b).ok());
+            let bytes = bytes.ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{} returned no chain_base64", route.tool)))?;
+            Ok(([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response())
+        }
         // The dispatcher's JSON text is the body, as it was serialized.
-        Reply::Json => Ok(([(header::CONTENT_TYPE, "application/json")], String::from(Box::<str>::from(raw))).into_response()),
+        Reply::Json | Reply::FromChainBytes => Ok(([(header::CONTENT_TYPE, "application/json")], String::from(Box::<str>::from(raw))).into_response()),
         Reply::Markdown(field) => match serde_json::from_str::<Value>(raw.get()).ok().as_ref().and_then(|v| v.get(field)).and_then(Value::as_str) {
             Some(md) => Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md.to_string()).into_response()),
             None => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{} returned no '{field}' field", route.tool))),
@@ -212,7 +228,18 @@ fn reply(route: &Route, raw: Box<RawValue>) -> Result<Response, ApiError> {
 }
 
 fn method_router(route: Route) -> MethodRouter<RestState> {
-    if route.method == "GET" {
+    if matches!(route.reply, Reply::ChainBytes) {
+        get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>| async move {
+            let value = call_as(st.db, who, route.tool, json!({ "chain_key": chain_key })).await?;
+            reply(&route, value)
+        })
+    } else if matches!(route.reply, Reply::FromChainBytes) {
+        post(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>, body: Result<Bytes, BytesRejection>| async move {
+            let args = json!({ "chain_key": chain_key, "chain_base64": BASE64.encode(&body?) });
+            let value = call_as(st.db, who, route.tool, args).await?;
+            reply(&route, value)
+        })
+    } else if route.method == "GET" {
         get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, query: Result<Query<BTreeMap<String, String>>, QueryRejection>| async move {
             let Query(query) = query?;
             let args = if query.is_empty() { Value::Null } else { Value::Object(query.into_iter().map(|(k, v)| (k, Value::String(v))).collect::<Map<_, _>>()) };

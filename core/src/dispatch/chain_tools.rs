@@ -1,7 +1,12 @@
 //! Whole-chain tools of MentisDB 0.10: branch a chain off a thought, merge
-//! one chain into another (`crate::chain_ops` holds the semantics).
+//! one chain into another (`crate::chain_ops` holds the semantics); and
+//! moving a whole chain object out and in (`crate::import`): export gives
+//! the stored bytes (what the browser's `exportChain` gives), import
+//! verifies them before anything is stored.
 
-use super::replies::{BranchReply, ImportMarkdownReply, MergeReply};
+use super::replies::{BranchReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
+use crate::error::ImportError;
+use base64::Engine as _;
 use super::tools;
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -12,6 +17,8 @@ use serde::Deserialize;
 tools! {
     tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).many_chains(),
     tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).many_chains(),
+    tool!(read "mentisdb_export_chain", "Return a chain's stored object (the file the daemon keeps for it: header and every record, byte for byte what the browser's exportChain gives) as base64, with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
+    tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain, the browser's exportChain, or a daemon's chains/ directory), given as base64. It is decoded and verified (hashes, links, indices, refs) before anything is stored; a torn tail is cut and reported. chain_key must be the key the object names, and a chain that already exists is refused (never overwritten).", ImportChainArgs => ImportChainReply, import_chain),
     tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 
@@ -33,6 +40,51 @@ pub(super) struct MergeArgs {
     pub source_chain_key: String,
     /// The chain that receives them (created when absent).
     pub target_chain_key: String,
+}
+
+/// Arguments of `mentisdb_export_chain`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ExportChainArgs {
+    /// The chain; the default chain when omitted.
+    pub chain_key: Option<String>,
+}
+
+/// Arguments of `mentisdb_import_chain`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ImportChainArgs {
+    /// The key the object names in its header (the chain created; must not exist).
+    pub chain_key: String,
+    /// The chain object, standard base64 (padding optional).
+    pub chain_base64: String,
+}
+
+fn export_chain(db: &MentisDb, a: ExportChainArgs) -> Result<ExportChainReply, ToolError> {
+    let (chain_key, format, bytes) = db.export_chain(a.chain_key.as_deref())?;
+    Ok(ExportChainReply { chain_key, storage_adapter: format.adapter_name().to_string(), byte_count: bytes.len(), sha256: crate::sha256::to_hex(&crate::sha256::digest(&[&bytes])), chain_base64: base64::engine::general_purpose::STANDARD.encode(&bytes) })
+}
+
+fn import_chain(db: &MentisDb, a: ImportChainArgs) -> Result<ImportChainReply, ToolError> {
+    const TOOL: &str = "mentisdb_import_chain";
+    let want = key(TOOL, "chain_key", &a.chain_key)?;
+    let engine = base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, base64::engine::GeneralPurposeConfig::new().with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent));
+    let bytes = engine.decode(a.chain_base64.trim()).map_err(|e| ToolError::invalid(TOOL, format!("chain_base64: {e}")))?;
+    match crate::record::peek_chain_key(&bytes) {
+        Some(named) if named != want => return Err(ToolError::invalid(TOOL, format!("the object is chain '{}', not '{want}'", crate::text::truncate_chars(&named, 64)))),
+        _ => {}
+    }
+    let report = db.import_chain(&bytes).map_err(|e| match e {
+        ImportError::ChainExists { .. } => ToolError::Conflict(e.to_string()),
+        ImportError::Storage(s) => ToolError::Storage(s),
+        other => ToolError::invalid(TOOL, other.to_string()),
+    })?;
+    Ok(ImportChainReply {
+        chain_key: report.chain_key,
+        storage_adapter: report.format.adapter_name().to_string(),
+        thought_count: report.thought_count,
+        torn_tail_bytes: report.torn_tail_bytes,
+        head_hash: report.head_hash,
+        storage_location: report.storage_location,
+    })
 }
 
 fn key(tool: &str, field: &'static str, v: &str) -> Result<String, ToolError> {

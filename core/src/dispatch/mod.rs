@@ -306,7 +306,8 @@ pub fn is_read_only(tool: &str) -> bool {
 /// tools (which may embed the query through a model) and every write belong
 /// on a blocking pool.
 pub fn is_quick_read(tool: &str) -> bool {
-    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
+    // Exporting reads the whole chain object from storage: not a memory scan.
+    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && name != "mentisdb_export_chain" && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
 }
 
 impl MentisDb {
@@ -399,12 +400,13 @@ mod tests {
         for quick in ["mentisdb_search", "mentisdb_head", "mentisdb_traverse_thoughts", "mentisdb_list_agents", "mentisdb_read_skill"] {
             assert!(is_read_only(quick) && is_quick_read(quick), "{quick}");
         }
+        assert!(is_read_only("mentisdb_export_chain") && !is_quick_read("mentisdb_export_chain"), "export reads storage");
         for ranked in ["mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context"] {
             assert!(is_read_only(ranked) && !is_quick_read(ranked), "{ranked} may call the embedding model");
         }
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 24);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 25);
     }
 }

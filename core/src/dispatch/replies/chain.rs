@@ -194,3 +194,35 @@ pub struct ImportMarkdownReply {
     /// `imported.len()`.
     pub count: usize,
 }
+
+/// `mentisdb_export_chain`: a chain's stored object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExportChainReply {
+    /// The chain exported.
+    pub chain_key: String,
+    /// Its record format: `binary` or `jsonl`.
+    pub storage_adapter: String,
+    /// Length of the object in bytes.
+    pub byte_count: usize,
+    /// SHA-256 of the object, lowercase hex.
+    pub sha256: String,
+    /// The object, standard base64.
+    pub chain_base64: String,
+}
+
+/// `mentisdb_import_chain`: the chain added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ImportChainReply {
+    /// The chain created (the key the object names).
+    pub chain_key: String,
+    /// Its record format, kept as stored: `binary` or `jsonl`.
+    pub storage_adapter: String,
+    /// Thoughts in the chain.
+    pub thought_count: usize,
+    /// Bytes of a torn tail cut from the end of the object before storing it.
+    pub torn_tail_bytes: usize,
+    /// Hash of the chain's last thought (null for a chain with no thoughts).
+    pub head_hash: Option<String>,
+    /// Where the chain is now stored.
+    pub storage_location: String,
+}
