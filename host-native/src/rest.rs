@@ -98,6 +98,10 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
     post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),
     post_tool("/v1/extract-memories", "mentisdb_extract_memories"),
+    post_tool("/v1/checkpoint", "mentisdb_checkpoint"),
+    post_tool("/v1/proofs/inclusion", "mentisdb_inclusion_proof"),
+    post_tool("/v1/proofs/consistency", "mentisdb_consistency_proof"),
+    get_tool("/v1/identity", "mentisdb_identity", Reply::Json),
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as
