@@ -147,6 +147,8 @@ pub struct MentisDb {
     embedder: RwLock<Option<Arc<dyn EmbeddingProvider>>>,
     /// The host's language model for `mentisdb_extract_memories`, if any.
     pub(crate) chat_model: RwLock<Option<Arc<dyn crate::chat_model::ChatModel>>>,
+    /// The host's checkpoint key and each chain's latest checkpoint (`proofs.rs`).
+    pub(crate) checkpoints: crate::proofs::Checkpoints,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -210,7 +212,7 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None) };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default() };
         Ok((db, report))
     }
 
@@ -449,6 +451,9 @@ impl MentisDb {
         self.storage.sync(&slot.object).map_err(|e| {
             AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))
         })?;
+        if !replay {
+            self.auto_checkpoint(key);
+        }
         Ok(Some(Appended { thought, replay, redactions }))
     }
 

@@ -51,7 +51,9 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod agents;
+pub mod base64;
 pub mod canonical;
+pub mod checkpoint;
 mod chain;
 mod chain_ops;
 mod chat_model;
@@ -70,8 +72,10 @@ mod keyed_hash;
 pub mod limits;
 mod lookup;
 mod markdown_import;
+pub mod merkle;
 mod named_enum;
 pub mod naming;
+mod proofs;
 pub mod query;
 pub mod ranked;
 pub mod record;
@@ -91,6 +95,7 @@ mod visibility;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};
+pub use proofs::{ConsistencyProof, InclusionProof, LatestCheckpoint};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};

@@ -86,6 +86,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_list_entity_types", "mentisdb_upsert_entity_type",
     // The browser moves chain objects as bytes with exportChain/importChain (same core operations).
     "mentisdb_export_chain", "mentisdb_import_chain",
+    "mentisdb_checkpoint", "mentisdb_inclusion_proof", "mentisdb_consistency_proof", "mentisdb_identity",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.
@@ -102,6 +103,7 @@ const ABSENT: &[(&str, &str, &str, &str)] = &[
         "head_hash",
         "the typed append returns the stored thought; right after the append the head hash is that thought's own `hash`",
     ),
+    ("wit", "mentisdb_append", "leaf_hash", "the typed append returns the stored thought; its leaf hash is SHA-256(0x00 || its `hash` bytes), and `memory.call` returns it"),
     ("wit", "mentisdb_append", "replay", "the typed append returns the stored thought (the same one for a replay); `memory.call` returns the full reply"),
     ("wit", "mentisdb_append", "redactions", "the typed append returns the stored thought, whose text shows each `[REDACTED:<kind>]`; `memory.call` returns the list"),
     ("wit", "mentisdb_search", "include_invalidated", "the typed search hides superseded, corrected and invalidated thoughts (the default); `memory.call` takes the flag"),

@@ -25,6 +25,7 @@ impl mentisdb_core::extract::ChatModel for CannedModel {
 fn session() -> Vec<(&'static str, Value)> {
     let (db, _) = fresh();
     db.set_chat_model(Some(std::sync::Arc::new(CannedModel)));
+    db.set_checkpoint_signer(Some(mentisdb_core::checkpoint::CheckpointSigner::new("reply-test", &[3u8; 32]).unwrap()), None);
     let key = ed25519_dalek::SigningKey::from_bytes(&[1u8; 32]).verifying_key().to_bytes().to_vec();
     let skill = "---\nname: Deploy\ndescription: how\ntags: [ops]\n---\n# Deploy\nRun it.\n";
     let on_b = db.call("mentisdb_append", json!({"chain_key": "b", "agent_id": "ag", "thought_type": "Idea", "content": "branch here"})).unwrap();
@@ -47,6 +48,10 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_get_genesis_thought", json!({})),
         ("mentisdb_traverse_thoughts", json!({"chain_key": "a", "anchor_boundary": "genesis", "chunk_size": 2})),
         ("mentisdb_head", json!({"chain_key": "a"})),
+        ("mentisdb_checkpoint", json!({"chain_key": "a"})),
+        ("mentisdb_inclusion_proof", json!({"chain_key": "a", "index": 0})),
+        ("mentisdb_consistency_proof", json!({"chain_key": "a", "first": 1})),
+        ("mentisdb_identity", json!({})),
         ("mentisdb_head", json!({})),
         ("mentisdb_list_agents", json!({"chain_key": "a"})),
         ("mentisdb_get_agent", json!({"chain_key": "a", "agent_id": "ag"})),

@@ -51,6 +51,11 @@ pub struct Config {
     /// How many of a chain's latest thoughts dedup compares a new thought with.
     #[arg(long, env = "MENTISDB_DEDUP_SCAN_WINDOW", default_value_t = mentisdb_core::DEFAULT_DEDUP_SCAN_WINDOW, value_parser = parse_scan_window)]
     pub dedup_scan_window: usize,
+    /// Least seconds between two automatic signed checkpoints of one chain
+    /// (made after an append; the latest is kept in memory). 0 turns
+    /// automatic checkpoints off; `mentisdb_checkpoint` always signs one.
+    #[arg(long, env = "MENTISDB_CHECKPOINT_INTERVAL_SECS", default_value_t = 60)]
+    pub checkpoint_interval_secs: u64,
 
     /// Append interaction logs to this file (in addition to the console when verbose).
     #[arg(long, env = "MENTISDB_LOG_FILE")]

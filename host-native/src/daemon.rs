@@ -32,6 +32,9 @@ pub enum DaemonError {
     /// Another daemon holds the data directory ([`crate::dir_lock`]).
     #[error("{0}")]
     Locked(String),
+    /// The checkpoint signing key cannot be read or created.
+    #[error("identity key: {0}")]
+    Identity(String),
     /// The embedding model named by `--minilm-dir` cannot be used.
     #[error("embedding model: {0}")]
     Embedding(String),
@@ -72,6 +75,11 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     };
     let (db, report) = MentisDb::open(storage, Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
     log_report(store.split_once('=').map_or(store.as_str(), |(_, at)| at), &report);
+    let signer = crate::identity::load_or_create(&config.data_dir()?).map_err(DaemonError::Identity)?;
+    tracing::info!(name = signer.name(), public_key = %hex::encode(signer.public_key()), "checkpoint signing identity");
+    eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
+    let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);
+    db.set_checkpoint_signer(Some(signer), interval);
     if let Some(model_dir) = &config.minilm_dir {
         register_minilm(&db, model_dir)?;
     }

@@ -37,6 +37,7 @@ pub mod config;
 pub mod daemon;
 pub mod dir_lock;
 pub mod host_env;
+pub mod identity;
 pub mod llm;
 pub mod legacy;
 pub mod mcp;

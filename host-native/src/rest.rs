@@ -108,6 +108,10 @@ pub const ROUTES: &[Route] = &[
     Route { method: "POST", path: "/v1/chains/{chain_key}/import", tool: "mentisdb_import_chain", reply: Reply::FromChainBytes },
     post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),
     post_tool("/v1/extract-memories", "mentisdb_extract_memories"),
+    post_tool("/v1/checkpoint", "mentisdb_checkpoint"),
+    post_tool("/v1/proofs/inclusion", "mentisdb_inclusion_proof"),
+    post_tool("/v1/proofs/consistency", "mentisdb_consistency_proof"),
+    get_tool("/v1/identity", "mentisdb_identity", Reply::Json),
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as

@@ -62,7 +62,7 @@ pub fn mint(cert: &Path, key: &Path, extra: &[String], overwrite: bool) -> Resul
 }
 
 /// Writes `bytes` to `path` through a temp file in the same directory.
-fn write_file(path: &Path, bytes: &[u8], private: bool) -> Result<(), String> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8], private: bool) -> Result<(), String> {
     use std::io::Write;
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;

@@ -72,7 +72,7 @@ export interface RetrospectiveArgs {
 /** A secret replaced by `[REDACTED:<kind>]`; start/end are byte offsets of the placeholder in the stored value. */
 export interface Redaction { field: string; kind: string; start: number; end: number }
 /** `replay` is true when the thought_id was already stored with the same fields (nothing written). */
-export interface AppendResult { thought: Thought; head_hash: string; replay: boolean; redactions: Redaction[] }
+export interface AppendResult { thought: Thought; head_hash: string; leaf_hash: string; replay: boolean; redactions: Redaction[] }
 
 /** Superseded, corrected and invalidated thoughts are left out unless `include_invalidated` (alias `include_superseded`). */
 export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number; include_invalidated?: boolean; include_superseded?: boolean }

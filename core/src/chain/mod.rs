@@ -46,6 +46,8 @@ pub struct Chain {
     search_text: Derived<SearchText>,
     ranked: Derived<RankedIndex>,
     retirements: Derived<Retirements>,
+    /// The RFC 9162 Merkle tree over the thoughts' chain hashes (`merkle.rs`).
+    merkle: Derived<crate::merkle::MerkleTree>,
 }
 
 /// Checks `t` as the thought at `position`, after one whose hash is
@@ -88,6 +90,7 @@ impl Chain {
             search_text: Derived::default(),
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
             retirements: Derived::default(),
+            merkle: Derived::default(),
         }
     }
 
@@ -156,6 +159,13 @@ impl Chain {
     /// [`Chain::thoughts`] (parsed once, at commit or open).
     pub fn timestamps_millis(&self) -> &[i64] {
         &self.timestamps_ms
+    }
+
+    /// The chain's RFC 9162 Merkle tree, caught up with every committed
+    /// thought (built on the first call after opening: about two hashes a
+    /// thought; then one leaf a commit). See [`crate::merkle`].
+    pub fn merkle(&self) -> RwLockReadGuard<'_, crate::merkle::MerkleTree> {
+        self.merkle.get(&self.thoughts)
     }
 
     /// The chain's key.

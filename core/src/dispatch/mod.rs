@@ -18,6 +18,7 @@ mod arg_formats;
 mod chain_tools;
 mod graph_mode;
 mod model_tools;
+mod proof_tools;
 mod locator;
 mod ranked_tools;
 pub mod replies;
@@ -177,8 +178,8 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
 }
 
 /// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 6] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS]
+fn families() -> [&'static [ToolDef]; 7] {
+    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS, proof_tools::TOOLS]
 }
 
 /// The prefix of MentisDB's tool names before it was renamed from ThoughtChain.
@@ -239,6 +240,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         .or_else(|| ranked_tools::reply_schema(tool))
         .or_else(|| chain_tools::reply_schema(tool))
         .or_else(|| model_tools::reply_schema(tool))
+        .or_else(|| proof_tools::reply_schema(tool))
 }
 
 #[doc(hidden)]
@@ -373,6 +375,7 @@ mod tests {
                     .or_else(|| ranked_tools::args_schema(t.name))
                     .or_else(|| chain_tools::args_schema(t.name))
                     .or_else(|| model_tools::args_schema(t.name))
+                    .or_else(|| proof_tools::args_schema(t.name))
                     .expect("every tool has an argument type");
                 (t.name.to_string(), schema)
             })
@@ -407,6 +410,6 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 25);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 29);
     }
 }

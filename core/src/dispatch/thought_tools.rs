@@ -292,7 +292,8 @@ fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a:
     input.entity_type = a.entity_type;
     let a = db.append_reporting(&key, None, input, |_| true)?.expect("unconditional append");
     let head = head_hash(db, &key)?;
-    Ok(raw(AppendReply { thought: &a.thought, head_hash: head, replay: a.replay, redactions: a.redactions }))
+    let leaf_hash = hex::encode(crate::merkle::thought_leaf_hash(&a.thought.hash));
+    Ok(raw(AppendReply { thought: &a.thought, head_hash: head, leaf_hash, replay: a.replay, redactions: a.redactions }))
 }
 
 fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {

@@ -28,6 +28,9 @@ pub struct AppendReply<T = Thought> {
     pub thought: T,
     /// Hash of the chain's last thought after the append.
     pub head_hash: Option<String>,
+    /// The thought's RFC 9162 leaf hash, hex (`SHA-256(0x00 || chain hash)`):
+    /// with `thought.index`, what `mentisdb_inclusion_proof` proves.
+    pub leaf_hash: String,
     /// True when the request repeated a thought already stored under its
     /// `thought_id` with the same fields: `thought` is that earlier thought
     /// and nothing was written. Always present; false for a new thought.

@@ -18,6 +18,7 @@
 
 mod agents;
 mod chain;
+mod proofs;
 mod ranked;
 mod skills;
 
@@ -26,6 +27,7 @@ pub use chain::{
     AppendReply, BootstrapReply, BranchReply, ChainInfo, ExportChainReply, ImportChainReply, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
+pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 pub use ranked::{
     BundleReply, ContextBundlesReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
     ResolveContextReply, ScoreReply, SeedReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, ViaReply,

@@ -1,0 +1,86 @@
+//! Provable memory: signed checkpoints, inclusion and consistency proofs of
+//! a chain's RFC 9162 Merkle tree, and the key that signs checkpoints
+//! (`crate::proofs` holds the semantics, `crate::merkle` and
+//! `crate::checkpoint` the algorithms and their verifiers).
+
+use super::replies::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
+use super::{tools, NoArgs};
+use crate::checkpoint;
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+tools! {
+    tool!(read "mentisdb_checkpoint", "Return a freshly signed checkpoint of a chain: a C2SP tlog-checkpoint signed note (origin '<signer>/<chain_key>', tree size, base64 RFC 9162 root over the thoughts' chain hashes, then an Ed25519 signature line). Verify it with the key from mentisdb_identity (GET /v1/identity).", ChainArgs => CheckpointReply, make_checkpoint),
+    tool!(read "mentisdb_inclusion_proof", "Prove that thought `index` is in the chain's RFC 9162 Merkle tree of `tree_size` thoughts (default: the whole chain): returns the leaf hash, the root and the audit path (hex, in the order RFC 9162 section 2.1.3.2 consumes it).", InclusionArgs => InclusionProofReply, inclusion),
+    tool!(read "mentisdb_consistency_proof", "Prove that the chain's first `first` thoughts are a prefix of its first `second` thoughts (default: the whole chain): returns both RFC 9162 roots and the consistency proof (hex, in the order RFC 9162 section 2.1.4.2 consumes it).", ConsistencyArgs => ConsistencyProofReply, consistency),
+    tool!(read "mentisdb_identity", "Return the daemon's checkpoint signing identity: signer name, Ed25519 public key, signed-note key id and verifier key.", NoArgs => IdentityReply, identity).daemon_wide(),
+}
+
+/// Just a chain.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub(super) struct ChainArgs {
+    /// Chain to use; the daemon's default chain when omitted.
+    pub chain_key: Option<String>,
+}
+
+/// Arguments of `mentisdb_inclusion_proof`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct InclusionArgs {
+    /// Chain to use; the daemon's default chain when omitted.
+    pub chain_key: Option<String>,
+    /// The thought's index (its leaf).
+    pub index: u64,
+    /// The tree size to prove against (at most the chain's length); the whole chain when omitted.
+    pub tree_size: Option<u64>,
+}
+
+/// Arguments of `mentisdb_consistency_proof`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ConsistencyArgs {
+    /// Chain to use; the daemon's default chain when omitted.
+    pub chain_key: Option<String>,
+    /// The older tree size (at least 1).
+    pub first: u64,
+    /// The newer tree size (at least `first`, at most the chain's length); the whole chain when omitted.
+    pub second: Option<u64>,
+}
+
+fn make_checkpoint(db: &MentisDb, a: ChainArgs) -> Result<CheckpointReply, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let made = db.checkpoint(&key)?;
+    let root = root_of(&made.checkpoint);
+    Ok(CheckpointReply { checkpoint: made.checkpoint, chain_key: key, tree_size: made.tree_size, root })
+}
+
+/// The root line of a checkpoint the core just made, as hex.
+fn root_of(note: &str) -> String {
+    let line = note.lines().nth(2).unwrap_or_default();
+    hex::encode(crate::base64::decode(line).unwrap_or_default())
+}
+
+fn inclusion(db: &MentisDb, a: InclusionArgs) -> Result<InclusionProofReply, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let (tree_size, p) = db.inclusion_proof(&key, a.index, a.tree_size)?;
+    Ok(InclusionProofReply { chain_key: key, index: a.index, tree_size, leaf_hash: hex::encode(p.leaf_hash), root: hex::encode(p.root), hashes: p.hashes.iter().map(hex::encode).collect() })
+}
+
+fn consistency(db: &MentisDb, a: ConsistencyArgs) -> Result<ConsistencyProofReply, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let (second, p) = db.consistency_proof(&key, a.first, a.second)?;
+    Ok(ConsistencyProofReply {
+        chain_key: key,
+        first: a.first,
+        second,
+        first_root: hex::encode(p.first_root),
+        second_root: hex::encode(p.second_root),
+        hashes: p.hashes.iter().map(hex::encode).collect(),
+    })
+}
+
+fn identity(db: &MentisDb, _a: NoArgs) -> Result<IdentityReply, ToolError> {
+    let signer = db.checkpoint_signer().ok_or_else(|| ToolError::Unavailable("this daemon has no checkpoint signing key".to_string()))?;
+    let pk = signer.public_key();
+    Ok(IdentityReply { name: signer.name().to_string(), public_key: hex::encode(pk), key_id: hex::encode(checkpoint::key_id(signer.name(), &pk)), verifier_key: checkpoint::verifier_key(signer.name(), &pk) })
+}
