@@ -111,7 +111,7 @@ impl MerkleTree {
         }
         self.levels[0].push(leaf);
         let mut k = 0;
-        while self.levels[k].len() % 2 == 0 {
+        while self.levels[k].len().is_multiple_of(2) {
             let n = self.levels[k].len();
             let parent = node_hash(&self.levels[k][n - 2], &self.levels[k][n - 1]);
             if self.levels.len() == k + 1 {
@@ -137,7 +137,7 @@ impl MerkleTree {
     /// RFC 9162's recursions visit); `start < end <= len`.
     fn range_hash(&self, start: u64, end: u64) -> Hash {
         let n = end - start;
-        if n.is_power_of_two() && start % n == 0 {
+        if n.is_power_of_two() && start.is_multiple_of(n) {
             let k = n.trailing_zeros() as usize;
             return self.levels[k][(start >> k) as usize];
         }
