@@ -20,6 +20,8 @@
 
 use crate::base64;
 use crate::merkle::Hash;
+use std::collections::BTreeMap;
+use std::sync::RwLock;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 
 /// The signed-note signature type byte of Ed25519.
@@ -157,3 +159,22 @@ pub fn verify_checkpoint(text: &str, name: &str, public_key: &[u8; 32]) -> Resul
     }
     Err(CheckpointError::NotSigned(name.to_string()))
 }
+/// The checkpoint key, the automatic-checkpoint interval and each chain's
+/// latest checkpoint.
+#[derive(Debug, Default)]
+pub(crate) struct Checkpoints {
+    pub(crate) signer: RwLock<Option<(CheckpointSigner, Option<i64>)>>,
+    pub(crate) latest: RwLock<BTreeMap<String, LatestCheckpoint>>,
+}
+
+/// A chain's most recent checkpoint and when it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatestCheckpoint {
+    /// The signed note.
+    pub checkpoint: String,
+    /// The tree size it states.
+    pub tree_size: u64,
+    /// When it was made, in epoch milliseconds (host clock).
+    pub made_at_ms: i64,
+}
+

@@ -148,7 +148,7 @@ pub struct MentisDb {
     /// The host's language model for `mentisdb_extract_memories`, if any.
     pub(crate) chat_model: RwLock<Option<Arc<dyn crate::chat_model::ChatModel>>>,
     /// The host's checkpoint key and each chain's latest checkpoint (`proofs.rs`).
-    pub(crate) checkpoints: crate::proofs::Checkpoints,
+    pub(crate) checkpoints: crate::checkpoint::Checkpoints,
 }
 
 impl std::fmt::Debug for MentisDb {

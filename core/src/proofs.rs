@@ -11,31 +11,10 @@
 //! ([`MentisDb::latest_checkpoint`]); those are kept in memory only (one a
 //! chain), since any checkpoint can be made again from the chain.
 
-use crate::checkpoint::{self, CheckpointSigner, TreeHead};
+use crate::checkpoint::{self, CheckpointSigner, LatestCheckpoint, TreeHead};
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::merkle::{Hash, ProofError};
-use std::collections::BTreeMap;
-use std::sync::RwLock;
-
-/// The checkpoint key, the automatic-checkpoint interval and each chain's
-/// latest checkpoint.
-#[derive(Debug, Default)]
-pub(crate) struct Checkpoints {
-    signer: RwLock<Option<(CheckpointSigner, Option<i64>)>>,
-    latest: RwLock<BTreeMap<String, LatestCheckpoint>>,
-}
-
-/// A chain's most recent checkpoint and when it was made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LatestCheckpoint {
-    /// The signed note.
-    pub checkpoint: String,
-    /// The tree size it states.
-    pub tree_size: u64,
-    /// When it was made, in epoch milliseconds (host clock).
-    pub made_at_ms: i64,
-}
 
 /// An inclusion proof with what a verifier checks it against.
 #[derive(Debug, Clone, PartialEq, Eq)]
