@@ -75,7 +75,11 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     };
     let (db, report) = MentisDb::open(storage, Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
     log_report(store.split_once('=').map_or(store.as_str(), |(_, at)| at), &report);
-    let signer = crate::identity::load_or_create(&config.data_dir()?).map_err(DaemonError::Identity)?;
+    let signer = match &pg {
+        Some(pg) => crate::identity::load_or_create_in(pg.as_ref()),
+        None => crate::identity::load_or_create(&config.data_dir()?),
+    }
+    .map_err(DaemonError::Identity)?;
     tracing::info!(name = signer.name(), public_key = %hex::encode(signer.public_key()), "checkpoint signing identity");
     eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
     let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);

@@ -1,15 +1,17 @@
 //! The daemon's Ed25519 identity: the key that signs checkpoints.
 //!
-//! Contract: the 32-byte secret seed lives in `<data dir>/identity.ed25519`
-//! as 64 hex digits and a newline, file mode 0600, created from the
-//! operating system's random source on first start and never rewritten.
-//! On PostgreSQL storage it lives in the same place (`--dir`/`MENTISDB_DIR`,
-//! else `~/.mentisdb`: the daemon's config directory, which also holds TLS
-//! certificates): several daemons sharing one database each sign with their
-//! own key and name. The signer name is `mentisdb-<first 8 hex digits of
-//! the public key>`, so each daemon's checkpoints have their own origin.
+//! Contract: the 32-byte secret seed is 64 hex digits and a newline, created
+//! from the operating system's random source on first start and never
+//! rewritten. With file storage it lives in `<data dir>/identity.ed25519`,
+//! file mode 0600. With PostgreSQL storage it is the object
+//! `identity.ed25519` in the database, so every daemon on one database signs
+//! as one identity (a client behind a load balancer pins one key); it is
+//! created by a conditional write at length 0, so of two daemons starting at
+//! once one key wins and both use it. The signer name is
+//! `mentisdb-<first 8 hex digits of the public key>`.
 
 use mentisdb_core::checkpoint::CheckpointSigner;
+use mentisdb_core::Storage;
 use std::path::{Path, PathBuf};
 
 /// The key file's name in the data directory.
@@ -23,22 +25,47 @@ pub fn key_path(dir: &Path) -> PathBuf {
 /// The signer of the daemon with data directory `dir`, creating its key on first use.
 pub fn load_or_create(dir: &Path) -> Result<CheckpointSigner, String> {
     let path = key_path(dir);
-    let seed: [u8; 32] = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let mut seed = [0u8; 32];
-            hex::decode_to_slice(text.trim(), &mut seed).map_err(|_| format!("{} does not hold 64 hex digits", path.display()))?;
-            seed
-        }
+    let seed = match std::fs::read_to_string(&path) {
+        Ok(text) => parse_seed(&text, &path.display().to_string())?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut seed = [0u8; 32];
-            getrandom::fill(&mut seed).map_err(|e| format!("no random source for a new key: {e}"))?;
+            let seed = new_seed()?;
             crate::tls_cert::write_file(&path, format!("{}\n", hex::encode(seed)).as_bytes(), true)?;
             seed
         }
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let public = CheckpointSigner::new("mentisdb", &seed).map_err(|e| e.to_string())?.public_key();
-    CheckpointSigner::new(&format!("mentisdb-{}", hex::encode(&public[..4])), &seed).map_err(|e| e.to_string())
+    signer(&seed)
+}
+
+/// The signer of every daemon on `storage` (PostgreSQL), creating the key
+/// object on first use.
+pub fn load_or_create_in(storage: &dyn Storage) -> Result<CheckpointSigner, String> {
+    let location = storage.location(KEY_FILE);
+    let read = || storage.read(KEY_FILE).map_err(|e| format!("cannot read {location}: {e}"));
+    if read()?.is_none() {
+        // Only the first writer at length 0 succeeds; a loser's error is
+        // expected, and both read the winner's key below.
+        let _ = storage.append_at(KEY_FILE, 0, format!("{}\n", hex::encode(new_seed()?)).as_bytes());
+    }
+    let bytes = read()?.ok_or_else(|| format!("{location} was not created"))?;
+    signer(&parse_seed(&String::from_utf8_lossy(&bytes), &location)?)
+}
+
+fn new_seed() -> Result<[u8; 32], String> {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| format!("no random source for a new key: {e}"))?;
+    Ok(seed)
+}
+
+fn parse_seed(text: &str, location: &str) -> Result<[u8; 32], String> {
+    let mut seed = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut seed).map_err(|_| format!("{location} does not hold 64 hex digits"))?;
+    Ok(seed)
+}
+
+fn signer(seed: &[u8; 32]) -> Result<CheckpointSigner, String> {
+    let public = CheckpointSigner::new("mentisdb", seed).map_err(|e| e.to_string())?.public_key();
+    CheckpointSigner::new(&format!("mentisdb-{}", hex::encode(&public[..4])), seed).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -57,5 +84,13 @@ mod tests {
         }
         std::fs::write(super::key_path(dir.path()), "nothex\n").unwrap();
         assert!(super::load_or_create(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_shared_store_holds_one_key_for_every_daemon() {
+        let storage = mentisdb_core::MemoryStorage::new();
+        let a = super::load_or_create_in(&storage).unwrap();
+        let b = super::load_or_create_in(&storage).unwrap();
+        assert_eq!((a.name(), a.public_key()), (b.name(), b.public_key()));
     }
 }
