@@ -118,6 +118,39 @@ pub(crate) fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&
     out
 }
 
+/// Renders a thought's causal context (index order) in MentisDB 0.10's
+/// bootstrap layout: a `RESTORED CONTEXT` banner, then per thought
+/// `[#index] Type / Role (agent)`, its content, and indented confidence,
+/// importance, tags, concepts and refs; empty for no thoughts.
+pub(crate) fn bootstrap_prompt(thoughts: &[&Thought]) -> String {
+    if thoughts.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("=== RESTORED CONTEXT (from MentisDb) ===\n\n");
+    for t in thoughts {
+        let mut agent = if t.agent_name.trim().is_empty() || t.agent_name == t.agent_id { t.agent_id.clone() } else { format!("{} [{}]", t.agent_name, t.agent_id) };
+        if let Some(owner) = t.agent_owner.as_deref().filter(|o| !o.trim().is_empty()) {
+            let _ = write!(agent, " owned by {owner}");
+        }
+        let _ = writeln!(out, "[#{}] {} / {} ({agent})\n{}", t.index, t.thought_type, t.role, shown_content(t));
+        if let Some(c) = t.confidence {
+            let _ = writeln!(out, "  confidence: {c:.2}");
+        }
+        let _ = writeln!(out, "  importance: {:.2}", t.importance);
+        if !t.tags.is_empty() {
+            let _ = writeln!(out, "  tags: {}", t.tags.join(", "));
+        }
+        if !t.concepts.is_empty() {
+            let _ = writeln!(out, "  concepts: {}", t.concepts.join(", "));
+        }
+        if !t.refs.is_empty() {
+            let _ = writeln!(out, "  refs: {:?}", t.refs);
+        }
+    }
+    out.push_str("\n=== END RESTORED CONTEXT ===\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

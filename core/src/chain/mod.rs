@@ -19,6 +19,7 @@ use crate::retirements::Retirements;
 use std::sync::RwLockReadGuard;
 
 mod append;
+mod context;
 mod dedup;
 mod replay;
 mod shared;
