@@ -33,6 +33,7 @@ pub(super) struct InclusionArgs {
     /// The thought's index (its leaf).
     pub index: u64,
     /// The tree size to prove against (at most the chain's length); the whole chain when omitted.
+    #[schemars(range(min = 1))]
     pub tree_size: Option<u64>,
 }
 
@@ -42,8 +43,10 @@ pub(super) struct ConsistencyArgs {
     /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<String>,
     /// The older tree size (at least 1).
+    #[schemars(range(min = 1))]
     pub first: u64,
     /// The newer tree size (at least `first`, at most the chain's length); the whole chain when omitted.
+    #[schemars(range(min = 1))]
     pub second: Option<u64>,
 }
 
