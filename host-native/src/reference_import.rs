@@ -337,8 +337,12 @@ fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefThoughtPub],
             forgotten: None,
         };
         if entity_type.is_some() {
-            // A deterministic salt (from the id), so a re-run builds the same bytes.
-            ours.content_salt = Some(hex::encode(&ring::digest::digest(&ring::digest::SHA256, t.id.as_bytes()).as_ref()[..16]));
+            // A random salt, as for any schema 3 thought: one derived from
+            // the (public) id would let anyone confirm a guess of a forgotten
+            // thought's content. Re-runs skip the chain, so nothing repeats it.
+            let mut salt = [0u8; 16];
+            getrandom::fill(&mut salt).map_err(|e| format!("no random source for a content salt: {e}"))?;
+            ours.content_salt = Some(hex::encode(salt));
         }
         ours.hash = compute_thought_hash(&ours);
         prev = Some(ours.hash.clone());
