@@ -74,6 +74,23 @@ pub fn verifier_key(name: &str, public_key: &[u8; 32]) -> String {
     format!("{name}+{}+{}", hex::encode(key_id(name, public_key)), base64::encode(&typed))
 }
 
+/// Reads a verifier key text ([`verifier_key`]'s form): the signer's name and
+/// Ed25519 public key, after checking that the key id matches them.
+pub fn parse_verifier_key(text: &str) -> Result<(String, [u8; 32]), CheckpointError> {
+    let bad = CheckpointError::Malformed("a verifier key is <name>+<8 hex digits>+<base64 of 0x01 and a 32-byte Ed25519 key>");
+    let mut parts = text.trim().rsplitn(3, '+');
+    let (Some(key), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { return Err(bad) };
+    let typed = base64::decode(key).ok_or(CheckpointError::Malformed("the verifier key's key is not base64"))?;
+    let public_key: [u8; 32] = match typed.split_first() {
+        Some((&ED25519_TYPE, rest)) => rest.try_into().map_err(|_| CheckpointError::Malformed("the verifier key's Ed25519 key is not 32 bytes"))?,
+        _ => return Err(CheckpointError::Malformed("the verifier key is not an Ed25519 key (type 0x01)")),
+    };
+    if name.is_empty() || hex::encode(key_id(name, &public_key)) != id {
+        return Err(CheckpointError::Malformed("the verifier key's id does not match its name and key"));
+    }
+    Ok((name.to_string(), public_key))
+}
+
 /// The body a checkpoint's signature covers.
 pub fn body(head: &TreeHead) -> String {
     format!("{}\n{}\n{}\n", head.origin, head.tree_size, base64::encode(&head.root))

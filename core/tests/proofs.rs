@@ -186,3 +186,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn verifier_keys_read_back_and_a_wrong_id_is_refused() {
+    use mentisdb_core::checkpoint::{parse_verifier_key, verifier_key, CheckpointSigner};
+    let signer = CheckpointSigner::new("mentisdb-test", &[7; 32]).unwrap();
+    let text = verifier_key(signer.name(), &signer.public_key());
+    assert_eq!(parse_verifier_key(&text).unwrap(), (signer.name().to_string(), signer.public_key()));
+    let other = verifier_key("someone-else", &signer.public_key());
+    let forged = format!("{}+{}", signer.name(), other.split_once('+').unwrap().1);
+    assert!(parse_verifier_key(&forged).is_err());
+    assert!(parse_verifier_key("no-plus-signs").is_err());
+}

@@ -10,7 +10,9 @@
 //! - time from `Date.now()` ([`clock::DateClock`]) and ids from
 //!   `crypto.getRandomValues` ([`ids::CryptoIds`]);
 //! - plain-object JSON glue ([`js_json`]), TypeScript declarations
-//!   ([`types`]) and the one error mapping ([`error`]).
+//!   ([`types`]) and the one error mapping ([`error`]);
+//! - the proof verifiers `verifyInclusion`, `verifyConsistency` and
+//!   `verifyCheckpoint` ([`verify`]), to check a daemon's proofs.
 //!
 //! ```js
 //! import init, { MentisDb } from "./pkg/mentisdb_wasm.js";
@@ -37,6 +39,8 @@ pub mod ids;
 mod js_json;
 #[cfg(target_arch = "wasm32")]
 pub mod mentis_db;
+#[cfg(target_arch = "wasm32")]
+pub mod verify;
 
 #[cfg(target_arch = "wasm32")]
 pub use mentis_db::MentisDbHandle;

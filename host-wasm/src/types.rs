@@ -74,6 +74,9 @@ export interface Redaction { field: string; kind: string; start: number; end: nu
 /** `replay` is true when the thought_id was already stored with the same fields (nothing written). */
 export interface AppendResult { thought: Thought; head_hash: string; leaf_hash: string; replay: boolean; redactions: Redaction[] }
 
+/** What `verifyCheckpoint` returns: the signed tree head (root in hex). */
+export interface CheckpointHead { origin: string; tree_size: number; root: string }
+
 /** Superseded, corrected and invalidated thoughts are left out unless `include_invalidated` (alias `include_superseded`). */
 export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number; include_invalidated?: boolean; include_superseded?: boolean }
 export interface SearchResult { thoughts: Thought[] }

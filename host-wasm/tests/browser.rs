@@ -339,3 +339,41 @@ async fn skill_registry_through_call_and_across_reopen() {
     assert!(message(&e).contains("nobody"), "{}", message(&e));
     ok(db.close()).await;
 }
+
+/// The exported verifiers accept the core's proofs and checkpoints and
+/// refuse a proof or note with one bit changed.
+#[wasm_bindgen_test]
+fn proofs_and_checkpoints_verify_in_the_browser() {
+    use mentisdb_core::checkpoint::{origin, verifier_key, CheckpointSigner, TreeHead};
+    use mentisdb_core::merkle::{leaf_hash, MerkleTree};
+    use mentisdb_wasm::verify::{verify_checkpoint, verify_consistency, verify_inclusion};
+    let mut tree = MerkleTree::new();
+    for i in 0..13u8 {
+        tree.push_leaf_hash(leaf_hash(&[i; 32]));
+    }
+    let hex = |h: &[u8; 32]| h.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let root = hex(&tree.root(13).unwrap());
+    let proof: Vec<String> = tree.inclusion_proof(5, 13).unwrap().iter().map(hex).collect();
+    let leaf = hex(&tree.leaf(5).unwrap());
+    assert!(verify_inclusion(&leaf, 5.0, 13.0, proof.clone(), &root).unwrap());
+    assert!(!verify_inclusion(&leaf, 6.0, 13.0, proof.clone(), &root).unwrap());
+    let mut bent = proof.clone();
+    let flipped = if bent[0].starts_with('0') { "1" } else { "0" };
+    bent[0].replace_range(0..1, flipped);
+    assert!(!verify_inclusion(&leaf, 5.0, 13.0, bent, &root).unwrap());
+    assert!(verify_inclusion("zz", 5.0, 13.0, proof, &root).is_err(), "bad hex throws");
+
+    let consistency: Vec<String> = tree.consistency_proof(7, 13).unwrap().iter().map(hex).collect();
+    let first_root = hex(&tree.root(7).unwrap());
+    assert!(verify_consistency(7.0, 13.0, consistency.clone(), &first_root, &root).unwrap());
+    assert!(!verify_consistency(7.0, 13.0, consistency, &root, &root).unwrap());
+
+    let signer = CheckpointSigner::new("mentisdb-browser", &[9; 32]).unwrap();
+    let note = signer.sign(&TreeHead { origin: origin(signer.name(), "c"), tree_size: 13, root: tree.root(13).unwrap() });
+    let key = verifier_key(signer.name(), &signer.public_key());
+    let head = rs(&verify_checkpoint(&note, &key).unwrap());
+    assert_eq!(head, json!({"origin": "mentisdb-browser/c", "tree_size": 13, "root": root}));
+    assert!(verify_checkpoint(&note.replace("\n13\n", "\n14\n"), &key).is_err(), "a changed size breaks the signature");
+    let other = CheckpointSigner::new("mentisdb-browser", &[8; 32]).unwrap();
+    assert!(verify_checkpoint(&note, &verifier_key(other.name(), &other.public_key())).is_err(), "another key did not sign it");
+}
