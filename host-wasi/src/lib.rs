@@ -34,6 +34,8 @@ pub mod error;
 #[cfg(target_arch = "wasm32")]
 pub mod exports;
 #[cfg(target_arch = "wasm32")]
+pub mod proofs;
+#[cfg(target_arch = "wasm32")]
 pub mod records;
 
 #[cfg(target_arch = "wasm32")]

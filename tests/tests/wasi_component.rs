@@ -222,7 +222,7 @@ fn the_component_imports_only_wasi_and_exports_the_world() {
     assert!(imports.iter().any(|i| i.starts_with("wasi:filesystem/preopens@0.2")), "{imports:?}");
     assert!(!imports.iter().any(|i| i.starts_with("wasi:sockets") || i.starts_with("wasi:http")), "{imports:?}");
     exports.sort();
-    assert_eq!(exports, ["mentisdb:memory/memory@0.1.0", "mentisdb:memory/self-test@0.1.0", "mentisdb:memory/types@0.1.0"]);
+    assert_eq!(exports, ["mentisdb:memory/memory@0.1.0", "mentisdb:memory/proofs@0.1.0", "mentisdb:memory/self-test@0.1.0", "mentisdb:memory/types@0.1.0"]);
 }
 
 #[test]
@@ -430,4 +430,33 @@ fn a_damaged_binary_chain_is_refused_and_never_overwritten() {
     let e = p.append(&append_request("b", wit::ThoughtType::Finding, "more")).unwrap_err();
     assert_eq!(e.kind, wit::ErrorKind::ChainRefused);
     assert_eq!(std::fs::read(&file).unwrap(), damaged, "the damaged file is left as it was");
+}
+
+/// The `proofs` export checks what a daemon (here: the core, with the
+/// daemon's code) proves and signs, and refuses a changed proof or note.
+#[test]
+fn proofs_verify_inside_the_component() {
+    use mentisdb_core::checkpoint::{origin, verifier_key, CheckpointSigner, TreeHead};
+    use mentisdb_core::merkle::{leaf_hash, MerkleTree};
+    let mut tree = MerkleTree::new();
+    for i in 0..21u8 {
+        tree.push_leaf_hash(leaf_hash(&[i; 32]));
+    }
+    let hex = |h: &[u8; 32]| h.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let root = hex(&tree.root(21).unwrap());
+    let mut plugin = PluginHost::shared().instantiate(None).expect("instantiate");
+    let proof: Vec<String> = tree.inclusion_proof(9, 21).unwrap().iter().map(hex).collect();
+    let leaf = hex(&tree.leaf(9).unwrap());
+    assert_eq!(plugin.verify_inclusion(&leaf, 9, 21, &proof, &root), Ok(true));
+    assert_eq!(plugin.verify_inclusion(&leaf, 10, 21, &proof, &root), Ok(false));
+    assert!(plugin.verify_inclusion("xyz", 9, 21, &proof, &root).unwrap_err().contains("leaf-hash"));
+    let consistency: Vec<String> = tree.consistency_proof(6, 21).unwrap().iter().map(hex).collect();
+    assert_eq!(plugin.verify_consistency(6, 21, &consistency, &hex(&tree.root(6).unwrap()), &root), Ok(true));
+    assert_eq!(plugin.verify_consistency(6, 21, &consistency, &root, &root), Ok(false));
+
+    let signer = CheckpointSigner::new("mentisdb-wasi", &[3; 32]).unwrap();
+    let note = signer.sign(&TreeHead { origin: origin(signer.name(), "c"), tree_size: 21, root: tree.root(21).unwrap() });
+    let key = verifier_key(signer.name(), &signer.public_key());
+    assert_eq!(plugin.verify_checkpoint(&note, &key), Ok(("mentisdb-wasi/c".to_string(), 21, root)));
+    assert!(plugin.verify_checkpoint(&note.replace("\n21\n", "\n22\n"), &key).is_err());
 }

@@ -158,6 +158,21 @@ impl PluginInstance {
         no_trap(self.plugin.mentisdb_memory_memory().call_recent_context(&mut self.store, chain_key, last_n))
     }
 
+    /// `proofs.verify-inclusion`.
+    pub fn verify_inclusion(&mut self, leaf: &str, index: u64, size: u64, hashes: &[String], root: &str) -> Result<bool, String> {
+        no_trap(self.plugin.mentisdb_memory_proofs().call_verify_inclusion(&mut self.store, leaf, index, size, hashes, root))
+    }
+
+    /// `proofs.verify-consistency`.
+    pub fn verify_consistency(&mut self, first: u64, second: u64, hashes: &[String], first_root: &str, second_root: &str) -> Result<bool, String> {
+        no_trap(self.plugin.mentisdb_memory_proofs().call_verify_consistency(&mut self.store, first, second, hashes, first_root, second_root))
+    }
+
+    /// `proofs.verify-checkpoint`: `(origin, tree size, root hex)`.
+    pub fn verify_checkpoint(&mut self, note: &str, verifier_key: &str) -> Result<(String, u64, String), String> {
+        no_trap(self.plugin.mentisdb_memory_proofs().call_verify_checkpoint(&mut self.store, note, verifier_key)).map(|h| (h.origin, h.tree_size, h.root))
+    }
+
     /// `self-test.storage-conformance` (a broken contract traps: `Err`).
     pub fn storage_conformance(&mut self) -> wasmtime::Result<Result<(), String>> {
         self.plugin.mentisdb_memory_self_test().call_storage_conformance(&mut self.store)
