@@ -99,45 +99,36 @@ impl MentisDb {
         }
     }
 
+    /// Runs `f` on chain `key`'s Merkle tree (an empty tree for a chain
+    /// that does not exist yet, so sizes past it are the proof's error).
+    fn with_tree<R>(&self, key: &str, f: impl FnOnce(&crate::merkle::MerkleTree) -> Result<R, ToolError>) -> Result<R, ToolError> {
+        self.read_chain(key, |c| match c {
+            Some(c) => f(&c.merkle()),
+            None => f(&crate::merkle::MerkleTree::new()),
+        })?
+    }
+
     /// The inclusion proof of thought `index` in the tree of the first
     /// `tree_size` thoughts of chain `key` (`tree_size` defaults to the chain's length).
     pub fn inclusion_proof(&self, key: &str, index: u64, tree_size: Option<u64>) -> Result<(u64, InclusionProof), ToolError> {
         const TOOL: &str = "mentisdb_inclusion_proof";
-        self.read_chain(key, |c| {
-            let empty = crate::merkle::MerkleTree::new();
-            let guard;
-            let t = match c {
-                Some(c) => {
-                    guard = c.merkle();
-                    &*guard
-                }
-                None => &empty,
-            };
+        self.with_tree(key, |t| {
             let size = tree_size.unwrap_or(t.len());
             let hashes = t.inclusion_proof(index, size).map_err(|e| proof_error(TOOL, e))?;
             let leaf_hash = t.leaf(index).expect("index < size <= len");
             Ok((size, InclusionProof { leaf_hash, root: t.root(size).map_err(|e| proof_error(TOOL, e))?, hashes }))
-        })?
+        })
     }
 
     /// The consistency proof that the first `first` thoughts of chain `key`
     /// are a prefix of its first `second` (`second` defaults to its length).
     pub fn consistency_proof(&self, key: &str, first: u64, second: Option<u64>) -> Result<(u64, ConsistencyProof), ToolError> {
         const TOOL: &str = "mentisdb_consistency_proof";
-        self.read_chain(key, |c| {
-            let empty = crate::merkle::MerkleTree::new();
-            let guard;
-            let t = match c {
-                Some(c) => {
-                    guard = c.merkle();
-                    &*guard
-                }
-                None => &empty,
-            };
+        self.with_tree(key, |t| {
             let second = second.unwrap_or(t.len());
             let hashes = t.consistency_proof(first, second).map_err(|e| proof_error(TOOL, e))?;
             let roots = (t.root(first).map_err(|e| proof_error(TOOL, e))?, t.root(second).map_err(|e| proof_error(TOOL, e))?);
             Ok((second, ConsistencyProof { first_root: roots.0, second_root: roots.1, hashes }))
-        })?
+        })
     }
 }
