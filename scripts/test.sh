@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A clean CI checkout gains nothing from incremental caches, which cost
+# gigabytes of disk; a developer can still set CARGO_INCREMENTAL=1.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 mkdir -p test-output
 filter="${1:-}"
 for stage in scripts/stages/*.sh; do
@@ -13,6 +16,7 @@ for stage in scripts/stages/*.sh; do
   echo "=== stage $(basename "$stage")"
   start=$(date +%s)
   bash "$stage"
-  echo "=== stage $(basename "$stage") passed in $(( $(date +%s) - start ))s"
+  echo "=== stage $(basename "$stage") passed in $(( $(date +%s) - start ))s;" \
+    "target dir $(du -sh "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1), disk free $(df -h --output=avail "$CARGO_TARGET_DIR" | tail -1 | tr -d ' ')"
 done
 echo "=== all stages passed"
