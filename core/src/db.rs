@@ -78,6 +78,15 @@ pub struct OpenedChain {
     pub storage_location: String,
 }
 
+/// One chain as [`MentisDb::copy_chain`] copied it under its lock (for `backup.rs`).
+pub(crate) struct ChainCopy {
+    pub(crate) object: String,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) agents: Option<(String, Vec<u8>)>,
+    pub(crate) thought_count: u64,
+    pub(crate) head_hash: Option<String>,
+}
+
 /// How many times one append re-bases onto another writer's appends before
 /// it gives up (each re-base means another engine won the race meanwhile).
 const MAX_REBASES: usize = 64;
@@ -670,6 +679,33 @@ impl MentisDb {
         let state = RwLock::new(ChainState::new(chain, bytes.len() as u64));
         chains.insert(key.clone(), Arc::new(ChainSlot { object, agents_object: naming::agents_object(&key), state }));
         Ok(location)
+    }
+
+    /// Whether a served chain is stored in `object`.
+    pub(crate) fn serves_object(&self, object: &str) -> bool {
+        read_lock(&self.chains).values().any(|slot| slot.object == object)
+    }
+
+    /// Chain objects refused at open or load, with why, sorted by object.
+    pub(crate) fn refused_objects(&self) -> Vec<(String, String)> {
+        read_lock(&self.refused).iter().map(|(object, (_, e))| (object.clone(), e.to_string())).collect()
+    }
+
+    /// Copies chain `key` as it is now, under its read lock: the object up to
+    /// the last committed thought and the agent sidecar (`backup.rs`).
+    /// `None` when the chain does not exist (or was deleted meanwhile).
+    pub(crate) fn copy_chain(&self, key: &str) -> Result<Option<ChainCopy>, StorageError> {
+        let Ok(Some(slot)) = self.slot_or_load(key) else { return Ok(None) };
+        let state = read_lock(&slot.state);
+        if state.deleted {
+            return Ok(None);
+        }
+        let Some(mut bytes) = self.storage.read(&slot.object)? else { return Ok(None) };
+        // Another engine on a shared store may have appended past this one's head.
+        bytes.truncate(state.byte_len as usize);
+        let agents = self.storage.read(&slot.agents_object)?.map(|b| (slot.agents_object.clone(), b));
+        let thoughts = state.chain.thoughts();
+        Ok(Some(ChainCopy { object: slot.object.clone(), bytes, agents, thought_count: thoughts.len() as u64, head_hash: thoughts.last().map(|t| t.hash.clone()) }))
     }
 
     /// Storage location of the object backing `key`, when it exists.

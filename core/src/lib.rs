@@ -45,12 +45,14 @@
 //! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
 //! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
-//! [`limits`], [`query`], [`redact`] (secret redaction on write) and [`timestamp`].
+//! [`limits`], [`query`], [`redact`] (secret redaction on write), [`backup`]
+//! (consistent snapshots and the check before a restore) and [`timestamp`].
 //! Everything else is private.
 
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod agents;
+pub mod backup;
 pub mod base64;
 pub mod canonical;
 pub mod checkpoint;

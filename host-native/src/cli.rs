@@ -117,6 +117,50 @@ pub enum Command {
         /// The reference data directory (its MENTISDB_DIR).
         source: std::path::PathBuf,
     },
+    /// Write a consistent backup of every chain (each at a committed, durable
+    /// head), agent registry, the skill registry and the daemon's identity to
+    /// one .tar.gz with a manifest of every object's SHA-256: through
+    /// --url's daemon, the data directory's daemon (which keeps serving
+    /// writes), or the directory itself. The archive is checked against its
+    /// manifest after it is written.
+    Backup(BackupArgs),
+    /// Restore a backup into a data directory (or database): checks every
+    /// object's SHA-256 and opens and verifies every chain in memory before
+    /// writing anything; refuses a target that holds data unless --force.
+    Restore(RestoreArgs),
+}
+
+/// `mentisdbd backup` arguments.
+#[derive(Debug, clap::Args)]
+pub struct BackupArgs {
+    /// The archive to write (.tar.gz).
+    #[arg(long = "to", short = 'o', visible_alias = "output", value_name = "FILE")]
+    pub to: std::path::PathBuf,
+    /// A daemon's REST base URL to back up [default: the data directory's
+    /// daemon, else the directory (or --storage-url database) itself].
+    #[arg(long, env = "MENTISDB_URL")]
+    pub url: Option<String>,
+    /// Bearer token (admin on all chains) for the daemon [default: MENTISDB_API_TOKEN].
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Replace FILE when it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `mentisdbd restore` arguments.
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The archive made by `mentisdbd backup` or `GET /v1/admin/backup`.
+    pub archive: std::path::PathBuf,
+    /// The data directory to restore into [default: MENTISDB_DIR / --dir, or
+    /// the database of --storage-url]. No daemon may hold it.
+    #[arg(long, value_name = "DIR")]
+    pub to: Option<std::path::PathBuf>,
+    /// Replace the memory the target already holds (its chains, sidecars,
+    /// skill registry and identity; other files are left alone).
+    #[arg(long, visible_alias = "overwrite")]
+    pub force: bool,
 }
 
 /// Where a shell command's call goes, and its output form.
@@ -202,6 +246,8 @@ impl Command {
             }),
             Command::Verify => verify(config),
             Command::ImportReference { source } => import_reference(config, &source),
+            Command::Backup(args) => crate::backup_cmd::backup(config, &args),
+            Command::Restore(args) => crate::backup_cmd::restore(config, &args),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,

@@ -31,6 +31,8 @@
 //! (token file, store, access rule), [`daemon`] (startup), [`dir_lock`] (one daemon per data directory), [`host_env`] (clock, ids).
 
 pub mod auth;
+pub mod backup;
+pub mod backup_cmd;
 pub mod cli;
 pub mod client_setup;
 pub mod config;

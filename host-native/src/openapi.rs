@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document of the REST API, served at `GET /openapi.json`.
 //!
 //! Contract: the document is generated, never written by hand. Every path and
-//! method comes from the route table [`ROUTES`] (plus `/health`); a POST's
+//! method comes from the route table [`ROUTES`] (plus `/health` and the
+//! backup route, which are not tools); a POST's
 //! request body schema is the tool's input schema, the same JSON Schema MCP
 //! `tools/list` serves; a GET's query parameters are that schema's
 //! properties; the 200 response schema is the tool's reply schema
@@ -37,6 +38,15 @@ fn build(tokens_required: bool) -> Value {
             "properties": {"status": {"type": "string"}, "service": {"type": "string"}}
         }}}}},
         "security": []
+    }}));
+    paths.insert(crate::rest::BACKUP_PATH.into(), json!({"get": {
+        "operationId": "backup",
+        "summary": "A consistent backup of the whole store as one .tar.gz (objects/<name> entries, then manifest.json with every object's SHA-256); admin on all chains.",
+        "responses": {
+            "200": {"description": "The archive, streamed while the daemon keeps serving.", "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}}},
+            "401": {"$ref": "#/components/responses/401"},
+            "403": {"$ref": "#/components/responses/403"},
+        }
     }}));
     for route in ROUTES {
         let spec = specs.get(route.tool).unwrap_or_else(|| panic!("route {} names unknown tool {}", route.path, route.tool));

@@ -9,6 +9,7 @@
 
 use crate::auth::{call_as, require_token, AuthState, CallError};
 use crate::tokens::Identity;
+use mentisdb_core::dispatch::Access;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
@@ -276,10 +277,41 @@ async fn openapi_document(State(auth): State<AuthState>) -> Json<Value> {
     Json(crate::openapi::document(auth.enabled()).clone())
 }
 
+/// Where `GET` streams a backup archive of the whole store (admin only).
+pub const BACKUP_PATH: &str = "/v1/admin/backup";
+
+/// `GET /v1/admin/backup`: a consistent backup of every chain, sidecar, the
+/// skill registry and the daemon's identity as one `.tar.gz`
+/// (`backup.rs`), streamed while the daemon keeps serving. Not a tool: it
+/// needs `admin` on `*` when tokens are on, as daemon-wide changes do.
+async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<Identity>) -> Result<Response, ApiError> {
+    if let Identity::Token(token) = &who {
+        if !(token.scope == Access::Admin && token.covers_all()) {
+            return Err(ApiError::new(StatusCode::FORBIDDEN, format!("token '{}' lacks scope 'admin' for all chains ('*') (a backup needs admin)", token.name)));
+        }
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    let db = st.db.clone();
+    let started = std::time::Instant::now();
+    tokio::task::spawn_blocking(move || {
+        let mut out = crate::backup::ChunkSender::new(tx);
+        match crate::backup::write_archive(&db, &mut out, |_| {}).and_then(|m| std::io::Write::flush(&mut out).map(|()| m)) {
+            Ok(manifest) => tracing::info!(objects = manifest.objects.len(), chains = manifest.chains.len(), ms = started.elapsed().as_millis() as u64, "backup streamed"),
+            Err(e) => {
+                tracing::warn!(error = %e, "backup stopped");
+                out.fail(e);
+            }
+        }
+    });
+    let name = format!("mentisdb-backup-{}.tar.gz", mentisdb_core::timestamp::format_rfc3339_millis(st.db.now_millis()).replace([':', '.'], "-"));
+    let body = axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx));
+    Ok(([(header::CONTENT_TYPE, "application/gzip".to_string()), (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\""))], body).into_response())
+}
+
 /// The REST router: the route table, `/health`, `/openapi.json`, the body
 /// limit and auth.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize) -> Router {
-    let mut api = Router::new();
+    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive));
     for route in ROUTES {
         api = api.route(route.path, method_router(*route));
     }

@@ -120,6 +120,16 @@ impl SkillStore {
         Ok(view(&state.registry, &skill_id))
     }
 
+    /// The log as committed, read under the registry's read lock (no event
+    /// is half-written meanwhile); `None` when there is none. For backups.
+    pub(crate) fn copy_log(&self, storage: &dyn Storage) -> Result<Option<Vec<u8>>, StorageError> {
+        let state = self.read_state();
+        Ok(storage.read(SKILLS_LOG)?.map(|mut log| {
+            log.truncate(state.byte_len as usize);
+            log
+        }).filter(|log| !log.is_empty()))
+    }
+
     /// Deletes skill `skill_id` for good: the log is rewritten (with
     /// `write_atomic`) holding every other skill's events byte for byte and
     /// none of this one's, so no version of it is left in storage, and the

@@ -17,6 +17,17 @@ impl MemoryStorage {
         Self::default()
     }
 
+    /// A store holding `objects`; every name is checked as the backends check it.
+    pub fn from_objects(objects: BTreeMap<String, Vec<u8>>) -> Result<Self, StorageError> {
+        objects.keys().try_for_each(|name| validate_object_name(name))?;
+        Ok(MemoryStorage { objects: RwLock::new(objects) })
+    }
+
+    /// Every object, by name.
+    pub fn into_objects(self) -> BTreeMap<String, Vec<u8>> {
+        self.objects.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn objects_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
         self.objects.write().unwrap_or_else(|e| e.into_inner())
     }

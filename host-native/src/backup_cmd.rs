@@ -1,0 +1,171 @@
+//! `mentisdbd backup` and `mentisdbd restore`: the archive format and checks
+//! are in [`crate::backup`]; this file picks where the data is, shows
+//! progress on stderr and writes files durably.
+//!
+//! Backup goes where the memory is, as the shell commands do
+//! ([`crate::shell::Target`]): `--url`'s daemon or the data directory's
+//! running daemon (`GET /v1/admin/backup`, streamed to the file), else the
+//! directory or database opened here. The archive is written to a temporary
+//! file next to FILE, fsynced, checked against its manifest, and only then
+//! renamed to FILE.
+
+use crate::backup::{self, read_archive, restore_into};
+use crate::cli::{BackupArgs, RestoreArgs};
+use crate::config::Config;
+use crate::shell::Target;
+use indicatif::{ProgressBar, ProgressStyle};
+use mentisdb_core::Storage;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn bar(len: Option<u64>, template: &str) -> Result<ProgressBar, String> {
+    let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+    bar.set_style(ProgressStyle::with_template(template).map_err(|e| e.to_string())?);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Ok(bar)
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// `mentisdbd backup --to FILE`.
+pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
+    let to = &args.to;
+    if to.exists() && !args.force {
+        return Err(format!("{} exists; pass --force to replace it", to.display()));
+    }
+    let parent = match to.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let mut temp = tempfile::Builder::new().prefix(".mentisdb-backup-").suffix(".partial").tempfile_in(&parent).map_err(|e| format!("cannot create a file in {}: {e}", parent.display()))?;
+    let started = Instant::now();
+    let target = Target::resolve(config, args.url.as_deref(), args.token.as_deref())?;
+    let source = match &target {
+        Target::Rest { base, token, .. } => {
+            download(base, token.as_deref(), temp.as_file_mut())?;
+            base.clone()
+        }
+        Target::Local(store) => {
+            let bar = bar(None, "{spinner} {msg} [{elapsed}]")?;
+            let mut out = BufWriter::new(temp.as_file_mut());
+            let mut data = 0u64;
+            backup::write_archive(&store.db, &mut out, |o| {
+                data += o.bytes.len() as u64;
+                bar.set_message(format!("{}/{} chains copied, {} of data", o.step.min(o.steps), o.steps, mib(data)));
+            })
+            .map_err(|e| format!("writing the backup: {e}"))?;
+            out.flush().map_err(|e| format!("writing {}: {e}", to.display()))?;
+            drop(out);
+            bar.finish_and_clear();
+            store.store.clone()
+        }
+    };
+    temp.as_file().sync_all().map_err(|e| format!("syncing {}: {e}", to.display()))?;
+    // The archive is read back and every object checked against the manifest before it takes FILE's name.
+    let archive = read_with_progress(temp.path(), "checking")?;
+    mentisdb_core::backup::check_objects(&archive.manifest, &archive.objects).map_err(|e| format!("the backup just written does not match its manifest: {e}"))?;
+    let size = temp.as_file().metadata().map(|m| m.len()).unwrap_or(0);
+    temp.persist(to).map_err(|e| format!("cannot name the backup {}: {}", to.display(), e.error))?;
+    if let Ok(dir) = File::open(&parent) {
+        let _ = dir.sync_all();
+    }
+    let m = &archive.manifest;
+    let data: u64 = m.objects.iter().map(|o| o.bytes).sum();
+    let thoughts: u64 = m.chains.iter().map(|c| c.thought_count).sum();
+    println!("backed up {} chains ({thoughts} thoughts), {} objects, {} of data from {source} to {} ({}) in {:.1}s", m.chains.len(), m.objects.len(), mib(data), to.display(), mib(size), started.elapsed().as_secs_f64());
+    for r in &m.refused {
+        println!("warning: {} was refused by the daemon and is copied as it is: {}", r.object, r.reason);
+    }
+    Ok(())
+}
+
+/// Streams `GET /v1/admin/backup` of the daemon at `base` into `file`.
+fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), String> {
+    let url = format!("{base}{}", crate::rest::BACKUP_PATH);
+    // No overall timeout: a large backup takes as long as it takes.
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_connect(Some(Duration::from_secs(10))).timeout_recv_body(Some(Duration::from_secs(300))).http_status_as_error(false).build().into();
+    let mut req = agent.get(&url);
+    if let Some(t) = token {
+        req = req.header("Authorization", &format!("Bearer {t}"));
+    }
+    let mut reply = req.call().map_err(|e| format!("{url}: {e}"))?;
+    let status = reply.status();
+    if !status.is_success() {
+        let text = reply.body_mut().read_to_string().unwrap_or_default();
+        let msg = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v["error"].as_str().map(str::to_string)).unwrap_or(text);
+        return Err(format!("HTTP {}: {msg}", status.as_u16()));
+    }
+    let bar = bar(None, "{spinner} received {bytes} ({bytes_per_sec}) [{elapsed}]")?;
+    let mut body = bar.wrap_read(reply.body_mut().as_reader());
+    let mut out = BufWriter::new(file);
+    std::io::copy(&mut body, &mut out).map_err(|e| format!("{url}: the backup was cut off: {e}"))?;
+    out.flush().map_err(|e| format!("writing the backup: {e}"))?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Reads an archive with a progress bar over its compressed bytes.
+fn read_with_progress(path: &Path, what: &str) -> Result<backup::ReadArchive, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let len = file.metadata().map(|m| m.len()).ok();
+    let bar = bar(len, &format!("{{spinner}} {what} {{bytes}}/{{total_bytes}} ({{bytes_per_sec}}) [{{elapsed}}]"))?;
+    let read = read_archive(bar.wrap_read(BufReader::new(file)));
+    bar.finish_and_clear();
+    read.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `mentisdbd restore ARCHIVE [--to DIR] [--force]`.
+pub fn restore(config: &Config, args: &RestoreArgs) -> Result<(), String> {
+    let started = Instant::now();
+    if !args.archive.is_file() {
+        return Err(format!("cannot open {}: no such file", args.archive.display()));
+    }
+    // The target first (locked, and refused when it holds data), so a long
+    // check is not wasted; nothing is written until the backup passed it.
+    let mut lock = None;
+    let (storage, target): (Box<dyn Storage>, String) = match (&args.to, &config.storage_url) {
+        (None, Some(url)) => {
+            let pg = mentisdb_pg_storage::PgStorage::connect(url.secret()).map_err(|e| e.to_string())?;
+            let at = pg.database().to_string();
+            (Box::new(pg), at)
+        }
+        (to, _) => {
+            let dir = match to {
+                Some(d) => d.clone(),
+                None => config.data_dir().map_err(|e| e.to_string())?,
+            };
+            if let Ok(Some(holder)) = crate::dir_lock::running_daemon(&dir) {
+                return Err(format!("a daemon (pid {}) holds {}: stop it before restoring into it", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()));
+            }
+            lock = Some(crate::dir_lock::DirLock::acquire(&dir)?);
+            let storage = mentisdb_fs_storage::FsStorage::open(&dir).map_err(|e| e.to_string())?;
+            (Box::new(storage), dir.display().to_string())
+        }
+    };
+    let existing = backup::existing_objects(storage.as_ref())?;
+    if !existing.is_empty() && !args.force {
+        return Err(format!("{target} already holds data ({} objects, e.g. {}); pass --force to replace it", existing.len(), existing[0]));
+    }
+    let archive = read_with_progress(&args.archive, "reading")?;
+    let spinner = bar(None, "{spinner} verifying every chain in memory [{elapsed}]")?;
+    let checked = backup::check(archive);
+    spinner.finish_and_clear();
+    let checked = checked?;
+    let bar = bar(Some(checked.bytes()), "{spinner} writing {bytes}/{total_bytes} ({bytes_per_sec}) [{elapsed}]")?;
+    let written = restore_into(storage.as_ref(), &checked, args.force, |n| bar.inc(n));
+    bar.finish_and_clear();
+    written?;
+    drop(lock);
+    println!("restored {} chains ({} thoughts), {} objects, {} into {target} in {:.1}s", checked.chains, checked.thoughts, checked.objects.len(), mib(checked.bytes()), started.elapsed().as_secs_f64());
+    for r in &checked.refused {
+        println!("warning: {} was already refused when the backup was made; restored as it is: {}", r.object, r.reason);
+    }
+    for w in &checked.warnings {
+        println!("warning: {w}");
+    }
+    Ok(())
+}
