@@ -108,14 +108,22 @@ pub enum Command {
         dry_run: bool,
     },
     /// Take in a reference MentisDB 0.9.x data directory (its binary and
-    /// legacy JSONL chains, chain registry, agent registries and skill registry) into the
-    /// data directory of MENTISDB_DIR / --dir (no daemon may hold it). The
+    /// legacy JSONL chains, chain registry, agent registries and skill
+    /// registry): through --url's daemon, the daemon that holds the data
+    /// directory of MENTISDB_DIR / --dir, or that directory itself. The
     /// source is only read; chains already present are skipped, so it can
     /// be re-run. Thoughts whose stored reference hash does not match are
     /// reported (the import goes on).
     ImportReference {
         /// The reference data directory (its MENTISDB_DIR).
         source: std::path::PathBuf,
+        /// A daemon's REST base URL to import into [default: the data
+        /// directory's daemon, else the directory itself].
+        #[arg(long, env = "MENTISDB_URL")]
+        url: Option<String>,
+        /// Bearer token for the daemon (admin on all chains) [default: MENTISDB_API_TOKEN].
+        #[arg(long)]
+        token: Option<String>,
     },
     /// Write a consistent backup of every chain (each at a committed, durable
     /// head), agent registry, the skill registry and the daemon's identity to
@@ -245,7 +253,7 @@ impl Command {
                 vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]
             }),
             Command::Verify => verify(config),
-            Command::ImportReference { source } => import_reference(config, &source),
+            Command::ImportReference { source, url, token } => import_reference(config, &source, url.as_deref(), token.as_deref()),
             Command::Backup(args) => crate::backup_cmd::backup(config, &args),
             Command::Restore(args) => crate::backup_cmd::restore(config, &args),
         };
@@ -337,18 +345,19 @@ fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), Strin
     Ok(())
 }
 
-/// `mentisdbd import-reference DIR`: opens (and locks) our store, imports,
-/// prints a progress bar on stderr and the report on stdout.
-fn import_reference(config: &Config, source: &Path) -> Result<(), String> {
+/// `mentisdbd import-reference DIR`: imports where the memory is (a daemon,
+/// or our store opened and locked here), with a progress bar on stderr and
+/// the report on stdout.
+fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Option<&str>) -> Result<(), String> {
     use crate::reference_import::{import_reference_dir, ChainOutcome};
     if !source.is_dir() {
         return Err(format!("{} is not a directory", source.display()));
     }
-    let store = crate::daemon::open_store(config).map_err(|e| e.to_string())?;
+    let target = crate::shell::Target::resolve(config, url, token)?;
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {pos} thoughts ({per_sec}) {msg}").map_err(|e| e.to_string())?);
     let started = std::time::Instant::now();
-    let summary = import_reference_dir(&store.db, source, |key, n| {
+    let summary = import_reference_dir(&target, source, |key, n| {
         bar.inc(n);
         bar.set_message(format!("last chain: {key}"));
     })?;

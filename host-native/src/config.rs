@@ -110,6 +110,11 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
 
+    /// Largest chain object `POST /v1/chains/{chain_key}/import` accepts in
+    /// bytes (admin only; how `import-reference --url` moves chains in).
+    #[arg(long, env = "MENTISDB_MAX_IMPORT_BYTES", default_value_t = 256 << 20)]
+    pub max_import_bytes: usize,
+
     /// Extra browser origins allowed on the MCP port (comma-separated,
     /// e.g. `https://app.example.com:443`); loopback origins are always allowed.
     #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]

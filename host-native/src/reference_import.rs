@@ -15,6 +15,11 @@
 //! names, owners, descriptions, aliases, public keys and disabled status.
 //! Then the skill registry (`mentisdb-skills.bin`): every version's text,
 //! uploader, format and the skill's status and reason.
+//! Every write goes through a [`Target`]: the store opened here, or a
+//! running daemon's REST API (`--url`, or the daemon that holds the data
+//! directory), where chains arrive through `POST /v1/chains/{chain_key}/import`
+//! (each within the daemon's `MENTISDB_MAX_BODY_BYTES`) and agents and skills
+//! through their tools.
 //! A chain key the store already has is skipped, so a second run adds
 //! nothing. Not carried over: relation `valid_at`/`invalid_at` (ours have
 //! no validity window), `source_episode`, the vector sidecars (derived;
@@ -26,7 +31,8 @@
 
 use mentisdb_core::canonical::compute_thought_hash;
 use mentisdb_core::record::{encode_header, encode_thought};
-use mentisdb_core::{ChainFormat, MentisDb, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
+use crate::shell::Target;
+use mentisdb_core::{ChainFormat, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -420,16 +426,16 @@ impl ImportSummary {
     }
 }
 
-/// Imports every chain of `dir` into `db`; `progress(done, total)` is told
+/// Imports every chain of `dir` into `db` (a store or a daemon); `progress(done, total)` is told
 /// after each chain's thoughts are stored. Fails only on a source it cannot
 /// read or decode, or a store that refuses.
-pub fn import_reference_dir(db: &MentisDb, dir: &Path, mut progress: impl FnMut(&str, u64)) -> Result<ImportSummary, String> {
+pub fn import_reference_dir(db: &Target, dir: &Path, mut progress: impl FnMut(&str, u64)) -> Result<ImportSummary, String> {
     let mut summary = ImportSummary::default();
     for source in find_chains(dir)? {
         let bytes = std::fs::read(&source.file).map_err(|e| format!("{}: {e}", source.file.display()))?;
         let thoughts = if source.jsonl { decode_jsonl(&bytes) } else { decode_binary(&bytes) }.map_err(|e| format!("{}: {e}", source.file.display()))?;
         summary.mismatches.extend(check_reference_chain(&source.chain_key, &thoughts));
-        if db.chain_exists(&source.chain_key).map_err(|e| e.to_string())? {
+        if db.chain_exists(&source.chain_key)? {
             progress(&source.chain_key, thoughts.len() as u64);
             summary.chains.push((source.chain_key, ChainOutcome::AlreadyPresent));
             continue;
@@ -440,10 +446,10 @@ pub fn import_reference_dir(db: &MentisDb, dir: &Path, mut progress: impl FnMut(
         };
         let format = if source.jsonl { ChainFormat::Jsonl } else { ChainFormat::Binary };
         let object = build_chain(&source.chain_key, format, &thoughts, &agents)?;
-        let report = db.import_chain(&object).map_err(|e| format!("chain '{}': {e}", source.chain_key))?;
+        let thought_count = db.import_chain(&source.chain_key, &object).map_err(|e| format!("chain '{}': {e}", source.chain_key))?;
         let agent_count = import_agents(db, &source.chain_key, &agents, &mut summary.warnings)?;
         progress(&source.chain_key, thoughts.len() as u64);
-        summary.chains.push((source.chain_key, ChainOutcome::Imported { thoughts: report.thought_count, agents: agent_count }));
+        summary.chains.push((source.chain_key, ChainOutcome::Imported { thoughts: thought_count, agents: agent_count }));
     }
     let keys: Vec<String> = summary.chains.iter().map(|(k, _)| k.clone()).collect();
     summary.skills = import_reference_skills(db, dir, &keys, &mut summary.warnings)?;
@@ -453,7 +459,7 @@ pub fn import_reference_dir(db: &MentisDb, dir: &Path, mut progress: impl FnMut(
 /// Writes the reference's agent records through the agent tools. A record
 /// our rules refuse (e.g. a public key that is not a valid Ed25519 point)
 /// is reported in `warnings` and the rest goes on.
-fn import_agents(db: &MentisDb, chain_key: &str, agents: &[RefAgent], warnings: &mut Vec<String>) -> Result<usize, String> {
+fn import_agents(db: &Target, chain_key: &str, agents: &[RefAgent], warnings: &mut Vec<String>) -> Result<usize, String> {
     for a in agents {
         let mut call = |tool: &str, args: Value| {
             if let Err(e) = db.call(tool, args) {
@@ -562,7 +568,7 @@ pub struct SkillOutcome {
 /// imported), then a deprecated/revoked status and its reason are set. A
 /// skill id the store already has is skipped. Version ids and upload times
 /// are new (ours are assigned at upload).
-pub fn import_reference_skills(db: &MentisDb, dir: &Path, chain_keys: &[String], warnings: &mut Vec<String>) -> Result<SkillOutcome, String> {
+pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], warnings: &mut Vec<String>) -> Result<SkillOutcome, String> {
     let path = dir.join("mentisdb-skills.bin");
     let Ok(bytes) = std::fs::read(&path) else { return Ok(SkillOutcome::default()) };
     let (registry, _): (RefSkillRegistry, usize) = bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).map_err(|e| format!("{}: {e}", path.display()))?;

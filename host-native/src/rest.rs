@@ -310,10 +310,17 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 
 /// The REST router: the route table, `/health`, `/openapi.json`, the body
 /// limit and auth.
-pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize) -> Router {
+/// `max_import_bytes` is the body limit of `POST /v1/chains/{chain_key}/import`
+/// (a whole chain object; admin only), `max_body_bytes` that of every other route.
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize) -> Router {
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive));
     for route in ROUTES {
-        api = api.route(route.path, method_router(*route));
+        let mut methods = method_router(*route);
+        if matches!(route.reply, Reply::FromChainBytes) {
+            // Inside the router-wide limit below, so this one applies here.
+            methods = methods.layer(DefaultBodyLimit::max(max_import_bytes));
+        }
+        api = api.route(route.path, methods);
     }
     let api = api
         .fallback(not_found)

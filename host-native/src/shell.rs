@@ -55,13 +55,27 @@ impl Target {
         match self {
             Target::Local(store) => store.db.call(tool, args).map_err(|e| e.to_string()),
             Target::Rest { base, token, agent } => {
-                let route = ROUTES.iter().find(|r| r.tool == tool && r.method == "POST").ok_or_else(|| format!("{tool} has no POST route"))?;
+                // A tool's POST route takes the arguments as JSON; a read with only a GET route takes them as the query.
+                let route = ROUTES.iter().find(|r| r.tool == tool && r.method == "POST").or_else(|| ROUTES.iter().find(|r| r.tool == tool && r.method == "GET" && !r.path.contains('{'))).ok_or_else(|| format!("{tool} has no REST route"))?;
                 let url = format!("{base}{}", route.path);
-                let mut req = agent.post(&url);
-                if let Some(t) = token {
-                    req = req.header("Authorization", &format!("Bearer {t}"));
-                }
-                let mut reply = req.send_json(&args).map_err(|e| format!("{url}: {e}"))?;
+                let auth = token.as_ref().map(|t| format!("Bearer {t}"));
+                let sent = if route.method == "POST" {
+                    let mut req = agent.post(&url);
+                    if let Some(a) = &auth {
+                        req = req.header("Authorization", a);
+                    }
+                    req.send_json(&args)
+                } else {
+                    let mut req = agent.get(&url);
+                    if let Some(a) = &auth {
+                        req = req.header("Authorization", a);
+                    }
+                    for (k, v) in args.as_object().into_iter().flatten() {
+                        req = req.query(k, v.as_str().map_or_else(|| v.to_string(), str::to_string));
+                    }
+                    req.call()
+                };
+                let mut reply = sent.map_err(|e| format!("{url}: {e}"))?;
                 let status = reply.status();
                 let text = reply.body_mut().read_to_string().map_err(|e| format!("{url}: reading the reply: {e}"))?;
                 let v: Value = serde_json::from_str(&text).map_err(|_| format!("{url} answered HTTP {}: {}", status.as_u16(), text.chars().take(200).collect::<String>()))?;
@@ -74,6 +88,41 @@ impl Target {
         }
     }
 
+    /// Whether chain `key` exists where the calls go.
+    pub fn chain_exists(&self, key: &str) -> Result<bool, String> {
+        match self {
+            Target::Local(store) => store.db.chain_exists(key).map_err(|e| e.to_string()),
+            Target::Rest { .. } => {
+                let listed = self.call("mentisdb_list_chains", json!({}))?;
+                Ok(listed["chains"].as_array().into_iter().flatten().any(|c| c["chain_key"] == key))
+            }
+        }
+    }
+
+    /// Stores a whole chain object (verified first; an existing key is
+    /// refused) and returns how many thoughts it holds: locally, or through
+    /// `POST /v1/chains/{chain_key}/import` with the bytes as the body.
+    pub fn import_chain(&self, chain_key: &str, bytes: &[u8]) -> Result<usize, String> {
+        match self {
+            Target::Local(store) => store.db.import_chain(bytes).map(|r| r.thought_count).map_err(|e| e.to_string()),
+            Target::Rest { base, token, agent } => {
+                let url = format!("{base}/v1/chains/{}/import", percent_encode_segment(chain_key));
+                let mut req = agent.post(&url).header("Content-Type", "application/octet-stream");
+                if let Some(t) = token {
+                    req = req.header("Authorization", &format!("Bearer {t}"));
+                }
+                let mut reply = req.send(bytes).map_err(|e| format!("{url}: {e}"))?;
+                let status = reply.status();
+                let text = reply.body_mut().read_to_string().map_err(|e| format!("{url}: reading the reply: {e}"))?;
+                let v: Value = serde_json::from_str(&text).map_err(|_| format!("{url} answered HTTP {}: {}", status.as_u16(), text.chars().take(200).collect::<String>()))?;
+                if !status.is_success() {
+                    return Err(format!("HTTP {}: {}", status.as_u16(), v["error"].as_str().unwrap_or(text.as_str())));
+                }
+                v["thought_count"].as_u64().map(|n| n as usize).ok_or_else(|| format!("{url}: the reply has no thought_count: {text}"))
+            }
+        }
+    }
+
     /// The local database, when the store was opened here.
     pub fn local_db(&self) -> Option<&Arc<MentisDb>> {
         match self {
@@ -81,6 +130,11 @@ impl Target {
             Target::Rest { .. } => None,
         }
     }
+}
+
+/// A chain key as one URL path segment: unreserved bytes as they are, every other byte `%XX`.
+fn percent_encode_segment(key: &str) -> String {
+    key.bytes().map(|b| if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
 }
 
 /// Arguments every command shares, as JSON: `chain_key` when given.

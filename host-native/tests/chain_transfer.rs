@@ -70,3 +70,24 @@ fn a_chain_moves_between_daemons_as_its_stored_bytes_and_a_bad_object_is_refused
     let r = mcp.call(3, "tools/call", json!({ "name": "mentisdb_import_chain", "arguments": { "chain_key": "moving", "chain_base64": out["chain_base64"] } }));
     assert_eq!(r["result"]["isError"], true, "{r}");
 }
+
+#[test]
+fn the_import_route_takes_chains_larger_than_the_body_limit_up_to_its_own() {
+    use mentisdb_core::{naming, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds, Storage};
+    use std::sync::Arc;
+    let memory = Arc::new(MemoryStorage::new());
+    let (db, _) = MentisDb::open(memory.clone(), Arc::new(FixedClock::new(1_795_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    for i in 0..3_000 {
+        db.call("mentisdb_append", json!({"chain_key": "big", "thought_type": "Finding", "content": format!("{i} {}", "a long note about the system ".repeat(16))})).unwrap();
+    }
+    let bytes = memory.read(&naming::chain_object("big", ChainFormat::Binary)).unwrap().unwrap();
+    assert!(bytes.len() > 1 << 20, "bigger than the default body limit: {}", bytes.len());
+    let tmp = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&tmp.path().join("a"), &[], &[]);
+    let (status, reply) = import(&d, "big", bytes.clone());
+    assert_eq!((status, reply["thought_count"].as_u64()), (StatusCode::OK, Some(3_000)), "{reply}");
+    let small = Daemon::start(&tmp.path().join("b"), &[("MENTISDB_MAX_IMPORT_BYTES", "100000")], &[]);
+    let (status, reply) = import(&small, "big", bytes);
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{reply}");
+    assert!(reply["error"].is_string(), "{reply}");
+}

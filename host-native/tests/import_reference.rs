@@ -34,8 +34,11 @@ fn run_import(ours: &Path, source: &Path) -> (bool, String, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
 }
 
+const TOKEN: &str = "import-admin-token";
+
 fn post(d: &Daemon, path: &str, body: Value) -> Value {
-    let r = client().post(format!("{}{path}", d.rest)).json(&body).send().unwrap();
+    // Daemons of these tests either need no token or take this one.
+    let r = client().post(format!("{}{path}", d.rest)).bearer_auth(TOKEN).json(&body).send().unwrap();
     assert!(r.status().is_success(), "{path}: {}", r.status());
     r.json().unwrap()
 }
@@ -81,10 +84,16 @@ fn imports_every_thought_agent_and_skill_version_of_a_reference_097_directory_on
 
     let d = Daemon::start(&ours, &[], &[]);
     check_skills(&d);
+    check_chains(&d);
+}
+
+/// Every thought and agent of the fixtures' chains is served by `d` as the reference served it.
+fn check_chains(d: &Daemon) {
+    let fixtures = fixtures();
     for key in ["shared-project", "shared-ops-journal"] {
         let expected: Value = serde_json::from_slice(&std::fs::read(fixtures.join(format!("expected/chain-{key}.json"))).unwrap()).unwrap();
         let want = expected["thoughts"].as_array().unwrap();
-        let got = all_thoughts(&d, key);
+        let got = all_thoughts(d, key);
         assert_eq!(got.len(), want.len(), "{key}: thought count");
         for (g, w) in got.iter().zip(want) {
             assert_eq!(comparable(g), comparable(w), "{key}: thought {}", w["index"]);
@@ -93,7 +102,7 @@ fn imports_every_thought_agent_and_skill_version_of_a_reference_097_directory_on
         for pair in got.windows(2) {
             assert_eq!(pair[1]["prev_hash"], pair[0]["hash"]);
         }
-        let registry = post(&d, "/v1/agent-registry", json!({ "chain_key": key }));
+        let registry = post(d, "/v1/agent-registry", json!({ "chain_key": key }));
         let ours_by_id = |id: &str| registry["agents"].as_array().unwrap().iter().find(|a| a["agent_id"] == id).cloned().unwrap_or_else(|| panic!("{key}: agent {id} missing"));
         for w in expected["agent_registry"]["agents"].as_array().unwrap() {
             let g = ours_by_id(w["agent_id"].as_str().unwrap());
@@ -110,7 +119,7 @@ fn imports_every_thought_agent_and_skill_version_of_a_reference_097_directory_on
 }
 
 fn get(d: &Daemon, path: &str) -> Value {
-    client().get(format!("{}{path}", d.rest)).send().unwrap().json().unwrap()
+    client().get(format!("{}{path}", d.rest)).bearer_auth(TOKEN).send().unwrap().json().unwrap()
 }
 
 fn check_skills(d: &Daemon) {
@@ -133,6 +142,34 @@ fn check_skills(d: &Daemon) {
             }
         }
     }
+}
+
+#[test]
+fn imports_through_a_running_daemon_by_url_or_through_the_directory_it_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("reference");
+    copy_dir(&fixtures().join("data"), &source);
+    let served = tmp.path().join("served");
+    let d = Daemon::start(&served, &[("MENTISDB_API_TOKEN", TOKEN)], &[]);
+    let elsewhere = tmp.path().join("elsewhere");
+    let import = |dir: &Path, extra: &[&str]| {
+        let mut args = vec!["import-reference", source.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = command(dir, &[], &args).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (ok, _, stderr) = import(&elsewhere, &["--url", &d.rest]);
+    assert!(!ok && stderr.contains("HTTP 401") && stderr.trim().lines().count() == 1, "{stderr}");
+    let (ok, stdout, stderr) = import(&elsewhere, &["--url", &d.rest, "--token", TOKEN]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("imported chain shared-project: 122 thoughts") && stdout.contains("imported skill shared-deploy-checklist: 2 versions"), "{stdout}");
+    assert!(!elsewhere.exists(), "--url writes nothing locally");
+    check_skills(&d);
+    check_chains(&d);
+    // The directory's own daemon is found by its lock file; a re-run adds nothing.
+    let out = command(&served, &[("MENTISDB_API_TOKEN", TOKEN)], &["import-reference", source.to_str().unwrap()]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.contains("skipped chain shared-project: already present") && stderr.contains("0 thoughts added"), "{stdout}{stderr}");
 }
 
 #[test]
