@@ -50,12 +50,15 @@ pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
             base.clone()
         }
         Target::Local(store) => {
-            let bar = bar(None, "{spinner} {msg} [{elapsed}]")?;
+            let bar = bar(Some(0), "{spinner} {bar:30} {pos}/{len} chains and registries copied, {msg} [{elapsed}]")?;
             let mut out = BufWriter::new(temp.as_file_mut());
             let mut data = 0u64;
+            let copying = Instant::now();
             backup::write_archive(&store.db, &mut out, |o| {
                 data += o.bytes.len() as u64;
-                bar.set_message(format!("{}/{} chains copied, {} of data", o.step.min(o.steps), o.steps, mib(data)));
+                bar.set_length(o.steps as u64);
+                bar.set_position(o.step.min(o.steps) as u64);
+                bar.set_message(format!("{} of data ({}/s)", mib(data), mib((data as f64 / copying.elapsed().as_secs_f64().max(1e-3)) as u64)));
             })
             .map_err(|e| format!("writing the backup: {e}"))?;
             out.flush().map_err(|e| format!("writing {}: {e}", to.display()))?;
