@@ -86,6 +86,10 @@ fn operation(route: &Route, spec: &ToolSpec, components: &mut Components) -> Val
     } else if matches!(route.reply, Reply::FromChainBytes) {
         op["parameters"] = json!([path_key]);
         op["requestBody"] = json!({"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}});
+    } else if route.method == "DELETE" {
+        // The path's `{name}` segments are the arguments.
+        let names = route.path.split('/').filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'));
+        op["parameters"] = names.map(|n| json!({"name": n, "in": "path", "required": true, "schema": input["properties"][n].clone()})).collect();
     } else if route.method == "GET" {
         op["parameters"] = Value::Array(query_parameters(&input));
     } else {

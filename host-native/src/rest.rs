@@ -43,7 +43,8 @@ pub enum Reply {
 /// One REST endpoint.
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
-    /// `GET` (arguments from the query string) or `POST` (JSON body).
+    /// `GET` (arguments from the query string), `POST` (JSON body) or
+    /// `DELETE` (arguments from the path's `{name}` segments).
     pub method: &'static str,
     pub path: &'static str,
     pub tool: &'static str,
@@ -114,6 +115,9 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/proofs/inclusion", "mentisdb_inclusion_proof"),
     post_tool("/v1/proofs/consistency", "mentisdb_consistency_proof"),
     get_tool("/v1/identity", "mentisdb_identity", Reply::Json),
+    get_tool("/v1/webhooks", "mentisdb_list_webhooks", Reply::Json),
+    post_tool("/v1/webhooks", "mentisdb_register_webhook"),
+    Route { method: "DELETE", path: "/v1/webhooks/{id}", tool: "mentisdb_delete_webhook", reply: Reply::Json },
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as
@@ -247,6 +251,12 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
             let value = call_as(st.db, who, route.tool, args).await?;
             reply(&route, value)
         })
+    } else if route.method == "DELETE" {
+        axum::routing::delete(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(params): Path<BTreeMap<String, String>>| async move {
+            let args = Value::Object(params.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
+            let value = call_as(st.db, who, route.tool, args).await?;
+            reply(&route, value)
+        })
     } else if route.method == "GET" {
         get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, query: Result<Query<BTreeMap<String, String>>, QueryRejection>| async move {
             let Query(query) = query?;
@@ -345,6 +355,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for r in ROUTES {
             assert!(seen.insert((r.method, r.path)), "duplicate route {} {}", r.method, r.path);
+            assert!(matches!(r.method, "GET" | "POST" | "DELETE"), "{} {}", r.method, r.path);
             assert!(r.tool.starts_with("mentisdb_"));
         }
     }

@@ -44,7 +44,11 @@ fn chain_args(tool: &str) -> Value {
 fn rest_call(client: &Client, base: &str, tool: &str, token: Option<&str>) -> (StatusCode, Value) {
     let route = ROUTES.iter().find(|r| r.tool == tool).expect("every tool has a route");
     let url = format!("{base}{}", route.path.replace("{chain_key}", CHAIN));
-    let req = if route.method == "GET" { client.get(format!("{url}?chain_key={CHAIN}")) } else { client.post(url).json(&chain_args(tool)) };
+    let req = match route.method {
+        "GET" => client.get(format!("{url}?chain_key={CHAIN}")),
+        "DELETE" => client.delete(url.replace("{id}", "no-such-id")),
+        _ => client.post(url).json(&chain_args(tool)),
+    };
     let r = with_token(req, token).send().unwrap();
     let status = r.status();
     let text = r.text().unwrap();
