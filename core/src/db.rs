@@ -748,4 +748,19 @@ impl MentisDb {
     pub fn webhooks(&self) -> &crate::webhooks::WebhookStore {
         &self.webhooks
     }
+
+    /// Makes every served chain object and the skill log durable now
+    /// (0.10's `POST /v1/admin/flush`). Every acknowledged append already
+    /// is; this only re-asserts it, e.g. before a file-level copy. Returns
+    /// how many chains were synced.
+    pub fn flush_all(&self) -> Result<usize, StorageError> {
+        let objects: Vec<String> = read_lock(&self.chains).values().map(|slot| slot.object.clone()).collect();
+        for object in &objects {
+            self.storage.sync(object)?;
+        }
+        if self.storage.read(naming::SKILLS_LOG)?.is_some() {
+            self.storage.sync(naming::SKILLS_LOG)?;
+        }
+        Ok(objects.len())
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! Contract: the document is generated, never written by hand. Every path and
 //! method comes from the route table [`ROUTES`] (plus `/health` and the
-//! backup route, which are not tools); a POST's
+//! backup and flush routes, which are not tools); a POST's
 //! request body schema is the tool's input schema, the same JSON Schema MCP
 //! `tools/list` serves; a GET's query parameters are that schema's
 //! properties; the 200 response schema is the tool's reply schema
@@ -46,6 +46,19 @@ fn build(tokens_required: bool) -> Value {
             "200": {"description": "The archive, streamed while the daemon keeps serving.", "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}}},
             "401": {"$ref": "#/components/responses/401"},
             "403": {"$ref": "#/components/responses/403"},
+        }
+    }}));
+    paths.insert(crate::rest::FLUSH_PATH.into(), json!({"post": {
+        "operationId": "flush",
+        "summary": "Make every chain object and the skill log durable now (MentisDB 0.10's route; every acknowledged append already is); admin on all chains.",
+        "responses": {
+            "200": {"description": "Flushed.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["status", "chains"],
+                "properties": {"status": {"const": "flushed"}, "chains": {"type": "integer", "minimum": 0}}
+            }}}},
+            "401": {"$ref": "#/components/responses/401"},
+            "403": {"$ref": "#/components/responses/403"},
+            "500": {"$ref": "#/components/responses/500"},
         }
     }}));
     for route in ROUTES {
