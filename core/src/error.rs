@@ -285,6 +285,8 @@ impl ToolError {
             ToolError::NotFound(_) => ErrorKind::NotFound,
             ToolError::Conflict(_) => ErrorKind::Conflict,
             ToolError::Unavailable(_) => ErrorKind::Unavailable,
+            // A backend that cannot be reached now: retry later (HTTP 503).
+            ToolError::Append(AppendError::Storage(StorageError::Unreachable(_))) | ToolError::Agent(AgentError::Storage(StorageError::Unreachable(_))) | ToolError::Storage(StorageError::Unreachable(_)) => ErrorKind::Unavailable,
             ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
             ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. }) => ErrorKind::Conflict,
             ToolError::Append(_) => ErrorKind::AppendRejected,

@@ -24,8 +24,9 @@ named_enum! {
         /// A client-chosen id (an append's `thought_id`) already names
         /// something different; nothing was stored.
         Conflict = "conflict",
-        /// A service the tool needs besides storage (the language model of
-        /// `mentisdb_extract_memories`) is not configured or failed.
+        /// A service the tool needs is not configured or cannot be reached
+        /// now (the language model of `mentisdb_extract_memories`, a
+        /// database server that is down); retrying later may succeed.
         Unavailable = "unavailable",
     }
 }

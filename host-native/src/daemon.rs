@@ -118,7 +118,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
 /// after every (re)connection of the listener every served chain is caught
 /// up, since notifications sent meanwhile are lost. Chains not loaded here
 /// need nothing (they load on first use). Stops with the database.
-fn follow_other_instances(pg: &PgStorage, db: &Arc<MentisDb>) -> Result<ListenerHandle, DaemonError> {
+fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<ListenerHandle, DaemonError> {
     let db: Weak<MentisDb> = Arc::downgrade(db);
     Ok(pg.listen(move |event| {
         let Some(db) = db.upgrade() else { return false };
@@ -128,6 +128,8 @@ fn follow_other_instances(pg: &PgStorage, db: &Arc<MentisDb>) -> Result<Listener
                 Ok(n) => tracing::debug!(%object, thoughts = n, "took in thoughts appended through another instance"),
                 Err(e) => tracing::error!(%object, error = %e, "appends made through another instance were refused"),
             },
+            // The pool checks its connections; Resync follows the reconnection.
+            Event::Disconnected => {}
             Event::Resync => {
                 for key in db.chain_keys() {
                     match db.catch_up(&key) {

@@ -32,11 +32,17 @@ fn build(tokens_required: bool) -> Value {
     let mut paths = Map::new();
     paths.insert("/health".into(), json!({"get": {
         "operationId": "health",
-        "summary": "Liveness: the daemon answers.",
-        "responses": {"200": {"description": "The daemon is up.", "content": {"application/json": {"schema": {
-            "type": "object", "required": ["status", "service"],
-            "properties": {"status": {"type": "string"}, "service": {"type": "string"}}
-        }}}}},
+        "summary": "Health: the daemon answers, and whether its storage backend does (a PostgreSQL round trip).",
+        "responses": {
+            "200": {"description": "The daemon and its storage answer.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["status", "service", "storage"],
+                "properties": {"status": {"type": "string"}, "service": {"type": "string"}, "storage": {"type": "object", "required": ["backend", "reachable"], "properties": {"backend": {"type": "string"}, "reachable": {"type": "boolean"}}}}
+            }}}},
+            "503": {"description": "The storage backend does not answer; reads of chains in memory still work.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["status", "service", "storage", "error"],
+                "properties": {"status": {"type": "string"}, "service": {"type": "string"}, "error": {"type": "string"}, "storage": {"type": "object"}}
+            }}}}
+        },
         "security": []
     }}));
     paths.insert(crate::rest::BACKUP_PATH.into(), json!({"get": {

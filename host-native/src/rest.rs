@@ -273,8 +273,32 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
     }
 }
 
-async fn health() -> Json<Value> {
-    Json(json!({ "status": "ok", "service": "mentisdb" }))
+/// How long `/health` waits for the storage probe.
+const HEALTH_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `GET /health`: 200 `{"status": "ok", "service", "storage": {"backend",
+/// "reachable": true}}` while the storage backend answers
+/// ([`mentisdb_core::Storage::probe`]: a round trip to PostgreSQL; file
+/// storage always answers); 503 with `"status": "unavailable"`,
+/// `reachable: false` and the reason in `error` when it does not (reads of
+/// chains in memory still work then; writes answer 503 until it is back).
+async fn health(State(db): State<Arc<MentisDb>>) -> Response {
+    let backend = db.storage().backend_name();
+    let probe = tokio::time::timeout(HEALTH_PROBE_TIMEOUT, tokio::task::spawn_blocking(move || db.storage().probe())).await;
+    let failure = match probe {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(e))) => Some(e.to_string()),
+        Ok(Err(e)) => Some(format!("the probe failed: {e}")),
+        Err(_) => Some(format!("no answer within {} s", HEALTH_PROBE_TIMEOUT.as_secs())),
+    };
+    match failure {
+        None => Json(json!({ "status": "ok", "service": "mentisdb", "storage": {"backend": backend, "reachable": true} })).into_response(),
+        Some(error) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "status": "unavailable", "service": "mentisdb", "storage": {"backend": backend, "reachable": false}, "error": error })),
+        )
+            .into_response(),
+    }
 }
 
 async fn not_found() -> ApiError {
@@ -349,6 +373,7 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize) -> Router {
     let events = crate::events::EventHub::attach(&db);
+    let db_for_health = db.clone();
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
@@ -365,7 +390,8 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(RestState { db, events });
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
-    Router::new().route("/health", get(health)).merge(public).merge(api)
+    let health = Router::new().route("/health", get(health)).with_state(db_for_health);
+    health.merge(public).merge(api)
 }
 
 #[cfg(test)]

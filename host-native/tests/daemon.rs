@@ -38,7 +38,8 @@ fn rest_contract_errors_and_restart_after_sigkill() {
     let (_root, dir) = data_dir();
     let d = Daemon::start(&dir, &[], &[]);
     let health: Value = client().get(format!("{}/health", d.rest)).send().unwrap().json().unwrap();
-    assert_eq!(health, json!({"status": "ok", "service": "mentisdb"}));
+    // The spec's two fields, plus the storage backend's state.
+    assert_eq!(health, json!({"status": "ok", "service": "mentisdb", "storage": {"backend": "file", "reachable": true}}));
     let boot = ok(&d, "/v1/bootstrap", json!({"chain_key": "r", "content": "purpose"}));
     assert_eq!(boot["bootstrapped"], true);
     for i in 0..20 {

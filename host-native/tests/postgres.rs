@@ -137,3 +137,61 @@ fn two_daemons_on_one_database_serve_one_chain() {
     assert_eq!(again, b.head("shared"));
     assert!(!dir.exists(), "with MENTISDB_STORAGE_URL nothing is written to MENTISDB_DIR");
 }
+
+/// Cuts the daemons off their database (no new connections, every open one
+/// terminated) or lets them back in: a real outage as the daemons see it,
+/// without stopping the server other tests use.
+fn set_reachable(admin: &str, database: &str, reachable: bool) {
+    let mut c = postgres::Client::connect(admin, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("ALTER DATABASE {database} ALLOW_CONNECTIONS {reachable}")).unwrap();
+    if !reachable {
+        c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", &[&database]).unwrap();
+    }
+}
+
+fn raw(d: &Daemon, method: &str, path: &str, body: Value) -> (StatusCode, Value) {
+    let c = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let r = if method == "GET" { c.get(format!("{}{path}", d.rest)) } else { c.post(format!("{}{path}", d.rest)).json(&body) }.send().unwrap();
+    (r.status(), r.json().unwrap_or(Value::Null))
+}
+
+#[test]
+fn a_database_outage_answers_503_keeps_reads_and_heals_by_itself() {
+    let Some(admin) = mentisdb_pg_storage::testdb::admin_url() else {
+        eprintln!("skipped: set MENTISDB_TEST_PG_URL (scripts/stages/25-postgres.sh starts a server and sets it)");
+        return;
+    };
+    let url = mentisdb_pg_storage::testdb::fresh_database(&admin, "outage").unwrap();
+    let database = url.rsplit('/').next().unwrap().split('?').next().unwrap().to_string();
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (Daemon::start(root.path(), &url), Daemon::start(root.path(), &url));
+    let mut acknowledged: Vec<String> = (0..5).map(|i| a.append("ops", &format!("before {i}"))).collect();
+    agree(&a, &b, "ops", 5);
+
+    set_reachable(&admin, &database, false);
+    let (status, body) = raw(&a, "POST", "/v1/thoughts", json!({"chain_key": "ops", "thought_type": "Finding", "content": "during the outage"}));
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("PostgreSQL"), "{body}");
+    let (status, body) = raw(&a, "GET", "/health", Value::Null);
+    assert_eq!((status, &body["storage"]["reachable"]), (StatusCode::SERVICE_UNAVAILABLE, &json!(false)), "{body}");
+    assert_eq!(a.ids("ops").len(), 5, "reads of a chain in memory keep working");
+
+    set_reachable(&admin, &database, true);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        let (status, body) = raw(&a, "POST", "/v1/thoughts", json!({"chain_key": "ops", "thought_type": "Finding", "content": "after the outage"}));
+        if status == StatusCode::OK {
+            break body["thought"]["id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "no recovery within 30 s: {status} {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    acknowledged.push(id);
+    assert_eq!(raw(&a, "GET", "/health", Value::Null).0, StatusCode::OK);
+    acknowledged.push(b.append("ops", "through b after the outage"));
+    // Both serve every acknowledged append once, and nothing else (the
+    // refused append never reached the database: its connection was gone).
+    let head = agree(&a, &b, "ops", acknowledged.len());
+    assert_eq!(head["integrity_ok"], true, "{head}");
+    assert_eq!(a.ids("ops"), acknowledged);
+}

@@ -41,6 +41,7 @@ use mentisdb_core::{Storage, StorageError};
 use pool::Pool;
 use postgres::error::SqlState;
 use postgres::{Client, Config, GenericClient};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The `LISTEN`/`NOTIFY` channel every write announces its object on.
@@ -92,15 +93,15 @@ fn to_i64(object: &str, n: u64) -> Result<i64, StorageError> {
     i64::try_from(n).map_err(|_| StorageError::io(object, format!("offset {n} is beyond what PostgreSQL can store")))
 }
 
-/// A statement failed: a lost connection makes the store unavailable (the
-/// next call reconnects), anything else is an error on the object.
+/// A statement failed: a lost connection makes the store unreachable (the
+/// next call reconnects; HTTP 503), anything else is an error on the object.
 fn failed(object: &str, e: postgres::Error) -> StorageError {
     // Class 08 (connection exception) and 57P (server shutting down, connection terminated) end the connection.
     let connection_lost = e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
     if e.as_db_error().is_some() && !connection_lost {
         StorageError::io(object, format!("PostgreSQL: {e}"))
     } else {
-        StorageError::Unavailable(format!("PostgreSQL connection failed during a call on '{object}' ({e}); the next call reconnects"))
+        StorageError::Unreachable(format!("PostgreSQL connection failed during a call on '{object}' ({e}); the next call reconnects"))
     }
 }
 
@@ -175,8 +176,18 @@ impl PgStorage {
     /// through any instance (this one too), and with [`Event::Resync`]
     /// after every (re)connection, when notifications may have been missed.
     /// `on_event` returns `false` to stop listening; so does dropping the handle.
-    pub fn listen(&self, on_event: impl FnMut(Event) -> bool + Send + 'static) -> Result<ListenerHandle, StorageError> {
-        listen::spawn(self.config.clone(), self.described.clone(), on_event)
+    /// A lost listener connection (and each reconnection) also makes the
+    /// pool check its connections: the server may have closed them all.
+    pub fn listen(self: &Arc<Self>, mut on_event: impl FnMut(Event) -> bool + Send + 'static) -> Result<ListenerHandle, StorageError> {
+        let store = Arc::downgrade(self);
+        listen::spawn(self.config.clone(), self.described.clone(), move |event| {
+            if matches!(event, Event::Resync | Event::Disconnected) {
+                if let Some(store) = store.upgrade() {
+                    store.pool.suspect_connections();
+                }
+            }
+            on_event(event)
+        })
     }
 
     fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Client) -> Result<R, StorageError> + Send + 'static) -> Result<R, StorageError> {
@@ -325,6 +336,11 @@ impl Storage for PgStorage {
 
     fn location(&self, name: &str) -> String {
         format!("{}#{name}", self.described)
+    }
+
+    /// One round trip (`SELECT 1`) on a pooled connection.
+    fn probe(&self) -> Result<(), StorageError> {
+        self.run(|client| client.simple_query("SELECT 1").map(drop).map_err(|e| failed("probe", e)))
     }
 }
 

@@ -16,6 +16,9 @@ pub enum Event {
     /// The listener (re)connected: notifications sent while it was not
     /// listening are lost, so look at every object of interest.
     Resync,
+    /// The listener lost its connection (a server restart, an outage); it
+    /// reconnects by itself and then sends [`Event::Resync`].
+    Disconnected,
 }
 
 /// Stops the listener thread when dropped (within about a second).
@@ -42,9 +45,12 @@ pub(crate) fn spawn(config: Config, described: String, mut on_event: impl FnMut(
         .spawn(move || {
             let mut failures = 0u32;
             while !stopped.load(Ordering::Relaxed) {
-                match listen_once(&config, &stopped, &mut on_event) {
+                match listen_once(&config, &stopped, &mut on_event, &mut failures) {
                     Ok(()) => return,
                     Err(e) => {
+                        if failures == 0 && !on_event(Event::Disconnected) {
+                            return;
+                        }
                         // Quiet while it keeps failing: one warning, then debug lines.
                         if failures == 0 {
                             tracing::warn!(database = %described, error = %e, "PostgreSQL notifications lost; reconnecting");
@@ -62,9 +68,11 @@ pub(crate) fn spawn(config: Config, described: String, mut on_event: impl FnMut(
 }
 
 /// Listens until told to stop (`Ok`) or the connection fails (`Err`).
-fn listen_once(config: &Config, stop: &AtomicBool, on_event: &mut impl FnMut(Event) -> bool) -> Result<(), postgres::Error> {
+/// `failures` (failed attempts in a row) is reset once listening works.
+fn listen_once(config: &Config, stop: &AtomicBool, on_event: &mut impl FnMut(Event) -> bool, failures: &mut u32) -> Result<(), postgres::Error> {
     let mut client = config.connect(NoTls)?;
     client.batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))?;
+    *failures = 0;
     if !on_event(Event::Resync) {
         return Ok(());
     }

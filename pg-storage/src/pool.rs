@@ -6,42 +6,62 @@
 //! [`postgres::Client`] is owned by a dedicated thread; a storage call sends
 //! a job over a channel and blocks on the reply. A job that finds its
 //! connection closed (server restart, network cut) answers
-//! `StorageError::Unavailable`, and the next job on that thread reconnects.
+//! `StorageError::Unreachable`, and the next job on that thread reconnects.
 
 use mentisdb_core::StorageError;
 use postgres::{Client, Config, NoTls};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// A connection idle this long is checked with a round trip before it is
+/// used again: one the server closed meanwhile (a restart, an outage) is
+/// replaced instead of failing the first call after it.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// How long that check may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One thread's connection: connected on first use and again after it broke.
 pub(crate) struct Connection {
     config: Config,
     client: Option<Client>,
+    last_used: Instant,
+    /// The pool's suspicion count ([`Pool::suspect_connections`]) when this
+    /// connection was last known good.
+    trusted_at: u64,
+    suspicion: Arc<AtomicU64>,
 }
 
 impl Connection {
-    pub(crate) fn new(config: Config) -> Self {
-        Connection { config, client: None }
+    fn new(config: Config, suspicion: Arc<AtomicU64>) -> Self {
+        Connection { config, client: None, last_used: Instant::now(), trusted_at: 0, suspicion }
     }
 
-    /// The connected client, connecting when there is none or it closed.
+    /// The connected client, connecting when there is none, it closed, or it
+    /// was idle or under suspicion and no longer answers.
     pub(crate) fn client(&mut self) -> Result<&mut Client, StorageError> {
-        if self.client.as_ref().is_some_and(Client::is_closed) {
+        let idle = std::mem::replace(&mut self.last_used, Instant::now()).elapsed() >= IDLE_CHECK;
+        let suspicion = self.suspicion.load(Ordering::Relaxed);
+        let doubt = idle || std::mem::replace(&mut self.trusted_at, suspicion) != suspicion;
+        if self.client.as_mut().is_some_and(|c| c.is_closed() || (doubt && c.is_valid(CHECK_TIMEOUT).is_err())) {
             self.client = None;
         }
         if self.client.is_none() {
-            let client = self.config.connect(NoTls).map_err(|e| StorageError::Unavailable(format!("cannot connect to PostgreSQL at {}: {e}", crate::describe(&self.config))))?;
+            let client = self.config.connect(NoTls).map_err(|e| StorageError::Unreachable(format!("cannot connect to PostgreSQL at {}: {e}", crate::describe(&self.config))))?;
             self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
 
-    /// Forgets a connection that failed so the next call reconnects.
+    /// Forgets a connection that failed so the next call reconnects, and
+    /// makes the other threads check theirs (an outage closes them all).
     fn check(&mut self) {
         if self.client.as_ref().is_some_and(Client::is_closed) {
             self.client = None;
+            self.suspicion.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -49,6 +69,7 @@ impl Connection {
 /// A fixed set of threads, each owning one [`Connection`].
 pub(crate) struct Pool {
     jobs: Mutex<Sender<Job>>,
+    suspicion: Arc<AtomicU64>,
 }
 
 impl Pool {
@@ -56,15 +77,23 @@ impl Pool {
     pub(crate) fn start(config: &Config, threads: usize) -> Result<Pool, StorageError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
+        let suspicion = Arc::new(AtomicU64::new(0));
         for n in 0..threads.max(1) {
             let rx = rx.clone();
-            let mut conn = Connection::new(config.clone());
+            let mut conn = Connection::new(config.clone(), suspicion.clone());
             std::thread::Builder::new()
                 .name(format!("mentisdb-pg-{n}"))
                 .spawn(move || worker(&rx, &mut conn))
                 .map_err(|e| StorageError::Unavailable(format!("cannot start a PostgreSQL client thread: {e}")))?;
         }
-        Ok(Pool { jobs: Mutex::new(tx) })
+        Ok(Pool { jobs: Mutex::new(tx), suspicion })
+    }
+
+    /// Makes every thread check its connection with a round trip before its
+    /// next call (the listener lost its connection: the server may have
+    /// closed them all), so the first calls after an outage do not fail.
+    pub(crate) fn suspect_connections(&self) {
+        self.suspicion.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Runs `f` on a worker's client and waits for its answer.

@@ -83,7 +83,7 @@ fn a_newer_schema_is_refused_with_a_clear_message() {
 #[test]
 fn writes_are_announced_to_listeners() {
     let Some(url) = fresh("notify") else { return };
-    let s = PgStorage::connect(&url).unwrap();
+    let s = std::sync::Arc::new(PgStorage::connect(&url).unwrap());
     let (tx, rx) = mpsc::channel();
     let _listener = s.listen(move |e| tx.send(e).is_ok()).unwrap();
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Resync, "a (re)connection asks for a resync");
@@ -154,7 +154,7 @@ fn three_engines_on_one_database_lose_nothing_and_duplicate_nothing() {
 #[test]
 fn lost_connections_are_unavailable_then_reconnected() {
     let Some(url) = fresh("reconnect") else { return };
-    let s = PgStorage::connect(&url).unwrap();
+    let s = std::sync::Arc::new(PgStorage::connect(&url).unwrap());
     s.append("r/x.bin", b"kept").unwrap();
     let (tx, rx) = mpsc::channel();
     let _listener = s.listen(move |e| tx.send(e).is_ok()).unwrap();
@@ -166,16 +166,18 @@ fn lost_connections_are_unavailable_then_reconnected() {
     let read = (0..20)
         .find_map(|_| match s.read("r/x.bin") {
             Ok(bytes) => Some(bytes),
-            Err(StorageError::Unavailable(m)) => {
+            Err(StorageError::Unreachable(m)) => {
                 assert!(m.contains("reconnect"), "{m}");
                 failures += 1;
                 None
             }
-            Err(e) => panic!("a lost connection must be Unavailable, got {e:?}"),
+            Err(e) => panic!("a lost connection must be Unreachable, got {e:?}"),
         })
         .expect("a later call reconnects");
     assert_eq!(read.as_deref(), Some(&b"kept"[..]));
     assert!(failures <= 4, "each client thread fails at most once: {failures}");
-    // The listener reconnects and asks for a resync (notifications may have been missed).
+    // The listener says it lost its connection, reconnects, and asks for a
+    // resync (notifications may have been missed).
+    assert_eq!(rx.recv_timeout(Duration::from_secs(15)).unwrap(), Event::Disconnected);
     assert_eq!(rx.recv_timeout(Duration::from_secs(15)).unwrap(), Event::Resync);
 }

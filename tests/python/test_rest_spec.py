@@ -108,7 +108,9 @@ def test_skill_markdown_and_health(daemon):
     import requests
 
     health = requests.get(daemon.rest + "/health", timeout=10)
-    assert health.json() == {"status": "ok", "service": "mentisdb"}
+    body = health.json()
+    assert {k: body[k] for k in ("status", "service")} == {"status": "ok", "service": "mentisdb"}
+    assert body["storage"]["reachable"] is True
     md = requests.get(daemon.rest + "/mentisdb_skill_md", timeout=10)
     if md.status_code == 404 and "unknown tool" in md.json().get("error", ""):
         pytest.fail("mentisdb_skill_md is not served by this build (skill registry not merged)")

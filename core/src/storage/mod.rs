@@ -43,6 +43,10 @@ pub enum StorageError {
     /// The backend refuses writes (read-only, quota exhausted, closed).
     #[error("storage is unavailable: {0}")]
     Unavailable(String),
+    /// The backend cannot be reached now (a database server down or cut
+    /// off); the same call may succeed later. Nothing was written.
+    #[error("storage cannot be reached now, retry later: {0}")]
+    Unreachable(String),
     /// A conditional append ([`Storage::append_at`]) found the object at
     /// another length: another writer (another instance on shared storage)
     /// appended first. Nothing was written.
@@ -103,6 +107,12 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// A human-readable location for the object (a file path, a database
     /// key), reported as `storage_location` by the tools.
     fn location(&self, name: &str) -> String;
+
+    /// Whether the backend answers now (a health check: a database backend
+    /// makes a round trip). Local backends are always reachable.
+    fn probe(&self) -> Result<(), StorageError> {
+        Ok(())
+    }
 
     /// Appends `bytes` only when the object is exactly `expected_len` bytes
     /// long now (absent counts as 0), else [`StorageError::Conflict`] and
