@@ -212,7 +212,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let mcp_listener = bind(config.mcp_addr()).await?;
     let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
-    let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes);
+    let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer());
     let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
     // the two ports when only a certificate is given.

@@ -309,10 +309,11 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 }
 
 /// The REST router: the route table, `/health`, `/openapi.json`, the body
-/// limit and auth.
+/// limit and auth, and with `explorer` the explorer page (public, outside
+/// the token middleware: its files hold no data; its API calls carry the token).
 /// `max_import_bytes` is the body limit of `POST /v1/chains/{chain_key}/import`
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
-pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize) -> Router {
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool) -> Router {
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive));
     for route in ROUTES {
         let mut methods = method_router(*route);
@@ -329,7 +330,9 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(RestState { db });
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
-    Router::new().route("/health", get(health)).merge(public).merge(api)
+    let outer = Router::new().route("/health", get(health)).merge(public);
+    let outer = if explorer { outer.merge(crate::explorer::router()) } else { outer };
+    outer.merge(api)
 }
 
 #[cfg(test)]

@@ -1,0 +1,87 @@
+// #/thought/<key>/<id or index>: one thought's fields, hash, prev_hash and
+// signature state, and its refs and relations in both directions: outgoing
+// from the thought itself, incoming found by reading the chain, drawn as a
+// graph whose nodes link to those thoughts.
+
+import { post } from "./api.js";
+import { facts, h, replace, route, when } from "./dom.js";
+import { relationGraph } from "./graph.js";
+
+function locator(chainKey, idOrIndex) {
+  return /^\d+$/.test(idOrIndex) ? { chain_key: chainKey, thought_index: Number(idOrIndex) } : { chain_key: chainKey, thought_id: idOrIndex };
+}
+
+/** A graph node of thought `t` of `chainKey`, or of an unreadable target. */
+function nodeOf(chainKey, t, edge, fallback) {
+  if (!t) return { label: fallback, sub: "not readable", edge, href: null };
+  return { label: `#${t.index} ${t.thought_type}`, sub: t.content, edge, href: route("thought", chainKey, t.id) };
+}
+
+async function outgoing(chainKey, t) {
+  const targets = [
+    ...t.refs.map((index) => ({ edge: "ref", chain: chainKey, loc: { thought_index: index }, name: `#${index}` })),
+    ...t.relations.map((r) => ({
+      edge: r.kind, chain: r.chain_key ?? chainKey, name: `${r.chain_key ? `${r.chain_key} ` : ""}${r.target_index !== null && r.target_index !== undefined ? `#${r.target_index}` : r.target_id}`,
+      loc: { thought_id: r.target_id },
+    })),
+  ];
+  return Promise.all(targets.map(async (x) => {
+    const found = await post("/v1/thought", { chain_key: x.chain, ...x.loc }).catch(() => null);
+    const n = nodeOf(x.chain, found?.thought, x.edge, x.name);
+    if (x.chain !== chainKey && found) n.label = `${x.chain} ${n.label}`;
+    return n;
+  }));
+}
+
+async function incoming(chainKey, t, count) {
+  const all = await post("/v1/search", { chain_key: chainKey, include_invalidated: true, limit: Math.max(1, count) });
+  const out = [];
+  for (const other of all.thoughts) {
+    if (other.refs?.includes(t.index)) out.push(nodeOf(chainKey, other, "ref", ""));
+    for (const r of other.relations ?? []) {
+      if (r.target_id === t.id && (!r.chain_key || r.chain_key === chainKey)) out.push(nodeOf(chainKey, other, r.kind, ""));
+    }
+  }
+  return out;
+}
+
+function signature(t) {
+  if (!t.thought_signature) return h("span", { class: "muted" }, "unsigned (the agent id is asserted, not proven)");
+  return h("span", { class: "ok" }, `signed with key ${t.signing_key_id ?? "?"}; the daemon verified the signature against the agent's registered key when it was appended`);
+}
+
+export async function thoughtView(main, chainKey, idOrIndex) {
+  const [r, head] = await Promise.all([post("/v1/thought", locator(chainKey, idOrIndex)), post("/v1/head", { chain_key: chainKey })]);
+  const t = r.thought;
+  const [out, inc] = await Promise.all([outgoing(chainKey, t), incoming(chainKey, t, head.thought_count)]);
+  const prev = t.index > 0 ? h("a", { href: route("thought", chainKey, String(t.index - 1)) }, h("code", {}, t.prev_hash)) : h("span", { class: "muted" }, "none (first thought)");
+  replace(main,
+    h("p", { class: "crumbs" }, h("a", { href: route("chain", chainKey) }, `← ${chainKey}`)),
+    h("h1", {}, `Thought #${t.index} `, h("span", { class: "type" }, t.thought_type)),
+    h("pre", { class: "content", id: "thought-content" }, t.content),
+    facts([
+      ["id", h("code", {}, t.id)],
+      ["chain", h("a", { href: route("chain", chainKey) }, chainKey)],
+      ["time", h("time", { datetime: t.timestamp }, when(t.timestamp))],
+      ["agent", t.agent_name && t.agent_name !== t.agent_id ? `${t.agent_name} (${t.agent_id})` : t.agent_id],
+      ["owner", t.agent_owner],
+      ["role", t.role],
+      ["session", t.session_id],
+      ["importance", String(t.importance)],
+      ["confidence", t.confidence === null ? null : String(t.confidence)],
+      ["tags", t.tags.length ? t.tags.join(", ") : null],
+      ["concepts", t.concepts.length ? t.concepts.join(", ") : null],
+      ["entity type", t.entity_type],
+      ["schema", String(t.schema_version)],
+      ["hash", h("code", { id: "thought-hash" }, t.hash)],
+      ["prev_hash", prev],
+      ["signature", signature(t)],
+    ]),
+    h("section", { "aria-labelledby": "rel-title" },
+      h("h2", { id: "rel-title" }, "Relations"),
+      h("p", { class: "hint", id: "rel-summary" }, `${inc.length} incoming, ${out.length} outgoing. Select a node to open that thought.`),
+      relationGraph({ label: `#${t.index} ${t.thought_type}`, sub: t.content, href: null }, inc, out)),
+    h("p", { class: "actions" },
+      t.index > 0 ? h("a", { href: route("thought", chainKey, String(t.index - 1)) }, "← previous") : null,
+      t.index + 1 < head.thought_count ? h("a", { href: route("thought", chainKey, String(t.index + 1)) }, "next →") : null));
+}
