@@ -11,7 +11,7 @@
 use crate::agents::AgentRegistry;
 use crate::chain::{Appended, Chain, NewThought, Prepared};
 use crate::error::{AgentError, AppendError, ToolError, VerifyError};
-use crate::host::{format_uuid_v4, Clock, IdSource, Parallelism, Sequential};
+use crate::host::{format_uuid_v4, AppendObserver, Clock, IdSource, Parallelism, Sequential};
 use crate::error::ImportError;
 use crate::keyed_hash::KeyedState;
 use crate::limits;
@@ -158,6 +158,8 @@ pub struct MentisDb {
     pub(crate) chat_model: RwLock<Option<Arc<dyn crate::chat_model::ChatModel>>>,
     /// The host's checkpoint key and each chain's latest checkpoint (`proofs.rs`).
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
+    /// Told of every durable thought ([`MentisDb::add_observer`]).
+    observers: RwLock<Vec<Arc<dyn AppendObserver>>>,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -221,7 +223,7 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default() };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), observers: RwLock::new(Vec::new()) };
         Ok((db, report))
     }
 
@@ -462,6 +464,7 @@ impl MentisDb {
         })?;
         if !replay {
             self.auto_checkpoint(key);
+            self.notify_appended(key, std::slice::from_ref(&thought));
         }
         Ok(Some(Appended { thought, replay, redactions }))
     }
@@ -500,6 +503,9 @@ impl MentisDb {
         let valid_len = suffix.valid_len as u64;
         let added = state.chain.extend_verified(suffix).map_err(refused)?;
         state.byte_len += valid_len;
+        // Another engine acknowledged these only after they were durable.
+        let thoughts = state.chain.thoughts();
+        self.notify_appended(key, &thoughts[thoughts.len() - added..]);
         Ok(added)
     }
 
@@ -650,6 +656,10 @@ impl MentisDb {
         if chains.get(key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
             chains.remove(key);
         }
+        drop(chains);
+        for observer in read_lock(&self.observers).iter() {
+            observer.chain_deleted(key);
+        }
         Ok(Some(thoughts))
     }
 
@@ -711,5 +721,20 @@ impl MentisDb {
     /// Storage location of the object backing `key`, when it exists.
     pub fn chain_storage_info(&self, key: &str) -> Option<(ChainFormat, String)> {
         self.slot(key).map(|s| (read_lock(&s.state).chain.format(), self.storage.location(&s.object)))
+    }
+
+    /// Registers `observer` to be told of every thought that becomes durable
+    /// from now on, and of deleted chains (see [`AppendObserver`]).
+    pub fn add_observer(&self, observer: Arc<dyn AppendObserver>) {
+        write_lock(&self.observers).push(observer);
+    }
+
+    fn notify_appended(&self, key: &str, thoughts: &[Thought]) {
+        let observers = read_lock(&self.observers);
+        for thought in thoughts {
+            for observer in observers.iter() {
+                observer.appended(key, thought);
+            }
+        }
     }
 }

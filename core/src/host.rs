@@ -1,5 +1,6 @@
-//! What the host supplies: the current time, fresh unique ids, and (when it
-//! has threads) a way to run independent work at the same time.
+//! What the host supplies: the current time, fresh unique ids, (when it
+//! has threads) a way to run independent work at the same time, and what it
+//! wants to be told of appends ([`AppendObserver`]).
 //!
 //! The core never reads a clock, draws randomness or starts a thread itself.
 //! A native host wraps `SystemTime`, the OS RNG and scoped threads, a browser
@@ -86,6 +87,25 @@ impl IdSource for SequentialIds {
         bytes[8..].copy_from_slice(&n.to_be_bytes());
         bytes
     }
+}
+
+/// Told of every thought once it is durable, by the engine it was
+/// registered with ([`crate::MentisDb::add_observer`]): the basis of a host's
+/// event stream and webhooks. For one chain, `appended` is called for each
+/// new thought (written by this engine, or taken in from another engine on a
+/// shared store), but not always in index order when appends race: a call
+/// for index `i` means every thought up to `i` is durable, so an observer
+/// reads the chain up to `i` rather than trusting the order of calls.
+///
+/// Calls may come while the engine holds the chain's lock: an observer must
+/// return at once (send to a channel, wake a task) and never call back into
+/// the engine from the call.
+pub trait AppendObserver: Send + Sync {
+    /// `thought` of chain `chain_key` is durable.
+    fn appended(&self, chain_key: &str, thought: &crate::thought::Thought);
+
+    /// Chain `chain_key` was deleted (its thoughts are gone). Does nothing by default.
+    fn chain_deleted(&self, _chain_key: &str) {}
 }
 
 /// Runs independent jobs, possibly at the same time. The core hands work

@@ -45,7 +45,8 @@
 //! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
 //! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
-//! [`limits`], [`query`], [`redact`] (secret redaction on write), [`backup`]
+//! [`limits`], [`query`], [`redact`] (secret redaction on write), [`events`]
+//! (event-stream cursors), [`backup`]
 //! (consistent snapshots and the check before a restore) and [`timestamp`].
 //! Everything else is private.
 
@@ -63,6 +64,7 @@ mod db;
 mod derived;
 pub mod dispatch;
 pub mod entity_types;
+pub mod events;
 mod error;
 mod error_kind;
 pub mod extract;
@@ -107,7 +109,7 @@ pub use named_enum::UnknownName;
 pub use import::ImportReport;
 pub use keyed_hash::KeyedState;
 pub use traverse::Cursor;
-pub use host::{Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
+pub use host::{AppendObserver, Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
 pub use record::ChainFormat;
 pub use storage::{MemoryStorage, Storage, StorageError};
 pub use thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};

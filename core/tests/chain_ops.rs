@@ -1,5 +1,5 @@
 //! Branching and merging chains (`mentisdb_branch_from`, `mentisdb_merge_chains`),
-//! as MentisDB 0.10 does them.
+//! as MentisDB 0.10 does them, and deleting one (`mentisdb_delete_chain`).
 
 mod common;
 
@@ -183,4 +183,23 @@ fn no_acknowledged_append_to_the_source_is_lost_by_a_merge() {
     for content in &acknowledged {
         assert!(stored.contains(content), "acknowledged append {content:?} was lost (merged {merged})");
     }
+}
+
+#[test]
+fn a_deleted_chain_is_gone_from_storage_and_listing_and_its_key_is_free() {
+    let (db, storage) = fresh();
+    append(&db, "doomed", "alpha", "one");
+    append(&db, "doomed", "alpha", "two");
+    append(&db, "kept", "alpha", "stays");
+    let reply = ok(&db, "mentisdb_delete_chain", json!({"chain_key": "doomed"}));
+    assert_eq!(reply, json!({"chain_key": "doomed", "deleted": true, "thought_count": 2}));
+    assert!(!ok(&db, "mentisdb_list_chains", json!({})).to_string().contains("doomed"));
+    assert!(storage.list("").unwrap().iter().all(|o| !o.contains("doomed")), "{:?}", storage.list(""));
+    assert_eq!(err(&db, "mentisdb_head", json!({"chain_key": "doomed"})).kind(), ErrorKind::NotFound);
+    assert_eq!(err(&db, "mentisdb_delete_chain", json!({"chain_key": "doomed"})).kind(), ErrorKind::NotFound);
+    assert_eq!(err(&db, "mentisdb_delete_chain", json!({})).kind(), ErrorKind::InvalidArguments, "no default chain for a deletion");
+    let db = reopen(storage);
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "kept"}))["thought_count"], 1);
+    append(&db, "doomed", "beta", "a new chain under the old key");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "doomed"}))["thought_count"], 1);
 }

@@ -115,6 +115,7 @@ export async function timelineView(main, chainKey) {
   let rendered = 0;
   let filtered = false;
   let count = head.thought_count;
+  const seen = new Set();
 
   const renderMore = () => {
     const next = shown.slice(rendered, rendered + PAGE);
@@ -131,6 +132,7 @@ export async function timelineView(main, chainKey) {
     if (!r) return;
     filtered = Object.keys(f).some((k) => k !== "limit");
     shown = r.thoughts.slice().reverse();
+    for (const t of shown) seen.add(t.id);
     count = Math.max(count, (shown[0]?.index ?? -1) + 1);
     rendered = 0;
     listEl.replaceChildren();
@@ -154,7 +156,6 @@ export async function timelineView(main, chainKey) {
   await search(values());
 
   // Live: new thoughts go on top (when no filter is set; otherwise a note).
-  const seen = new Set(shown.map((t) => t.id));
   const stop = new AbortController();
   subscribe(`/v1/events?chain_key=${encodeURIComponent(chainKey)}`, authHeaders(), {
     signal: stop.signal,
@@ -164,8 +165,15 @@ export async function timelineView(main, chainKey) {
     },
     onEvent: (e) => {
       if (e.event === "lagged") {
-        status("Missed some live events; the timeline was read again.");
+        status("The live stream fell behind; the timeline was read again.");
         search(values());
+        return;
+      }
+      if (e.event === "chain_deleted") {
+        if (JSON.parse(e.data).chain_key === chainKey) {
+          status(`Chain ${chainKey} was deleted.`, "error");
+          live.textContent = "chain deleted";
+        }
         return;
       }
       if (e.event === "ready") {

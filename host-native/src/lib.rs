@@ -38,6 +38,7 @@ pub mod client_setup;
 pub mod config;
 pub mod daemon;
 pub mod dir_lock;
+pub mod events;
 pub mod explorer;
 pub mod host_env;
 pub mod identity;

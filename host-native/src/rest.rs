@@ -105,6 +105,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/head", "mentisdb_head"),
     post_tool("/v1/chains/branch", "mentisdb_branch_from"),
     post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
+    post_tool("/v1/chains/delete", "mentisdb_delete_chain"),
     get_tool("/v1/chains/{chain_key}/export", "mentisdb_export_chain", Reply::ChainBytes),
     Route { method: "POST", path: "/v1/chains/{chain_key}/import", tool: "mentisdb_import_chain", reply: Reply::FromChainBytes },
     post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),
@@ -192,6 +193,8 @@ impl From<QueryRejection> for ApiError {
 #[derive(Clone)]
 pub struct RestState {
     pub db: Arc<MentisDb>,
+    /// Feeds `GET /v1/events` (`events.rs`).
+    pub events: Arc<crate::events::EventHub>,
 }
 
 /// Parses a POST body: empty means no arguments; otherwise it must be JSON.
@@ -308,13 +311,15 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
     Ok(([(header::CONTENT_TYPE, "application/gzip".to_string()), (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\""))], body).into_response())
 }
 
-/// The REST router: the route table, `/health`, `/openapi.json`, the body
-/// limit and auth, and with `explorer` the explorer page (public, outside
-/// the token middleware: its files hold no data; its API calls carry the token).
+/// The REST router: the route table, `/health`, `/openapi.json`, the
+/// backup archive, the event stream (`events.rs`), the body limit and auth,
+/// and with `explorer` the explorer page (public, outside the token
+/// middleware: its files hold no data; its API calls carry the token).
 /// `max_import_bytes` is the body limit of `POST /v1/chains/{chain_key}/import`
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool) -> Router {
-    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive));
+    let events = crate::events::EventHub::attach(&db);
+    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events));
     for route in ROUTES {
         let mut methods = method_router(*route);
         if matches!(route.reply, Reply::FromChainBytes) {
@@ -328,7 +333,7 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(auth.clone(), require_token))
         .layer(DefaultBodyLimit::max(max_body_bytes))
-        .with_state(RestState { db });
+        .with_state(RestState { db, events });
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
     let outer = Router::new().route("/health", get(health)).merge(public);
     let outer = if explorer { outer.merge(crate::explorer::router()) } else { outer };

@@ -172,7 +172,9 @@ fn every_tool_answers_each_token_as_its_class_says_over_rest_and_mcp() {
     }
     assert_eq!(checked, who.len() * tool_specs().len());
 
-    // The chain list shows a token only the chains it covers.
+    // The chain list shows a token only the chains it covers (the chain is
+    // made again: the admin's mentisdb_delete_chain call above deleted it).
+    served.daemon.db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
     let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", who[4].token.as_deref());
     assert_eq!(body["chain_keys"], json!(["other-1"]), "{body}");
     let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", who[3].token.as_deref());

@@ -1,10 +1,11 @@
 //! Whole-chain tools of MentisDB 0.10: branch a chain off a thought, merge
-//! one chain into another (`crate::chain_ops` holds the semantics); and
+//! one chain into another (`crate::chain_ops` holds the semantics), delete
+//! a chain; and
 //! moving a whole chain object out and in (`crate::import`): export gives
 //! the stored bytes (what the browser's `exportChain` gives), import
 //! verifies them before anything is stored.
 
-use super::replies::{BranchReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
+use super::replies::{BranchReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
 use crate::error::ImportError;
 use base64::Engine as _;
 use super::tools;
@@ -17,6 +18,7 @@ use serde::Deserialize;
 tools! {
     tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).many_chains(),
     tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).many_chains(),
+    tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage, it is no longer listed or served, and its key can be used again. Writers racing the deletion fail with not_found; nothing else changes.", DeleteChainArgs => DeleteChainReply, delete_chain),
     tool!(read "mentisdb_export_chain", "Return a chain's stored object (the file the daemon keeps for it: header and every record, byte for byte what the browser's exportChain gives) as base64, with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
     tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain, the browser's exportChain, or a daemon's chains/ directory), given as base64. It is decoded and verified (hashes, links, indices, refs) before anything is stored; a torn tail is cut and reported. chain_key must be the key the object names, and a chain that already exists is refused (never overwritten).", ImportChainArgs => ImportChainReply, import_chain),
     tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
@@ -40,6 +42,13 @@ pub(super) struct MergeArgs {
     pub source_chain_key: String,
     /// The chain that receives them (created when absent).
     pub target_chain_key: String,
+}
+
+/// Arguments of `mentisdb_delete_chain`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct DeleteChainArgs {
+    /// The chain to delete (required: there is no default for a deletion).
+    pub chain_key: String,
 }
 
 /// Arguments of `mentisdb_export_chain`.
@@ -108,6 +117,12 @@ fn merge(db: &MentisDb, a: MergeArgs) -> Result<MergeReply, ToolError> {
     let target = key(TOOL, "target_chain_key", &a.target_chain_key)?;
     let merged = db.merge_chains(&source, &target)?;
     Ok(MergeReply { thoughts_copied: merged.thoughts_copied, agents_remapped: merged.agents_remapped, source_deleted: true })
+}
+
+fn delete_chain(db: &MentisDb, a: DeleteChainArgs) -> Result<DeleteChainReply, ToolError> {
+    let chain = key("mentisdb_delete_chain", "chain_key", &a.chain_key)?;
+    let thought_count = db.delete_chain(&chain)?;
+    Ok(DeleteChainReply { chain_key: chain, deleted: true, thought_count })
 }
 
 /// Arguments of `mentisdb_import_memory_markdown`.

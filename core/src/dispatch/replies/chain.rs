@@ -189,6 +189,17 @@ pub struct MergeReply {
     pub source_deleted: bool,
 }
 
+/// `mentisdb_delete_chain`: what was deleted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeleteChainReply {
+    /// The deleted chain.
+    pub chain_key: String,
+    /// Always true on success.
+    pub deleted: bool,
+    /// How many thoughts it held.
+    pub thought_count: usize,
+}
+
 /// `mentisdb_import_memory_markdown`: the thoughts appended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ImportMarkdownReply {

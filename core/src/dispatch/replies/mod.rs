@@ -24,7 +24,7 @@ mod skills;
 
 pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 pub use chain::{
-    AppendReply, BootstrapReply, BranchReply, ChainInfo, ExportChainReply, ImportChainReply, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
+    AppendReply, BootstrapReply, BranchReply, ChainInfo, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};

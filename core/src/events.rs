@@ -1,0 +1,124 @@
+//! Event streams over chains (a host's `GET /v1/events`): where a reader
+//! stands in each chain, and the thoughts it has not seen yet.
+//!
+//! A stream's position is an [`EventCursor`]: for each chain, the index of
+//! the next thought to send. Its text form (the SSE `id:` of every event,
+//! sent back as `Last-Event-ID`) is opaque to clients: base64url of a
+//! compact JSON object `{"<chain_key>": <next_index>, ...}`, so it is plain
+//! ASCII whatever the chain keys hold. Because the chains themselves are the
+//! log, resuming from a cursor has no gap and needs no event store: the
+//! thoughts from each chain's next index on are read back from the chain,
+//! even after a daemon restart.
+
+use crate::db::MentisDb;
+use crate::error::ToolError;
+use crate::thought::Thought;
+use ::base64::Engine as _;
+use std::collections::BTreeMap;
+
+/// Longest cursor text accepted, in bytes (a stream over many chains).
+pub const MAX_CURSOR_BYTES: usize = 64 * 1024;
+
+/// Where a reader of an event stream stands: per chain, the next index to send.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventCursor {
+    next: BTreeMap<String, u64>,
+}
+
+/// A `Last-Event-ID` that is not a cursor this engine wrote.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Last-Event-ID is not an event cursor of this daemon ({0}); reconnect without it to start from now")]
+pub struct CursorError(&'static str);
+
+impl EventCursor {
+    /// Parses the text form [`EventCursor::render`] wrote.
+    pub fn parse(text: &str) -> Result<EventCursor, CursorError> {
+        if text.len() > MAX_CURSOR_BYTES {
+            return Err(CursorError("too long"));
+        }
+        let json = ::base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text.trim()).map_err(|_| CursorError("not base64url"))?;
+        let next = serde_json::from_slice(&json).map_err(|_| CursorError("not a map of chain keys to indexes"))?;
+        Ok(EventCursor { next })
+    }
+
+    /// The opaque ASCII text form, for an SSE `id:` line.
+    pub fn render(&self) -> String {
+        let json = serde_json::to_vec(&self.next).expect("a map of strings to integers serializes");
+        ::base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    }
+
+    /// The next index to send of chain `key`, if the cursor has seen the chain.
+    pub fn next_index(&self, key: &str) -> Option<u64> {
+        self.next.get(key).copied()
+    }
+
+    /// Records that chain `key` was sent up to (not including) `next`.
+    /// A cursor never moves back.
+    pub fn advance(&mut self, key: &str, next: u64) {
+        let at = self.next.entry(key.to_string()).or_insert(0);
+        *at = (*at).max(next);
+    }
+
+    /// Forgets chain `key` (it was deleted; a chain made later under the
+    /// same key starts from its first thought).
+    pub fn remove(&mut self, key: &str) {
+        self.next.remove(key);
+    }
+
+    /// Keeps only the chains `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.next.retain(|k, _| keep(k));
+    }
+
+    /// The chains the cursor names, with their next index.
+    pub fn chains(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.next.iter().map(|(k, n)| (k.as_str(), *n))
+    }
+}
+
+impl MentisDb {
+    /// The thoughts of chain `key` with index in `from..until` (clamped to
+    /// the chain's length), at most `max` of them, in index order. An
+    /// unknown chain has none.
+    pub fn thoughts_in(&self, key: &str, from: u64, until: u64, max: usize) -> Result<Vec<Thought>, ToolError> {
+        self.with_chain(key, |chain| {
+            let Some(chain) = chain else { return Vec::new() };
+            let thoughts = chain.thoughts();
+            let end = (until.min(thoughts.len() as u64)) as usize;
+            let start = (from as usize).min(end);
+            thoughts[start..end].iter().take(max).cloned().collect()
+        })
+    }
+
+    /// How many thoughts chain `key` holds (0 for an unknown chain): the
+    /// next index a new reader of it starts from.
+    pub fn thought_count(&self, key: &str) -> Result<u64, ToolError> {
+        self.with_chain(key, |chain| chain.map_or(0, |c| c.len() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_round_trips_through_its_ascii_text_whatever_the_keys_hold() {
+        let mut c = EventCursor::default();
+        c.advance("plain", 3);
+        c.advance("naïve key, with \"quotes\"\nand a newline", 7);
+        c.advance("plain", 2);
+        let text = c.render();
+        assert!(text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{text}");
+        let back = EventCursor::parse(&text).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.next_index("plain"), Some(3), "a cursor never moves back");
+    }
+
+    #[test]
+    fn foreign_text_is_refused_with_a_reason() {
+        assert!(EventCursor::parse("not a cursor!").unwrap_err().to_string().contains("not base64url"));
+        let e = EventCursor::parse(&::base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("[1,2]")).unwrap_err();
+        assert!(e.to_string().contains("Last-Event-ID"));
+        assert!(EventCursor::parse(&"A".repeat(MAX_CURSOR_BYTES + 1)).is_err());
+    }
+}
