@@ -37,7 +37,15 @@ function showAuthProblem(error) {
 
 onAuthError(showAuthProblem);
 
+let generation = 0;
+
+/**
+ * Draws the view of the current hash. Each view draws into its own
+ * detached element, shown only if no newer render started meanwhile (a
+ * slow view never overwrites a newer one; its cleanup runs at once).
+ */
 async function render() {
+  const mine = ++generation;
   const hash = location.hash || "#/chains";
   if (cleanup) {
     try {
@@ -49,6 +57,7 @@ async function render() {
   }
   const match = routes.map(([re, view]) => [hash.match(re), view]).find(([m]) => m);
   document.body.dataset.ready = "false";
+  clearStatus();
   if (!match) {
     replace(main, h("h1", {}, "Not found"), h("p", {}, "No view at ", h("code", {}, hash), ". ", h("a", { href: "#/chains" }, "Go to the chains.")));
     document.body.dataset.ready = "true";
@@ -56,14 +65,21 @@ async function render() {
   }
   const [m, view] = match;
   const params = m.slice(1).map((p) => decodeURIComponent(p));
-  replace(main, h("p", { class: "loading" }, "Loading…"));
-  clearStatus();
+  if (!main.querySelector(".loading")) replace(main, h("p", { class: "loading" }, "Loading…"));
+  const target = h("div", { class: "view" });
+  let done = null;
   try {
-    cleanup = (await view(main, ...params)) ?? null;
+    done = (await view(target, ...params)) ?? null;
   } catch (e) {
-    replace(main, h("h1", {}, "Could not load this view"), h("p", { class: "error" }, e.message));
-    status(e.message, "error");
+    replace(target, h("h1", {}, "Could not load this view"), h("p", { class: "error" }, e.message));
+    if (mine === generation) status(e.message, "error");
   }
+  if (mine !== generation) {
+    if (done) done();
+    return;
+  }
+  cleanup = done;
+  replace(main, target);
   document.body.dataset.ready = "true";
 }
 

@@ -1,20 +1,24 @@
 // The explorer page in headless Chromium against a real mentisdbd with a
 // token: for each view, what a person does (type the token, click, fill,
 // submit) and what must appear; a screenshot per view in test-output/; no
-// console errors; no serious or critical axe-core violations.
+// console errors; no serious or critical axe-core violations. The tests run
+// in order on one page and one daemon: each starts from what the last left.
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { launch } from "./browser.mjs";
-import { startDaemon } from "./daemon.mjs";
+import { MENTISDBD, startDaemon } from "./daemon.mjs";
 
 const OUT = fileURLToPath(new URL("../../../test-output/", import.meta.url));
 const AXE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const XSS = `<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>`;
-let daemon, browser, page;
+let daemon, browser, page, tokensDir, readToken;
 let consoleErrors = [];
 let allowedErrors = [];
 const dialogs = [];
@@ -39,7 +43,11 @@ async function seed(call) {
 
 before(async () => {
   await mkdir(OUT, { recursive: true });
-  daemon = await startDaemon();
+  // Beside the admin API token, a read-only one from a token file.
+  tokensDir = await mkdtemp(join(tmpdir(), "mentisdb-explorer-tokens-"));
+  const tokensFile = join(tokensDir, "tokens.toml");
+  readToken = execFileSync(MENTISDBD, ["token", "add", "reader", "--scope", "read", "--tokens-file", tokensFile], { encoding: "utf8" }).trim();
+  daemon = await startDaemon({ args: ["--tokens-file", tokensFile] });
   await seed(daemon.call);
   browser = await launch();
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 1000 } });
@@ -55,6 +63,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await daemon?.stop();
+  await rm(tokensDir, { recursive: true, force: true });
 });
 
 afterEach(() => {
@@ -80,8 +89,13 @@ async function ready() {
   await page.waitForSelector("body[data-ready=true]", { timeout: 20_000 });
 }
 
+/** Opens view `hash` (again, when it is the current one) and waits until it is drawn. */
 async function go(hash) {
-  await page.evaluate((h) => { location.hash = h; }, hash);
+  await page.evaluate((h) => {
+    document.body.dataset.ready = "false";
+    if (location.hash === h) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    else location.hash = h;
+  }, hash);
   await ready();
 }
 
@@ -146,6 +160,17 @@ test("timeline: filters, ranked question with score parts, untrusted text stays 
   await page.click("#filters button[type=submit]");
   await page.waitForFunction(() => document.querySelectorAll("#timeline li").length === 4);
 
+  // A time range that ends before the first thought matches nothing.
+  await page.fill("#flt-until", "2020-01-01T00:00:00");
+  await page.click("#filters button[type=submit]");
+  await page.waitForFunction(() => document.querySelectorAll("#timeline li").length === 0);
+  assert.match(await page.textContent("#timeline-summary"), /^Showing 0 of 0 match/);
+  await page.fill("#flt-until", "");
+  await page.fill("#flt-since", "2020-01-01T00:00:00");
+  await page.click("#filters button[type=submit]");
+  await page.waitForFunction(() => document.querySelectorAll("#timeline li").length === 4);
+  await page.fill("#flt-since", "");
+
   await page.fill("#ranked-text", "cache eviction");
   await page.click("#ranked-form button[type=submit]");
   await page.waitForSelector("#ranked-results li.thought");
@@ -187,6 +212,20 @@ test("timeline: a thought appended over REST appears while the page is open", as
   assert.equal(resumed.authorization, `Bearer ${daemon.token}`);
 });
 
+test("timeline: a long chain is drawn a page at a time", async () => {
+  await Promise.all(Array.from({ length: 120 }, (_, i) => daemon.call("/v1/thoughts", { chain_key: "long", thought_type: "FactLearned", content: `fact ${i}`, agent_id: "ada" })));
+  await go("#/chain/long");
+  await page.waitForSelector("#timeline li");
+  assert.equal(await page.locator("#timeline li").count(), 50);
+  assert.match(await page.textContent("#timeline-summary"), /^Showing 50 of 120 match\(es\), newest first; the chain has 120 thought/);
+  assert.equal(await page.locator("#timeline li .idx").first().textContent(), "#119");
+  await page.click("#show-more");
+  await page.click("#show-more");
+  assert.equal(await page.locator("#timeline li").count(), 120);
+  assert.equal(await page.locator("#timeline li .idx").last().textContent(), "#0");
+  assert.equal(await page.isHidden("#show-more"), true);
+});
+
 test("thought: fields, hashes and the relation graph in both directions", async () => {
   await go(`#/thought/project/${ids.evict.id}`);
   assert.equal(await page.textContent("#thought-content"), "The cache needs an eviction policy");
@@ -203,6 +242,24 @@ test("thought: fields, hashes and the relation graph in both directions", async 
   await ready();
   assert.equal(await page.textContent("#thought-content"), "Evict least recently used entries first");
   assert.match(await page.textContent("#rel-summary"), /^0 incoming, 1 outgoing/);
+});
+
+test("a read-only token browses; a change it may not make says 403 and shows the token box", async () => {
+  allowedErrors = [/status of 403/];
+  await page.fill("#token-input", readToken);
+  await page.click("#token-save");
+  await go("#/agents/project");
+  assert.deepEqual(await page.locator("tbody .agent-id").allTextContents(), ["ada", "bob"]);
+  await page.fill("#upsert-agent-agent_id", "mallory");
+  await page.click("#upsert-agent button[type=submit]");
+  await page.waitForSelector("#auth-message:not([hidden])");
+  assert.match(await page.textContent("#auth-message"), /may not do that \(HTTP 403\).*token 'reader' lacks scope 'admin'/);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "token-input");
+  assert.match(await page.textContent("#status"), /Save agent failed/);
+  await page.fill("#token-input", daemon.token);
+  await page.click("#token-save");
+  await ready();
+  assert.equal(await page.isHidden("#auth-message"), true);
 });
 
 test("agents: keys, aliases, activity; add, key, revoke, disable", async () => {
@@ -283,6 +340,11 @@ test("skills: rendered, source, warnings by line, diff, upload, deprecate", asyn
   await page.click("button:text-is('Deprecate')");
   await page.waitForFunction(() => document.querySelector("#skill-status")?.textContent === "deprecated");
   assert.match(await page.textContent("#skill-warnings"), /deprecated: use the release pipeline/);
+
+  await page.click("button:text-is('Revoke')");
+  await page.waitForFunction(() => document.querySelector("#skill-status")?.textContent === "revoked");
+  assert.match(await page.textContent("#skill-warnings"), /revoked.*Do not follow it/);
+  assert.ok(dialogs.some((d) => d.startsWith("Revoke skill “deploy”")));
 
   await go("#/skills");
   assert.equal(await page.locator("tbody tr").count(), 1);
