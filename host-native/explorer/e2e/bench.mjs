@@ -1,7 +1,8 @@
 // Figures of the explorer in headless Chromium against a debug or release
 // mentisdbd (MENTISDBD, else CARGO_TARGET_DIR/debug): first paint of
-// /explorer, and the time until a 10k-thought chain's timeline shows.
-// Usage: node bench.mjs [thoughts=10000] [runs=7]. Prints the medians (ms)
+// /explorer, the time until a 10k-thought chain's timeline shows, and the
+// latency from an append over REST to its row in an open page (live events).
+// Usage: node bench.mjs [thoughts=10000] [runs=7] [live=200]. Prints the medians (ms)
 // and writes test-output/explorer-bench.json. Measures; asserts nothing.
 import { mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -10,6 +11,7 @@ import { MENTISDBD, startDaemon } from "./daemon.mjs";
 
 const THOUGHTS = Number(process.argv[2] ?? 10_000);
 const RUNS = Number(process.argv[3] ?? 7);
+const LIVE = Number(process.argv[4] ?? 200);
 const OUT = fileURLToPath(new URL("../../../test-output/", import.meta.url));
 const TYPES = ["Decision", "Insight", "FactLearned", "Plan", "Question"];
 
@@ -18,6 +20,9 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const round = (x) => Math.round(x * 10) / 10;
+const percentile = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+/** Milliseconds since the epoch with sub-millisecond digits (same clock in Node and the page). */
+const now = () => performance.timeOrigin + performance.now();
 
 const daemon = await startDaemon();
 try {
@@ -71,6 +76,31 @@ try {
     timelineAll.push(end - start);
     await context.close();
   }
+
+  // Live: appends one at a time while the timeline is open; each latency is
+  // from just before the REST call to the row's insertion in the page.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  await context.addInitScript((t) => sessionStorage.setItem("mentisdb.explorer.token", t), daemon.token);
+  const page = await context.newPage();
+  await page.goto(`${daemon.url}/explorer/#/chain/big`);
+  await page.waitForSelector("#live-state[data-live=true]");
+  await page.evaluate(() => {
+    window.arrived = {};
+    new MutationObserver((records) => {
+      const t = performance.timeOrigin + performance.now();
+      for (const r of records) for (const n of r.addedNodes) if (n.dataset?.index) window.arrived[n.dataset.index] ??= t;
+    }).observe(document.querySelector("#timeline"), { childList: true });
+  });
+  const sent = {};
+  for (let i = 0; i < LIVE; i++) {
+    const t0 = now();
+    const r = await daemon.call("/v1/thoughts", { chain_key: "big", thought_type: "Finding", agent_id: "live", content: `live thought ${i}` });
+    sent[r.thought.index] = t0;
+    await page.waitForFunction((index) => window.arrived[index] !== undefined, r.thought.index, { polling: "raf" });
+  }
+  const arrived = await page.evaluate(() => window.arrived);
+  const live = Object.entries(sent).map(([index, t0]) => arrived[index] - t0);
+  await context.close();
   await browser.close();
   const figures = {
     daemon: MENTISDBD,
@@ -82,6 +112,10 @@ try {
     timeline_default_ms: round(median(timeline)),
     timeline_all_ms: round(median(timelineAll)),
     rows_in_dom: rowsShown,
+    live_appends: LIVE,
+    live_latency_p50_ms: round(percentile(live, 50)),
+    live_latency_p99_ms: round(percentile(live, 99)),
+    live_latency_max_ms: round(Math.max(...live)),
     all_first_paint: firstPaint.map(round),
     all_timeline_default: timeline.map(round),
     all_timeline_all: timelineAll.map(round),
