@@ -212,7 +212,7 @@ impl MentisDb {
         }
         let keys = self.chain_keys();
         let refused = self.refused_objects();
-        let steps = keys.len() + refused.len() + 1 + extra_objects.len();
+        let steps = keys.len() + refused.len() + 2 + extra_objects.len();
         let mut step = 0;
         let mut manifest = BackupManifest { format: BACKUP_FORMAT, created_at, created_by: created_by.to_string(), objects: Vec::new(), chains: Vec::new(), refused: Vec::new() };
         let mut emit = |manifest: &mut BackupManifest, name: String, bytes: Vec<u8>, step: usize| {
@@ -241,7 +241,7 @@ impl MentisDb {
         if let Some(log) = self.skills.copy_log(self.storage())? {
             emit(&mut manifest, naming::SKILLS_LOG.to_string(), log, step)?;
         }
-        for name in extra_objects {
+        for name in std::iter::once(&naming::WEBHOOKS_OBJECT).chain(extra_objects) {
             step += 1;
             if let Some(bytes) = self.storage().read(name)? {
                 emit(&mut manifest, name.to_string(), bytes, step)?;
@@ -297,7 +297,7 @@ pub fn check_backup(manifest: &BackupManifest, objects: BTreeMap<String, Vec<u8>
             return Err(chain_err(&object, format!("does not open: {why}")));
         }
     }
-    let warnings = report.refused.iter().filter(|(what, _)| what == naming::SKILLS_LOG || what.ends_with(".agents.json")).map(|(what, why)| format!("{what}: {why}")).collect();
+    let warnings = report.refused.iter().filter(|(what, _)| what == naming::SKILLS_LOG || what == naming::WEBHOOKS_OBJECT || what.ends_with(".agents.json")).map(|(what, why)| format!("{what}: {why}")).collect();
     let mut thoughts = 0;
     for c in &manifest.chains {
         let opened = report.chains.iter().find(|o| o.chain_key == c.chain_key).ok_or_else(|| chain_err(&c.chain_key, "is in the manifest but did not open".into()))?;

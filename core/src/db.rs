@@ -158,6 +158,8 @@ pub struct MentisDb {
     pub(crate) chat_model: RwLock<Option<Arc<dyn crate::chat_model::ChatModel>>>,
     /// The host's checkpoint key and each chain's latest checkpoint (`proofs.rs`).
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
+    /// Webhook registrations and delivery cursors (`webhooks.rs`).
+    webhooks: crate::webhooks::WebhookStore,
     /// Told of every durable thought ([`MentisDb::add_observer`]).
     observers: RwLock<Vec<Arc<dyn AppendObserver>>>,
 }
@@ -223,7 +225,9 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), observers: RwLock::new(Vec::new()) };
+        let (webhooks, webhooks_problem) = crate::webhooks::WebhookStore::open(storage.as_ref())?;
+        report.refused.extend(webhooks_problem.map(|p| (naming::WEBHOOKS_OBJECT.to_string(), p)));
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()) };
         Ok((db, report))
     }
 
@@ -736,5 +740,27 @@ impl MentisDb {
                 observer.appended(key, thought);
             }
         }
+    }
+
+    /// The webhook registry: a delivering host installs its URL check
+    /// ([`crate::webhooks::WebhookStore::set_targets`]), reads what to
+    /// deliver and advances the cursors through it.
+    pub fn webhooks(&self) -> &crate::webhooks::WebhookStore {
+        &self.webhooks
+    }
+
+    /// Makes every served chain object and the skill log durable now
+    /// (0.10's `POST /v1/admin/flush`). Every acknowledged append already
+    /// is; this only re-asserts it, e.g. before a file-level copy. Returns
+    /// how many chains were synced.
+    pub fn flush_all(&self) -> Result<usize, StorageError> {
+        let objects: Vec<String> = read_lock(&self.chains).values().map(|slot| slot.object.clone()).collect();
+        for object in &objects {
+            self.storage.sync(object)?;
+        }
+        if self.storage.read(naming::SKILLS_LOG)?.is_some() {
+            self.storage.sync(naming::SKILLS_LOG)?;
+        }
+        Ok(objects.len())
     }
 }

@@ -47,7 +47,8 @@
 //! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
 //! [`limits`], [`query`], [`redact`] (secret redaction on write), [`events`]
 //! (event-stream cursors), [`backup`]
-//! (consistent snapshots and the check before a restore) and [`timestamp`].
+//! (consistent snapshots and the check before a restore), [`webhooks`] (registrations,
+//! delivery cursors, payloads) and [`timestamp`].
 //! Everything else is private.
 
 #![warn(missing_docs, unreachable_pub)]
@@ -92,6 +93,7 @@ pub mod storage;
 mod text;
 pub mod thought;
 pub mod timestamp;
+pub mod webhooks;
 mod retirements;
 mod summary;
 mod traverse;

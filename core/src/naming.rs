@@ -12,6 +12,8 @@ use crate::record::ChainFormat;
 pub const CHAINS_PREFIX: &str = "chains/";
 /// The skill registry's append-only log.
 pub const SKILLS_LOG: &str = "skills/registry.log";
+/// The webhook registry with each webhook's delivery cursors (`webhooks.rs`).
+pub const WEBHOOKS_OBJECT: &str = "webhooks.json";
 
 /// The escaped, hash-suffixed stem for a key.
 pub fn safe_stem(key: &str) -> String {

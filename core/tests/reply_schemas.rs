@@ -22,9 +22,19 @@ impl mentisdb_core::extract::ChatModel for CannedModel {
     }
 }
 
+/// Accepts every webhook URL (no delivery happens in these tests).
+struct AnyUrl;
+
+impl mentisdb_core::webhooks::WebhookTargets for AnyUrl {
+    fn check_url(&self, _url: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 fn session() -> Vec<(&'static str, Value)> {
     let (db, _) = fresh();
     db.set_chat_model(Some(std::sync::Arc::new(CannedModel)));
+    db.webhooks().set_targets(Some(std::sync::Arc::new(AnyUrl)));
     db.set_checkpoint_signer(Some(mentisdb_core::checkpoint::CheckpointSigner::new("reply-test", &[3u8; 32]).unwrap()), None);
     let key = ed25519_dalek::SigningKey::from_bytes(&[1u8; 32]).verifying_key().to_bytes().to_vec();
     let skill = "---\nname: Deploy\ndescription: how\ntags: [ops]\n---\n# Deploy\nRun it.\n";
@@ -86,6 +96,9 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_forget_thought", json!({"chain_key": "a", "thought_index": 1, "reason": "test"})),
         ("mentisdb_bootstrap", json!({"chain_key": "doomed", "content": "short-lived"})),
         ("mentisdb_delete_chain", json!({"chain_key": "doomed"})),
+        ("mentisdb_register_webhook", json!({"url": "http://example.com/hook", "thought_type_filter": ["Idea"]})),
+        ("mentisdb_list_webhooks", json!({})),
+        ("mentisdb_delete_webhook", json!({"id": "no-such-webhook"})),
     ];
     let mut results: Vec<(&'static str, Value)> = calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect();
     // A chain object moves to another store: export here, import there.

@@ -106,6 +106,23 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_HTTPS_REST_PORT")]
     pub https_rest_port: Option<u16>,
 
+    /// Networks webhooks may reach although they are internal (loopback,
+    /// private, link-local, CGNAT...), comma- or space-separated CIDRs or
+    /// addresses, each at most a /8 (MentisDB 0.10's variable). Unset: no
+    /// internal target.
+    #[arg(long, env = "MENTISDB_WEBHOOK_ALLOWED_CIDRS", default_value = "", value_parser = crate::webhooks::UrlPolicy::parse)]
+    pub webhook_allowed_cidrs: crate::webhooks::UrlPolicy,
+
+    /// First wait before a failed webhook delivery is tried again, in
+    /// milliseconds; it doubles after each failure.
+    #[arg(long, env = "MENTISDB_WEBHOOK_RETRY_BASE_MS", default_value_t = 1000)]
+    pub webhook_retry_base_ms: u64,
+
+    /// Longest wait between two attempts of one webhook delivery, in seconds
+    /// (attempts go on until the receiver answers 2xx or the webhook is deleted).
+    #[arg(long, env = "MENTISDB_WEBHOOK_RETRY_MAX_SECS", default_value_t = 300)]
+    pub webhook_retry_max_secs: u64,
+
     /// Largest accepted request body in bytes (larger bodies get HTTP 413).
     #[arg(long, env = "MENTISDB_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,

@@ -49,9 +49,21 @@ const CATCH_UP_CHUNK: usize = 256;
 /// What the engine tells the streams: small, so sending never waits.
 #[derive(Debug, Clone)]
 enum Signal {
-    /// Every thought of the chain up to `index` is durable.
-    Appended { chain_key: Arc<str>, index: u64 },
+    /// Every thought of the chain up to `index` is durable; `data` is the
+    /// `thought` event's data for that index, serialized once for every stream.
+    Appended { chain_key: Arc<str>, index: u64, data: Arc<str> },
     Deleted(Arc<str>),
+}
+
+/// The data of a `thought` event.
+#[derive(serde::Serialize)]
+struct ThoughtEvent<'a> {
+    chain_key: &'a str,
+    thought: &'a Thought,
+}
+
+fn thought_data(chain_key: &str, thought: &Thought) -> String {
+    serde_json::to_string(&ThoughtEvent { chain_key, thought }).expect("a thought serializes")
 }
 
 /// The engine's observer feeding every open stream.
@@ -76,8 +88,12 @@ impl EventHub {
 
 impl AppendObserver for EventHub {
     fn appended(&self, chain_key: &str, thought: &Thought) {
-        // No receiver is not an error: nobody is listening.
-        let _ = self.signals.send(Signal::Appended { chain_key: chain_key.into(), index: thought.index });
+        // Nobody listening: nothing to serialize or send.
+        if self.signals.receiver_count() == 0 {
+            return;
+        }
+        let data = thought_data(chain_key, thought).into();
+        let _ = self.signals.send(Signal::Appended { chain_key: chain_key.into(), index: thought.index, data });
     }
 
     fn chain_deleted(&self, chain_key: &str) {
@@ -131,7 +147,11 @@ struct Gone;
 
 impl Stream {
     async fn send(&self, name: &str, data: serde_json::Value) -> Result<(), Gone> {
-        let event = Event::default().event(name).id(self.cursor.render()).data(data.to_string());
+        self.send_text(name, &data.to_string()).await
+    }
+
+    async fn send_text(&self, name: &str, data: &str) -> Result<(), Gone> {
+        let event = Event::default().event(name).id(self.cursor.render()).data(data);
         self.out.send(Ok(event)).await.map_err(|_| Gone)
     }
 
@@ -149,7 +169,7 @@ impl Stream {
             }
             for thought in thoughts {
                 self.cursor.advance(key, thought.index + 1);
-                self.send("thought", json!({"chain_key": key, "thought": thought})).await?;
+                self.send_text("thought", &thought_data(key, &thought)).await?;
             }
         }
     }
@@ -170,8 +190,14 @@ impl Stream {
         }
         loop {
             match signals.recv().await {
-                Ok(Signal::Appended { chain_key, index }) if self.follow.includes(&self.who, &chain_key) => {
-                    self.send_thoughts(&chain_key, index + 1).await?;
+                Ok(Signal::Appended { chain_key, index, data }) if self.follow.includes(&self.who, &chain_key) => {
+                    // The usual case, the next thought in order: sent as serialized once.
+                    if self.cursor.next_index(&chain_key).unwrap_or(0) == index {
+                        self.cursor.advance(&chain_key, index + 1);
+                        self.send_text("thought", &data).await?;
+                    } else {
+                        self.send_thoughts(&chain_key, index + 1).await?;
+                    }
                 }
                 Ok(Signal::Deleted(chain_key)) if self.follow.includes(&self.who, &chain_key) => {
                     self.cursor.remove(&chain_key);

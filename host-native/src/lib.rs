@@ -53,6 +53,7 @@ pub mod run;
 pub mod stdio_proxy;
 pub mod tls_cert;
 pub mod tokens;
+pub mod webhooks;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{open_store, serve, start, DaemonError, OpenedStore, RunningDaemon};

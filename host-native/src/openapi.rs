@@ -2,7 +2,7 @@
 //!
 //! Contract: the document is generated, never written by hand. Every path and
 //! method comes from the route table [`ROUTES`] (plus `/health` and the
-//! backup route, which are not tools); a POST's
+//! backup and flush routes, which are not tools); a POST's
 //! request body schema is the tool's input schema, the same JSON Schema MCP
 //! `tools/list` serves; a GET's query parameters are that schema's
 //! properties; the 200 response schema is the tool's reply schema
@@ -48,6 +48,19 @@ fn build(tokens_required: bool) -> Value {
             "403": {"$ref": "#/components/responses/403"},
         }
     }}));
+    paths.insert(crate::rest::FLUSH_PATH.into(), json!({"post": {
+        "operationId": "flush",
+        "summary": "Make every chain object and the skill log durable now (MentisDB 0.10's route; every acknowledged append already is); admin on all chains.",
+        "responses": {
+            "200": {"description": "Flushed.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["status", "chains"],
+                "properties": {"status": {"const": "flushed"}, "chains": {"type": "integer", "minimum": 0}}
+            }}}},
+            "401": {"$ref": "#/components/responses/401"},
+            "403": {"$ref": "#/components/responses/403"},
+            "500": {"$ref": "#/components/responses/500"},
+        }
+    }}));
     for route in ROUTES {
         let spec = specs.get(route.tool).unwrap_or_else(|| panic!("route {} names unknown tool {}", route.path, route.tool));
         let op = operation(route, spec, &mut components);
@@ -86,6 +99,10 @@ fn operation(route: &Route, spec: &ToolSpec, components: &mut Components) -> Val
     } else if matches!(route.reply, Reply::FromChainBytes) {
         op["parameters"] = json!([path_key]);
         op["requestBody"] = json!({"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}});
+    } else if route.method == "DELETE" {
+        // The path's `{name}` segments are the arguments.
+        let names = route.path.split('/').filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'));
+        op["parameters"] = names.map(|n| json!({"name": n, "in": "path", "required": true, "schema": input["properties"][n].clone()})).collect();
     } else if route.method == "GET" {
         op["parameters"] = Value::Array(query_parameters(&input));
     } else {

@@ -43,7 +43,8 @@ pub enum Reply {
 /// One REST endpoint.
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
-    /// `GET` (arguments from the query string) or `POST` (JSON body).
+    /// `GET` (arguments from the query string), `POST` (JSON body) or
+    /// `DELETE` (arguments from the path's `{name}` segments).
     pub method: &'static str,
     pub path: &'static str,
     pub tool: &'static str,
@@ -114,6 +115,9 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/proofs/inclusion", "mentisdb_inclusion_proof"),
     post_tool("/v1/proofs/consistency", "mentisdb_consistency_proof"),
     get_tool("/v1/identity", "mentisdb_identity", Reply::Json),
+    get_tool("/v1/webhooks", "mentisdb_list_webhooks", Reply::Json),
+    post_tool("/v1/webhooks", "mentisdb_register_webhook"),
+    Route { method: "DELETE", path: "/v1/webhooks/{id}", tool: "mentisdb_delete_webhook", reply: Reply::Json },
 ];
 
 /// A REST failure: an HTTP status and a human-readable message, sent as
@@ -247,6 +251,12 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
             let value = call_as(st.db, who, route.tool, args).await?;
             reply(&route, value)
         })
+    } else if route.method == "DELETE" {
+        axum::routing::delete(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(params): Path<BTreeMap<String, String>>| async move {
+            let args = Value::Object(params.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
+            let value = call_as(st.db, who, route.tool, args).await?;
+            reply(&route, value)
+        })
     } else if route.method == "GET" {
         get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, query: Result<Query<BTreeMap<String, String>>, QueryRejection>| async move {
             let Query(query) = query?;
@@ -280,6 +290,32 @@ async fn openapi_document(State(auth): State<AuthState>) -> Json<Value> {
     Json(crate::openapi::document(auth.enabled()).clone())
 }
 
+/// 403 unless `who` is admin on every chain (`*`), as daemon-wide
+/// operations outside the tools (backup, flush) need.
+fn require_admin_on_all(who: &Identity, what: &str) -> Result<(), ApiError> {
+    match who {
+        Identity::Token(token) if !(token.scope == Access::Admin && token.covers_all()) => {
+            Err(ApiError::new(StatusCode::FORBIDDEN, format!("token '{}' lacks scope 'admin' for all chains ('*') ({what} needs admin)", token.name)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Where `POST` makes every chain durable now (MentisDB 0.10's route).
+pub const FLUSH_PATH: &str = "/v1/admin/flush";
+
+/// `POST /v1/admin/flush`: syncs every chain object and the skill log
+/// (`MentisDb::flush_all`); `{"status": "flushed", "chains": n}`. Every
+/// acknowledged append is durable already, so this changes nothing a client
+/// can see; it exists for 0.10's clients and scripts. Admin on `*`.
+async fn flush(State(st): State<RestState>, Extension(who): Extension<Identity>) -> Result<Json<Value>, ApiError> {
+    require_admin_on_all(&who, "a flush")?;
+    let db = st.db.clone();
+    let synced = tokio::task::spawn_blocking(move || db.flush_all()).await.map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let chains = synced.map_err(|e| ApiError::from(ToolError::Storage(e)))?;
+    Ok(Json(json!({ "status": "flushed", "chains": chains })))
+}
+
 /// Where `GET` streams a backup archive of the whole store (admin only).
 pub const BACKUP_PATH: &str = "/v1/admin/backup";
 
@@ -288,11 +324,7 @@ pub const BACKUP_PATH: &str = "/v1/admin/backup";
 /// (`backup.rs`), streamed while the daemon keeps serving. Not a tool: it
 /// needs `admin` on `*` when tokens are on, as daemon-wide changes do.
 async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<Identity>) -> Result<Response, ApiError> {
-    if let Identity::Token(token) = &who {
-        if !(token.scope == Access::Admin && token.covers_all()) {
-            return Err(ApiError::new(StatusCode::FORBIDDEN, format!("token '{}' lacks scope 'admin' for all chains ('*') (a backup needs admin)", token.name)));
-        }
-    }
+    require_admin_on_all(&who, "a backup")?;
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     let db = st.db.clone();
     let started = std::time::Instant::now();
@@ -319,7 +351,7 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool) -> Router {
     let events = crate::events::EventHub::attach(&db);
-    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events));
+    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
         if matches!(route.reply, Reply::FromChainBytes) {
@@ -349,6 +381,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for r in ROUTES {
             assert!(seen.insert((r.method, r.path)), "duplicate route {} {}", r.method, r.path);
+            assert!(matches!(r.method, "GET" | "POST" | "DELETE"), "{} {}", r.method, r.path);
             assert!(r.tool.starts_with("mentisdb_"));
         }
     }

@@ -44,7 +44,11 @@ fn chain_args(tool: &str) -> Value {
 fn rest_call(client: &Client, base: &str, tool: &str, token: Option<&str>) -> (StatusCode, Value) {
     let route = ROUTES.iter().find(|r| r.tool == tool).expect("every tool has a route");
     let url = format!("{base}{}", route.path.replace("{chain_key}", CHAIN));
-    let req = if route.method == "GET" { client.get(format!("{url}?chain_key={CHAIN}")) } else { client.post(url).json(&chain_args(tool)) };
+    let req = match route.method {
+        "GET" => client.get(format!("{url}?chain_key={CHAIN}")),
+        "DELETE" => client.delete(url.replace("{id}", "no-such-id")),
+        _ => client.post(url).json(&chain_args(tool)),
+    };
     let r = with_token(req, token).send().unwrap();
     let status = r.status();
     let text = r.text().unwrap();
@@ -249,4 +253,22 @@ fn a_federated_search_needs_read_on_every_chain_it_names() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let msg = body["error"].as_str().unwrap();
     assert!(msg.contains("chain 'secret-1'") && !msg.contains("quarterly"), "{msg}");
+}
+
+#[test]
+fn a_flush_needs_admin_on_every_chain() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    served.daemon.db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+    let chain_admin = add_token(&tokens_file, "chain-admin", Access::Admin, &[CHAIN.to_string()]).unwrap();
+    let root = add_token(&tokens_file, "root", Access::Admin, &[]).unwrap();
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    wait_for(&client, &rest, &root, StatusCode::OK, "the token file was never loaded");
+    let flush = |token: &str| {
+        let r = client.post(format!("{rest}/v1/admin/flush")).bearer_auth(token).send().unwrap();
+        (r.status(), r.json::<Value>().unwrap())
+    };
+    let (status, body) = flush(&chain_admin);
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(flush(&root), (StatusCode::OK, json!({"status": "flushed", "chains": 1})));
 }

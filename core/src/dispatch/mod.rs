@@ -24,6 +24,7 @@ mod ranked_tools;
 pub mod replies;
 mod skill_tools;
 mod thought_tools;
+mod webhook_tools;
 
 pub use access::{access_of, call_scope, Access, CallScope, Caller, Reach};
 pub use graph_mode::GraphMode;
@@ -178,8 +179,8 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
 }
 
 /// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 7] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS, proof_tools::TOOLS]
+fn families() -> [&'static [ToolDef]; 8] {
+    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS, proof_tools::TOOLS, webhook_tools::TOOLS]
 }
 
 /// The prefix of MentisDB's tool names before it was renamed from ThoughtChain.
@@ -241,6 +242,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         .or_else(|| chain_tools::reply_schema(tool))
         .or_else(|| model_tools::reply_schema(tool))
         .or_else(|| proof_tools::reply_schema(tool))
+        .or_else(|| webhook_tools::reply_schema(tool))
 }
 
 #[doc(hidden)]
@@ -376,6 +378,7 @@ mod tests {
                     .or_else(|| chain_tools::args_schema(t.name))
                     .or_else(|| model_tools::args_schema(t.name))
                     .or_else(|| proof_tools::args_schema(t.name))
+                    .or_else(|| webhook_tools::args_schema(t.name))
                     .expect("every tool has an argument type");
                 (t.name.to_string(), schema)
             })

@@ -108,7 +108,7 @@ impl EmbeddingProvider for Precomputed {
 
 /// Where tool calls go.
 enum Target {
-    InProcess(MentisDb),
+    InProcess(Box<MentisDb>),
     Rest { host: String, port: u16 },
 }
 
@@ -303,7 +303,7 @@ fn main() {
                 let cache = std::env::temp_dir().join("mentisdb-locomo-minilm-v2.cache");
                 db.set_embedding_provider(Some(Arc::new(Precomputed::new(model, texts, 2, &cache))));
             }
-            Target::InProcess(db)
+            Target::InProcess(Box::new(db))
         }
     };
     // A fresh chain per run so a daemon's earlier runs do not mix in.

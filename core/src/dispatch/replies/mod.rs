@@ -21,6 +21,7 @@ mod chain;
 mod proofs;
 mod ranked;
 mod skills;
+mod webhooks;
 
 pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 pub use chain::{
@@ -36,3 +37,4 @@ pub use skills::{
     ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,
     SkillVersionsReply,
 };
+pub use webhooks::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};

@@ -1,0 +1,403 @@
+//! Webhook delivery: the daemon POSTs each appended thought to every
+//! webhook that wants it (`mentisdb_core::webhooks` holds the registry,
+//! cursors and payload).
+//!
+//! Contract:
+//! - One worker per webhook delivers its pending thoughts (each chain's,
+//!   from its cursor on) in index order within a chain. An append only wakes
+//!   the workers; it never waits for a delivery.
+//! - A delivery is `POST url` with the JSON payload, `X-MentisDB-Event:
+//!   thought.appended`, `X-MentisDB-Delivery: <webhook id>:<index>:<chain>`
+//!   (the same on every retry) and `X-MentisDB-Signature: sha256=<hex
+//!   HMAC-SHA256 of the body with the webhook's secret>`. A 2xx answer
+//!   acknowledges it: the cursor moves past it and is written durably. Any
+//!   other answer, a timeout (5 s) or a refused connection is retried after
+//!   `MENTISDB_WEBHOOK_RETRY_BASE_MS` (1 s), doubling up to
+//!   `MENTISDB_WEBHOOK_RETRY_MAX_SECS` (300 s), until it succeeds or the
+//!   webhook is deleted; later thoughts of that webhook wait (order is kept).
+//! - Pending deliveries survive a restart: they are the chain's thoughts past
+//!   the cursor. At least once: a delivery acknowledged just before a crash
+//!   may be sent again; receivers drop repeats by `X-MentisDB-Delivery`.
+//! - Targets (0.10.10's rule against server-side request forgery): http or
+//!   https only; no `localhost`; no loopback, private, link-local, CGNAT,
+//!   multicast, documentation or reserved address, unless inside
+//!   `MENTISDB_WEBHOOK_ALLOWED_CIDRS`. Checked at registration, and against
+//!   every address a host name resolves to before each attempt. Redirects
+//!   are not followed.
+
+use ipnet::IpNet;
+use mentisdb_core::webhooks::{delivery_id, payload, DeliveryTarget, WebhookTargets};
+use mentisdb_core::{AppendObserver, MentisDb, Thought};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+/// How long one delivery attempt may take.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Thoughts read from a chain at a time.
+const BATCH: usize = 64;
+/// The broadest allowed network (`/8`), so an allow-list cannot switch the rule off.
+const MIN_PREFIX: u8 = 8;
+/// How often workers look for pending deliveries without being woken
+/// (thoughts another daemon appended on a shared store, missed wake-ups).
+const RESCAN: Duration = Duration::from_secs(5);
+
+/// Which targets webhooks may reach: public addresses, plus the allowed networks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UrlPolicy {
+    allowed: Vec<IpNet>,
+}
+
+impl UrlPolicy {
+    /// Parses `MENTISDB_WEBHOOK_ALLOWED_CIDRS`: CIDRs or bare addresses,
+    /// separated by commas or spaces; each at most a /8.
+    pub fn parse(list: &str) -> Result<UrlPolicy, String> {
+        let mut allowed = Vec::new();
+        for entry in list.split(|c: char| c == ',' || c.is_whitespace()).filter(|e| !e.is_empty()) {
+            let net = match entry.parse::<IpNet>() {
+                Ok(net) => net,
+                Err(_) => entry.parse::<IpAddr>().map(IpNet::from).map_err(|_| format!("MENTISDB_WEBHOOK_ALLOWED_CIDRS: '{entry}' is not a CIDR or an IP address"))?,
+            };
+            if net.prefix_len() < MIN_PREFIX {
+                return Err(format!("MENTISDB_WEBHOOK_ALLOWED_CIDRS: '{entry}' is broader than /{MIN_PREFIX}"));
+            }
+            allowed.push(net.trunc());
+        }
+        Ok(UrlPolicy { allowed })
+    }
+
+    /// Whether a delivery may go to `ip`.
+    pub fn permits(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 => v4,
+        };
+        !is_internal(ip) || self.allowed.iter().any(|net| net.contains(&ip))
+    }
+
+    fn refused(ip: IpAddr) -> String {
+        format!("webhook URL points to an internal address ({ip}); loopback, private, link-local and similar addresses need MENTISDB_WEBHOOK_ALLOWED_CIDRS")
+    }
+
+    /// Checks `url` and every address its host resolves to now.
+    async fn check_resolved(&self, url: &reqwest::Url) -> Result<(), String> {
+        self.check_url(url.as_str())?;
+        if let Some(url::Host::Domain(domain)) = url.host() {
+            let port = url.port_or_known_default().unwrap_or(80);
+            let addrs = tokio::net::lookup_host((domain, port)).await.map_err(|e| format!("cannot resolve {domain}: {e}"))?;
+            for addr in addrs {
+                if !self.permits(addr.ip()) {
+                    return Err(Self::refused(addr.ip()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WebhookTargets for UrlPolicy {
+    fn check_url(&self, url: &str) -> Result<(), String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid webhook URL: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("webhook URL scheme '{}' is not allowed; use http or https", parsed.scheme()));
+        }
+        match parsed.host() {
+            None => Err("webhook URL has no host".to_string()),
+            Some(url::Host::Domain(d)) => {
+                let d = d.trim_end_matches('.').to_ascii_lowercase();
+                if d == "localhost" || d.ends_with(".localhost") {
+                    Err("webhook URLs pointing to localhost are not allowed; use an address listed in MENTISDB_WEBHOOK_ALLOWED_CIDRS".to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            Some(url::Host::Ipv4(ip)) => self.permits(IpAddr::V4(ip)).then_some(()).ok_or_else(|| Self::refused(IpAddr::V4(ip))),
+            Some(url::Host::Ipv6(ip)) => self.permits(IpAddr::V6(ip)).then_some(()).ok_or_else(|| Self::refused(IpAddr::V6(ip))),
+        }
+    }
+}
+
+/// Addresses inside a network that is not the public internet.
+fn is_internal(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_internal_v4(v4),
+        IpAddr::V6(v6) => is_internal_v6(v6),
+    }
+}
+
+fn is_internal_v4(v4: Ipv4Addr) -> bool {
+    let [a, b, c, _] = v4.octets();
+    v4.is_loopback()
+        || v4.is_private()
+        || v4.is_link_local()
+        || v4.is_unspecified()
+        || v4.is_broadcast()
+        || v4.is_multicast()
+        || (a == 100 && (b & 0xc0) == 64) // CGNAT 100.64.0.0/10
+        || (a == 192 && b == 0 && (c == 0 || c == 2)) // protocol assignments, TEST-NET-1
+        || (a == 198 && b == 51 && c == 100) // TEST-NET-2
+        || (a == 203 && b == 0 && c == 113) // TEST-NET-3
+        || (a == 198 && (b & 0xfe) == 18) // benchmarking 198.18.0.0/15
+        || a >= 240 // reserved
+}
+
+fn is_internal_v6(v6: Ipv6Addr) -> bool {
+    if v6.is_loopback() || v6.is_unspecified() || v6.is_multicast() {
+        return true;
+    }
+    if let Some(v4) = v6.to_ipv4_mapped().or_else(|| v6.to_ipv4()) {
+        return is_internal_v4(v4);
+    }
+    let seg = v6.segments();
+    (seg[0] == 0x64 && seg[1] == 0xff9b) // NAT64 reaches IPv4 targets
+        || (seg[0] == 0x2001 && seg[1] == 0) // Teredo
+        || seg[0] == 0x2002 // 6to4
+        || (seg[0] & 0xfe00) == 0xfc00 // unique local
+        || (seg[0] & 0xffc0) == 0xfe80 // link-local
+        || (seg[0] & 0xffc0) == 0xfec0 // site-local
+        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
+}
+
+/// `sha256=<hex>`: the HMAC-SHA256 of `body` keyed with `secret`.
+pub fn signature(secret: &str, body: &[u8]) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    format!("sha256={}", hex::encode(ring::hmac::sign(&key, body).as_ref()))
+}
+
+/// Retry timing of failed deliveries.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    pub base: Duration,
+    pub max: Duration,
+}
+
+impl Backoff {
+    /// The wait after the `failures`-th failed attempt in a row (1-based).
+    pub fn after(&self, failures: u32) -> Duration {
+        self.base.saturating_mul(1u32 << failures.saturating_sub(1).min(20)).min(self.max)
+    }
+}
+
+/// Wakes the workers on appends and remembers deleted chains.
+#[derive(Default)]
+struct Wake {
+    notify: Notify,
+    deleted: Mutex<Vec<String>>,
+}
+
+impl AppendObserver for Wake {
+    fn appended(&self, _chain_key: &str, _thought: &Thought) {
+        self.notify.notify_one();
+    }
+
+    fn chain_deleted(&self, chain_key: &str) {
+        self.deleted.lock().unwrap_or_else(|e| e.into_inner()).push(chain_key.to_string());
+        self.notify.notify_one();
+    }
+}
+
+/// The delivering side of webhooks, shared by its workers.
+struct Deliverer {
+    db: Arc<MentisDb>,
+    policy: UrlPolicy,
+    client: reqwest::Client,
+    backoff: Backoff,
+    shutdown: CancellationToken,
+}
+
+/// Installs the URL check on `db`'s webhook registry and starts delivering
+/// until `shutdown`.
+pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, shutdown: CancellationToken) -> Result<(), String> {
+    db.webhooks().set_targets(Some(Arc::new(policy.clone())));
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(ATTEMPT_TIMEOUT)
+        .user_agent(concat!("mentisdbd/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("webhook HTTP client: {e}"))?;
+    let wake = Arc::new(Wake::default());
+    db.add_observer(wake.clone());
+    let deliverer = Arc::new(Deliverer { db, policy, client, backoff, shutdown });
+    tokio::spawn(manage(deliverer, wake));
+    Ok(())
+}
+
+/// Keeps one worker running for each webhook with pending deliveries.
+async fn manage(d: Arc<Deliverer>, wake: Arc<Wake>) {
+    let mut workers: std::collections::BTreeMap<String, tokio::task::JoinHandle<()>> = Default::default();
+    loop {
+        let deleted: Vec<String> = std::mem::take(&mut *wake.deleted.lock().unwrap_or_else(|e| e.into_inner()));
+        for chain in deleted {
+            let db = d.db.clone();
+            let forgotten = tokio::task::spawn_blocking(move || db.webhooks().forget_chain(db.storage(), &chain)).await;
+            if let Ok(Err(e)) = forgotten {
+                tracing::warn!(target: "mentisdb::webhooks", error = %e, "cannot reset webhook cursors of a deleted chain");
+            }
+        }
+        workers.retain(|_, handle| !handle.is_finished());
+        for target in d.db.webhooks().targets() {
+            if !workers.contains_key(&target.webhook.id) && pending(&d.db, &target).is_some() {
+                let id = target.webhook.id.clone();
+                workers.insert(id.clone(), tokio::spawn(work(d.clone(), id)));
+            }
+        }
+        tokio::select! {
+            () = d.shutdown.cancelled() => return,
+            () = wake.notify.notified() => {}
+            () = tokio::time::sleep(RESCAN) => {}
+        }
+    }
+}
+
+/// The first chain where `target` has thoughts to deliver, with them (at most [`BATCH`]).
+fn pending(db: &MentisDb, target: &DeliveryTarget) -> Option<(String, Vec<Thought>)> {
+    for key in db.chain_keys().into_iter().filter(|k| target.webhook.wants_chain(k)) {
+        let from = target.cursors.get(&key).copied().unwrap_or(0);
+        let thoughts = db.thoughts_in(&key, from, u64::MAX, BATCH).unwrap_or_default();
+        if !thoughts.is_empty() {
+            return Some((key, thoughts));
+        }
+    }
+    None
+}
+
+/// Delivers webhook `id`'s pending thoughts until none is left, it is deleted, or shutdown.
+async fn work(d: Arc<Deliverer>, id: String) {
+    loop {
+        let Some(target) = d.db.webhooks().targets().into_iter().find(|t| t.webhook.id == id) else { return };
+        let Some((chain, thoughts)) = pending(&d.db, &target) else { return };
+        // Thoughts the filter skips move the cursor in one write, before the next delivery.
+        let mut skipped_to = None;
+        for thought in thoughts {
+            if !target.webhook.wants(&chain, &thought) {
+                skipped_to = Some(thought.index + 1);
+                continue;
+            }
+            if let Some(next) = skipped_to.take() {
+                if !d.advance(&id, &chain, next, false).await {
+                    return;
+                }
+            }
+            if !d.deliver(&target, &chain, &thought).await || !d.advance(&id, &chain, thought.index + 1, true).await {
+                return;
+            }
+        }
+        if let Some(next) = skipped_to {
+            if !d.advance(&id, &chain, next, false).await {
+                return;
+            }
+        }
+    }
+}
+
+impl Deliverer {
+    /// Moves webhook `id`'s cursor in `chain`, durably. `false` on shutdown
+    /// or a storage failure (logged; the worker stops and is restarted later).
+    async fn advance(&self, id: &str, chain: &str, next: u64, delivered: bool) -> bool {
+        let (db, id, chain) = (self.db.clone(), id.to_string(), chain.to_string());
+        let written = tokio::task::spawn_blocking(move || {
+            let at = delivered.then(|| mentisdb_core::timestamp::format_rfc3339_millis(db.now_millis()));
+            db.webhooks().advance(db.storage(), &id, &chain, next, at)
+        })
+        .await;
+        match written {
+            Ok(Ok(())) => !self.shutdown.is_cancelled(),
+            Ok(Err(e)) => {
+                tracing::warn!(target: "mentisdb::webhooks", error = %e, "cannot record a webhook delivery; it will be sent again");
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Sends one thought until the receiver acknowledges it. `false` when
+    /// the webhook was deleted or the daemon stops first.
+    async fn deliver(&self, target: &DeliveryTarget, chain: &str, thought: &Thought) -> bool {
+        let id = &target.webhook.id;
+        let delivery = delivery_id(id, chain, thought.index);
+        let mut failures = 0u32;
+        loop {
+            let sent_at = mentisdb_core::timestamp::format_rfc3339_millis(self.db.now_millis());
+            let body = payload(chain, thought, &sent_at).to_string();
+            match self.attempt(target, &delivery, body).await {
+                Ok(()) => {
+                    tracing::info!(target: "mentisdb::webhooks", webhook = %id, delivery = %delivery, attempts = failures + 1, "delivered");
+                    return true;
+                }
+                Err(e) => {
+                    failures += 1;
+                    let wait = self.backoff.after(failures);
+                    tracing::warn!(target: "mentisdb::webhooks", webhook = %id, delivery = %delivery, attempt = failures, retry_in_ms = wait.as_millis() as u64, error = %e, "delivery failed");
+                    self.db.webhooks().note_failure(id, format!("attempt {failures} of {delivery}: {e}"));
+                    tokio::select! {
+                        () = self.shutdown.cancelled() => return false,
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                    if !self.db.webhooks().list().iter().any(|w| &w.id == id) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn attempt(&self, target: &DeliveryTarget, delivery: &str, body: String) -> Result<(), String> {
+        let url = reqwest::Url::parse(&target.webhook.url).map_err(|e| e.to_string())?;
+        self.policy.check_resolved(&url).await?;
+        let response = self
+            .client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("x-mentisdb-event", "thought.appended")
+            .header("x-mentisdb-delivery", delivery)
+            .header("x-mentisdb-signature", signature(&target.secret, body.as_bytes()))
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("request failed: {}", e.without_url()))?;
+        let status = response.status();
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(format!("receiver answered {status}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_targets_are_refused_unless_allowed() {
+        let strict = UrlPolicy::default();
+        for url in ["http://127.0.0.1:8080/x", "http://10.1.2.3/", "http://[::1]/", "http://169.254.169.254/latest", "http://[::ffff:192.168.0.1]/", "http://localhost/", "http://a.localhost./"] {
+            assert!(strict.check_url(url).is_err(), "{url}");
+        }
+        assert!(strict.check_url("https://hooks.example.com/in").is_ok());
+        assert!(strict.check_url("http://93.184.216.34/").is_ok());
+        assert!(strict.check_url("ftp://93.184.216.34/").unwrap_err().contains("scheme"));
+        let allowed = UrlPolicy::parse("127.0.0.1, 10.8.0.0/24").unwrap();
+        assert!(allowed.check_url("http://127.0.0.1:8080/x").is_ok());
+        assert!(allowed.check_url("http://10.8.0.9/").is_ok());
+        assert!(allowed.check_url("http://10.9.0.1/").is_err());
+        assert!(allowed.check_url("http://localhost/").is_err(), "a host name 'localhost' stays refused");
+        assert!(UrlPolicy::parse("0.0.0.0/1").unwrap_err().contains("broader than /8"));
+        assert!(UrlPolicy::parse("nonsense").is_err());
+        assert_eq!(UrlPolicy::parse(" ").unwrap(), UrlPolicy::default());
+    }
+
+    #[test]
+    fn the_signature_is_rfc_4231_hmac_sha256() {
+        // RFC 4231 test case 2.
+        assert_eq!(signature("Jefe", b"what do ya want for nothing?"), "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap() {
+        let b = Backoff { base: Duration::from_millis(100), max: Duration::from_millis(500) };
+        assert_eq!([1, 2, 3, 4, 40].map(|n| b.after(n).as_millis()), [100, 200, 400, 500, 500]);
+    }
+}

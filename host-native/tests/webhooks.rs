@@ -1,0 +1,157 @@
+//! Webhooks on the real daemon against a real HTTP receiver on loopback:
+//! signed deliveries in order, retried with backoff while the receiver
+//! fails, filtered by type, and not lost when the daemon is killed with a
+//! delivery pending; internal targets are refused unless allowed.
+
+mod common;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use common::{client, Daemon};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Received {
+    delivery: String,
+    signature: String,
+    body: Vec<u8>,
+    answered: u16,
+}
+
+/// A webhook receiver: answers 500 while `failing` is above 0 (counting
+/// down) or `down` is set, else 200; records every request.
+#[derive(Default)]
+struct Receiver {
+    failing: u32,
+    down: bool,
+    got: Vec<Received>,
+}
+
+type Shared = Arc<Mutex<Receiver>>;
+
+async fn receive(State(r): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let mut r = r.lock().unwrap();
+    let fail = r.down || r.failing > 0;
+    r.failing = r.failing.saturating_sub(1);
+    let status = if fail { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
+    let header = |n: &str| headers.get(n).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    r.got.push(Received { delivery: header("x-mentisdb-delivery"), signature: header("x-mentisdb-signature"), body: body.to_vec(), answered: status.as_u16() });
+    status
+}
+
+/// Starts the receiver on a free loopback port; returns its URL.
+fn start_receiver(shared: Shared) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route("/hook", post(receive)).with_state(shared);
+            axum::serve(tokio::net::TcpListener::from_std(listener).unwrap(), app).await.unwrap();
+        });
+    });
+    url
+}
+
+fn post_json(d: &Daemon, path: &str, body: Value) -> (StatusCode, Value) {
+    let r = client().post(format!("{}{path}", d.rest)).json(&body).send().unwrap();
+    (StatusCode::from_u16(r.status().as_u16()).unwrap(), r.json().unwrap())
+}
+
+fn append(d: &Daemon, kind: &str, content: &str) {
+    let (status, body) = post_json(d, "/v1/thoughts", json!({"chain_key": "team", "thought_type": kind, "content": content}));
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// Waits (up to 60 s) until `done` holds for what the receiver got.
+fn wait_for(shared: &Shared, what: &str, done: impl Fn(&[Received]) -> bool) -> Vec<Received> {
+    let started = Instant::now();
+    loop {
+        let got = shared.lock().unwrap().got.clone();
+        if done(&got) {
+            return got;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "waited 60 s for {what}; got {got:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn delivered_contents(got: &[Received]) -> Vec<String> {
+    got.iter().filter(|r| r.answered == 200).map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["thought"]["content"].as_str().unwrap().to_string()).collect()
+}
+
+const SECRET: &str = "a receiver's shared secret";
+const ENV: [(&str, &str); 3] = [("MENTISDB_WEBHOOK_ALLOWED_CIDRS", "127.0.0.1"), ("MENTISDB_WEBHOOK_RETRY_BASE_MS", "50"), ("MENTISDB_WEBHOOK_RETRY_MAX_SECS", "1")];
+
+#[test]
+fn deliveries_are_signed_ordered_retried_and_survive_a_killed_daemon() {
+    let shared: Shared = Arc::new(Mutex::new(Receiver { failing: 2, ..Default::default() }));
+    let url = start_receiver(shared.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), &ENV, &[]);
+    append(&d, "Decision", "before the webhook: never delivered");
+
+    let (status, made) = post_json(&d, "/v1/webhooks", json!({"url": url, "thought_type_filter": ["Decision"], "secret": SECRET}));
+    assert_eq!(status, StatusCode::OK, "{made}");
+    let id = made["webhook"]["id"].as_str().unwrap().to_string();
+    append(&d, "Idea", "filtered out");
+    append(&d, "Decision", "d1");
+    append(&d, "Decision", "d2");
+
+    // The first two attempts fail (500); the same delivery is retried, then both arrive in order.
+    let got = wait_for(&shared, "two deliveries", |g| delivered_contents(g).len() == 2);
+    assert_eq!(delivered_contents(&got), ["d1", "d2"]);
+    assert_eq!(got.iter().map(|r| r.answered).collect::<Vec<_>>(), [500, 500, 200, 200]);
+    assert!(got[..3].iter().all(|r| r.delivery == got[0].delivery), "a retry keeps its delivery id: {got:?}");
+    assert_eq!(got[0].delivery, format!("{id}:2:team"));
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, SECRET.as_bytes());
+    for r in &got {
+        let hex_sig = r.signature.strip_prefix("sha256=").expect("sha256= prefix");
+        ring::hmac::verify(&key, &r.body, &hex::decode(hex_sig).unwrap()).expect("the signature is HMAC-SHA256 of the body with the secret");
+    }
+    let body: Value = serde_json::from_slice(&got[3].body).unwrap();
+    assert_eq!((body["event"].as_str(), body["chain_key"].as_str(), body["thought"]["index"].as_u64()), (Some("thought.appended"), Some("team"), Some(3)));
+
+    let list = client().get(format!("{}/v1/webhooks", d.rest)).send().unwrap().json::<Value>().unwrap();
+    assert_eq!(list["webhooks"][0]["delivered"], 2, "{list}");
+    assert!(!list.to_string().contains(SECRET), "the secret is never listed");
+
+    // The receiver goes down with d3 pending; the daemon is killed mid-retry.
+    shared.lock().unwrap().down = true;
+    append(&d, "Decision", "d3");
+    wait_for(&shared, "a failed attempt at d3", |g| g.iter().any(|r| r.answered == 500 && r.body.windows(2).any(|w| w == b"d3")));
+    d.kill();
+    shared.lock().unwrap().down = false;
+    let d = Daemon::start(dir.path(), &ENV, &[]);
+    let got = wait_for(&shared, "d3 after the restart", |g| delivered_contents(g).len() == 3);
+    assert_eq!(delivered_contents(&got), ["d1", "d2", "d3"], "d3 was not lost, d1 and d2 not sent again");
+
+    // Deleted: nothing more is sent.
+    let r = client().delete(format!("{}/v1/webhooks/{id}", d.rest)).send().unwrap();
+    assert_eq!(r.json::<Value>().unwrap(), json!({"deleted": true}));
+    append(&d, "Decision", "after deletion");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(delivered_contents(&shared.lock().unwrap().got).len(), 3);
+}
+
+#[test]
+fn internal_targets_are_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), &[], &[]);
+    for url in ["http://127.0.0.1:9/hook", "http://10.0.0.7/hook", "http://localhost:9/hook", "file:///etc/passwd"] {
+        let (status, body) = post_json(&d, "/v1/webhooks", json!({"url": url}));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {body}");
+    }
+    let (status, body) = post_json(&d, "/v1/webhooks", json!({"url": "https://hooks.example.com/in", "chain_key_filter": "team"}));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["secret"].as_str().unwrap().len(), 64, "a generated secret");
+    let other = tempfile::tempdir().unwrap();
+    let bad = common::command(other.path(), &[("MENTISDB_WEBHOOK_ALLOWED_CIDRS", "0.0.0.0/0")], &[]).output().unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("broader than /8"), "{}", String::from_utf8_lossy(&bad.stderr));
+}

@@ -1,0 +1,153 @@
+//! `mentisdb-eventsbench`: the cost of `GET /v1/events` subscribers, against
+//! an in-process `mentisdbd` on a temp directory.
+//!
+//! 1. Durable appends (16 clients, one chain) with no subscriber, then the
+//!    same with `--subscribers` event streams open on that chain; it also
+//!    reports how long after the last append every subscriber had every event.
+//! 2. Append-to-event latency: one append at a time, one subscriber; the time
+//!    from sending the append to reading its `thought` event off the stream
+//!    (the append's fsync included), p50 and p99.
+//!
+//! Prints figures; asserts only that every subscriber got every event.
+//! `cargo run --release -p mentisdb-tests --bin mentisdb-eventsbench`
+
+use clap::Parser;
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Parser)]
+#[command(about = "Event-stream bench for mentisdbd: appends/s with and without subscribers, append-to-event latency.")]
+struct Args {
+    /// Appends in each throughput phase.
+    #[arg(long, default_value_t = 10_000)]
+    appends: usize,
+    /// Concurrent append clients.
+    #[arg(long, default_value_t = 16)]
+    append_clients: usize,
+    /// Event streams open during the second phase.
+    #[arg(long, default_value_t = 100)]
+    subscribers: usize,
+    /// Appends timed one at a time for the latency figure.
+    #[arg(long, default_value_t = 2_000)]
+    latency_appends: usize,
+}
+
+async fn append(client: &reqwest::Client, base: &str, chain: &str, content: String) {
+    let r = client.post(format!("{base}/v1/thoughts")).json(&json!({"chain_key": chain, "thought_type": "Finding", "content": content})).send().await.expect("append");
+    assert!(r.status().is_success(), "append: {}", r.status());
+    let _ = r.bytes().await;
+}
+
+/// Appends `total` thoughts from `clients` tasks; returns appends per second.
+async fn appends(client: &reqwest::Client, base: &str, chain: &str, clients: usize, total: usize) -> f64 {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| {
+            let (client, base, chain, next) = (client.clone(), base.to_string(), chain.to_string(), next.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= total {
+                        break;
+                    }
+                    append(&client, &base, &chain, format!("thought {i} of the event bench")).await;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("append task");
+    }
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Opens an event stream on `chain` and calls `on_event(data)` for each
+/// `thought` event's data line, until the process ends.
+async fn subscribe(client: reqwest::Client, base: String, chain: String, on_event: impl Fn(&str) + Send + 'static) {
+    let mut r = client.get(format!("{base}/v1/events?chain_key={chain}")).send().await.expect("subscribe");
+    assert!(r.status().is_success());
+    let mut buffer = String::new();
+    while let Ok(Some(chunk)) = r.chunk().await {
+        buffer.push_str(std::str::from_utf8(&chunk).expect("utf-8 events"));
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if event.lines().any(|l| l == "event: thought") {
+                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    on_event(data);
+                }
+            }
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let daemon = mentisdb_native::start(&mentisdb_native::Config::for_dir(dir.path())).await.expect("start in-process daemon");
+    let base = format!("http://{}", daemon.rest_addr);
+    let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build().expect("client");
+    println!("in-process daemon: rest={base} (file storage, fsync per acknowledged append)");
+
+    let none = appends(&client, &base, "quiet", args.append_clients, args.appends).await;
+    println!("durable appends, no subscriber: {} appends, {} clients, {none:.0} appends/s", args.appends, args.append_clients);
+
+    let received: Arc<Vec<AtomicUsize>> = Arc::new((0..args.subscribers).map(|_| AtomicUsize::new(0)).collect());
+    for s in 0..args.subscribers {
+        let received = received.clone();
+        tokio::spawn(subscribe(client.clone(), base.clone(), "watched".into(), move |_| {
+            received[s].fetch_add(1, Ordering::Relaxed);
+        }));
+    }
+    // Every stream is open (its `ready` sent) before the appends start.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let with = appends(&client, &base, "watched", args.append_clients, args.appends).await;
+    let appended = Instant::now();
+    while received.iter().any(|r| r.load(Ordering::Relaxed) < args.appends) {
+        assert!(appended.elapsed() < Duration::from_secs(120), "subscribers did not get every event within 120 s");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    println!(
+        "durable appends, {} subscribers: {} appends, {} clients, {with:.0} appends/s ({:+.1}% against none); every subscriber had every event {} ms after the last append",
+        args.subscribers,
+        args.appends,
+        args.append_clients,
+        (with / none - 1.0) * 100.0,
+        appended.elapsed().as_millis()
+    );
+
+    let sent: Arc<Vec<Mutex<Option<Instant>>>> = Arc::new((0..args.latency_appends).map(|_| Mutex::new(None)).collect());
+    let latencies = Arc::new(Mutex::new(Vec::with_capacity(args.latency_appends)));
+    let (s, l) = (sent.clone(), latencies.clone());
+    tokio::spawn(subscribe(client.clone(), base.clone(), "latency".into(), move |data| {
+        let seen = Instant::now();
+        let v: serde_json::Value = serde_json::from_str(data).expect("event data is JSON");
+        let i: usize = v["thought"]["content"].as_str().and_then(|c| c.strip_prefix("latency ")).and_then(|n| n.parse().ok()).expect("a latency thought");
+        if let Some(at) = *s[i].lock().unwrap() {
+            l.lock().unwrap().push(seen - at);
+        }
+    }));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for i in 0..args.latency_appends {
+        *sent[i].lock().unwrap() = Some(Instant::now());
+        append(&client, &base, "latency", format!("latency {i}")).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut got = latencies.lock().unwrap().clone();
+    assert_eq!(got.len(), args.latency_appends, "every latency thought arrived");
+    got.sort();
+    println!(
+        "append -> event latency (one at a time, one subscriber): {} appends, p50 {:.2} ms, p99 {:.2} ms",
+        got.len(),
+        percentile(&got, 0.5).as_secs_f64() * 1e3,
+        percentile(&got, 0.99).as_secs_f64() * 1e3
+    );
+    daemon.shutdown().await;
+}
