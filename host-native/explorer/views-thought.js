@@ -33,8 +33,12 @@ async function outgoing(chainKey, t) {
   }));
 }
 
+/**
+ * Thoughts of the chain that ref or relate to `t`. Only later thoughts can
+ * (a ref or relation names an existing thought), so the read starts at its time.
+ */
 async function incoming(chainKey, t, count) {
-  const all = await post("/v1/search", { chain_key: chainKey, include_invalidated: true, limit: Math.max(1, count) });
+  const all = await post("/v1/search", { chain_key: chainKey, include_invalidated: true, since: t.timestamp, limit: Math.max(1, count - t.index) });
   const out = [];
   for (const other of all.thoughts) {
     if (other.refs?.includes(t.index)) out.push(nodeOf(chainKey, other, "ref", ""));
