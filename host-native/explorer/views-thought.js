@@ -49,15 +49,20 @@ async function incoming(chainKey, t, count) {
   return out;
 }
 
-function signature(t) {
-  if (!t.thought_signature) return h("span", { class: "muted" }, "unsigned (the agent id is asserted, not proven)");
-  return h("span", { class: "ok" }, `signed with key ${t.signing_key_id ?? "?"}; the daemon verified the signature against the agent's registered key when it was appended`);
+/** The signature state: unsigned, or signed with a key and that key's state now. */
+async function signature(chainKey, t) {
+  if (!t.thought_signature) return h("span", { class: "muted", id: "signature-state" }, "unsigned (the agent id is asserted, not proven)");
+  const registry = await post("/v1/agent-registry", { chain_key: chainKey }).catch(() => null);
+  const key = registry?.agents.find((a) => a.agent_id === t.agent_id)?.public_keys.find((k) => k.key_id === t.signing_key_id);
+  const now = key ? `the key is ${key.status} now` : "the key is no longer in the registry";
+  return h("span", { class: key?.status === "active" ? "ok" : "error", id: "signature-state" },
+    `signed by ${t.agent_id} with key ${t.signing_key_id}, verified by the daemon when appended; ${now}`);
 }
 
 export async function thoughtView(main, chainKey, idOrIndex) {
   const [r, head] = await Promise.all([post("/v1/thought", locator(chainKey, idOrIndex)), post("/v1/head", { chain_key: chainKey })]);
   const t = r.thought;
-  const [out, inc] = await Promise.all([outgoing(chainKey, t), incoming(chainKey, t, head.thought_count)]);
+  const [out, inc, signed] = await Promise.all([outgoing(chainKey, t), incoming(chainKey, t, head.thought_count), signature(chainKey, t)]);
   const prev = t.index > 0 ? h("a", { href: route("thought", chainKey, String(t.index - 1)) }, h("code", {}, t.prev_hash)) : h("span", { class: "muted" }, "none (first thought)");
   replace(main,
     h("p", { class: "crumbs" }, h("a", { href: route("chain", chainKey) }, `← ${chainKey}`)),
@@ -79,7 +84,7 @@ export async function thoughtView(main, chainKey, idOrIndex) {
       ["schema", String(t.schema_version)],
       ["hash", h("code", { id: "thought-hash" }, t.hash)],
       ["prev_hash", prev],
-      ["signature", signature(t)],
+      ["signature", signed],
     ]),
     h("section", { "aria-labelledby": "rel-title" },
       h("h2", { id: "rel-title" }, "Relations"),

@@ -6,7 +6,7 @@
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, randomUUID, sign } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,30 @@ const dialogs = [];
 const ids = {};
 
 
+/** The bytes an agent signs for a plain thought (core/src/signature.rs, "signable payload"). */
+function signablePayload(chainKey, t, keyId) {
+  const parts = [Buffer.from("mentisdb/thought-signature/v1\0")];
+  const u32 = (n) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); parts.push(b); };
+  const str = (s) => { const b = Buffer.from(s, "utf8"); u32(b.length); parts.push(b); };
+  const f64 = (x) => { const b = Buffer.alloc(8); b.writeDoubleLE(x); parts.push(b); };
+  str(chainKey); str(t.thought_id); str(t.agent_id); parts.push(Buffer.from([0])); // no session
+  str(t.thought_type); str("Memory"); str(t.content); parts.push(Buffer.from([0])); // no confidence
+  f64(t.importance); u32(0); u32(0); u32(0); u32(0); // tags, concepts, refs, relations
+  str(keyId);
+  return Buffer.concat(parts);
+}
+
+/** A thought in chain "signed", signed by agent "signer" with a registered Ed25519 key. */
+async function seedSigned(call) {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const raw = [...Buffer.from(publicKey.export({ format: "jwk" }).x, "base64url")];
+  await call("/v1/agents/upsert", { chain_key: "signed", agent_id: "signer" });
+  await call("/v1/agents/keys", { chain_key: "signed", agent_id: "signer", key_id: "k1", algorithm: "ed25519", public_key_bytes: raw });
+  const t = { thought_id: randomUUID(), agent_id: "signer", thought_type: "Decision", content: "Signed decision", importance: 0.5 };
+  const signature = sign(null, signablePayload("signed", t, "k1"), privateKey);
+  return (await call("/v1/thoughts", { chain_key: "signed", ...t, signing_key_id: "k1", thought_signature: [...signature] })).thought;
+}
+
 async function seed(call) {
   const append = (body) => call("/v1/thoughts", { chain_key: "project", ...body }).then((r) => r.thought);
   const cache = await append({ thought_type: "Decision", content: "Use SQLite for the cache", agent_id: "ada", tags: ["db"], concepts: ["cache"], importance: 0.9 });
@@ -32,7 +56,7 @@ async function seed(call) {
   const lru = await append({ thought_type: "Decision", content: "Evict least recently used entries first", agent_id: "ada",
     relations: [{ kind: "DerivedFrom", target_id: evict.id }], tags: ["db", "cache"] });
   const hostile = await append({ thought_type: "Finding", content: `A pasted page said ${XSS}`, agent_id: "bob" });
-  Object.assign(ids, { cache, evict, lru, hostile });
+  Object.assign(ids, { cache, evict, lru, hostile, signed: await seedSigned(call) });
   await call("/v1/thoughts", { chain_key: "scratch", thought_type: "Idea", content: "Try a branch", agent_id: "ada" });
   await call("/v1/thoughts", { chain_key: "old", thought_type: "Summary", content: "Old notes to merge", agent_id: "ada" });
   await call("/v1/skills/upload", { chain_key: "project", agent_id: "ada", content:
@@ -231,7 +255,7 @@ test("thought: fields, hashes and the relation graph in both directions", async 
   assert.equal(await page.textContent("#thought-content"), "The cache needs an eviction policy");
   assert.equal(await page.textContent("#thought-hash"), ids.evict.hash);
   assert.match(await page.textContent(".facts"), new RegExp(ids.evict.prev_hash));
-  assert.match(await page.textContent(".facts"), /unsigned/);
+  assert.match(await page.textContent("#signature-state"), /^unsigned/);
   assert.match(await page.textContent("#rel-summary"), /^1 incoming, 1 outgoing/);
   const links = await page.locator("svg.graph a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
   assert.deepEqual(links.sort(), [`#/thought/project/${ids.cache.id}`, `#/thought/project/${ids.lru.id}`].sort());
@@ -242,6 +266,12 @@ test("thought: fields, hashes and the relation graph in both directions", async 
   await ready();
   assert.equal(await page.textContent("#thought-content"), "Evict least recently used entries first");
   assert.match(await page.textContent("#rel-summary"), /^0 incoming, 1 outgoing/);
+
+  await go(`#/thought/signed/${ids.signed.id}`);
+  assert.equal(await page.textContent("#signature-state"), "signed by signer with key k1, verified by the daemon when appended; the key is active now");
+  await daemon.call("/v1/agents/keys/revoke", { chain_key: "signed", agent_id: "signer", key_id: "k1" });
+  await go(`#/thought/signed/${ids.signed.id}`);
+  assert.match(await page.textContent("#signature-state"), /the key is revoked now$/);
 });
 
 test("a read-only token browses; a change it may not make says 403 and shows the token box", async () => {
