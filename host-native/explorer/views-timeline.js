@@ -111,18 +111,23 @@ export async function timelineView(main, chainKey) {
   const summary = h("p", { id: "timeline-summary", class: "hint" });
   const more = h("button", { type: "button", id: "show-more", hidden: true }, `Show ${PAGE} more`);
   const live = h("span", { id: "live-state", class: "live" }, "connecting…");
+  const countText = h("span", { id: "thought-count" }, `${head.thought_count} thought(s)`);
   let shown = [];
   let rendered = 0;
   let filtered = false;
   let count = head.thought_count;
   const seen = new Set();
 
+  const showCounts = () => {
+    countText.textContent = `${count} thought(s)`;
+    replace(summary, `Showing ${rendered} of ${shown.length} match(es), newest first; the chain has ${count} thought(s).`);
+  };
   const renderMore = () => {
     const next = shown.slice(rendered, rendered + PAGE);
     listEl.append(...next.map((t) => thoughtRow(chainKey, t)));
     rendered += next.length;
     more.hidden = rendered >= shown.length;
-    replace(summary, `Showing ${rendered} of ${shown.length} match(es), newest first; the chain has ${count} thought(s).`);
+    showCounts();
   };
   more.addEventListener("click", renderMore);
 
@@ -147,7 +152,7 @@ export async function timelineView(main, chainKey) {
   replace(main,
     h("h1", {}, "Chain ", h("code", {}, chainKey)),
     h("p", { class: "facts-line" },
-      h("span", { id: "thought-count" }, `${count} thought(s)`), " · head ", h("code", { title: head.head_hash ?? "" }, (head.head_hash ?? "—").slice(0, 16)),
+      countText, " · head ", h("code", { title: head.head_hash ?? "" }, (head.head_hash ?? "—").slice(0, 16)),
       " · ", h("span", { class: head.integrity_ok ? "ok" : "error" }, head.integrity_ok ? "verified" : "integrity FAILED"), " · ", live),
     exportsBar,
     rankedBox(chainKey, values),
@@ -187,8 +192,8 @@ export async function timelineView(main, chainKey) {
       if (key !== chainKey || seen.has(thought.id)) return;
       seen.add(thought.id);
       count = Math.max(count, thought.index + 1);
-      replace(document.getElementById("thought-count") ?? h("span"), `${count} thought(s)`);
       if (filtered) {
+        showCounts();
         status(`New thought #${thought.index} arrived; search again to see it among the filtered results.`);
         return;
       }
@@ -197,7 +202,7 @@ export async function timelineView(main, chainKey) {
       const row = thoughtRow(chainKey, thought);
       row.classList.add("fresh");
       listEl.prepend(row);
-      replace(summary, `Showing ${rendered} of ${shown.length} match(es), newest first; the chain has ${count} thought(s).`);
+      showCounts();
     },
   });
   return () => stop.abort();
