@@ -435,4 +435,11 @@ test("chains: delete asks first and removes the chain", async () => {
   await page.waitForFunction(() => document.body.dataset.ready === "true" && !document.querySelector("button[aria-label='Delete chain imported']"));
   assert.ok(dialogs.some((d) => d.startsWith("Delete chain “imported”")));
   assert.ok(!(await daemon.call("/v1/chains", undefined, "GET")).chain_keys.includes("imported"));
+
+  // A chain deleted elsewhere while its timeline is open: the page says so.
+  await go("#/chain/project-alt");
+  await page.waitForSelector("#live-state[data-live=true]");
+  await daemon.call("/v1/chains/delete", { chain_key: "project-alt" });
+  await page.waitForFunction(() => document.querySelector("#live-state").textContent === "chain deleted");
+  assert.match(await page.textContent("#status"), /Chain project-alt was deleted/);
 });
