@@ -77,3 +77,9 @@ export async function getBlob(path) {
   const response = await fetch(path, { headers: authHeaders(), cache: "no-store" });
   return (await check(response)).blob();
 }
+
+/** `DELETE path`; the reply's JSON. */
+export async function del(path) {
+  const response = await fetch(path, { method: "DELETE", headers: authHeaders(), cache: "no-store" });
+  return (await check(response)).json();
+}

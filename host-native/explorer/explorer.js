@@ -1,6 +1,6 @@
 // The explorer's entry module: the token box, status line, and hash routing
 // to the views (#/chains, #/chain/<key>, #/thought/<key>/<id>,
-// #/agents/<key>, #/skills, #/skill/<id>). Each view is a function
+// #/agents/<key>, #/skills, #/skill/<id>, #/webhooks). Each view is a function
 // `(main, ...params) => Promise<cleanup | void>` in a views-*.js module.
 
 import { onAuthError, setToken, token } from "./api.js";
@@ -10,6 +10,7 @@ import { timelineView } from "./views-timeline.js";
 import { thoughtView } from "./views-thought.js";
 import { agentsView } from "./views-agents.js";
 import { skillsView, skillView } from "./views-skills.js";
+import { webhooksView } from "./views-webhooks.js";
 
 const routes = [
   [/^#\/chains$/, chainsView],
@@ -18,6 +19,7 @@ const routes = [
   [/^#\/agents\/([^/]+)$/, agentsView],
   [/^#\/skills$/, skillsView],
   [/^#\/skill\/([^/]+)$/, skillView],
+  [/^#\/webhooks$/, webhooksView],
 ];
 
 const main = document.getElementById("view");

@@ -51,6 +51,7 @@ const FILES: &[File] = &[
     File { name: "views-thought.js", content_type: JS, text: include_str!("../explorer/views-thought.js") },
     File { name: "views-agents.js", content_type: JS, text: include_str!("../explorer/views-agents.js") },
     File { name: "views-skills.js", content_type: JS, text: include_str!("../explorer/views-skills.js") },
+    File { name: "views-webhooks.js", content_type: JS, text: include_str!("../explorer/views-webhooks.js") },
 ];
 
 /// The file named `name` with its headers, or 404.

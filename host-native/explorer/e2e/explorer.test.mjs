@@ -10,6 +10,8 @@ import { generateKeyPairSync, randomUUID, sign } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:http";
+import { createHmac } from "node:crypto";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { launch } from "./browser.mjs";
@@ -71,7 +73,7 @@ before(async () => {
   tokensDir = await mkdtemp(join(tmpdir(), "mentisdb-explorer-tokens-"));
   const tokensFile = join(tokensDir, "tokens.toml");
   readToken = execFileSync(MENTISDBD, ["token", "add", "reader", "--scope", "read", "--tokens-file", tokensFile], { encoding: "utf8" }).trim();
-  daemon = await startDaemon({ args: ["--tokens-file", tokensFile] });
+  daemon = await startDaemon({ args: ["--tokens-file", tokensFile, "--webhook-allowed-cidrs", "127.0.0.1"] });
   await seed(daemon.call);
   browser = await launch();
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 1000 } });
@@ -427,6 +429,51 @@ test("chain operations, MEMORY.md import and exports", async () => {
   const chains = (await daemon.call("/v1/chains", undefined, "GET")).chain_keys;
   assert.ok(!chains.includes("old") && chains.includes("project-alt"), `${chains}`);
   await shot("operations");
+});
+
+test("webhooks: register (secret shown once), a delivery arrives signed, delete", async () => {
+  const received = [];
+  const receiver = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      res.end("ok");
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const hookUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
+  try {
+    await go("#/webhooks");
+    assert.match(await page.textContent("main"), /No webhooks/);
+    await page.fill("#webhook-url", hookUrl);
+    await page.fill("#webhook-chain", "project");
+    await page.fill("#webhook-types", "Decision");
+    await page.click("#webhook-form button[type=submit]");
+    await page.waitForSelector("#webhook-secret-value");
+    const secret = await page.textContent("#webhook-secret-value");
+    assert.match(secret, /^[0-9a-f]{64}$/);
+    assert.deepEqual(await page.locator("tbody .webhook-url").allTextContents(), [hookUrl]);
+
+    await daemon.call("/v1/thoughts", { chain_key: "project", thought_type: "Insight", content: "not a decision", agent_id: "ada" });
+    const decision = (await daemon.call("/v1/thoughts", { chain_key: "project", thought_type: "Decision", content: "Webhooks tested from the page", agent_id: "ada" })).thought;
+    for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(received.length, 1, "one delivery: the Decision");
+    const body = JSON.parse(received[0].body);
+    assert.equal(body.thought.id, decision.id);
+    assert.equal(received[0].headers["x-mentisdb-signature"], `sha256=${createHmac("sha256", secret).update(received[0].body).digest("hex")}`);
+
+    await go("#/webhooks");
+    await page.waitForFunction(() => document.querySelector("tbody tr td:nth-child(6)")?.textContent === "1");
+    assert.equal(await page.isVisible("#webhook-secret-value"), false, "the secret is not shown again");
+    await shot("webhooks");
+    await accessible("webhooks");
+    await page.click(`button[aria-label='Delete the webhook to ${hookUrl}']`);
+    await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelector("main").textContent.includes("No webhooks"));
+    assert.deepEqual((await daemon.call("/v1/webhooks", undefined, "GET")).webhooks, []);
+  } finally {
+    receiver.close();
+  }
 });
 
 test("chains: delete asks first and removes the chain", async () => {
