@@ -132,6 +132,12 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_MAX_IMPORT_BYTES", default_value_t = 256 << 20)]
     pub max_import_bytes: usize,
 
+    /// Serve the explorer page at `/explorer` on the REST port (on, off)
+    /// [default: on when the bind host is loopback, off otherwise]. The
+    /// page's files are public; every API call it makes carries the token.
+    #[arg(long, env = "MENTISDB_EXPLORER", value_parser = parse_on_off)]
+    pub explorer: Option<bool>,
+
     /// Extra browser origins allowed on the MCP port (comma-separated,
     /// e.g. `https://app.example.com:443`); loopback origins are always allowed.
     #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]
@@ -303,6 +309,15 @@ fn parse_flag(s: &str) -> Result<bool, String> {
     }
 }
 
+/// Parses `on`, `off` (and `1`, `0`, `true`, `false`), case-insensitive.
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => parse_flag(other).map_err(|_| format!("expected on or off; got '{other}'")),
+    }
+}
+
 /// Why the configuration cannot be served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -360,6 +375,12 @@ impl Config {
     /// Whether appends redact secrets (unset means true).
     pub fn redact_secrets(&self) -> bool {
         self.redact_secrets.unwrap_or(true)
+    }
+
+    /// Whether `/explorer` is served: as `--explorer` says, else only when
+    /// the bind host is loopback.
+    pub fn explorer(&self) -> bool {
+        self.explorer.unwrap_or(self.bind_host.is_loopback())
     }
 
     /// The startup warning for a network bind without TLS, if this is one.
@@ -450,6 +471,16 @@ mod tests {
         for bad in [["--dedup-threshold", "1.5"], ["--dedup-threshold", "NaN"], ["--dedup-scan-window", "0"]] {
             assert!(Config::try_parse_from([&["mentisdbd"], &bad[..]].concat()).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_explorer_is_on_by_default_only_on_loopback() {
+        let explorer = |args: &[&str]| Config::parse_from([&["mentisdbd"], args].concat()).explorer();
+        assert!(explorer(&[]));
+        assert!(!explorer(&["--explorer", "off"]));
+        assert!(!explorer(&["--bind-host", "0.0.0.0", "--api-token", "s"]));
+        assert!(explorer(&["--bind-host", "0.0.0.0", "--api-token", "s", "--explorer", "ON"]));
+        assert!(Config::try_parse_from(["mentisdbd", "--explorer", "maybe"]).is_err());
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //!   than [`SIGNAL_BUFFER`] signals behind is told `lagged` and catches up by
 //!   reading the chains from its cursor.
 //! - Comment lines (`:`) every 15 s keep idle connections open.
+//! - Every stream ends when the daemon stops (it never holds up a shutdown).
 
 use crate::rest::{ApiError, RestState};
 use crate::tokens::Identity;
@@ -36,6 +37,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
 
 /// Where `GET` opens an event stream.
 pub const EVENTS_PATH: &str = "/v1/events";
@@ -70,17 +72,21 @@ fn thought_data(chain_key: &str, thought: &Thought) -> String {
 #[derive(Debug, Clone)]
 pub struct EventHub {
     signals: broadcast::Sender<Signal>,
+    /// Ends every stream (the daemon is stopping: open streams must not
+    /// hold its graceful shutdown).
+    shutdown: CancellationToken,
 }
 
 impl EventHub {
-    /// A hub registered with `db`: from now on every durable thought is signalled.
-    pub fn attach(db: &MentisDb) -> Arc<EventHub> {
-        Self::attach_with_buffer(db, SIGNAL_BUFFER)
+    /// A hub registered with `db`: from now on every durable thought is
+    /// signalled; every stream ends when `shutdown` fires.
+    pub fn attach(db: &MentisDb, shutdown: CancellationToken) -> Arc<EventHub> {
+        Self::attach_with_buffer(db, SIGNAL_BUFFER, shutdown)
     }
 
     /// [`EventHub::attach`] with a signal buffer of `signals` (tests make it small).
-    pub fn attach_with_buffer(db: &MentisDb, signals: usize) -> Arc<EventHub> {
-        let hub = Arc::new(EventHub { signals: broadcast::channel(signals).0 });
+    pub fn attach_with_buffer(db: &MentisDb, signals: usize, shutdown: CancellationToken) -> Arc<EventHub> {
+        let hub = Arc::new(EventHub { signals: broadcast::channel(signals).0, shutdown });
         db.add_observer(hub.clone());
         hub
     }
@@ -260,8 +266,14 @@ pub async fn events(
     cursor.retain(|k| follow.includes(&who, k));
     let (out, events) = mpsc::channel(EVENT_BUFFER);
     let stream = Stream { db: st.db.clone(), who, follow, cursor, out };
+    let shutdown = hub.shutdown.clone();
     tokio::spawn(async move {
-        let _ = stream.run(signals, resume.is_some()).await;
+        // Dropping the stream on shutdown ends the response, even while it
+        // waits on a client that does not read.
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            _ = stream.run(signals, resume.is_some()) => {}
+        }
     });
     Ok(Sse::new(ReceiverStream::new(events)).keep_alive(KeepAlive::default()).into_response())
 }
@@ -296,7 +308,7 @@ mod tests {
     #[tokio::test]
     async fn a_reader_that_fell_behind_is_told_and_catches_up_without_a_gap_while_appends_never_waited() {
         let db = engine();
-        let hub = EventHub::attach_with_buffer(&db, 4);
+        let hub = EventHub::attach_with_buffer(&db, 4, CancellationToken::new());
         let signals = hub.signals.subscribe();
         let (out, mut events) = mpsc::channel(1000);
         let stream = Stream { db: db.clone(), who: Identity::Open, follow: Follow::Named(["c".to_string()].into()), cursor: EventCursor::default(), out };

@@ -28,7 +28,7 @@
 //! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler), [`legacy`] (MentisDB 0.10's CloudLLM
 //! `/tools/list` and `/tools/execute`),
 //! [`auth`] (the token middleware and the one call path), [`tokens`]
-//! (token file, store, access rule), [`daemon`] (startup), [`dir_lock`] (one daemon per data directory), [`host_env`] (clock, ids).
+//! (token file, store, access rule), [`daemon`] (startup), [`explorer`] (the browser page at `/explorer`), [`dir_lock`] (one daemon per data directory), [`host_env`] (clock, ids).
 
 pub mod auth;
 pub mod backup;
@@ -39,6 +39,7 @@ pub mod config;
 pub mod daemon;
 pub mod dir_lock;
 pub mod events;
+pub mod explorer;
 pub mod host_env;
 pub mod identity;
 pub mod llm;

@@ -368,11 +368,14 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 }
 
 /// The REST router: the route table, `/health`, `/openapi.json`, the
-/// backup archive, the event stream (`events.rs`), the body limit and auth.
+/// backup archive, the event stream (`events.rs`), the body limit and auth,
+/// and with `explorer` the explorer page (public, outside the token
+/// middleware: its files hold no data; its API calls carry the token).
 /// `max_import_bytes` is the body limit of `POST /v1/chains/{chain_key}/import`
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
-pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize) -> Router {
-    let events = crate::events::EventHub::attach(&db);
+/// `explorer` serves the explorer page; `shutdown` ends every event stream.
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, shutdown: tokio_util::sync::CancellationToken) -> Router {
+    let events = crate::events::EventHub::attach(&db, shutdown);
     let db_for_health = db.clone();
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
@@ -390,8 +393,9 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(RestState { db, events });
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
-    let health = Router::new().route("/health", get(health)).with_state(db_for_health);
-    health.merge(public).merge(api)
+    let outer = Router::new().route("/health", get(health)).with_state(db_for_health).merge(public);
+    let outer = if explorer { outer.merge(crate::explorer::router()) } else { outer };
+    outer.merge(api)
 }
 
 #[cfg(test)]

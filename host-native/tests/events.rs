@@ -155,3 +155,23 @@ fn a_token_streams_only_the_chains_it_may_read() {
     append(&d, Some(&admin), "proj-other", "also visible");
     assert_eq!(events.thought("proj-other").0, "also visible", "nothing of 'secret' came in between");
 }
+
+#[test]
+fn an_open_stream_does_not_hold_up_a_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Daemon::start(dir.path(), &[], &[]);
+    let mut events = Events::open(&d, "", None, None).unwrap();
+    assert_eq!(events.next().event, "ready");
+    let term = std::process::Command::new("kill").args(["-TERM", &d.child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let asked = std::time::Instant::now();
+    let exited = loop {
+        if let Some(status) = d.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(asked.elapsed() < Duration::from_secs(20), "mentisdbd still runs 20 s after SIGTERM with an event stream open");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exited.success(), "{exited:?}");
+    drop(events);
+}
