@@ -81,7 +81,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_skill_md", "mentisdb_list_skills", "mentisdb_skill_manifest", "mentisdb_upload_skill", "mentisdb_search_skill",
     "mentisdb_read_skill", "mentisdb_skill_versions", "mentisdb_deprecate_skill", "mentisdb_revoke_skill", "mentisdb_delete_skill",
     "mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context",
-    "mentisdb_forget_thought", "mentisdb_branch_from", "mentisdb_merge_chains", "mentisdb_delete_chain",
+    "mentisdb_forget_thought", "mentisdb_branch_from", "mentisdb_merge_chains", "mentisdb_delete_chain", "mentisdb_catch_up",
     // Webhooks are delivered by the daemon only; other hosts answer `unavailable`.
     "mentisdb_register_webhook", "mentisdb_list_webhooks", "mentisdb_delete_webhook", "mentisdb_import_memory_markdown", "mentisdb_extract_memories",
     "mentisdb_lexical_search", "mentisdb_federated_search", "mentisdb_summary_candidates",

@@ -96,6 +96,7 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_forget_thought", json!({"chain_key": "a", "thought_index": 1, "reason": "test"})),
         ("mentisdb_bootstrap", json!({"chain_key": "doomed", "content": "short-lived"})),
         ("mentisdb_delete_chain", json!({"chain_key": "doomed"})),
+        ("mentisdb_catch_up", json!({"chain_key": "a", "min_index": 1})),
         ("mentisdb_register_webhook", json!({"url": "http://example.com/hook", "thought_type_filter": ["Idea"]})),
         ("mentisdb_list_webhooks", json!({})),
         ("mentisdb_delete_webhook", json!({"id": "no-such-webhook"})),

@@ -107,6 +107,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/chains/branch", "mentisdb_branch_from"),
     post_tool("/v1/chains/merge", "mentisdb_merge_chains"),
     post_tool("/v1/chains/delete", "mentisdb_delete_chain"),
+    post_tool("/v1/chains/catch-up", "mentisdb_catch_up"),
     get_tool("/v1/chains/{chain_key}/export", "mentisdb_export_chain", Reply::ChainBytes),
     Route { method: "POST", path: "/v1/chains/{chain_key}/import", tool: "mentisdb_import_chain", reply: Reply::FromChainBytes },
     post_tool("/v1/import-markdown", "mentisdb_import_memory_markdown"),

@@ -129,6 +129,17 @@ fn two_daemons_on_one_database_serve_one_chain() {
     b.append("later", "second on b");
     agree(&a, &b, "later", 2);
 
+    // Read-your-writes on the other daemon: right after an append through B,
+    // A catches up from the database before answering (no waiting for NOTIFY).
+    for n in 0..20 {
+        let index = b.post("/v1/thoughts", json!({"chain_key": "later", "thought_type": "Finding", "content": format!("ryw {n}")}))["thought"]["index"].as_u64().unwrap();
+        let caught = a.post("/v1/chains/catch-up", json!({"chain_key": "later", "min_index": index}));
+        assert_eq!((caught["reached"].clone(), caught["thought_count"].clone()), (json!(true), json!(index + 1)), "{caught}");
+        assert_eq!(a.post("/v1/thought", json!({"chain_key": "later", "thought_index": index}))["thought"]["content"], format!("ryw {n}"));
+    }
+    let beyond = a.post("/v1/chains/catch-up", json!({"chain_key": "later", "min_index": 1000}));
+    assert_eq!(beyond["reached"], false, "{beyond}");
+
     // Restarted, a daemon verifies everything from the database.
     drop(a);
     let a = Daemon::start(&dir, &url);

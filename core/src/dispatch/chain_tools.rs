@@ -5,7 +5,7 @@
 //! the stored bytes (what the browser's `exportChain` gives), import
 //! verifies them before anything is stored.
 
-use super::replies::{BranchReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
+use super::replies::{BranchReply, CatchUpReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
 use crate::error::ImportError;
 use base64::Engine as _;
 use super::tools;
@@ -19,6 +19,7 @@ tools! {
     tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).many_chains(),
     tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).many_chains(),
     tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage, it is no longer listed or served, and its key can be used again. Writers racing the deletion fail with not_found; nothing else changes.", DeleteChainArgs => DeleteChainReply, delete_chain),
+    tool!(read "mentisdb_catch_up", "Read-your-writes across daemons on one shared store: take in every thought other daemons appended to the chain that this daemon has not seen yet (read from the store now and verified, without waiting for its notification), then answer the chain's thought count and head. With min_index, reached says whether the thought at that index is now served here (an index acknowledged by any daemon always is). On a single daemon it changes nothing.", CatchUpArgs => CatchUpReply, catch_up),
     tool!(read "mentisdb_export_chain", "Return a chain's stored object (the file the daemon keeps for it: header and every record, byte for byte what the browser's exportChain gives) as base64, with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
     tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain, the browser's exportChain, or a daemon's chains/ directory), given as base64. It is decoded and verified (hashes, links, indices, refs) before anything is stored; a torn tail is cut and reported. chain_key must be the key the object names, and a chain that already exists is refused (never overwritten).", ImportChainArgs => ImportChainReply, import_chain),
     tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
@@ -49,6 +50,15 @@ pub(super) struct MergeArgs {
 pub(super) struct DeleteChainArgs {
     /// The chain to delete (required: there is no default for a deletion).
     pub chain_key: String,
+}
+
+/// Arguments of `mentisdb_catch_up`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct CatchUpArgs {
+    /// The chain; the default chain when omitted.
+    pub chain_key: Option<String>,
+    /// The index of a thought the caller needs served here (e.g. one an append through another daemon returned).
+    pub min_index: Option<u64>,
 }
 
 /// Arguments of `mentisdb_export_chain`.
@@ -117,6 +127,14 @@ fn merge(db: &MentisDb, a: MergeArgs) -> Result<MergeReply, ToolError> {
     let target = key(TOOL, "target_chain_key", &a.target_chain_key)?;
     let merged = db.merge_chains(&source, &target)?;
     Ok(MergeReply { thoughts_copied: merged.thoughts_copied, agents_remapped: merged.agents_remapped, source_deleted: true })
+}
+
+fn catch_up(db: &MentisDb, a: CatchUpArgs) -> Result<CatchUpReply, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let taken_in = db.catch_up(&key)?;
+    let (thought_count, head_hash) = db.read_chain(&key, |c| c.map(|c| (c.len() as u64, c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
+    let reached = a.min_index.is_none_or(|i| i < thought_count);
+    Ok(CatchUpReply { chain_key: key, taken_in, thought_count, head_hash, reached })
 }
 
 fn delete_chain(db: &MentisDb, a: DeleteChainArgs) -> Result<DeleteChainReply, ToolError> {

@@ -311,7 +311,7 @@ pub fn is_read_only(tool: &str) -> bool {
 /// on a blocking pool.
 pub fn is_quick_read(tool: &str) -> bool {
     // Exporting reads the whole chain object from storage: not a memory scan.
-    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && name != "mentisdb_export_chain" && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
+    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && !matches!(name, "mentisdb_export_chain" | "mentisdb_catch_up") && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
 }
 
 impl MentisDb {
@@ -407,12 +407,13 @@ mod tests {
             assert!(is_read_only(quick) && is_quick_read(quick), "{quick}");
         }
         assert!(is_read_only("mentisdb_export_chain") && !is_quick_read("mentisdb_export_chain"), "export reads storage");
+        assert!(is_read_only("mentisdb_catch_up") && !is_quick_read("mentisdb_catch_up"), "catching up reads storage");
         for ranked in ["mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context"] {
             assert!(is_read_only(ranked) && !is_quick_read(ranked), "{ranked} may call the embedding model");
         }
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 29);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 30);
     }
 }

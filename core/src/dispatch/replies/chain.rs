@@ -189,6 +189,21 @@ pub struct MergeReply {
     pub source_deleted: bool,
 }
 
+/// `mentisdb_catch_up`: the chain as this daemon serves it after catching up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CatchUpReply {
+    /// The chain.
+    pub chain_key: String,
+    /// Thoughts other daemons appended that were taken in now.
+    pub taken_in: usize,
+    /// Thoughts in the chain.
+    pub thought_count: u64,
+    /// Hash of the last thought; null when the chain is empty.
+    pub head_hash: Option<String>,
+    /// Whether the thought at `min_index` is served here (true without `min_index`).
+    pub reached: bool,
+}
+
 /// `mentisdb_delete_chain`: what was deleted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeleteChainReply {

@@ -25,7 +25,7 @@ mod webhooks;
 
 pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 pub use chain::{
-    AppendReply, BootstrapReply, BranchReply, ChainInfo, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
+    AppendReply, BootstrapReply, BranchReply, CatchUpReply, ChainInfo, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
