@@ -4,8 +4,10 @@
 //! [`daemon`] spawns the real `mentisdbd` binary on free loopback ports and
 //! talks REST to it; [`mcp`] is a minimal streamable-HTTP MCP client
 //! (JSON-RPC over HTTP) for driving the MCP endpoint directly;
-//! [`spec_walk`] is the conformance sequence shared by the core and WASI tests.
+//! [`spec_walk`] is the conformance sequence shared by the core and WASI tests;
+//! [`bench`] holds the REST bench binaries' appends and event reader.
 
+pub mod bench;
 pub mod daemon;
 pub mod mcp;
 pub mod spec_walk;

@@ -12,7 +12,7 @@
 //! `cargo run --release -p mentisdb-tests --bin mentisdb-eventsbench`
 
 use clap::Parser;
-use serde_json::json;
+use mentisdb_tests::bench::{append, appends, percentile, subscribe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,59 +34,6 @@ struct Args {
     latency_appends: usize,
 }
 
-async fn append(client: &reqwest::Client, base: &str, chain: &str, content: String) {
-    let r = client.post(format!("{base}/v1/thoughts")).json(&json!({"chain_key": chain, "thought_type": "Finding", "content": content})).send().await.expect("append");
-    assert!(r.status().is_success(), "append: {}", r.status());
-    let _ = r.bytes().await;
-}
-
-/// Appends `total` thoughts from `clients` tasks; returns appends per second.
-async fn appends(client: &reqwest::Client, base: &str, chain: &str, clients: usize, total: usize) -> f64 {
-    let next = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..clients)
-        .map(|_| {
-            let (client, base, chain, next) = (client.clone(), base.to_string(), chain.to_string(), next.clone());
-            tokio::spawn(async move {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= total {
-                        break;
-                    }
-                    append(&client, &base, &chain, format!("thought {i} of the event bench")).await;
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.expect("append task");
-    }
-    total as f64 / started.elapsed().as_secs_f64()
-}
-
-/// Opens an event stream on `chain` and calls `on_event(data)` for each
-/// `thought` event's data line, until the process ends.
-async fn subscribe(client: reqwest::Client, base: String, chain: String, on_event: impl Fn(&str) + Send + 'static) {
-    let mut r = client.get(format!("{base}/v1/events?chain_key={chain}")).send().await.expect("subscribe");
-    assert!(r.status().is_success());
-    let mut buffer = String::new();
-    while let Ok(Some(chunk)) = r.chunk().await {
-        buffer.push_str(std::str::from_utf8(&chunk).expect("utf-8 events"));
-        while let Some(end) = buffer.find("\n\n") {
-            let event: String = buffer.drain(..end + 2).collect();
-            if event.lines().any(|l| l == "event: thought") {
-                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
-                    on_event(data);
-                }
-            }
-        }
-    }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
-}
-
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
@@ -96,7 +43,8 @@ async fn main() {
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build().expect("client");
     println!("in-process daemon: rest={base} (file storage, fsync per acknowledged append)");
 
-    let none = appends(&client, &base, "quiet", args.append_clients, args.appends).await;
+    let bases = [base.clone()];
+    let none = appends(&client, &bases, |_| "quiet".into(), args.append_clients, args.appends).await;
     println!("durable appends, no subscriber: {} appends, {} clients, {none:.0} appends/s", args.appends, args.append_clients);
 
     let received: Arc<Vec<AtomicUsize>> = Arc::new((0..args.subscribers).map(|_| AtomicUsize::new(0)).collect());
@@ -108,7 +56,7 @@ async fn main() {
     }
     // Every stream is open (its `ready` sent) before the appends start.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let with = appends(&client, &base, "watched", args.append_clients, args.appends).await;
+    let with = appends(&client, &bases, |_| "watched".into(), args.append_clients, args.appends).await;
     let appended = Instant::now();
     while received.iter().any(|r| r.load(Ordering::Relaxed) < args.appends) {
         assert!(appended.elapsed() < Duration::from_secs(120), "subscribers did not get every event within 120 s");

@@ -1,0 +1,64 @@
+//! Helpers of the REST bench binaries (`src/bin/*bench*.rs`): concurrent
+//! durable appends and a Server-Sent Events reader. They measure; they
+//! assert only that requests succeed.
+
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One durable append (`POST /v1/thoughts`); its reply.
+pub async fn append(client: &reqwest::Client, base: &str, chain: &str, content: String) -> serde_json::Value {
+    let r = client.post(format!("{base}/v1/thoughts")).json(&json!({"chain_key": chain, "thought_type": "Finding", "content": content})).send().await.expect("append");
+    assert!(r.status().is_success(), "append: {}", r.status());
+    r.json().await.expect("append reply")
+}
+
+/// Appends `total` thoughts from `clients` tasks; client `c` sends to
+/// `bases[c % bases.len()]` and chain `chain(c)`. Returns appends per second.
+pub async fn appends(client: &reqwest::Client, bases: &[String], chain: impl Fn(usize) -> String, clients: usize, total: usize) -> f64 {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let (client, base, chain, next) = (client.clone(), bases[c % bases.len()].clone(), chain(c), next.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= total {
+                        break;
+                    }
+                    append(&client, &base, &chain, format!("thought {i} of the bench")).await;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("append task");
+    }
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Opens `GET /v1/events?chain_key=<chain>` and calls `on_event(data)` for
+/// each `thought` event's data, until the stream ends.
+pub async fn subscribe(client: reqwest::Client, base: String, chain: String, on_event: impl Fn(&str) + Send + 'static) {
+    let mut r = client.get(format!("{base}/v1/events?chain_key={chain}")).send().await.expect("subscribe");
+    assert!(r.status().is_success());
+    let mut buffer = String::new();
+    while let Ok(Some(chunk)) = r.chunk().await {
+        buffer.push_str(std::str::from_utf8(&chunk).expect("utf-8 events"));
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if event.lines().any(|l| l == "event: thought") {
+                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    on_event(data);
+                }
+            }
+        }
+    }
+}
+
+/// The `p`-quantile (0..=1) of sorted durations.
+pub fn percentile(sorted: &[std::time::Duration], p: f64) -> std::time::Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}

@@ -1,0 +1,127 @@
+//! `mentisdb-pgbench`: several in-process `mentisdbd` instances on one
+//! PostgreSQL database (`--pg-url`, an admin URL; the bench creates a fresh
+//! database in it):
+//!
+//! 1. durable appends/s to one chain through 1 instance and through 3
+//!    (16 clients per instance), and to 16 chains through 3;
+//! 2. cross-instance visibility lag: from sending an append to instance A
+//!    until instance B's event stream delivers it (B learns of it by
+//!    PostgreSQL `NOTIFY`, reads and verifies the new record), p50 and p99;
+//! 3. a fresh instance opening the database with a 100k-thought chain in
+//!    it (every record read from PostgreSQL and verified), and how much its
+//!    resident memory grew.
+//!
+//! Prints figures; asserts only that requests succeed and every thought
+//! arrives. Start a server as `scripts/stages/25-postgres.sh` does, then
+//! `cargo run --release -p mentisdb-tests --bin mentisdb-pgbench -- --pg-url postgres://mentisdb@127.0.0.1:PORT/postgres`.
+
+use clap::Parser;
+use mentisdb_tests::bench::{append, appends, percentile, subscribe};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Parser)]
+#[command(about = "Several mentisdbd instances on one PostgreSQL database: appends/s, cross-instance lag, first-use load time.")]
+struct Args {
+    /// Admin URL of a PostgreSQL server (a fresh database is created in it).
+    #[arg(long)]
+    pg_url: String,
+    /// Appends in each throughput phase.
+    #[arg(long, default_value_t = 10_000)]
+    appends: usize,
+    /// Append clients per instance.
+    #[arg(long, default_value_t = 16)]
+    clients_per_instance: usize,
+    /// Appends timed one at a time for the lag figure.
+    #[arg(long, default_value_t = 1_000)]
+    lag_appends: usize,
+    /// Thoughts of the chain opened on first use (0 skips it).
+    #[arg(long, default_value_t = 100_000)]
+    load_thoughts: usize,
+}
+
+async fn instance(url: &str, dir: &std::path::Path) -> mentisdb_native::RunningDaemon {
+    let mut config = mentisdb_native::Config::for_dir(dir);
+    config.storage_url = Some(mentisdb_native::config::StorageUrl::from_arg(url).expect("infallible"));
+    mentisdb_native::start(&config).await.expect("start an instance on PostgreSQL")
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let url = mentisdb_pg_storage::testdb::fresh_database(&args.pg_url, "bench").expect("a fresh database");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut daemons = Vec::new();
+    for _ in 0..3 {
+        daemons.push(instance(&url, dir.path()).await);
+    }
+    let bases: Vec<String> = daemons.iter().map(|d| format!("http://{}", d.rest_addr)).collect();
+    let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build().expect("client");
+    let per = args.clients_per_instance;
+    println!("3 in-process instances on {} (fsync on, one commit per acknowledged append)", url.split('@').next_back().unwrap_or(""));
+
+    let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
+    println!("one chain, 1 instance, {per} clients: {one:.0} appends/s");
+    let three = appends(&client, &bases, |_| "three".into(), 3 * per, args.appends).await;
+    println!("one chain, 3 instances, {} clients: {three:.0} appends/s", 3 * per);
+    let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
+    println!("16 chains, 3 instances, {} clients: {many:.0} appends/s", 3 * per);
+
+    // Lag: append through A, seen in B's event stream.
+    let sent: Arc<Vec<Mutex<Option<Instant>>>> = Arc::new((0..args.lag_appends).map(|_| Mutex::new(None)).collect());
+    let lags = Arc::new(Mutex::new(Vec::with_capacity(args.lag_appends)));
+    let (s, l) = (sent.clone(), lags.clone());
+    tokio::spawn(subscribe(client.clone(), bases[1].clone(), "lag".into(), move |data| {
+        let seen = Instant::now();
+        let v: serde_json::Value = serde_json::from_str(data).expect("event data is JSON");
+        let i: usize = v["thought"]["content"].as_str().and_then(|c| c.strip_prefix("lag ")).and_then(|n| n.parse().ok()).expect("a lag thought");
+        if let Some(at) = *s[i].lock().unwrap() {
+            l.lock().unwrap().push(seen - at);
+        }
+    }));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for i in 0..args.lag_appends {
+        *sent[i].lock().unwrap() = Some(Instant::now());
+        append(&client, &bases[0], "lag", format!("lag {i}")).await;
+    }
+    let waited = Instant::now();
+    while lags.lock().unwrap().len() < args.lag_appends {
+        assert!(waited.elapsed() < Duration::from_secs(60), "instance B did not see every append within 60 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut got = lags.lock().unwrap().clone();
+    got.sort();
+    println!(
+        "append through A -> event on B (one at a time, fsync included): {} appends, p50 {:.2} ms, p99 {:.2} ms",
+        got.len(),
+        percentile(&got, 0.5).as_secs_f64() * 1e3,
+        percentile(&got, 0.99).as_secs_f64() * 1e3
+    );
+
+    if args.load_thoughts > 0 {
+        let filled = appends(&client, &bases, |_| "big".into(), 3 * per, args.load_thoughts).await;
+        println!("filled a {}-thought chain at {filled:.0} appends/s", args.load_thoughts);
+        let rss_before = resident_kib();
+        let started = Instant::now();
+        let fresh = instance(&url, dir.path()).await;
+        let opened = started.elapsed();
+        let grown = resident_kib().zip(rss_before).map(|(a, b)| a.saturating_sub(b));
+        let thoughts: usize = fresh.report.chains.iter().map(|c| c.thought_count).sum();
+        println!(
+            "a fresh instance opened the database ({thoughts} thoughts in {} chains, every record read from PostgreSQL and verified) in {} ms; resident memory grew by {}",
+            fresh.report.chains.len(),
+            opened.as_millis(),
+            grown.map(|k| format!("{:.1} MiB = {:.1} MiB per 100k thoughts", k as f64 / 1024.0, k as f64 / 1024.0 * 100_000.0 / thoughts.max(1) as f64)).unwrap_or_else(|| "? (no /proc)".into())
+        );
+        fresh.shutdown().await;
+    }
+    for d in daemons {
+        d.shutdown().await;
+    }
+}
+
+/// This process's resident memory in KiB (Linux `/proc/self/status`).
+fn resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
