@@ -206,3 +206,62 @@ fn a_database_outage_answers_503_keeps_reads_and_heals_by_itself() {
     assert_eq!(head["integrity_ok"], true, "{head}");
     assert_eq!(a.ids("ops"), acknowledged);
 }
+
+#[test]
+fn three_daemons_and_64_writers_lose_nothing_even_when_one_is_killed() {
+    let Some(admin) = mentisdb_pg_storage::testdb::admin_url() else {
+        eprintln!("skipped: set MENTISDB_TEST_PG_URL (scripts/stages/25-postgres.sh starts a server and sets it)");
+        return;
+    };
+    let url = mentisdb_pg_storage::testdb::fresh_database(&admin, "three").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut daemons: Vec<Option<Daemon>> = (0..3).map(|_| Some(Daemon::start(root.path(), &url))).collect();
+    let rests: Vec<String> = daemons.iter().map(|d| d.as_ref().unwrap().rest.clone()).collect();
+    let acked = std::sync::Mutex::new(Vec::<String>::new());
+    let killed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for w in 0..64 {
+            let (rest, acked, killed) = (&rests[w % 3], &acked, &killed);
+            s.spawn(move || {
+                let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+                for i in 0..12 {
+                    let sent = client.post(format!("{rest}/v1/thoughts")).json(&json!({"chain_key": "busy", "thought_type": "Finding", "content": format!("w{w} {i}")})).send();
+                    match sent {
+                        Ok(r) if r.status() == StatusCode::OK => acked.lock().unwrap().push(r.json::<Value>().unwrap()["thought"]["id"].as_str().unwrap().to_string()),
+                        // Only writers of the killed daemon may fail, and only once it is killed.
+                        other => {
+                            assert!(w % 3 == 2 && killed.load(std::sync::atomic::Ordering::SeqCst), "writer {w}: {:?}", other.map(|r| r.status()));
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        // kill -9 the third daemon in the middle of the load.
+        while acked.lock().unwrap().len() < 250 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        killed.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = daemons[2].take();
+    });
+    let acked = acked.into_inner().unwrap();
+    assert!(acked.len() >= 2 * 21 * 12, "the survivors' writers all finished: {}", acked.len());
+    let (a, b) = (daemons[0].as_ref().unwrap(), daemons[1].as_ref().unwrap());
+    // Appends the killed daemon committed but never acknowledged may be there too.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stored = loop {
+        let (ia, ib) = (a.ids("busy"), b.ids("busy"));
+        if ia == ib && ia.len() >= acked.len() {
+            break ia;
+        }
+        assert!(Instant::now() < deadline, "the survivors do not agree within 10 s: {} vs {}", ia.len(), ib.len());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let unique: BTreeSet<&String> = stored.iter().collect();
+    assert_eq!(unique.len(), stored.len(), "no thought is stored twice");
+    assert!(acked.iter().all(|id| unique.contains(id)), "every acknowledged append is stored");
+    assert_eq!(a.head("busy")["integrity_ok"], true);
+    // A daemon started now verifies the whole chain from the database.
+    let c = Daemon::start(root.path(), &url);
+    assert_eq!(c.head("busy"), a.head("busy"));
+}

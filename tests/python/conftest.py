@@ -2,7 +2,9 @@
 
 MENTISDBD_BIN names the binary (default: $CARGO_TARGET_DIR/debug/mentisdbd);
 MENTISDB_SPEC_DIR names the spec directory (default: ../shared/spec next to
-the repository).
+the repository). With MENTISDB_PY_PG_URL (an admin URL of a PostgreSQL server,
+set by scripts/stages/25-postgres.sh) every daemon stores its data in a fresh
+database of its own on that server instead of its data directory.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import re
 import subprocess
 import tempfile
 import threading
+import itertools
 import time
+import urllib.parse
 
 import pytest
 import requests
@@ -40,9 +44,24 @@ def spec_dir() -> pathlib.Path:
     return path
 
 
+_databases = itertools.count()
+
+
+def fresh_database(admin_url: str) -> str:
+    """Creates an empty database on the server of `admin_url` (with the
+    server's `createdb`, from MENTISDB_PG_BIN or PATH); returns its URL."""
+    u = urllib.parse.urlsplit(admin_url)
+    name = f"mentisdb_py_{os.getpid()}_{next(_databases)}"
+    createdb = os.path.join(os.environ.get("MENTISDB_PG_BIN", ""), "createdb") if os.environ.get("MENTISDB_PG_BIN") else "createdb"
+    subprocess.run([createdb, "-h", u.hostname, "-p", str(u.port), "-U", u.username, name], check=True)
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, "", ""))
+
+
 def clean_env(data_dir: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MENTISDB_")}
     env.update({"MENTISDB_DIR": data_dir, "MENTISDB_REST_PORT": "0", "MENTISDB_MCP_PORT": "0", "MENTISDB_VERBOSE": "false"})
+    if os.environ.get("MENTISDB_PY_PG_URL"):
+        env["MENTISDB_STORAGE_URL"] = fresh_database(os.environ["MENTISDB_PY_PG_URL"])
     return env
 
 
@@ -57,6 +76,7 @@ class Daemon:
         self.stderr_lines: list[str] = []
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         line = self.proc.stdout.readline()
+        self.startup_line = line
         m = re.match(r"mentisdbd listening rest=(\S+) mcp=(\S+)", line)
         if not m:
             self.stop()

@@ -4,6 +4,8 @@ fields the spec lists for that endpoint. Then the spec's listed errors."""
 
 from __future__ import annotations
 
+import os
+
 import json
 import re
 import shutil
@@ -117,3 +119,11 @@ def test_skill_markdown_and_health(daemon):
     assert md.status_code == 200
     assert md.headers["content-type"] == "text/markdown; charset=utf-8"
     assert md.text.strip()
+
+
+def test_the_daemon_uses_the_storage_it_was_given(daemon):
+    """On the PostgreSQL stage every daemon stores in its own database."""
+    if os.environ.get("MENTISDB_PY_PG_URL"):
+        assert "storage=postgres://" in daemon.startup_line, daemon.startup_line
+    else:
+        assert "dir=" in daemon.startup_line, daemon.startup_line

@@ -46,10 +46,14 @@ async fn instance(url: &str, dir: &std::path::Path) -> mentisdb_native::RunningD
     mentisdb_native::start(&config).await.expect("start an instance on PostgreSQL")
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
     let args = Args::parse();
+    // Before the runtime: the synchronous PostgreSQL client runs one of its own.
     let url = mentisdb_pg_storage::testdb::fresh_database(&args.pg_url, "bench").expect("a fresh database");
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime").block_on(run(args, url));
+}
+
+async fn run(args: Args, url: String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut daemons = Vec::new();
     for _ in 0..3 {
