@@ -485,15 +485,36 @@ impl MentisDb {
         self.catch_up_locked(key, &slot, &mut state)
     }
 
-    /// [`MentisDb::catch_up`] for the served chain whose storage object is
-    /// `object` (what a shared store's notification names). Any other
-    /// object, and a chain this engine has not loaded (it loads on first
-    /// use), needs nothing: `Ok(0)`.
+    /// [`MentisDb::catch_up`] for the chain whose storage object is
+    /// `object` (what a shared store's notification names). A chain object
+    /// this engine does not serve yet (another engine created it) is loaded
+    /// and verified now, and its thoughts are told to the observers, so that
+    /// event streams and webhooks here hear of chains made elsewhere. Any
+    /// other object needs nothing: `Ok(0)`.
     pub fn catch_up_object(&self, object: &str) -> Result<usize, ToolError> {
         let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
-        let Some((key, slot)) = found else { return Ok(0) };
+        let Some((key, slot)) = found else { return self.load_announced_chain(object) };
         let mut state = write_lock(&slot.state);
         self.catch_up_locked(&key, &slot, &mut state)
+    }
+
+    /// The new-chain half of [`MentisDb::catch_up_object`].
+    fn load_announced_chain(&self, object: &str) -> Result<usize, ToolError> {
+        if !naming::is_chain_object(object) {
+            return Ok(0);
+        }
+        let Some(key) = self.storage.read(object)?.as_deref().and_then(record::peek_chain_key) else { return Ok(0) };
+        let mut chains = write_lock(&self.chains);
+        if chains.contains_key(&key) {
+            // Loaded meanwhile (a read or an append here): only catch up.
+            drop(chains);
+            return self.catch_up(&key);
+        }
+        let Some(slot) = self.load_chain(&mut chains, &key)? else { return Ok(0) };
+        drop(chains);
+        let state = read_lock(&slot.state);
+        self.notify_appended(&key, state.chain.thoughts());
+        Ok(state.chain.len())
     }
 
     /// [`MentisDb::catch_up`] under the chain's write lock.

@@ -66,3 +66,18 @@ fn a_reader_fetches_what_its_cursor_has_not_seen() {
     assert_eq!(db.thought_count("c").unwrap(), 5);
     assert_eq!(db.thought_count("nowhere").unwrap(), 0);
 }
+
+#[test]
+fn a_chain_another_engine_created_is_loaded_and_told_when_announced() {
+    let (first, storage) = fresh();
+    let clock = Arc::new(mentisdb_core::FixedClock::new(1_800_000_000_000, 1));
+    let (second, _) = MentisDb::open(storage as Arc<dyn mentisdb_core::Storage>, clock, Arc::new(SequentialIds::starting_at(1_000_000)), DbConfig::default()).unwrap();
+    let seen = Arc::new(Seen::default());
+    second.add_observer(seen.clone());
+    ok(&first, "mentisdb_append", json!({"chain_key": "made-elsewhere", "thought_type": "Idea", "content": "first"}));
+    ok(&first, "mentisdb_append", json!({"chain_key": "made-elsewhere", "thought_type": "Idea", "content": "second"}));
+    let object = mentisdb_core::naming::chain_object("made-elsewhere", mentisdb_core::ChainFormat::Binary);
+    assert_eq!(second.catch_up_object(&object).unwrap(), 2);
+    assert_eq!(*seen.0.lock().unwrap(), ["made-elsewhere#0 first", "made-elsewhere#1 second"]);
+    assert_eq!(second.catch_up_object("skills/registry.log").unwrap(), 0, "not a chain");
+}

@@ -129,6 +129,15 @@ fn two_daemons_on_one_database_serve_one_chain() {
     b.append("later", "second on b");
     agree(&a, &b, "later", 2);
 
+    // A's event stream of a chain made through B tells of B's appends
+    // (A loads the chain when PostgreSQL announces it).
+    let stream = Client::builder().timeout(Duration::from_secs(20)).build().unwrap().get(format!("{}/v1/events?chain_key=streamed", a.rest)).send().unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "event: ready");
+    b.append("streamed", "made on b, seen on a");
+    let data = lines.map(Result::unwrap).find(|l| l.starts_with("data: ") && l.contains("\"thought\"")).expect("a thought event");
+    assert!(data.contains("made on b, seen on a"), "{data}");
+
     // Read-your-writes on the other daemon: right after an append through B,
     // A catches up from the database before answering (no waiting for NOTIFY).
     for n in 0..20 {
