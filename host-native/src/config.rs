@@ -113,6 +113,13 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_WEBHOOK_ALLOWED_CIDRS", default_value = "", value_parser = crate::webhooks::UrlPolicy::parse)]
     pub webhook_allowed_cidrs: crate::webhooks::UrlPolicy,
 
+    /// Deliver webhooks from this daemon (on, off) [default: on]. With
+    /// several daemons on one PostgreSQL database, turn it on in exactly one
+    /// of them: each delivering daemon sends every thought. Off, registering
+    /// a webhook here answers `unavailable`.
+    #[arg(long, env = "MENTISDB_WEBHOOKS", value_parser = parse_on_off, default_value = "on")]
+    pub webhooks: bool,
+
     /// First wait before a failed webhook delivery is tried again, in
     /// milliseconds; it doubles after each failure.
     #[arg(long, env = "MENTISDB_WEBHOOK_RETRY_BASE_MS", default_value_t = 1000)]

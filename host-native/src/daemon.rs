@@ -218,7 +218,9 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
     let backoff = crate::webhooks::Backoff { base: std::time::Duration::from_millis(config.webhook_retry_base_ms.max(1)), max: std::time::Duration::from_secs(config.webhook_retry_max_secs.max(1)) };
-    crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
+    if config.webhooks {
+        crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
+    }
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), shutdown.child_token());
     let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on

@@ -150,6 +150,11 @@ fn internal_targets_are_refused_unless_allowed() {
     let (status, body) = post_json(&d, "/v1/webhooks", json!({"url": "https://hooks.example.com/in", "chain_key_filter": "team"}));
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["secret"].as_str().unwrap().len(), 64, "a generated secret");
+    // A daemon that does not deliver (another one on the same database does) says so.
+    let quiet_dir = tempfile::tempdir().unwrap();
+    let quiet = Daemon::start(quiet_dir.path(), &[("MENTISDB_WEBHOOKS", "off")], &[]);
+    let (status, body) = post_json(&quiet, "/v1/webhooks", json!({"url": "https://hooks.example.com/in"}));
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     let other = tempfile::tempdir().unwrap();
     let bad = common::command(other.path(), &[("MENTISDB_WEBHOOK_ALLOWED_CIDRS", "0.0.0.0/0")], &[]).output().unwrap();
     assert!(!bad.status.success());
