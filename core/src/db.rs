@@ -498,6 +498,41 @@ impl MentisDb {
         self.catch_up_locked(&key, &slot, &mut state)
     }
 
+    /// A shared store says `object` was replaced as a whole by some engine
+    /// (this one too): a chain rewritten by a forget or a migration is read
+    /// again, verified and served from the new copy; an edited agent
+    /// registry is read again (activity rebuilt from the chain). Returns
+    /// whether `object` belongs to a chain this engine serves.
+    pub fn reload_object(&self, object: &str) -> Result<bool, ToolError> {
+        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object || slot.agents_object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let Some((key, slot)) = found else { return Ok(false) };
+        let mut state = write_lock(&slot.state);
+        if state.deleted {
+            return Ok(false);
+        }
+        let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.clone(), error: e };
+        if object == slot.agents_object {
+            let Some(bytes) = self.storage.read(object)? else { return Ok(true) };
+            let mut registry = AgentRegistry::from_sidecar(&bytes).map_err(|e| ToolError::Storage(StorageError::io(object, e)))?;
+            state.chain.thoughts().iter().for_each(|t| registry.observe(t));
+            *state.chain.agents_mut() = registry;
+            return Ok(true);
+        }
+        let Some(bytes) = self.storage.read(object)? else { return Ok(true) };
+        let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refused(VerifyError::Record(e)))?;
+        let byte_len = decoded.valid_len as u64;
+        let agents = state.chain.agents().clone();
+        let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refused)?;
+        chain.set_embedding_provider(self.embedding_provider());
+        let added = chain.len().saturating_sub(state.chain.len());
+        state.chain = chain;
+        state.byte_len = byte_len;
+        // Appends that came with the rewrite are new here.
+        let thoughts = state.chain.thoughts();
+        self.notify_appended(&key, &thoughts[thoughts.len() - added..]);
+        Ok(true)
+    }
+
     /// The new-chain half of [`MentisDb::catch_up_object`].
     fn load_announced_chain(&self, object: &str) -> Result<usize, ToolError> {
         if !naming::is_chain_object(object) {

@@ -149,6 +149,25 @@ fn two_daemons_on_one_database_serve_one_chain() {
     let beyond = a.post("/v1/chains/catch-up", json!({"chain_key": "later", "min_index": 1000}));
     assert_eq!(beyond["reached"], false, "{beyond}");
 
+    // Whole-object rewrites reach the other daemon without a restart: an
+    // agent registry edit, and a forget (which rewrites the chain).
+    a.post("/v1/agents/description", json!({"chain_key": "later", "agent_id": "later", "description": "edited through a"}));
+    a.post("/v1/thoughts/forget", json!({"chain_key": "later", "thought_index": 0, "reason": "test"}));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let agent = b.post("/v1/agent", json!({"chain_key": "later", "agent_id": "later"}));
+        let first = b.post("/v1/thought", json!({"chain_key": "later", "thought_index": 0}));
+        if agent["agent"]["description"] == "edited through a" && first["thought"].get("forgotten").is_some() {
+            assert_ne!(first["thought"]["content"], "made on b", "{first}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "b still serves the old copies: {agent} {first}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    b.append("later", "after the rewrite, through b");
+    let count = a.head("later")["thought_count"].as_u64().unwrap() as usize;
+    agree(&a, &b, "later", count);
+
     // Restarted, a daemon verifies everything from the database.
     drop(a);
     let a = Daemon::start(&dir, &url);

@@ -16,11 +16,14 @@
 //!   default `synchronous_commit = on` a commit is on the server's disk when
 //!   it returns, so [`Storage::sync`](mentisdb_core::Storage::sync) has
 //!   nothing left to do.
-//! - **Notifications**: every append and `write_atomic` runs
-//!   `pg_notify('mentisdb_objects', <object>)` in its transaction;
-//!   [`PgStorage::listen`] reports them (and "look at everything" after each
-//!   (re)connection) so an instance takes in other instances' appends by
-//!   reading only the new chunks ([`Storage::read_from`](mentisdb_core::Storage::read_from)).
+//! - **Notifications**: every append runs `pg_notify('mentisdb_objects',
+//!   <object>)` in its transaction, every `write_atomic`
+//!   `pg_notify('mentisdb_objects', 'replaced:<object>')`;
+//!   [`PgStorage::listen`] reports them, each distinct one once per batch
+//!   of notifications received together (and "look at everything" after each
+//!   (re)connection), so an instance takes in other instances' appends by
+//!   reading only the new chunks ([`Storage::read_from`](mentisdb_core::Storage::read_from))
+//!   and reads a replaced object again.
 //! - **Threads**: calls run on a few dedicated client threads ([`pool`]), so
 //!   they are safe from inside an async runtime.
 //!
@@ -353,7 +356,8 @@ fn write_chunk(client: &mut Client, object: &str, bytes: &[u8], notify: bool) ->
         tx.execute("DELETE FROM mentisdb_chunks WHERE object = $1", &[&object])?;
         tx.execute("INSERT INTO mentisdb_chunks (object, start_offset, end_offset, bytes) VALUES ($1, 0, $2, $3)", &[&object, &end, &bytes])?;
         if notify {
-            tx.execute("SELECT pg_notify('mentisdb_objects', $1)", &[&object])?;
+            let payload = format!("{}{object}", listen::REPLACED);
+            tx.execute("SELECT pg_notify('mentisdb_objects', $1)", &[&payload])?;
         }
         tx.commit()
     };

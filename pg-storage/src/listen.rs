@@ -11,8 +11,11 @@ use std::time::Duration;
 /// What the listener reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// An object was appended to or replaced (through any instance).
+    /// An object was appended to (through any instance).
     Object(String),
+    /// An object was replaced as a whole (a chain rewritten by a forget or
+    /// a migration, an agent registry edited), through any instance.
+    Replaced(String),
     /// The listener (re)connected: notifications sent while it was not
     /// listening are lost, so look at every object of interest.
     Resync,
@@ -80,18 +83,67 @@ fn listen_once(config: &Config, stop: &AtomicBool, on_event: &mut impl FnMut(Eve
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
+        // Wait up to TICK for a notification, then take every one already
+        // received: an object announced many times meanwhile is told once.
+        let mut batch = Batch::default();
         {
             let mut notifications = client.notifications();
-            let mut iter = notifications.timeout_iter(TICK);
-            while let Some(n) = iter.next()? {
-                if n.channel() == NOTIFY_CHANNEL && !on_event(Event::Object(n.payload().to_string())) {
-                    return Ok(());
+            let first = notifications.timeout_iter(TICK).next()?;
+            if let Some(first) = first {
+                batch.push(&first);
+                let mut buffered = notifications.iter();
+                while batch.len() < MAX_BATCH {
+                    match buffered.next()? {
+                        Some(n) => batch.push(&n),
+                        None => break,
+                    }
                 }
+            }
+        }
+        for event in batch.events {
+            if !on_event(event) {
+                return Ok(());
             }
         }
         if client.is_closed() {
             // Surface the failure as an error: a query on a closed client fails.
             client.batch_execute("SELECT 1")?;
+        }
+    }
+}
+
+/// Most notifications told in one batch.
+const MAX_BATCH: usize = 10_000;
+
+/// Notifications received together, each distinct one once, in order.
+#[derive(Default)]
+struct Batch {
+    events: Vec<Event>,
+    seen: std::collections::BTreeSet<String>,
+}
+
+impl Batch {
+    fn push(&mut self, n: &postgres::Notification) {
+        if n.channel() == NOTIFY_CHANNEL && self.seen.insert(n.payload().to_string()) {
+            self.events.push(Event::from_payload(n.payload()));
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.events.len()
+    }
+}
+
+/// The payload prefix of an object replaced as a whole (`write_atomic`):
+/// object names never hold a `:`.
+pub(crate) const REPLACED: &str = "replaced:";
+
+impl Event {
+    /// The event a notification's payload names.
+    fn from_payload(payload: &str) -> Event {
+        match payload.strip_prefix(REPLACED) {
+            Some(object) => Event::Replaced(object.to_string()),
+            None => Event::Object(payload.to_string()),
         }
     }
 }
