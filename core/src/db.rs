@@ -486,12 +486,16 @@ impl MentisDb {
     }
 
     /// [`MentisDb::catch_up`] for the chain whose storage object is
-    /// `object` (what a shared store's notification names). A chain object
+    /// `object` (what a shared store's notification names), or the skill
+    /// log's new events. A chain object
     /// this engine does not serve yet (another engine created it) is loaded
     /// and verified now, and its thoughts are told to the observers, so that
     /// event streams and webhooks here hear of chains made elsewhere. Any
     /// other object needs nothing: `Ok(0)`.
     pub fn catch_up_object(&self, object: &str) -> Result<usize, ToolError> {
+        if object == naming::SKILLS_LOG {
+            return Ok(self.skills.catch_up(self.storage.as_ref())?);
+        }
         let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
         let Some((key, slot)) = found else { return self.load_announced_chain(object) };
         let mut state = write_lock(&slot.state);
@@ -501,9 +505,14 @@ impl MentisDb {
     /// A shared store says `object` was replaced as a whole by some engine
     /// (this one too): a chain rewritten by a forget or a migration is read
     /// again, verified and served from the new copy; an edited agent
-    /// registry is read again (activity rebuilt from the chain). Returns
-    /// whether `object` belongs to a chain this engine serves.
+    /// registry is read again (activity rebuilt from the chain); a replaced
+    /// skill log (a deletion) is replayed. Returns whether `object` is one
+    /// this engine serves.
     pub fn reload_object(&self, object: &str) -> Result<bool, ToolError> {
+        if object == naming::SKILLS_LOG {
+            self.skills.reload(self.storage.as_ref())?;
+            return Ok(true);
+        }
         let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object || slot.agents_object == object).map(|(key, slot)| (key.clone(), slot.clone()));
         let Some((key, slot)) = found else { return Ok(false) };
         let mut state = write_lock(&slot.state);

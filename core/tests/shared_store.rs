@@ -109,3 +109,35 @@ fn records_that_do_not_verify_are_refused_not_served() {
     // B keeps serving what it verified.
     assert_eq!(head(&b, "t")["thought_count"], 1);
 }
+
+fn upload(db: &MentisDb, content: &str) -> Value {
+    ok(db, "mentisdb_upsert_agent", json!({"chain_key": "skills-chain", "agent_id": "ada"}));
+    ok(db, "mentisdb_upload_skill", json!({"chain_key": "skills-chain", "agent_id": "ada", "skill_id": "deploy", "content": content}))
+}
+
+fn versions(db: &MentisDb) -> usize {
+    db.call("mentisdb_skill_versions", json!({"skill_id": "deploy"})).map(|v| v["versions"].as_array().unwrap().len()).unwrap_or(0)
+}
+
+#[test]
+fn the_skill_registry_is_shared_through_the_log() {
+    let storage = Arc::new(MemoryStorage::new());
+    let a = reopen(storage.clone());
+    let b = reopen(storage.clone());
+    upload(&a, "# Deploy\nv1\n");
+    assert_eq!(versions(&b), 0, "b has not looked yet");
+    assert_eq!(b.catch_up_object(naming::SKILLS_LOG).unwrap(), 1, "what a notification of the log does");
+    assert_eq!(versions(&b), 1);
+    // B writes on top of A's event (it judges on the latest registry), and A takes B's in.
+    upload(&b, "# Deploy\nv2\n");
+    upload(&a, "# Deploy\nv3\n");
+    assert_eq!((versions(&a), b.catch_up_object(naming::SKILLS_LOG).unwrap(), versions(&b)), (3, 1, 3));
+    // A deletion replaces the log; B reads it again when told.
+    ok(&a, "mentisdb_delete_skill", json!({"skill_id": "deploy"}));
+    assert_eq!(versions(&b), 3);
+    assert!(b.reload_object(naming::SKILLS_LOG).unwrap());
+    assert_eq!(versions(&b), 0);
+    // Every engine opening the store reads the same registry.
+    upload(&b, "# Deploy\nagain\n");
+    assert_eq!(versions(&reopen(storage)), 1);
+}

@@ -164,6 +164,13 @@ fn two_daemons_on_one_database_serve_one_chain() {
         assert!(Instant::now() < deadline, "b still serves the old copies: {agent} {first}");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // A skill uploaded through A is served by B (the log's append is announced).
+    a.post("/v1/skills/upload", json!({"chain_key": "later", "agent_id": "later", "skill_id": "shared-skill", "content": "# Shared skill\nUse it.\n"}));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while raw(&b, "POST", "/v1/skills/versions", json!({"skill_id": "shared-skill"})).0 != StatusCode::OK {
+        assert!(Instant::now() < deadline, "b does not serve the skill uploaded through a");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     b.append("later", "after the rewrite, through b");
     let count = a.head("later")["thought_count"].as_u64().unwrap() as usize;
     agree(&a, &b, "later", count);

@@ -5,6 +5,11 @@
 //! A write validates, appends one framed event, calls `sync` and only then
 //! updates memory, all under the registry's write lock; when the append or
 //! the sync fails the object is cut back and the registry is unchanged.
+//! On a store shared by several engines, a write first takes in what the
+//! others appended ([`SkillStore::catch_up`], also run when the store
+//! announces an append) and appends only at the length it read
+//! (`Storage::append_at`); a replaced log (a deletion) is read again
+//! ([`SkillStore::reload`]).
 
 use super::error::SkillError;
 use super::log::{decode_log, LOG_MAGIC};
@@ -43,7 +48,16 @@ impl SkillStore {
     /// Loads the registry by replaying [`SKILLS_LOG`], cutting a torn tail.
     pub fn open(storage: &dyn Storage) -> Result<(Self, SkillOpenReport), StorageError> {
         let bytes = storage.read(SKILLS_LOG)?.unwrap_or_default();
-        let decoded = decode_log(&bytes);
+        let (state, report) = Self::replay(&bytes);
+        if state.read_only.is_none() && report.torn_tail_bytes > 0 {
+            storage.truncate(SKILLS_LOG, state.byte_len)?;
+        }
+        Ok((SkillStore { state: RwLock::new(state) }, report))
+    }
+
+    /// The registry a whole log holds (nothing is written).
+    fn replay(bytes: &[u8]) -> (State, SkillOpenReport) {
+        let decoded = decode_log(bytes);
         let mut report = SkillOpenReport { events: decoded.events.len(), ..Default::default() };
         let mut state = State { byte_len: decoded.valid_len as u64, ..Default::default() };
         match decoded.corruption {
@@ -52,18 +66,45 @@ impl SkillStore {
                 report.problems.push(msg.clone());
                 state.read_only = Some(msg);
             }
-            None if decoded.valid_len < bytes.len() => {
-                storage.truncate(SKILLS_LOG, decoded.valid_len as u64)?;
-                report.torn_tail_bytes = bytes.len() - decoded.valid_len;
-            }
-            None => {}
+            None => report.torn_tail_bytes = bytes.len() - decoded.valid_len,
         }
         for ev in decoded.events {
             if let Err(e) = state.registry.apply(ev, None) {
                 report.problems.push(format!("skipped a skill event: {e}"));
             }
         }
-        Ok((SkillStore { state: RwLock::new(state) }, report))
+        (state, report)
+    }
+
+    /// Takes in the events other engines on a shared store appended to the
+    /// log since this one last read it (applied as at open). Returns how
+    /// many. With one writer there are none.
+    pub fn catch_up(&self, storage: &dyn Storage) -> Result<usize, StorageError> {
+        Self::catch_up_locked(storage, &mut self.write_state())
+    }
+
+    fn catch_up_locked(storage: &dyn Storage, state: &mut State) -> Result<usize, StorageError> {
+        let Some(tail) = storage.read_from(SKILLS_LOG, state.byte_len)? else { return Ok(0) };
+        if tail.is_empty() {
+            return Ok(0);
+        }
+        // The frames after the magic decode as a log of their own.
+        let magic = if state.byte_len == 0 { 0 } else { LOG_MAGIC.len() };
+        let decoded = decode_log(&[&LOG_MAGIC[..magic], &tail].concat());
+        let taken = decoded.events.len();
+        for ev in decoded.events {
+            // Applied by the engine that wrote it; skipped here as at open if not.
+            let _ = state.registry.apply(ev, None);
+        }
+        state.byte_len += (decoded.valid_len - magic) as u64;
+        Ok(taken)
+    }
+
+    /// Reads the whole log again: another engine replaced it (a deletion).
+    pub fn reload(&self, storage: &dyn Storage) -> Result<(), StorageError> {
+        let bytes = storage.read(SKILLS_LOG)?.unwrap_or_default();
+        *self.write_state() = Self::replay(&bytes).0;
+        Ok(())
     }
 
     fn read_state(&self) -> RwLockReadGuard<'_, State> {
@@ -93,6 +134,8 @@ impl SkillStore {
         if let Some(why) = &state.read_only {
             return Err(SkillError::ReadOnly(why.clone()));
         }
+        // Another engine on a shared store may have written since: judge on the latest registry.
+        Self::catch_up_locked(storage, &mut state)?;
         let (event, parsed) = match prepare(&state.registry)? {
             SkillWrite::Event(event, parsed) => (event, parsed),
             // Every applied event was durable before it was applied.
@@ -106,9 +149,17 @@ impl SkillStore {
         let rollback = |state: &State| {
             let _ = storage.truncate(SKILLS_LOG, state.byte_len);
         };
-        if let Err(e) = storage.append(SKILLS_LOG, &bytes) {
-            rollback(&state);
-            return Err(e.into());
+        match storage.append_at(SKILLS_LOG, state.byte_len, &bytes) {
+            Ok(()) => {}
+            // Another engine wrote between the catch-up and this append: nothing was written.
+            Err(StorageError::Conflict { .. }) => {
+                Self::catch_up_locked(storage, &mut state)?;
+                return Err(SkillError::Storage(StorageError::Unreachable("the skill registry changed through another daemon at the same moment; retry".into())));
+            }
+            Err(e) => {
+                rollback(&state);
+                return Err(e.into());
+            }
         }
         if let Err(e) = storage.sync(SKILLS_LOG) {
             rollback(&state);
@@ -141,6 +192,7 @@ impl SkillStore {
         if let Some(why) = &state.read_only {
             return Err(SkillError::ReadOnly(why.clone()));
         }
+        Self::catch_up_locked(storage, &mut state)?;
         state.registry.require(skill_id)?;
         let before = view(&state.registry);
         let bytes = storage.read(SKILLS_LOG)?.unwrap_or_default();

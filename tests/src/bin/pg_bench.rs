@@ -71,6 +71,19 @@ async fn run(args: Args, url: String) {
     let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
     println!("16 chains, 3 instances, {} clients: {many:.0} appends/s", 3 * per);
 
+    // B first takes in everything the phases above appended, so the lag is measured on a quiet daemon.
+    let drained = Instant::now();
+    loop {
+        let chains: serde_json::Value = client.get(format!("{}/v1/chains", bases[1])).send().await.expect("chains").json().await.expect("chains reply");
+        let held: u64 = chains["chains"].as_array().map(|cs| cs.iter().filter_map(|c| c["thought_count"].as_u64()).sum()).unwrap_or(0);
+        if held >= 3 * args.appends as u64 {
+            println!("instance B held all {held} thoughts {} ms after the last append", drained.elapsed().as_millis());
+            break;
+        }
+        assert!(drained.elapsed() < Duration::from_secs(120), "instance B did not take in the appends within 120 s ({held})");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
     // Lag: append through A, seen in B's event stream.
     let sent: Arc<Vec<Mutex<Option<Instant>>>> = Arc::new((0..args.lag_appends).map(|_| Mutex::new(None)).collect());
     let lags = Arc::new(Mutex::new(Vec::with_capacity(args.lag_appends)));
