@@ -2,7 +2,8 @@
 //! explorer's live timeline and any other client.
 //!
 //! Contract:
-//! - Query: `chain_key=K` (one chain) or `chain_keys=K1,K2` (several); with
+//! - Query: `chain_key=K` (one chain) or `chain_keys=K1,K2` (several, at most
+//!   256); with
 //!   neither, every chain the caller's token may read (chains created later
 //!   included). Naming a chain the token does not cover is 403.
 //! - First event `ready`, data `{"chains": {"<key>": <next_index>, ...}}`:
@@ -237,6 +238,9 @@ pub async fn events(
         .filter(|k| !k.is_empty())
         .map(str::to_string)
         .collect();
+    if named.len() > mentisdb_core::limits::MAX_LIST_ITEMS {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("chain_keys names {} chains; the limit is {} (omit it to follow every chain)", named.len(), mentisdb_core::limits::MAX_LIST_ITEMS)));
+    }
     if let Some(unknown) = query.keys().find(|k| !matches!(k.as_str(), "chain_key" | "chain_keys")) {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("unknown query parameter '{unknown}'; use chain_key or chain_keys")));
     }

@@ -129,6 +129,9 @@ fn thoughts_arrive_live_and_a_reconnect_resumes_without_gap_or_repeat_even_after
     assert!(body["error"].as_str().unwrap().contains("Last-Event-ID"), "{body}");
     let (status, _) = Events::open(&d, "?chain=live", None, None).err().unwrap();
     assert_eq!(status, StatusCode::BAD_REQUEST, "an unknown parameter is named, not ignored");
+    let many: Vec<String> = (0..300).map(|i| format!("c{i}")).collect();
+    let (status, body) = Events::open(&d, &format!("?chain_keys={}", many.join(",")), None, None).err().unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
 
 #[test]

@@ -116,8 +116,8 @@ async fn run(args: Args, url: String) {
     );
 
     if args.load_thoughts > 0 {
-        let filled = appends(&client, &bases, |_| "big".into(), 3 * per, args.load_thoughts).await;
-        println!("filled a {}-thought chain at {filled:.0} appends/s", args.load_thoughts);
+        let filled = appends(&client, &bases[..1], |_| "big".into(), per, args.load_thoughts).await;
+        println!("filled a {}-thought chain through one instance at {filled:.0} appends/s", args.load_thoughts);
         let rss_before = resident_kib();
         let started = Instant::now();
         let fresh = instance(&url, dir.path()).await;
