@@ -75,7 +75,8 @@ fn register(db: &MentisDb, a: RegisterArgs) -> Result<WebhookRegisteredReply, To
         // 244 random bits from the host's id source, as 64 hex digits.
         None => format!("{}{}", db.fresh_id(), db.fresh_id()).replace('-', ""),
     };
-    let _ = a.chain_key;
+    // Checked like every other chain_key (0.10.10 takes it and does not use it).
+    db.resolve_key(a.chain_key.as_deref())?;
     let hook = Webhook {
         id: db.fresh_id(),
         url,
@@ -101,11 +102,11 @@ fn register(db: &MentisDb, a: RegisterArgs) -> Result<WebhookRegisteredReply, To
 }
 
 fn list(db: &MentisDb, a: ListArgs) -> Result<WebhookListReply, ToolError> {
-    let _ = a.chain_key;
+    db.resolve_key(a.chain_key.as_deref())?;
     Ok(WebhookListReply { webhooks: db.webhooks().list() })
 }
 
 fn delete(db: &MentisDb, a: DeleteArgs) -> Result<WebhookDeletedReply, ToolError> {
-    let _ = a.chain_key;
+    db.resolve_key(a.chain_key.as_deref())?;
     Ok(WebhookDeletedReply { deleted: db.webhooks().delete(db.storage(), a.id.trim())? })
 }
