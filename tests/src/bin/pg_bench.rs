@@ -116,8 +116,13 @@ async fn run(args: Args, url: String) {
     );
 
     if args.load_thoughts > 0 {
-        let filled = appends(&client, &bases[..1], |_| "big".into(), per, args.load_thoughts).await;
-        println!("filled a {}-thought chain through one instance at {filled:.0} appends/s", args.load_thoughts);
+        // In tenths, to show whether the rate depends on the chain's length.
+        let tenth = (args.load_thoughts / 10).max(1);
+        let mut rates = Vec::new();
+        for _ in 0..args.load_thoughts.div_ceil(tenth) {
+            rates.push(format!("{:.0}", appends(&client, &bases[..1], |_| "big".into(), per, tenth).await));
+        }
+        println!("filled a {}-thought chain through one instance, appends/s per tenth: {}", args.load_thoughts, rates.join(", "));
         let rss_before = resident_kib();
         let started = Instant::now();
         let fresh = instance(&url, dir.path()).await;
