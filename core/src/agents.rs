@@ -59,6 +59,11 @@ pub struct AgentRecord {
     pub display_name: String,
     /// Who runs the agent (a person, team or organisation), if set.
     pub agent_owner: Option<String>,
+    /// MentisDB 0.10.10's name of `agent_owner`: the same value, written for
+    /// 0.10 clients (set only through `set_owner`; a stored copy is replaced
+    /// by `agent_owner` when a sidecar is read).
+    #[serde(default)]
+    pub owner: Option<String>,
     /// Free-form description of the agent.
     pub description: Option<String>,
     /// Other names the agent has written under.
@@ -86,11 +91,18 @@ pub struct AgentRecord {
 }
 
 impl AgentRecord {
+    /// Sets the owner under both of its names.
+    fn set_owner(&mut self, owner: Option<String>) {
+        self.owner.clone_from(&owner);
+        self.agent_owner = owner;
+    }
+
     fn new(agent_id: &str) -> Self {
         AgentRecord {
             agent_id: agent_id.to_string(),
             display_name: agent_id.to_string(),
             agent_owner: None,
+            owner: None,
             description: None,
             aliases: Vec::new(),
             status: AgentStatus::Active,
@@ -156,6 +168,7 @@ impl AgentRegistry {
     pub fn from_sidecar(bytes: &[u8]) -> Result<Self, SidecarError> {
         let mut reg: AgentRegistry = serde_json::from_slice(bytes)?;
         for r in reg.agents.values_mut() {
+            r.owner.clone_from(&r.agent_owner);
             r.thought_count = 0;
             r.first_seen_index = None;
             r.last_seen_index = None;
@@ -206,7 +219,7 @@ impl AgentRegistry {
         if !self.agents.contains_key(&t.agent_id) {
             let mut r = AgentRecord::new(&t.agent_id);
             r.display_name = t.agent_name.clone();
-            r.agent_owner = t.agent_owner.clone();
+            r.set_owner(t.agent_owner.clone());
             self.agents.insert(t.agent_id.clone(), r);
         }
         let rec = self.agents.get_mut(&t.agent_id).expect("inserted above");
@@ -219,7 +232,7 @@ impl AgentRegistry {
         // Reuses the previous timestamp's buffer (no allocation per thought).
         rec.last_seen_at.get_or_insert_with(String::new).clone_from(&t.timestamp);
         if rec.agent_owner.is_none() && t.agent_owner.is_some() {
-            rec.agent_owner = t.agent_owner.clone();
+            rec.set_owner(t.agent_owner.clone());
         }
     }
 
@@ -236,7 +249,7 @@ impl AgentRegistry {
             rec.display_name = v;
         }
         if let Some(v) = patch.agent_owner {
-            rec.agent_owner = Some(v);
+            rec.set_owner(Some(v));
         }
         if let Some(v) = patch.description {
             rec.description = Some(v);
