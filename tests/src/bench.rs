@@ -62,3 +62,38 @@ pub async fn subscribe(client: reqwest::Client, base: String, chain: String, on_
 pub fn percentile(sorted: &[std::time::Duration], p: f64) -> std::time::Duration {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
+
+/// Append-to-event latency: subscribes to `chain` on `reader`, then appends
+/// `count` thoughts one at a time through `writer` and times each from the
+/// moment its append is sent until `reader`'s stream delivers it (waiting
+/// up to 60 s for the last). Returns the latencies, sorted.
+pub async fn event_latencies(client: &reqwest::Client, writer: &str, reader: &str, chain: &str, count: usize) -> Vec<std::time::Duration> {
+    use std::sync::Mutex;
+    let sent: Arc<Vec<Mutex<Option<Instant>>>> = Arc::new((0..count).map(|_| Mutex::new(None)).collect());
+    let latencies = Arc::new(Mutex::new(Vec::with_capacity(count)));
+    let (s, l) = (sent.clone(), latencies.clone());
+    let prefix = format!("{chain} ");
+    let listening = tokio::spawn(subscribe(client.clone(), reader.to_string(), chain.to_string(), move |data| {
+        let seen = Instant::now();
+        let v: serde_json::Value = serde_json::from_str(data).expect("event data is JSON");
+        let i: usize = v["thought"]["content"].as_str().and_then(|c| c.strip_prefix(&prefix)).and_then(|n| n.parse().ok()).expect("a timed thought");
+        if let Some(at) = *s[i].lock().unwrap() {
+            l.lock().unwrap().push(seen - at);
+        }
+    }));
+    // The stream is open (its `ready` sent) before the first append.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for (i, at) in sent.iter().enumerate() {
+        *at.lock().unwrap() = Some(Instant::now());
+        append(client, writer, chain, format!("{chain} {i}")).await;
+    }
+    let waited = Instant::now();
+    while latencies.lock().unwrap().len() < count {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(60), "the stream did not deliver every thought within 60 s");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    listening.abort();
+    let mut got = latencies.lock().unwrap().clone();
+    got.sort();
+    got
+}

@@ -12,9 +12,9 @@
 //! `cargo run --release -p mentisdb-tests --bin mentisdb-eventsbench`
 
 use clap::Parser;
-use mentisdb_tests::bench::{append, appends, percentile, subscribe};
+use mentisdb_tests::bench::{appends, event_latencies, percentile, subscribe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Parser)]
@@ -71,26 +71,7 @@ async fn main() {
         appended.elapsed().as_millis()
     );
 
-    let sent: Arc<Vec<Mutex<Option<Instant>>>> = Arc::new((0..args.latency_appends).map(|_| Mutex::new(None)).collect());
-    let latencies = Arc::new(Mutex::new(Vec::with_capacity(args.latency_appends)));
-    let (s, l) = (sent.clone(), latencies.clone());
-    tokio::spawn(subscribe(client.clone(), base.clone(), "latency".into(), move |data| {
-        let seen = Instant::now();
-        let v: serde_json::Value = serde_json::from_str(data).expect("event data is JSON");
-        let i: usize = v["thought"]["content"].as_str().and_then(|c| c.strip_prefix("latency ")).and_then(|n| n.parse().ok()).expect("a latency thought");
-        if let Some(at) = *s[i].lock().unwrap() {
-            l.lock().unwrap().push(seen - at);
-        }
-    }));
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    for i in 0..args.latency_appends {
-        *sent[i].lock().unwrap() = Some(Instant::now());
-        append(&client, &base, "latency", format!("latency {i}")).await;
-    }
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut got = latencies.lock().unwrap().clone();
-    assert_eq!(got.len(), args.latency_appends, "every latency thought arrived");
-    got.sort();
+    let got = event_latencies(&client, &base, &base, "latency", args.latency_appends).await;
     println!(
         "append -> event latency (one at a time, one subscriber): {} appends, p50 {:.2} ms, p99 {:.2} ms",
         got.len(),

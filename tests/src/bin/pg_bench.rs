@@ -16,8 +16,7 @@
 //! `cargo run --release -p mentisdb-tests --bin mentisdb-pgbench -- --pg-url postgres://mentisdb@127.0.0.1:PORT/postgres`.
 
 use clap::Parser;
-use mentisdb_tests::bench::{append, appends, percentile, subscribe};
-use std::sync::{Arc, Mutex};
+use mentisdb_tests::bench::{appends, event_latencies, percentile};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Parser)]
@@ -85,29 +84,7 @@ async fn run(args: Args, url: String) {
     }
 
     // Lag: append through A, seen in B's event stream.
-    let sent: Arc<Vec<Mutex<Option<Instant>>>> = Arc::new((0..args.lag_appends).map(|_| Mutex::new(None)).collect());
-    let lags = Arc::new(Mutex::new(Vec::with_capacity(args.lag_appends)));
-    let (s, l) = (sent.clone(), lags.clone());
-    tokio::spawn(subscribe(client.clone(), bases[1].clone(), "lag".into(), move |data| {
-        let seen = Instant::now();
-        let v: serde_json::Value = serde_json::from_str(data).expect("event data is JSON");
-        let i: usize = v["thought"]["content"].as_str().and_then(|c| c.strip_prefix("lag ")).and_then(|n| n.parse().ok()).expect("a lag thought");
-        if let Some(at) = *s[i].lock().unwrap() {
-            l.lock().unwrap().push(seen - at);
-        }
-    }));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    for i in 0..args.lag_appends {
-        *sent[i].lock().unwrap() = Some(Instant::now());
-        append(&client, &bases[0], "lag", format!("lag {i}")).await;
-    }
-    let waited = Instant::now();
-    while lags.lock().unwrap().len() < args.lag_appends {
-        assert!(waited.elapsed() < Duration::from_secs(60), "instance B did not see every append within 60 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let mut got = lags.lock().unwrap().clone();
-    got.sort();
+    let got = event_latencies(&client, &bases[0], &bases[1], "lag", args.lag_appends).await;
     println!(
         "append through A -> event on B (one at a time, fsync included): {} appends, p50 {:.2} ms, p99 {:.2} ms",
         got.len(),
