@@ -78,8 +78,9 @@ pub fn verifier_key(name: &str, public_key: &[u8; 32]) -> String {
 /// Ed25519 public key, after checking that the key id matches them.
 pub fn parse_verifier_key(text: &str) -> Result<(String, [u8; 32]), CheckpointError> {
     let bad = CheckpointError::Malformed("a verifier key is <name>+<8 hex digits>+<base64 of 0x01 and a 32-byte Ed25519 key>");
-    let mut parts = text.trim().rsplitn(3, '+');
-    let (Some(key), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { return Err(bad) };
+    // Split from the left: names hold no '+', but base64 keys may.
+    let mut parts = text.trim().splitn(3, '+');
+    let (Some(name), Some(id), Some(key)) = (parts.next(), parts.next(), parts.next()) else { return Err(bad) };
     let typed = base64::decode(key).ok_or(CheckpointError::Malformed("the verifier key's key is not base64"))?;
     let public_key: [u8; 32] = match typed.split_first() {
         Some((&ED25519_TYPE, rest)) => rest.try_into().map_err(|_| CheckpointError::Malformed("the verifier key's Ed25519 key is not 32 bytes"))?,

@@ -542,6 +542,49 @@ impl MentisDb {
         Ok(true)
     }
 
+    /// Makes chain `key` hold its first `keep` thoughts followed by `tail`
+    /// (thoughts of another copy of the chain: a daemon's records pulled by a
+    /// replica, `crate::sync`), creating the chain in `format` when it does
+    /// not exist. `tail` is verified as opening verifies a chain before
+    /// anything is written. When the chain holds exactly `keep` thoughts the
+    /// tail is appended (one sync); otherwise the object is replaced
+    /// atomically. Returns `Ok(false)`, changing nothing, when the chain no
+    /// longer holds `expect_len` thoughts (the caller raced a local append).
+    pub fn replace_tail(&self, key: &str, format: ChainFormat, keep: usize, expect_len: usize, tail: record::DecodedChain) -> Result<bool, ToolError> {
+        let slot = self.slot_for_write(key, Some(format))?;
+        let mut state = write_lock(&slot.state);
+        state.live()?;
+        self.catch_up_locked(key, &slot, &mut state)?;
+        if state.chain.len() != expect_len || keep > expect_len {
+            return Ok(false);
+        }
+        let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.to_string(), error: e };
+        let added = tail.thoughts.len();
+        let format = state.chain.format();
+        if keep == state.chain.len() {
+            state.chain.verify_extension(&tail).map_err(refused)?;
+            let bytes: Vec<u8> = tail.thoughts.iter().flat_map(|t| record::encode_thought(format, t)).collect();
+            self.storage.append_at(&slot.object, state.byte_len, &bytes)?;
+            self.storage.sync(&slot.object)?;
+            state.chain.extend_verified(tail).map_err(refused)?;
+            state.byte_len += bytes.len() as u64;
+        } else {
+            let mut thoughts = state.chain.thoughts()[..keep].to_vec();
+            thoughts.extend(tail.thoughts);
+            let mut bytes = record::encode_header(format, key);
+            thoughts.iter().for_each(|t| bytes.extend_from_slice(&record::encode_thought(format, t)));
+            let decoded = record::DecodedChain { format, chain_key: key.to_string(), thoughts, valid_len: bytes.len(), body_hash_mismatches: None };
+            let mut chain = Chain::load_with(decoded, state.chain.agents().clone(), self.hasher, self.config.parallelism.as_ref()).map_err(refused)?;
+            self.storage.write_atomic(&slot.object, &bytes)?;
+            chain.set_embedding_provider(self.embedding_provider());
+            state.chain = chain;
+            state.byte_len = bytes.len() as u64;
+        }
+        let thoughts = state.chain.thoughts();
+        self.notify_appended(key, &thoughts[thoughts.len() - added..]);
+        Ok(true)
+    }
+
     /// The new-chain half of [`MentisDb::catch_up_object`].
     fn load_announced_chain(&self, object: &str) -> Result<usize, ToolError> {
         if !naming::is_chain_object(object) {

@@ -273,6 +273,15 @@ pub enum ToolError {
     /// The storage backend failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// One item of a batch (`mentisdb_append_batch`) failed; the items
+    /// before it were applied. Its kind is the item's.
+    #[error("thoughts[{position}]: {error}")]
+    BatchItem {
+        /// The failed item's position in the batch.
+        position: usize,
+        /// Why it failed.
+        error: Box<ToolError>,
+    },
 }
 
 impl ToolError {
@@ -294,7 +303,13 @@ impl ToolError {
             ToolError::Agent(_) => ErrorKind::InvalidArguments,
             ToolError::Skill(e) => e.kind(),
             ToolError::ChainRefused { .. } => ErrorKind::ChainRefused,
+            ToolError::BatchItem { error, .. } => error.kind(),
         }
+    }
+
+    /// This error as the failure of item `position` of a batch.
+    pub fn at_item(self, position: usize) -> Self {
+        ToolError::BatchItem { position, error: Box::new(self) }
     }
 
     /// Shorthand for [`ToolError::InvalidArguments`].

@@ -90,6 +90,7 @@ mod sha256;
 pub mod signature;
 pub mod skills;
 pub mod storage;
+pub mod sync;
 mod text;
 pub mod thought;
 pub mod timestamp;

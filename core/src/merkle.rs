@@ -122,6 +122,20 @@ impl MerkleTree {
         }
     }
 
+    /// The tree of the first `size` leaves (`size` at most [`MerkleTree::len`]):
+    /// its complete nodes copied, nothing hashed.
+    pub fn truncated(&self, size: u64) -> MerkleTree {
+        let mut levels = Vec::new();
+        for (k, level) in self.levels.iter().enumerate() {
+            let keep = (size >> k) as usize;
+            if keep == 0 {
+                break;
+            }
+            levels.push(level[..keep.min(level.len())].to_vec());
+        }
+        MerkleTree { levels }
+    }
+
     /// Leaf `i`'s hash.
     pub fn leaf(&self, i: u64) -> Option<Hash> {
         self.levels.first().and_then(|l| l.get(i as usize).copied())

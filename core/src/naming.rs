@@ -45,6 +45,12 @@ pub fn agents_object(chain_key: &str) -> String {
     format!("{CHAINS_PREFIX}{}.agents.json", safe_stem(chain_key))
 }
 
+/// The object where a replica keeps the last checkpoint it accepted for a
+/// chain (`crate::sync`).
+pub fn replica_object(chain_key: &str) -> String {
+    format!("replicas/{}.json", safe_stem(chain_key))
+}
+
 /// Whether an object name is a chain object (not a sidecar).
 pub fn is_chain_object(name: &str) -> bool {
     name.starts_with(CHAINS_PREFIX) && (name.ends_with(".mdb") || name.ends_with(".jsonl"))

@@ -89,6 +89,8 @@ const UNTYPED_TS: &[&str] = &[
     // The browser moves chain objects as bytes with exportChain/importChain (same core operations).
     "mentisdb_export_chain", "mentisdb_import_chain",
     "mentisdb_checkpoint", "mentisdb_inclusion_proof", "mentisdb_consistency_proof", "mentisdb_identity",
+    // The daemon side of sync: replicas call them through `sync()`, not directly.
+    "mentisdb_chain_records", "mentisdb_append_batch",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

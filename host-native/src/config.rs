@@ -146,7 +146,10 @@ pub struct Config {
     pub explorer: Option<bool>,
 
     /// Extra browser origins allowed on the MCP port (comma-separated,
-    /// e.g. `https://app.example.com:443`); loopback origins are always allowed.
+    /// e.g. `https://app.example.com:443`; loopback origins are always
+    /// allowed there), and the only origins the REST port answers CORS
+    /// requests from (exactly as browsers send `Origin`, e.g.
+    /// `https://app.example.com`): a browser replica syncing from another origin.
     #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 

@@ -115,6 +115,8 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/checkpoint", "mentisdb_checkpoint"),
     post_tool("/v1/proofs/inclusion", "mentisdb_inclusion_proof"),
     post_tool("/v1/proofs/consistency", "mentisdb_consistency_proof"),
+    post_tool("/v1/chains/records", "mentisdb_chain_records"),
+    post_tool("/v1/thoughts/batch", "mentisdb_append_batch"),
     get_tool("/v1/identity", "mentisdb_identity", Reply::Json),
     get_tool("/v1/webhooks", "mentisdb_list_webhooks", Reply::Json),
     post_tool("/v1/webhooks", "mentisdb_register_webhook"),
@@ -375,7 +377,7 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 /// `max_import_bytes` is the body limit of `POST /v1/chains/{chain_key}/import`
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
 /// `explorer` serves the explorer page; `shutdown` ends every event stream.
-pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, shutdown: tokio_util::sync::CancellationToken) -> Router {
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, cors_origins: &[String], shutdown: tokio_util::sync::CancellationToken) -> Router {
     let events = crate::events::EventHub::attach(&db, shutdown);
     let db_for_health = db.clone();
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
@@ -396,7 +398,28 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
     let outer = Router::new().route("/health", get(health)).with_state(db_for_health).merge(public);
     let outer = if explorer { outer.merge(crate::explorer::router()) } else { outer };
-    outer.merge(api)
+    match cors(cors_origins) {
+        Some(layer) => outer.merge(api).layer(layer),
+        None => outer.merge(api),
+    }
+}
+
+/// CORS for exactly `origins` (none: no CORS headers, browsers allow only
+/// same-origin calls). Outside the token check, so preflights need no token;
+/// the calls themselves still do.
+fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use axum::http::{header, HeaderName, HeaderValue, Method};
+    let origins: Vec<HeaderValue> = origins.iter().map(|o| o.trim().trim_end_matches('/')).filter(|o| !o.is_empty()).filter_map(|o| HeaderValue::from_str(o).ok()).collect();
+    if origins.is_empty() {
+        return None;
+    }
+    Some(
+        tower_http::cors::CorsLayer::new()
+            .allow_origin(tower_http::cors::AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, HeaderName::from_static("last-event-id")])
+            .max_age(std::time::Duration::from_secs(600)),
+    )
 }
 
 #[cfg(test)]

@@ -76,3 +76,65 @@ fn checkpoints_and_proofs_verify_with_the_daemons_identity_across_a_restart() {
     let r = s.call(3, "tools/call", json!({"name": "mentisdb_inclusion_proof", "arguments": {"chain_key": "pv", "index": 3}}));
     assert_ne!(r["result"]["isError"], true, "{r}");
 }
+
+/// Runs one whole sync of `chain` from the core's session over the
+/// daemon's REST API, as a replica host does.
+fn sync_over_rest(d: &Daemon, replica: &mentisdb_core::MentisDb, chain: &str, verifier: &str) -> Result<mentisdb_core::sync::SyncReport, mentisdb_core::sync::SyncError> {
+    use mentisdb_core::sync::{SyncReply, SyncSession, SyncStep};
+    let mut session = SyncSession::new(replica, chain, verifier)?;
+    let mut reply: Option<(u16, String)> = None;
+    loop {
+        match session.step(replica, reply.as_ref().map(|(status, body)| SyncReply { status: *status, body }))? {
+            SyncStep::Done(report) => return Ok(report),
+            SyncStep::Send(request) => {
+                let r = client().post(format!("{}{}", d.rest, request.path)).json(&request.body).send().unwrap();
+                reply = Some((r.status().as_u16(), r.text().unwrap()));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_replica_syncs_over_rest_and_cors_answers_only_the_allowed_origin() {
+    let root = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&root.path().join("data"), &[("MENTISDB_ALLOWED_ORIGINS", "http://app.example:8080")], &[]);
+    let id: Value = client().get(format!("{}/v1/identity", d.rest)).send().unwrap().json().unwrap();
+    let verifier = id["verifier_key"].as_str().unwrap();
+    for i in 0..3 {
+        ok(&d, "/v1/thoughts", json!({"chain_key": "shared", "thought_type": "Finding", "content": format!("daemon {i}")}));
+    }
+    let (replica, _) = mentisdb_core::MentisDb::open(
+        std::sync::Arc::new(mentisdb_core::MemoryStorage::new()),
+        std::sync::Arc::new(mentisdb_core::FixedClock::new(1_795_339_800_000, 1000)),
+        std::sync::Arc::new(mentisdb_core::SequentialIds::starting_at(1 << 40)),
+        mentisdb_core::DbConfig::default(),
+    )
+    .unwrap();
+    replica.call("mentisdb_append", json!({"chain_key": "shared", "thought_type": "Idea", "content": "written offline"})).unwrap();
+    let report = sync_over_rest(&d, &replica, "shared", verifier).unwrap();
+    assert_eq!((report.pushed, report.pulled, report.tree_size), (1, 4, 4));
+    let head = ok(&d, "/v1/head", json!({"chain_key": "shared"}));
+    assert_eq!(Some(report.head_hash.clone().unwrap().as_str()), head["head_hash"].as_str());
+    assert_eq!(replica.call("mentisdb_head", json!({"chain_key": "shared"})).unwrap()["head_hash"], head["head_hash"]);
+
+    // Bad pages are 400s in the spec's format; the daemon keeps serving.
+    let (status, v) = post(&d, "/v1/chains/records", json!({"chain_key": "shared", "from": 3, "to": 2}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("after to"), "{v}");
+    let (status, v) = post(&d, "/v1/thoughts/batch", json!({"chain_key": "shared", "thoughts": []}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+
+    // CORS: the allowed origin's preflight is answered, another origin's is not.
+    let preflight = |origin: &str| {
+        client()
+            .request(reqwest::Method::OPTIONS, format!("{}/v1/checkpoint", d.rest))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "authorization,content-type")
+            .send()
+            .unwrap()
+    };
+    let allowed = preflight("http://app.example:8080");
+    assert_eq!(allowed.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap()), Some("http://app.example:8080"));
+    assert!(preflight("http://evil.example").headers().get("access-control-allow-origin").is_none());
+}

@@ -1,7 +1,7 @@
 // Compile-time check of the generated TypeScript declarations
 // (tsc --noEmit; run by scripts/stages/40-wasm.sh after packaging).
 import init, {
-  MentisDb, type AppendResult, type ChainInfo, type Cursor, type GetThoughtResult, type HeadResult, type MentisDbError, type Thought,
+  MentisDb, type SyncReport, type AppendResult, type ChainInfo, type Cursor, type GetThoughtResult, type HeadResult, type MentisDbError, type Thought,
 } from "../pkg/mentisdb_wasm.js";
 
 export async function example(): Promise<string> {
@@ -28,6 +28,7 @@ export async function example(): Promise<string> {
   const bytes: Uint8Array = db.exportChain();
   const imported = await other.importChain(bytes);
   const anyTool = await db.call("mentisdb_list_agents", { chain_key: "agent-memory" });
+  const synced: SyncReport = await db.sync("http://127.0.0.1:9472", "agent-memory", { verifierKey: "mentisdb-1a2b3c4d+01234567+AAAA", token: "t" });
   try {
     // @ts-expect-error content is required
     await db.append({ thought_type: "Decision" });
@@ -38,6 +39,6 @@ export async function example(): Promise<string> {
   await db.close();
   return [
     ok, thought.hash, found.length, everything.thoughts.length, head.integrity_ok, prompt, md, page.has_more, cursor?.index,
-    target, chains[0]?.storage_adapter, imported.chain_key, anyTool,
+    target, chains[0]?.storage_adapter, imported.chain_key, anyTool, synced.tree_size, synced.head_hash,
   ].join();
 }

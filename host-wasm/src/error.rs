@@ -10,7 +10,7 @@ use mentisdb_core::{ErrorKind, ImportError, StorageError, ToolError};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// A JS `Error` with `message` and a `kind` property (the kind's stable name).
-fn error_with_kind(message: &str, kind: ErrorKind) -> JsValue {
+pub(crate) fn with_kind(message: &str, kind: ErrorKind) -> JsValue {
     let err = js_sys::Error::new(message);
     // Setting a property on a fresh Error object cannot fail.
     let _ = js_sys::Reflect::set(&err, &JsValue::from_str("kind"), &JsValue::from_str(kind.as_str()));
@@ -19,22 +19,22 @@ fn error_with_kind(message: &str, kind: ErrorKind) -> JsValue {
 
 /// A core tool error, with the daemon's message text.
 pub(crate) fn tool_error(e: &ToolError) -> JsValue {
-    error_with_kind(&e.to_string(), e.kind())
+    with_kind(&e.to_string(), e.kind())
 }
 
 /// A storage error raised outside a tool call (open, import, export).
 pub(crate) fn storage_error(e: &StorageError) -> JsValue {
-    error_with_kind(&e.to_string(), ErrorKind::Storage)
+    with_kind(&e.to_string(), ErrorKind::Storage)
 }
 
 /// A usage error of the JS API itself (closed handle, bad argument type).
 pub(crate) fn usage_error(message: &str) -> JsValue {
-    error_with_kind(message, ErrorKind::InvalidArguments)
+    with_kind(message, ErrorKind::InvalidArguments)
 }
 
 /// A refused open or export, with the core's kind for it.
 pub(crate) fn refused(message: &str, kind: ErrorKind) -> JsValue {
-    error_with_kind(message, kind)
+    with_kind(message, kind)
 }
 
 /// A refused import: the core's message (naming this database when the
@@ -42,10 +42,10 @@ pub(crate) fn refused(message: &str, kind: ErrorKind) -> JsValue {
 pub(crate) fn import_error(e: &ImportError, database: &str) -> JsValue {
     match e {
         ImportError::ChainExists { chain_key } => {
-            error_with_kind(&format!("chain '{chain_key}' already exists in database '{database}'; import refuses to overwrite it"), e.kind())
+            with_kind(&format!("chain '{chain_key}' already exists in database '{database}'; import refuses to overwrite it"), e.kind())
         }
         ImportError::Storage(s) => storage_error(s),
-        _ => error_with_kind(&e.to_string(), e.kind()),
+        _ => with_kind(&e.to_string(), e.kind()),
     }
 }
 
@@ -65,5 +65,5 @@ pub(crate) fn describe_js(value: &JsValue) -> String {
 
 /// A browser failure while doing `what`.
 pub(crate) fn browser_error(what: &str, cause: &JsValue) -> JsValue {
-    error_with_kind(&format!("{what}: {}", describe_js(cause)), ErrorKind::Storage)
+    with_kind(&format!("{what}: {}", describe_js(cause)), ErrorKind::Storage)
 }

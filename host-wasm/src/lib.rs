@@ -12,7 +12,9 @@
 //! - plain-object JSON glue ([`js_json`]), TypeScript declarations
 //!   ([`types`]) and the one error mapping ([`error`]);
 //! - the proof verifiers `verifyInclusion`, `verifyConsistency` and
-//!   `verifyCheckpoint` ([`verify`]), to check a daemon's proofs.
+//!   `verifyCheckpoint` ([`verify`]), to check a daemon's proofs;
+//! - `db.sync(url, chainKey, { verifierKey, token })` ([`sync`]): `fetch`
+//!   for the core's offline-first sync with a daemon.
 //!
 //! ```js
 //! import init, { MentisDb } from "./pkg/mentisdb_wasm.js";
@@ -39,6 +41,8 @@ pub mod ids;
 mod js_json;
 #[cfg(target_arch = "wasm32")]
 pub mod mentis_db;
+#[cfg(target_arch = "wasm32")]
+mod sync;
 #[cfg(target_arch = "wasm32")]
 pub mod verify;
 

@@ -25,7 +25,7 @@ const IDB_PREFIX: &str = "mentisdb/";
 /// Longest accepted database name.
 const MAX_NAME_LEN: usize = 128;
 
-struct Inner {
+pub(crate) struct Inner {
     name: String,
     image: Arc<ImageStorage>,
     config: DbConfig,
@@ -99,12 +99,27 @@ fn durable(inner: &Rc<Inner>, outcome: Result<JsValue, JsValue>) -> Promise {
     })
 }
 
+/// [`durable`] for code outside this file that holds the handle's state.
+pub(crate) fn durable_inner(inner: &Rc<Inner>, outcome: Result<JsValue, JsValue>) -> Promise {
+    durable(inner, outcome)
+}
+
 impl MentisDbHandle {
-    fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> Result<R, JsValue>) -> Result<R, JsValue> {
-        match self.inner.open.borrow().as_ref() {
+    /// The handle's shared state, for work that outlives one call (`sync`).
+    pub(crate) fn inner_rc(&self) -> Rc<Inner> {
+        self.inner.clone()
+    }
+
+    /// Runs `f` on the open engine of `inner`.
+    pub(crate) fn engine_of<R>(inner: &Rc<Inner>, f: impl FnOnce(&Engine) -> Result<R, JsValue>) -> Result<R, JsValue> {
+        match inner.open.borrow().as_ref() {
             Some((engine, _)) => f(engine),
-            None => Err(usage_error(&format!("database '{}' is closed", self.inner.name))),
+            None => Err(usage_error(&format!("database '{}' is closed", inner.name))),
         }
+    }
+
+    fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> Result<R, JsValue>) -> Result<R, JsValue> {
+        Self::engine_of(&self.inner, f)
     }
 
     fn call_now(&self, tool: &str, args: &JsValue) -> Result<Value, JsValue> {

@@ -77,6 +77,14 @@ export interface AppendResult { thought: Thought; head_hash: string; leaf_hash: 
 /** What `verifyCheckpoint` returns: the signed tree head (root in hex). */
 export interface CheckpointHead { origin: string; tree_size: number; root: string }
 
+/** `db.sync`'s options: the daemon's pinned verifier key (`GET /v1/identity`: `verifier_key`) and its bearer token. */
+export interface SyncOptions { verifierKey: string; token?: string }
+/** What `db.sync` did; the local chain now equals the daemon's at `tree_size`. */
+export interface SyncReport {
+  chain_key: string; pushed: number; replayed: number; skipped_forgotten: number; pulled: number;
+  tree_size: number; root: string; head_hash: string | null; checkpoint: string;
+}
+
 /** Superseded, corrected and invalidated thoughts are left out unless `include_invalidated` (alias `include_superseded`). */
 export interface SearchArgs extends FilterArgs { chain_key?: string; limit?: number; include_invalidated?: boolean; include_superseded?: boolean }
 export interface SearchResult { thoughts: Thought[] }

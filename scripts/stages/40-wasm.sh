@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser host: mentisdb-wasm unit tests (native), wasm-bindgen-test in headless
-# Chromium, the packaged module, the real-browser demo test, and both
+# Chromium, the packaged module, the real-browser demo test, sync with a
+# real daemon in Chromium, and both
 # directions of browser <-> daemon chain interop. Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,6 +37,11 @@ export WASM_BINDGEN_TEST_TIMEOUT=120
 ./scripts/build-wasm-pkg.sh | tee test-output/wasm-size.txt
 (cd host-wasm/e2e && node_modules/.bin/tsc -p tsconfig.json && echo "TypeScript declarations: types-check.ts compiles")
 (cd host-wasm/e2e && node --test demo.test.mjs)
+
+# Offline-first sync between the page and a real mentisdbd (stopped while
+# the page writes, restarted, then rewritten to prove fork detection).
+cargo build -p mentisdb-native --bin mentisdbd
+(cd host-wasm/e2e && node --test sync.test.mjs)
 
 # The chain the browser exported opens and verifies as the daemon opens it.
 cargo test -p mentisdb-wasm --test interop_native -- --ignored

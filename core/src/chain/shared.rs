@@ -24,23 +24,31 @@ impl Chain {
     /// last thought) as opening a chain would, then commits them all; on the
     /// first bad record nothing is committed. Returns how many were added.
     pub fn extend_verified(&mut self, suffix: DecodedChain) -> Result<usize, VerifyError> {
-        let first = self.thoughts.len();
-        let mut mismatches = suffix.body_hash_mismatches.map(Vec::into_iter);
-        let mut prev = self.head().map(|t| t.hash.clone());
-        let mut stamps = Vec::with_capacity(suffix.thoughts.len());
-        for (i, t) in suffix.thoughts.iter().enumerate() {
-            let mismatch = match mismatches.as_mut() {
-                Some(m) => m.next().flatten(),
-                None => Some(crate::canonical::compute_thought_hash(t)).filter(|h| *h != t.hash),
-            };
-            stamps.push(verify_next((first + i) as u64, prev.as_deref(), t, mismatch)?);
-            prev = Some(t.hash.clone());
-        }
+        let stamps = self.verify_extension(&suffix)?;
         let added = suffix.thoughts.len();
         for (t, ms) in suffix.thoughts.into_iter().zip(stamps) {
             self.commit_at(t, ms);
         }
         Ok(added)
+    }
+
+    /// Checks that `suffix` continues this chain (indices, links, hashes,
+    /// form: what opening checks) without changing anything; returns each
+    /// thought's timestamp in epoch milliseconds.
+    pub fn verify_extension(&self, suffix: &DecodedChain) -> Result<Vec<i64>, VerifyError> {
+        let first = self.thoughts.len();
+        let mut mismatches = suffix.body_hash_mismatches.as_ref().map(|m| m.iter());
+        let mut prev = self.head().map(|t| t.hash.as_str());
+        let mut stamps = Vec::with_capacity(suffix.thoughts.len());
+        for (i, t) in suffix.thoughts.iter().enumerate() {
+            let mismatch = match mismatches.as_mut() {
+                Some(m) => m.next().cloned().flatten(),
+                None => Some(crate::canonical::compute_thought_hash(t)).filter(|h| *h != t.hash),
+            };
+            stamps.push(verify_next((first + i) as u64, prev, t, mismatch)?);
+            prev = Some(t.hash.as_str());
+        }
+        Ok(stamps)
     }
 
     /// `thought`, prepared against an older tip of this chain, re-based onto

@@ -23,6 +23,7 @@ mod locator;
 mod ranked_tools;
 pub mod replies;
 mod skill_tools;
+mod sync_tools;
 mod thought_tools;
 mod webhook_tools;
 
@@ -179,8 +180,8 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
 }
 
 /// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 8] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS, proof_tools::TOOLS, webhook_tools::TOOLS]
+fn families() -> [&'static [ToolDef]; 9] {
+    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS, proof_tools::TOOLS, sync_tools::TOOLS, webhook_tools::TOOLS]
 }
 
 /// The prefix of MentisDB's tool names before it was renamed from ThoughtChain.
@@ -242,6 +243,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         .or_else(|| chain_tools::reply_schema(tool))
         .or_else(|| model_tools::reply_schema(tool))
         .or_else(|| proof_tools::reply_schema(tool))
+        .or_else(|| sync_tools::reply_schema(tool))
         .or_else(|| webhook_tools::reply_schema(tool))
 }
 
@@ -310,8 +312,9 @@ pub fn is_read_only(tool: &str) -> bool {
 /// tools (which may embed the query through a model) and every write belong
 /// on a blocking pool.
 pub fn is_quick_read(tool: &str) -> bool {
-    // Exporting reads the whole chain object from storage: not a memory scan.
-    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && !matches!(name, "mentisdb_export_chain" | "mentisdb_catch_up") && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
+    // Exporting reads the whole chain object from storage, and a records
+    // page encodes up to 8 MiB: not quick memory scans.
+    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && !matches!(name, "mentisdb_export_chain" | "mentisdb_catch_up" | "mentisdb_chain_records") && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
 }
 
 impl MentisDb {
@@ -378,6 +381,7 @@ mod tests {
                     .or_else(|| chain_tools::args_schema(t.name))
                     .or_else(|| model_tools::args_schema(t.name))
                     .or_else(|| proof_tools::args_schema(t.name))
+                    .or_else(|| sync_tools::args_schema(t.name))
                     .or_else(|| webhook_tools::args_schema(t.name))
                     .expect("every tool has an argument type");
                 (t.name.to_string(), schema)
@@ -408,12 +412,13 @@ mod tests {
         }
         assert!(is_read_only("mentisdb_export_chain") && !is_quick_read("mentisdb_export_chain"), "export reads storage");
         assert!(is_read_only("mentisdb_catch_up") && !is_quick_read("mentisdb_catch_up"), "catching up reads storage");
+        assert!(is_read_only("mentisdb_chain_records") && !is_quick_read("mentisdb_chain_records"), "a page encodes megabytes");
         for ranked in ["mentisdb_ranked_search", "mentisdb_context_bundles", "mentisdb_resolve_context"] {
             assert!(is_read_only(ranked) && !is_quick_read(ranked), "{ranked} may call the embedding model");
         }
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 30);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 31);
     }
 }

@@ -269,7 +269,16 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
 
 fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let agent_id = a.agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| key.clone());
+    let input = new_thought(&key, thought_type, role, a);
+    let a = db.append_reporting(&key, None, input, |_| true)?.expect("unconditional append");
+    let head = head_hash(db, &key)?;
+    let leaf_hash = hex::encode(crate::merkle::thought_leaf_hash(&a.thought.hash));
+    Ok(raw(AppendReply { thought: &a.thought, head_hash: head, leaf_hash, replay: a.replay, redactions: a.redactions }))
+}
+
+/// The thought an append tool's fields describe, for chain `key`.
+pub(super) fn new_thought(key: &str, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> NewThought {
+    let agent_id = a.agent_id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| key.to_string());
     let mut input = NewThought::new(&agent_id, thought_type, &a.content);
     input.role = role;
     input.agent_name = a.agent_name;
@@ -290,10 +299,7 @@ fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a:
     input.signing_key_id = a.signing_key_id;
     input.thought_signature = a.thought_signature;
     input.entity_type = a.entity_type;
-    let a = db.append_reporting(&key, None, input, |_| true)?.expect("unconditional append");
-    let head = head_hash(db, &key)?;
-    let leaf_hash = hex::encode(crate::merkle::thought_leaf_hash(&a.thought.hash));
-    Ok(raw(AppendReply { thought: &a.thought, head_hash: head, leaf_hash, replay: a.replay, redactions: a.redactions }))
+    input
 }
 
 fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {

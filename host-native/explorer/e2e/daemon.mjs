@@ -34,7 +34,7 @@ async function terminate(child, signal = "SIGTERM") {
 /**
  * A running daemon: `url` (REST), `token`, `call(path, body)`, `restart()`
  * (SIGKILL, then the same directory and port: a crash, as its clients see
- * it), `stop()`. SIGKILL because a graceful stop waits for open event
+ * it; `pause()` and `resume()` are its two halves), `stop()`. SIGKILL because a graceful stop waits for open event
  * streams to end, and the page keeps one open.
  */
 export async function startDaemon({ token = "explorer-test-token", args = [] } = {}) {
@@ -52,13 +52,19 @@ export async function startDaemon({ token = "explorer-test-token", args = [] } =
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return JSON.parse(text);
   }
-  async function restart() {
+  async function pause() {
     await terminate(child, "SIGKILL");
+  }
+  async function resume() {
     ({ child } = await spawnDaemon(dir, Number(rest.split(":").pop()), token, args, stderr));
+  }
+  async function restart() {
+    await pause();
+    await resume();
   }
   async function stop() {
     await terminate(child);
     await rm(dir, { recursive: true, force: true });
   }
-  return { url, token, dir, call, restart, stop, stderr };
+  return { url, token, dir, call, restart, pause, resume, stop, stderr };
 }

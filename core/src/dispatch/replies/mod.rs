@@ -21,6 +21,7 @@ mod chain;
 mod proofs;
 mod ranked;
 mod skills;
+mod sync;
 mod webhooks;
 
 pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
@@ -37,4 +38,5 @@ pub use skills::{
     ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,
     SkillVersionsReply,
 };
+pub use sync::{AppendBatchReply, BatchItemReply, ChainRecordsReply};
 pub use webhooks::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};

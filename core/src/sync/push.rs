@@ -1,0 +1,64 @@
+//! Thoughts written offline, as `mentisdb_append_batch` items. Each keeps
+//! its id (so a retried push is a replay, never a duplicate) and every
+//! signed field; indices it names are mapped to where the daemon stored the
+//! thoughts they pointed at.
+
+use crate::thought::Thought;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Where the daemon stored the pending thoughts pushed so far: local index ->
+/// daemon index. Indices below `keep` are shared history and stay as they are.
+#[derive(Debug, Default)]
+pub(super) struct Moves {
+    pub(super) keep: u64,
+    pub(super) moved: BTreeMap<u64, u64>,
+}
+
+impl Moves {
+    /// The daemon's index for local index `i`, or `None` when `i` was a
+    /// pending thought that was not pushed (forgotten here).
+    pub(super) fn map(&self, i: u64) -> Option<u64> {
+        if i < self.keep {
+            Some(i)
+        } else {
+            self.moved.get(&i).copied()
+        }
+    }
+
+    /// Whether `t` names a pending thought whose daemon index is not known yet.
+    pub(super) fn waits_for_unpushed(&self, t: &Thought, unpushed_from: u64) -> bool {
+        let pending = |i: u64| i >= unpushed_from;
+        t.refs.iter().any(|r| pending(*r)) || t.relations.iter().any(|r| r.chain_key.is_none() && r.target_index.is_some_and(pending))
+    }
+}
+
+/// `t` as one item of `mentisdb_append_batch`.
+pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
+    let refs: Vec<u64> = t.refs.iter().filter_map(|r| moves.map(*r)).collect();
+    let relations: Vec<Value> = t
+        .relations
+        .iter()
+        .filter(|r| r.chain_key.is_some() || r.target_index.is_none_or(|i| moves.map(i).is_some()))
+        .map(|r| json!({"kind": r.kind, "target_id": r.target_id, "chain_key": r.chain_key}))
+        .collect();
+    json!({
+        "thought_id": t.id,
+        "thought_type": t.thought_type,
+        "role": t.role,
+        "agent_id": t.agent_id,
+        "agent_name": t.agent_name,
+        "agent_owner": t.agent_owner,
+        "content": t.content,
+        "importance": t.importance,
+        "confidence": t.confidence,
+        "tags": t.tags,
+        "concepts": t.concepts,
+        "refs": refs,
+        "relations": relations,
+        "session_id": t.session_id,
+        "signing_key_id": t.signing_key_id,
+        "thought_signature": t.thought_signature,
+        "entity_type": t.entity_type,
+    })
+}
