@@ -10,7 +10,11 @@
 //!   records and enums, each a thin wrapper over the same `call`;
 //! - `self-test.storage-conformance`: the core's storage conformance suite
 //!   and the file-backend crash checks (`mentisdb_fs_storage::self_check`)
-//!   run against the component's storage, inside the component.
+//!   run against the component's storage, inside the component;
+//! - with `--features sync` (world `plugin-sync`), `sync.sync(url, chain-key,
+//!   verifier-key, token)`: the core's offline-first sync
+//!   ([`mentisdb_core::sync`]) over `wasi:http` ([`sync`]). The default
+//!   build imports no network at all.
 //!
 //! **No tool logic lives here.** This crate holds only the WIT glue
 //! ([`exports`], [`records`]), the clock and id adapters ([`host_env`]), the engine's
@@ -38,12 +42,27 @@ pub mod proofs;
 #[cfg(target_arch = "wasm32")]
 pub mod records;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "sync"))]
+pub mod sync;
+
+#[cfg(all(target_arch = "wasm32", not(feature = "sync")))]
 /// Bindings generated from `wit/` (the only code here that uses `unsafe`).
 #[allow(unsafe_code, clippy::all, missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
         world: "plugin",
+        path: "wit",
+    });
+    use crate::exports::Component;
+    export!(Component with_types_in crate::bindings);
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "sync"))]
+/// Bindings of the `plugin-sync` world (the plugin plus `sync`).
+#[allow(unsafe_code, clippy::all, missing_docs)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "plugin-sync",
         path: "wit",
     });
     use crate::exports::Component;

@@ -4,14 +4,24 @@
 # for WASI, and the wasmtime loader tests run it: spec walk through `call` and
 # the typed exports, the backend's conformance and crash checks inside the
 # component (`self-test`), instances sharing a directory,
-# chains moving between the component and the core's verification.
+# chains moving between the component and the core's verification, and the
+# `--features sync` component syncing with a real mentisdbd over wasi:http.
 set -euo pipefail
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
+# The sync build first (world plugin-sync, imports wasi:http), kept aside;
+# then the default build (no network imports) at the usual path.
+cargo build -p mentisdb-wasi --target wasm32-wasip2 --features sync
+sync_component="$CARGO_TARGET_DIR/wasm32-wasip2/debug/mentisdb_wasi_sync.wasm"
+cp "$CARGO_TARGET_DIR/wasm32-wasip2/debug/mentisdb_wasi.wasm" "$sync_component"
 cargo build -p mentisdb-wasi --target wasm32-wasip2
 component="$CARGO_TARGET_DIR/wasm32-wasip2/debug/mentisdb_wasi.wasm"
 test -s "$component"
 cargo test -p mentisdb-wasi
 MENTISDB_WASI_COMPONENT="$component" cargo test -p mentisdb-tests --test wasi_component
+# Sync with the real daemon (stopped while the component writes, restarted,
+# then rewritten to prove fork detection).
+cargo build -p mentisdb-native --bin mentisdbd
+MENTISDB_WASI_SYNC_COMPONENT="$sync_component" cargo test -p mentisdb-tests --test wasi_sync
 # The figures bench (host-wasi/README.md) is compiled, not run: figures come
 # from `cargo bench -p mentisdb-tests --bench wasi_component`.
 cargo test -p mentisdb-tests --bench wasi_component --no-run

@@ -76,7 +76,7 @@ fn write_seed_corpus() {
             ChainFormat::Binary => [&[0u8][..], &bytes[8..]].concat(),
             ChainFormat::Jsonl => [&[1u8][..], &bytes[..]].concat(),
         };
-        write("record_decode", &format!("{key}"), &framed);
+        write("record_decode", key, &framed);
         write("record_decode", &format!("{key}-torn"), &framed[..framed.len() - 7]);
     }
     write("skills_log_decode", "registry", &storage.read(naming::SKILLS_LOG).unwrap().unwrap());

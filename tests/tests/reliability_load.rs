@@ -136,7 +136,7 @@ fn sustained_mixed_load_has_no_errors_and_reports_memory() {
                 let c = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let chain = if (w + n) % 2 == 0 { "mix-a" } else { "mix-b" };
+                    let chain = if (w + n).is_multiple_of(2) { "mix-a" } else { "mix-b" };
                     n += 1;
                     let (path, body) = match (w % 2, n % 5) {
                         (0, _) => ("/v1/thoughts", json!({"chain_key": chain, "thought_type": "Decision", "content": format!("writer {w} decision {n} on rust memory"), "tags": ["mixed"], "refs": [0]})),
