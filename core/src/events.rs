@@ -81,6 +81,10 @@ impl MentisDb {
     /// the chain's length), at most `max` of them, in index order. An
     /// unknown chain has none.
     pub fn thoughts_in(&self, key: &str, from: u64, until: u64, max: usize) -> Result<Vec<Thought>, ToolError> {
+        // Nothing past `from`: answered without loading a parked chain.
+        if self.known_len(key).is_some_and(|len| len <= from) {
+            return Ok(Vec::new());
+        }
         self.with_chain(key, |chain| {
             let Some(chain) = chain else { return Vec::new() };
             let thoughts = chain.thoughts();
@@ -93,7 +97,10 @@ impl MentisDb {
     /// How many thoughts chain `key` holds (0 for an unknown chain): the
     /// next index a new reader of it starts from.
     pub fn thought_count(&self, key: &str) -> Result<u64, ToolError> {
-        self.with_chain(key, |chain| chain.map_or(0, |c| c.len() as u64))
+        match self.known_len(key) {
+            Some(len) => Ok(len),
+            None => self.with_chain(key, |chain| chain.map_or(0, |c| c.len() as u64)),
+        }
     }
 }
 

@@ -51,6 +51,14 @@ pub struct Config {
     /// How many of a chain's latest thoughts dedup compares a new thought with.
     #[arg(long, env = "MENTISDB_DEDUP_SCAN_WINDOW", default_value_t = mentisdb_core::DEFAULT_DEDUP_SCAN_WINDOW, value_parser = parse_scan_window)]
     pub dedup_scan_window: usize,
+
+    /// Memory budget for chains in memory, in MiB (an estimate: about twice a
+    /// chain's stored bytes plus 1 KiB a thought). Past it, the least recently
+    /// used chains are dropped from memory and loaded again (verified) on
+    /// their next use, so one daemon can serve more chains than fit in its
+    /// memory. Unset: every chain stays in memory.
+    #[arg(long, env = "MENTISDB_MAX_RESIDENT_MB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_resident_mb: Option<u64>,
     /// Least seconds between two automatic signed checkpoints of one chain
     /// (made after an append; the latest is kept in memory). 0 turns
     /// automatic checkpoints off; `mentisdb_checkpoint` always signs one.

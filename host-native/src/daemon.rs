@@ -61,7 +61,7 @@ pub struct OpenedStore {
 /// directory is locked first: a second daemon on it is refused
 /// ([`DaemonError::Locked`]) before any file is touched.
 pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
-    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets(), dedup_threshold: config.dedup_threshold, dedup_scan_window: config.dedup_scan_window };
+    let db_config = DbConfig { default_chain_key: config.default_key.clone(), default_format: config.default_storage_adapter, parallelism: Arc::new(ScopedThreads::per_cpu()), redact_secrets: config.redact_secrets(), dedup_threshold: config.dedup_threshold, dedup_scan_window: config.dedup_scan_window, max_resident_bytes: config.max_resident_mb.map(|mb| mb.saturating_mul(1 << 20)) };
     let mut lock = None;
     let (storage, store, pg): (Arc<dyn Storage>, String, Option<Arc<PgStorage>>) = match &config.storage_url {
         Some(url) => {
@@ -78,6 +78,11 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     };
     let (db, report) = MentisDb::open(storage, Arc::new(SystemClock), Arc::new(OsRandomIds), db_config)?;
     log_report(store.split_once('=').map_or(store.as_str(), |(_, at)| at), &report);
+    if let Some(budget) = config.max_resident_mb {
+        let r = db.residency();
+        tracing::info!(resident = r.resident_chains, parked = r.parked_chains, estimate_mib = r.resident_bytes >> 20, budget_mib = budget, "chains in memory under MENTISDB_MAX_RESIDENT_MB");
+        eprintln!("mentisdbd memory budget {budget} MiB: {} chains in memory, {} parked (loaded on first use)", r.resident_chains, r.parked_chains);
+    }
     let signer = match &pg {
         Some(pg) => crate::identity::load_or_create_in(pg.as_ref()),
         None => crate::identity::load_or_create(&config.data_dir()?),

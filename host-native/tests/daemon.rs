@@ -484,3 +484,39 @@ fn retired_thoughts_are_hidden_and_the_0_10_10_search_routes_answer() {
     assert_eq!(cands["candidates"][1]["group"], json!({"session_id": null, "agent_id": null, "entity_type": null}));
     assert_eq!(ok(&d, "/v1/summary-candidates", json!({"chain_key": "fa"}))["candidates"][0]["source_indices"], json!([1]), "the superseded thought is no source");
 }
+
+#[test]
+fn under_a_small_memory_budget_every_chain_stays_readable_across_a_restart() {
+    let (_root, dir) = data_dir();
+    let budget = [("MENTISDB_MAX_RESIDENT_MB", "1")];
+    let d = Daemon::start(&dir, &budget, &[]);
+    // 12 chains of ~330 KB each by the estimate: about three fit in 1 MiB.
+    let chains: Vec<String> = (0..12).map(|i| format!("team-{i:02}")).collect();
+    for (i, chain) in chains.iter().enumerate() {
+        let thoughts: Vec<Value> = (0..150).map(|n| json!({"thought_type": "Finding", "content": format!("{chain} note {n}: {}", "the build cache misses on the release branch ".repeat(8)), "tags": [format!("t{i}")]})).collect();
+        ok(&d, "/v1/thoughts/batch", json!({"chain_key": chain, "thoughts": thoughts}));
+    }
+    let check_all = |d: &Daemon| {
+        let list: Value = client().get(format!("{}/v1/chains", d.rest)).send().unwrap().json().unwrap();
+        let listed: Vec<(String, u64)> = list["chains"].as_array().unwrap().iter().map(|c| (c["chain_key"].as_str().unwrap().to_string(), c["thought_count"].as_u64().unwrap())).collect();
+        assert_eq!(listed, chains.iter().map(|c| (c.clone(), 150)).collect::<Vec<_>>());
+        for chain in &chains {
+            let head = ok(d, "/v1/head", json!({"chain_key": chain}));
+            assert_eq!((head["thought_count"].clone(), head["integrity_ok"].clone()), (json!(150), json!(true)), "{chain}");
+            let found = ok(d, "/v1/search", json!({"chain_key": chain, "text": format!("{chain} note 149:")}));
+            assert_eq!(found["thoughts"].as_array().unwrap().len(), 1, "{chain}");
+        }
+    };
+    check_all(&d);
+    d.kill();
+    let d = Daemon::start(&dir, &budget, &[]);
+    let logs = d.logs();
+    let line = logs.lines().find(|l| l.starts_with("mentisdbd memory budget 1 MiB:")).unwrap_or_else(|| panic!("no budget line in {logs}"));
+    let parked: usize = line.split(", ").nth(1).and_then(|p| p.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"));
+    assert!(parked >= 6, "most chains are parked at start: {line}");
+    check_all(&d);
+    // Appends to parked chains continue their history.
+    for chain in &chains {
+        assert_eq!(append(&d, chain, "after the restart")["thought"]["index"], 150);
+    }
+}

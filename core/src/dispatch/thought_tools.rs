@@ -377,14 +377,15 @@ fn memory_markdown(db: &MentisDb, a: SearchArgs) -> Result<MarkdownReply, ToolEr
 fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<ListChainsReply, ToolError> {
     let mut chains = Vec::new();
     for key in db.chain_keys() {
+        // Parked chains answer from their summary, without loading.
         let Some((format, location)) = db.chain_storage_info(&key) else { continue };
-        let (thought_count, agent_count) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.agents().len())).unwrap_or((0, 0)))?;
+        let Some((thought_count, agent_count)) = db.chain_counts(&key) else { continue };
         chains.push(ChainInfo {
             chain_key: key,
             version: THOUGHT_SCHEMA_VERSION,
             storage_adapter: format.adapter_name().to_string(),
-            thought_count: thought_count as u64,
-            agent_count: agent_count as u64,
+            thought_count,
+            agent_count,
             storage_location: location,
         });
     }

@@ -24,6 +24,9 @@ use crate::timestamp::format_rfc3339_millis;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+mod residency;
+pub use residency::ResidencyReport;
+
 /// Daemon-level settings.
 #[derive(Debug, Clone)]
 pub struct DbConfig {
@@ -45,6 +48,11 @@ pub struct DbConfig {
     pub dedup_threshold: Option<f64>,
     /// How many of the latest thoughts dedup compares with (default 64, at least 1).
     pub dedup_scan_window: usize,
+    /// Memory budget for resident chains, in bytes (estimated, see
+    /// `db/residency.rs`): past it, the least recently used chains nobody is
+    /// using are parked (dropped from memory, loaded again on next use).
+    /// `None` (the default): every chain stays resident.
+    pub max_resident_bytes: Option<u64>,
 }
 
 /// Default of [`DbConfig::dedup_scan_window`] (MentisDB 0.10's).
@@ -52,7 +60,7 @@ pub const DEFAULT_DEDUP_SCAN_WINDOW: usize = 64;
 
 impl Default for DbConfig {
     fn default() -> Self {
-        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential), redact_secrets: true, dedup_threshold: None, dedup_scan_window: DEFAULT_DEDUP_SCAN_WINDOW }
+        DbConfig { default_chain_key: "borganism-brain".to_string(), default_format: ChainFormat::Binary, parallelism: Arc::new(Sequential), redact_secrets: true, dedup_threshold: None, dedup_scan_window: DEFAULT_DEDUP_SCAN_WINDOW, max_resident_bytes: None }
     }
 }
 
@@ -131,6 +139,14 @@ struct ChainSlot {
     object: String,
     agents_object: String,
     state: RwLock<ChainState>,
+    /// When it was last used ([`MentisDb::touch`]): eviction parks the least recent.
+    last_used: std::sync::atomic::AtomicU64,
+}
+
+impl ChainSlot {
+    fn new(object: String, agents_object: String, state: ChainState) -> Self {
+        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default() }
+    }
 }
 
 fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
@@ -162,6 +178,8 @@ pub struct MentisDb {
     webhooks: crate::webhooks::WebhookStore,
     /// Told of every durable thought ([`MentisDb::add_observer`]).
     observers: RwLock<Vec<Arc<dyn AppendObserver>>>,
+    /// Chains parked under the memory budget (`residency.rs`).
+    residency: residency::Residency,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -179,6 +197,9 @@ impl MentisDb {
         let hasher = KeyedState::from_key(ids.hash_key());
         let mut chains = BTreeMap::new();
         let mut refused = BTreeMap::new();
+        // Under a memory budget, chains past it are verified and then parked.
+        let residency = residency::Residency::default();
+        let mut resident_bytes = 0u64;
         for object in storage.list(naming::CHAINS_PREFIX)? {
             if !naming::is_chain_object(&object) {
                 continue;
@@ -214,7 +235,13 @@ impl MentisDb {
             match Chain::load_with(decoded, agents, hasher, config.parallelism.as_ref()) {
                 Ok(chain) => {
                     report.chains.push(OpenedChain { chain_key: key.clone(), thought_count: chain.len(), torn_tail_bytes: torn, storage_location: storage.location(&object) });
-                    let slot = ChainSlot { object, agents_object, state: RwLock::new(ChainState::new(chain, byte_len)) };
+                    resident_bytes += residency::estimate(byte_len, chain.len());
+                    if config.max_resident_bytes.is_some_and(|budget| resident_bytes > budget) {
+                        let parked = residency::Parked { object, format: chain.format(), thought_count: chain.len() as u64, agent_count: chain.agents().len() as u64 };
+                        write_lock(&residency.parked).insert(key, parked);
+                        continue;
+                    }
+                    let slot = ChainSlot::new(object, agents_object, ChainState::new(chain, byte_len));
                     chains.insert(key, Arc::new(slot));
                 }
                 Err(e) => {
@@ -227,7 +254,7 @@ impl MentisDb {
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
         let (webhooks, webhooks_problem) = crate::webhooks::WebhookStore::open(storage.as_ref())?;
         report.refused.extend(webhooks_problem.map(|p| (naming::WEBHOOKS_OBJECT.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()) };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()), residency };
         Ok((db, report))
     }
 
@@ -284,9 +311,13 @@ impl MentisDb {
         }
     }
 
-    /// Keys of every served chain, sorted.
+    /// Keys of every served chain (resident or parked), sorted.
     pub fn chain_keys(&self) -> Vec<String> {
-        read_lock(&self.chains).keys().cloned().collect()
+        let mut keys: Vec<String> = read_lock(&self.chains).keys().cloned().collect();
+        keys.extend(read_lock(&self.residency.parked).keys().cloned());
+        keys.sort();
+        keys.dedup();
+        keys
     }
 
     fn refused_error(&self, key: &str) -> Option<ToolError> {
@@ -301,6 +332,13 @@ impl MentisDb {
     }
 
     fn slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
+        let slot = self.peek_slot(key)?;
+        self.touch(&slot);
+        Some(slot)
+    }
+
+    /// The resident slot of `key` without counting it as a use (listings).
+    fn peek_slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
         read_lock(&self.chains).get(key).cloned()
     }
 
@@ -345,7 +383,9 @@ impl MentisDb {
         // Lexical indexing takes ~10 us a thought; a model may take tens of
         // milliseconds per text, so steps are then much shorter.
         let step = if self.embedding_provider().is_some() { 32 } else { 4096 };
-        for key in self.chain_keys() {
+        // Resident chains only: warming must not load parked ones.
+        let resident: Vec<String> = read_lock(&self.chains).keys().cloned().collect();
+        for key in resident {
             while let Ok(false) = self.with_chain(&key, |c| c.is_none_or(|c| c.warm_indexes(step))) {}
         }
     }
@@ -354,7 +394,10 @@ impl MentisDb {
     pub fn storage_location(&self, key: &str) -> String {
         match self.slot(key) {
             Some(slot) => self.storage.location(&slot.object),
-            None => self.storage.location(&naming::chain_object(key, self.config.default_format)),
+            None => match self.parked(key) {
+                Some(p) => self.storage.location(&p.object),
+                None => self.storage.location(&naming::chain_object(key, self.config.default_format)),
+            },
         }
     }
 
@@ -372,8 +415,10 @@ impl MentisDb {
         if let Some(slot) = chains.get(key) {
             return Ok(slot.clone());
         }
-        // Created by another engine on a shared store since this one opened.
+        // Parked here, or created by another engine on a shared store since this one opened.
         if let Some(slot) = self.load_chain(&mut chains, key)? {
+            drop(chains);
+            self.enforce_budget(key);
             return Ok(slot);
         }
         let format = format.unwrap_or(self.config.default_format);
@@ -390,12 +435,10 @@ impl MentisDb {
         }
         let mut chain = Chain::with_hasher(key, format, self.hasher);
         chain.set_embedding_provider(self.embedding_provider());
-        let slot = Arc::new(ChainSlot {
-            object,
-            agents_object: naming::agents_object(key),
-            state: RwLock::new(ChainState::new(chain, header.len() as u64)),
-        });
+        let slot = Arc::new(ChainSlot::new(object, naming::agents_object(key), ChainState::new(chain, header.len() as u64)));
         chains.insert(key.to_string(), slot.clone());
+        drop(chains);
+        self.enforce_budget(key);
         Ok(slot)
     }
 
@@ -469,6 +512,7 @@ impl MentisDb {
         if !replay {
             self.auto_checkpoint(key);
             self.notify_appended(key, std::slice::from_ref(&thought));
+            self.appended_to(key);
         }
         Ok(Some(Appended { thought, replay, redactions }))
     }
@@ -590,7 +634,15 @@ impl MentisDb {
         if !naming::is_chain_object(object) {
             return Ok(0);
         }
-        let Some(key) = self.storage.read(object)?.as_deref().and_then(record::peek_chain_key) else { return Ok(0) };
+        // A chain parked here: its observers heard of its first thoughts already.
+        let parked = read_lock(&self.residency.parked).iter().find(|(_, p)| p.object == object).map(|(k, p)| (k.clone(), p.thought_count as usize));
+        let (key, known) = match parked {
+            Some(found) => found,
+            None => match self.storage.read(object)?.as_deref().and_then(record::peek_chain_key) {
+                Some(key) => (key, 0),
+                None => return Ok(0),
+            },
+        };
         let mut chains = write_lock(&self.chains);
         if chains.contains_key(&key) {
             // Loaded meanwhile (a read or an append here): only catch up.
@@ -599,9 +651,16 @@ impl MentisDb {
         }
         let Some(slot) = self.load_chain(&mut chains, &key)? else { return Ok(0) };
         drop(chains);
-        let state = read_lock(&slot.state);
-        self.notify_appended(&key, state.chain.thoughts());
-        Ok(state.chain.len())
+        let added = {
+            let state = read_lock(&slot.state);
+            let thoughts = state.chain.thoughts();
+            let new = &thoughts[known.min(thoughts.len())..];
+            self.notify_appended(&key, new);
+            new.len()
+        };
+        drop(slot);
+        self.enforce_budget(&key);
+        Ok(added)
     }
 
     /// [`MentisDb::catch_up`] under the chain's write lock.
@@ -635,7 +694,12 @@ impl MentisDb {
         if let Some(slot) = chains.get(key) {
             return Ok(Some(slot.clone()));
         }
-        self.load_chain(&mut chains, key)
+        let loaded = self.load_chain(&mut chains, key)?;
+        drop(chains);
+        if loaded.is_some() {
+            self.enforce_budget(key);
+        }
+        Ok(loaded)
     }
 
     /// Loads, verifies and serves the stored object of chain `key` (in
@@ -646,6 +710,7 @@ impl MentisDb {
             let Some(bytes) = self.storage.read(&object)? else { continue };
             let refuse = |error: VerifyError| {
                 write_lock(&self.refused).insert(object.clone(), (key.to_string(), error.clone()));
+                write_lock(&self.residency.parked).remove(key);
                 ToolError::ChainRefused { chain_key: key.to_string(), error }
             };
             let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refuse(VerifyError::Record(e)))?;
@@ -657,8 +722,10 @@ impl MentisDb {
             let byte_len = decoded.valid_len as u64;
             let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refuse)?;
             chain.set_embedding_provider(self.embedding_provider());
-            let slot = Arc::new(ChainSlot { object, agents_object: naming::agents_object(key), state: RwLock::new(ChainState::new(chain, byte_len)) });
+            let slot = Arc::new(ChainSlot::new(object, naming::agents_object(key), ChainState::new(chain, byte_len)));
+            self.touch(&slot);
             chains.insert(key.to_string(), slot.clone());
+            write_lock(&self.residency.parked).remove(key);
             return Ok(Some(slot));
         }
         Ok(None)
@@ -798,14 +865,15 @@ impl MentisDb {
         self.storage.write_atomic(&object, bytes)?;
         chain.set_embedding_provider(self.embedding_provider());
         let location = self.storage.location(&object);
-        let state = RwLock::new(ChainState::new(chain, bytes.len() as u64));
-        chains.insert(key.clone(), Arc::new(ChainSlot { object, agents_object: naming::agents_object(&key), state }));
+        chains.insert(key.clone(), Arc::new(ChainSlot::new(object, naming::agents_object(&key), ChainState::new(chain, bytes.len() as u64))));
+        drop(chains);
+        self.enforce_budget(&key);
         Ok(location)
     }
 
     /// Whether a served chain is stored in `object`.
     pub(crate) fn serves_object(&self, object: &str) -> bool {
-        read_lock(&self.chains).values().any(|slot| slot.object == object)
+        read_lock(&self.chains).values().any(|slot| slot.object == object) || read_lock(&self.residency.parked).values().any(|p| p.object == object)
     }
 
     /// Chain objects refused at open or load, with why, sorted by object.
@@ -832,7 +900,22 @@ impl MentisDb {
 
     /// Storage location of the object backing `key`, when it exists.
     pub fn chain_storage_info(&self, key: &str) -> Option<(ChainFormat, String)> {
-        self.slot(key).map(|s| (read_lock(&s.state).chain.format(), self.storage.location(&s.object)))
+        match self.peek_slot(key) {
+            Some(s) => Some((read_lock(&s.state).chain.format(), self.storage.location(&s.object))),
+            None => self.parked(key).map(|p| (p.format, self.storage.location(&p.object))),
+        }
+    }
+
+    /// Thought and agent counts of chain `key` without loading it when it is
+    /// parked (`mentisdb_list_chains`); `None` when it is not served.
+    pub fn chain_counts(&self, key: &str) -> Option<(u64, u64)> {
+        match self.peek_slot(key) {
+            Some(s) => {
+                let st = read_lock(&s.state);
+                Some((st.chain.len() as u64, st.chain.agents().len() as u64))
+            }
+            None => self.parked(key).map(|p| (p.thought_count, p.agent_count)),
+        }
     }
 
     /// Registers `observer` to be told of every thought that becomes durable

@@ -1,0 +1,109 @@
+//! Chains under a memory budget (`DbConfig::max_resident_bytes`): more
+//! chains than fit stay served (parked ones load again on use), listings do
+//! not load them, appends to a parked chain continue its history, and a
+//! parked chain's observers hear only of thoughts that are new.
+
+mod common;
+
+use common::{ids, ok, T0};
+use mentisdb_core::{naming, AppendObserver, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, Storage, Thought};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+const CHAINS: usize = 20;
+const PER_CHAIN: usize = 30;
+/// About two of the test chains (each ~60 KB by the estimate).
+const BUDGET: u64 = 150_000;
+
+fn open(storage: &Arc<MemoryStorage>, budget: Option<u64>) -> MentisDb {
+    let config = DbConfig { max_resident_bytes: budget, ..DbConfig::default() };
+    MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), config).expect("open").0
+}
+
+fn key(i: usize) -> String {
+    format!("project-{i:02}")
+}
+
+fn fill(db: &MentisDb) {
+    for i in 0..CHAINS {
+        for n in 0..PER_CHAIN {
+            let content = format!("chain {i} thought {n}: {}", "notes about the deployment pipeline and its flaky stages ".repeat(3));
+            ok(db, "mentisdb_append", json!({"chain_key": key(i), "thought_type": "Finding", "content": content, "tags": [format!("c{i}")]}));
+        }
+    }
+}
+
+#[test]
+fn more_chains_than_the_budget_holds_stay_readable_and_listed() {
+    let storage = Arc::new(MemoryStorage::new());
+    let db = open(&storage, Some(BUDGET));
+    fill(&db);
+    let r = db.residency();
+    assert!(r.resident_chains <= 3, "{r:?}");
+    assert_eq!(r.resident_chains + r.parked_chains, CHAINS, "{r:?}");
+    assert!(r.resident_bytes <= BUDGET + 70_000, "{r:?}");
+
+    // Listing answers every chain from its summary and loads none.
+    let list = ok(&db, "mentisdb_list_chains", json!({}));
+    let chains = list["chains"].as_array().unwrap();
+    assert_eq!(chains.len(), CHAINS);
+    assert!(chains.iter().all(|c| c["thought_count"] == PER_CHAIN), "{list}");
+    assert_eq!(db.residency().parked_chains, r.parked_chains, "a listing loads nothing");
+
+    // Every chain reads back whole, parked or not.
+    for i in 0..CHAINS {
+        let head = ok(&db, "mentisdb_head", json!({"chain_key": key(i)}));
+        assert_eq!((head["thought_count"].clone(), head["integrity_ok"].clone()), (json!(PER_CHAIN), json!(true)));
+        let found = ok(&db, "mentisdb_search", json!({"chain_key": key(i), "text": format!("chain {i} thought 7:")}));
+        assert_eq!(found["thoughts"].as_array().unwrap().len(), 1, "chain {i}");
+    }
+    assert!(db.residency().resident_chains <= 3, "reading them all keeps the budget");
+}
+
+#[test]
+fn a_reopen_under_a_budget_parks_chains_and_appends_continue_their_history() {
+    let storage = Arc::new(MemoryStorage::new());
+    fill(&open(&storage, None));
+    let db = open(&storage, Some(BUDGET));
+    let r = db.residency();
+    assert!(r.parked_chains >= CHAINS - 3, "open verifies every chain and keeps only what fits: {r:?}");
+    assert_eq!(db.chain_keys().len(), CHAINS);
+    for i in 0..CHAINS {
+        let t = ok(&db, "mentisdb_append", json!({"chain_key": key(i), "thought_type": "Decision", "content": format!("after reopen {i}")}));
+        assert_eq!(t["thought"]["index"], PER_CHAIN, "chain {i}");
+    }
+    // A parked chain can be deleted.
+    let parked = (0..CHAINS).map(key).find(|k| !db.is_resident(k)).expect("a parked chain");
+    assert_eq!(ok(&db, "mentisdb_delete_chain", json!({"chain_key": parked}))["thought_count"], PER_CHAIN + 1);
+    assert_eq!(db.chain_keys().len(), CHAINS - 1);
+    drop(db);
+    let all = open(&storage, None);
+    for k in all.chain_keys() {
+        assert_eq!(ok(&all, "mentisdb_head", json!({"chain_key": k}))["thought_count"], PER_CHAIN + 1, "{k} verifies with every append");
+    }
+}
+
+#[derive(Default)]
+struct Heard(Mutex<Vec<(String, u64)>>);
+
+impl AppendObserver for Heard {
+    fn appended(&self, chain_key: &str, thought: &Thought) {
+        self.0.lock().unwrap().push((chain_key.to_string(), thought.index));
+    }
+}
+
+#[test]
+fn a_parked_chain_told_of_another_engines_append_reports_only_the_new_thought() {
+    let storage = Arc::new(MemoryStorage::new());
+    let a = open(&storage, Some(BUDGET));
+    fill(&a);
+    let parked = (0..CHAINS).map(key).find(|k| !a.is_resident(k)).expect("a parked chain");
+    let heard = Arc::new(Heard::default());
+    a.add_observer(heard.clone());
+    let b = open(&storage, None);
+    ok(&b, "mentisdb_append", json!({"chain_key": parked, "thought_type": "Idea", "content": "from the other engine"}));
+    let added = a.catch_up_object(&naming::chain_object(&parked, ChainFormat::Binary)).unwrap();
+    assert_eq!(added, 1);
+    assert_eq!(*heard.0.lock().unwrap(), [(parked.clone(), PER_CHAIN as u64)]);
+    assert_eq!(ok(&a, "mentisdb_head", json!({"chain_key": parked}))["thought_count"], PER_CHAIN + 1);
+}
