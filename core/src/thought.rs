@@ -274,9 +274,12 @@ pub struct Thought {
     pub relations: Vec<ThoughtRelation>,
     /// What kind of entity the thought is about (a free label such as
     /// `person` or `service`; MentisDB 0.10). Set only on schema 3, which
-    /// covers it by the hash; absent from the JSON when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// covers it by the hash; `null` in the JSON when unset (as 0.10 sends it).
+    #[serde(default)]
     pub entity_type: Option<String>,
+    /// MentisDB 0.10's `source_episode` (always `null` here: see [`NoEpisode`]).
+    #[serde(default)]
+    pub source_episode: NoEpisode,
     /// Hash of the previous thought (`None` for genesis), lowercase hex.
     pub prev_hash: Option<String>,
     /// SHA-256 of the canonical encoding, lowercase hex.
@@ -290,6 +293,44 @@ pub struct Thought {
     /// concepts are gone (empty) and only their digest remains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forgotten: Option<Forgotten>,
+}
+
+/// MentisDB 0.10's `source_episode` label of a thought. This engine has no
+/// way to set one, and neither have 0.10.10's REST and MCP (only its Rust
+/// library does), so every thought carries it as `null`, as 0.10.10's
+/// servers send it. A stored JSONL record that names an episode is refused
+/// when read: the field is not covered by the hash, so a value could only
+/// be an edit of the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoEpisode;
+
+impl Serialize for NoEpisode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_none()
+    }
+}
+
+impl<'de> Deserialize<'de> for NoEpisode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(NoEpisode),
+            Some(_) => Err(serde::de::Error::custom("source_episode must be null: this engine stores no episodes")),
+        }
+    }
+}
+
+impl schemars::JsonSchema for NoEpisode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoEpisode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "null", "description": "Always null (MentisDB 0.10's episode label; not stored here)." })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
 }
 
 /// What is left of a forgotten thought's erasable part, and who forgot it.

@@ -115,6 +115,7 @@ const ABSENT: &[(&str, &str, &str, &str)] = &[
     ("wit", "mentisdb_recent_context", "include_invalidated", "the typed recent-context hides superseded, corrected and invalidated thoughts (the default); `memory.call` takes the flag"),
     ("wit", "mentisdb_recent_context", "include_superseded", "an alias of include_invalidated, through `memory.call`"),
     ("wit", "mentisdb_recent_context", "agent_id", "the typed recent-context covers every agent; `memory.call` takes the filter"),
+    ("wit", "Thought", "source_episode", "always null (MentisDB 0.10's episode label, which no API sets); a WIT record has no null-only type, and `memory.call` returns it"),
     ("wit", "mentisdb_bootstrap", "available_skills", "the typed bootstrap reports the chain; `memory.call` returns the skills too (a WASI plugin reads skills through `call`)"),
 ];
 

@@ -35,6 +35,7 @@ fn payload(chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> V
         refs: vec![],
         relations: vec![],
         entity_type: None,
+        source_episode: Default::default(),
         prev_hash: None,
         hash: String::new(),
         content_salt: None,

@@ -50,9 +50,14 @@ fn entity_types_are_hashed_filtered_listed_and_survive_reopen_and_forget() {
         let plain = append(&db, json!({"chain_key": "c", "thought_type": "FactLearned", "content": "Ada prefers tea"}));
         let person = append(&db, json!({"chain_key": "c", "thought_type": "FactLearned", "content": "Ada lives in Lisbon", "entity_type": " person "}));
         let service = append(&db, json!({"chain_key": "c", "thought_type": "Decision", "content": "the billing service moves to Rust", "entity_type": "service"}));
-        // A thought without one keeps schema 2 and has no entity_type field.
+        // A thought without one keeps schema 2, and its entity_type is null (as 0.10 sends it).
         assert_eq!(plain["schema_version"], 2);
-        assert!(plain.get("entity_type").is_none(), "{plain}");
+        assert_eq!(plain.get("entity_type"), Some(&Value::Null), "{plain}");
+        assert_eq!(plain.get("source_episode"), Some(&Value::Null), "{plain}");
+        // A stored record may not name an episode (the hash does not cover one).
+        let mut edited = plain.clone();
+        edited["source_episode"] = json!("ep-1");
+        assert!(serde_json::from_value::<Thought>(edited).is_err());
         assert_eq!((person["schema_version"].as_u64(), person["entity_type"].as_str()), (Some(3), Some("person")));
         // The hash covers the label: the same thought with another one hashes differently.
         let t: Thought = serde_json::from_value(person.clone()).unwrap();

@@ -318,6 +318,7 @@ fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefThoughtPub],
         let mut ours = Thought {
             // Schema 1 (no salt) keeps the thought as it was; a typed thought is schema 3, which needs a salt.
             schema_version: if entity_type.is_some() { 3 } else { 1 },
+            source_episode: Default::default(),
             id: t.id.to_string(),
             index: t.index,
             timestamp: t.timestamp.clone(),

@@ -25,8 +25,10 @@ export interface Thought {
   confidence?: number | null; importance: number; tags: string[]; concepts: string[];
   refs: number[]; relations: ThoughtRelation[]; prev_hash?: string | null; hash: string;
   content_salt?: string | null; forgotten?: Forgotten | null;
-  /** Set on schema-3 thoughts only (absent otherwise). */
+  /** Set on schema-3 thoughts only (null otherwise). */
   entity_type?: string | null;
+  /** MentisDB 0.10's episode label: always null here (no API sets one). */
+  source_episode: null;
 }
 
 /** What remains of a forgotten thought's content, and who forgot it. */

@@ -42,6 +42,7 @@ fn signed(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -
         refs: vec![],
         relations: vec![],
         entity_type: None,
+        source_episode: Default::default(),
         prev_hash: None,
         hash: String::new(),
         content_salt: None,

@@ -171,6 +171,7 @@ impl Chain {
         let agent_name = input.agent_name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| input.agent_id.clone());
         let mut thought = Thought {
             schema_version: schema_version_for(entity_type.as_deref()),
+            source_episode: Default::default(),
             id,
             index,
             timestamp,
