@@ -107,15 +107,18 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Take in a reference MentisDB 0.9.x data directory (its binary and
-    /// legacy JSONL chains, chain registry, agent registries and skill
-    /// registry): through --url's daemon, the daemon that holds the data
-    /// directory of MENTISDB_DIR / --dir, or that directory itself. The
-    /// source is only read; chains already present are skipped, so it can
-    /// be re-run. Thoughts whose stored reference hash does not match are
-    /// reported (the import goes on).
+    /// Take in a reference MentisDB 0.9.x or 0.10.x data directory (its
+    /// binary and legacy JSONL chains, chain registry, agent registries,
+    /// skill registry, webhook registrations and bearer-tokens.json), or a
+    /// 0.10 `.mentis` backup archive (checked against its manifest first):
+    /// through --url's daemon, the daemon that holds the data directory of
+    /// MENTISDB_DIR / --dir, or that directory itself. The source is only
+    /// read; chains, skills, webhooks and tokens already present are
+    /// skipped, so it can be re-run. Thoughts whose stored reference hash
+    /// does not match are reported (the import goes on). Bearer tokens go
+    /// into MENTISDB_TOKENS_FILE / --tokens-file, by hash.
     ImportReference {
-        /// The reference data directory (its MENTISDB_DIR).
+        /// The reference data directory (its MENTISDB_DIR), or a `.mentis` backup.
         source: std::path::PathBuf,
         /// A daemon's REST base URL to import into [default: the data
         /// directory's daemon, else the directory itself].
@@ -349,11 +352,27 @@ fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), Strin
 /// or our store opened and locked here), with a progress bar on stderr and
 /// the report on stdout.
 fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Option<&str>) -> Result<(), String> {
-    use crate::reference_import::{import_reference_dir, ChainOutcome};
-    if !source.is_dir() {
-        return Err(format!("{} is not a directory", source.display()));
-    }
+    use crate::reference_import::{import_reference_dir, import_reference_tokens, unpack_mentis_archive, ChainOutcome};
+    let unpacked = if source.is_file() {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} checking and unpacking {pos} files: {msg}").map_err(|e| e.to_string())?);
+        let dir = unpack_mentis_archive(source, |name| {
+            bar.inc(1);
+            bar.set_message(name.to_string());
+        })?;
+        bar.finish_and_clear();
+        Some(dir)
+    } else if source.is_dir() {
+        None
+    } else {
+        return Err(format!("{} is neither a data directory nor a .mentis backup", source.display()));
+    };
+    let source = unpacked.as_ref().map_or(source, |d| d.path());
     let target = crate::shell::Target::resolve(config, url, token)?;
+    if let crate::shell::Target::Local(store) = &target {
+        // Webhooks registered here follow the daemon's URL rule.
+        store.db.webhooks().set_targets(Some(std::sync::Arc::new(config.webhook_allowed_cidrs.clone())));
+    }
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {pos} thoughts ({per_sec}) {msg}").map_err(|e| e.to_string())?);
     let started = std::time::Instant::now();
@@ -374,10 +393,24 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
     for id in &summary.skills.skipped {
         println!("skipped skill {id}: already present");
     }
+    for (old, new) in &summary.webhooks {
+        println!("registered webhook {new} (was {old} in the reference)");
+    }
+    let mut warnings = summary.warnings.clone();
+    let tokens = import_reference_tokens(source, config.tokens_file.as_deref(), &mut warnings)?;
+    for name in &tokens.imported {
+        println!("imported bearer token {name} (same secret)");
+    }
+    for name in &tokens.present {
+        println!("skipped bearer token {name}: a token of that name is in the token file");
+    }
+    for name in &tokens.revoked {
+        println!("skipped bearer token {name}: revoked in the reference");
+    }
     for m in &summary.mismatches {
         println!("hash mismatch in {} at index {} (id {}): {}", m.chain_key, m.index, m.id, m.reason);
     }
-    for w in &summary.warnings {
+    for w in &warnings {
         println!("warning: {w}");
     }
     let secs = started.elapsed().as_secs_f64();

@@ -418,6 +418,8 @@ pub struct ImportSummary {
     pub warnings: Vec<String>,
     /// The skill registry's import.
     pub skills: SkillOutcome,
+    /// Webhooks registered: (0.10 id, new id).
+    pub webhooks: Vec<(String, String)>,
 }
 
 impl ImportSummary {
@@ -454,7 +456,180 @@ pub fn import_reference_dir(db: &Target, dir: &Path, mut progress: impl FnMut(&s
     }
     let keys: Vec<String> = summary.chains.iter().map(|(k, _)| k.clone()).collect();
     summary.skills = import_reference_skills(db, dir, &keys, &mut summary.warnings)?;
+    summary.webhooks = import_reference_webhooks(db, dir, &mut summary.warnings)?;
     Ok(summary)
+}
+
+/// The manifest of a MentisDB 0.10 `.mentis` backup (a zip archive).
+#[derive(Deserialize)]
+struct MentisManifest {
+    files: Vec<MentisFile>,
+}
+
+#[derive(Deserialize)]
+struct MentisFile {
+    relative_path: String,
+    sha256: String,
+    uncompressed_bytes: u64,
+}
+
+/// Largest file taken out of a `.mentis` archive.
+const MAX_ARCHIVE_FILE: u64 = 4 << 30;
+
+/// Unpacks MentisDB 0.10's `.mentis` backup `archive` into a new temporary
+/// directory, laid out as the data directory it was made from. Every file
+/// its manifest lists is checked (size and SHA-256) before anything is
+/// imported; a file that does not match, a path that is not a plain name
+/// in the directory, or a missing file refuses the whole archive. Its TLS
+/// keys are left out. `progress(name)` is told of each file.
+pub fn unpack_mentis_archive(archive: &Path, mut progress: impl FnMut(&str)) -> Result<tempfile::TempDir, String> {
+    let fail = |what: String| format!("{}: {what}", archive.display());
+    let file = std::fs::File::open(archive).map_err(|e| fail(e.to_string()))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| fail(format!("not a .mentis backup (a zip archive): {e}")))?;
+    let manifest: MentisManifest = {
+        let entry = zip.by_name("mentisdb.manifest.json").map_err(|_| fail("no mentisdb.manifest.json: not a MentisDB 0.10 backup".into()))?;
+        serde_json::from_reader(entry).map_err(|e| fail(format!("mentisdb.manifest.json: {e}")))?
+    };
+    let out = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+    for f in &manifest.files {
+        let name = f.relative_path.as_str();
+        if name.starts_with("tls/") {
+            continue;
+        }
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') || name.len() > 255 {
+            return Err(fail(format!("the manifest names '{name}', which is not a plain file name")));
+        }
+        if f.uncompressed_bytes > MAX_ARCHIVE_FILE {
+            return Err(fail(format!("{name} is {} bytes, more than this import takes", f.uncompressed_bytes)));
+        }
+        let mut entry = zip.by_name(name).map_err(|_| fail(format!("the manifest lists {name} but the archive lacks it")))?;
+        let mut bytes = Vec::with_capacity(f.uncompressed_bytes as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, MAX_ARCHIVE_FILE + 1), &mut bytes).map_err(|e| fail(format!("{name}: {e}")))?;
+        let digest = hex::encode(ring::digest::digest(&ring::digest::SHA256, &bytes));
+        if bytes.len() as u64 != f.uncompressed_bytes || digest != f.sha256.to_ascii_lowercase() {
+            return Err(fail(format!("{name} does not match the manifest (SHA-256 {digest}, {} bytes; the manifest says {}, {} bytes): nothing was imported", bytes.len(), f.sha256, f.uncompressed_bytes)));
+        }
+        std::fs::write(out.path().join(name), &bytes).map_err(|e| fail(format!("{name}: {e}")))?;
+        progress(name);
+    }
+    Ok(out)
+}
+
+/// MentisDB 0.10's `bearer-tokens.json`: tokens by the SHA-256 of their text.
+#[derive(Deserialize)]
+struct RefToken {
+    alias: String,
+    token_hash: String,
+    revoked_at: Option<String>,
+    scope: RefTokenScope,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum RefTokenScope {
+    Global,
+    Chain { chain_key: String },
+    Chains { chain_keys: Vec<String> },
+}
+
+/// What the token step did: names added, names already there, names skipped (revoked).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenOutcome {
+    pub imported: Vec<String>,
+    pub present: Vec<String>,
+    pub revoked: Vec<String>,
+}
+
+/// Takes MentisDB 0.10's `bearer-tokens.json` of `dir` (if any) into the
+/// token file `tokens_file`, by hash: the same secrets keep working, with
+/// the same chains. A global token is admin on every chain; a chain-scoped
+/// one is admin on its chains (0.10 lets it call every tool on them).
+/// Revoked tokens are left out. Without a token file nothing is written and
+/// a warning says how to import them.
+pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings: &mut Vec<String>) -> Result<TokenOutcome, String> {
+    let path = dir.join("bearer-tokens.json");
+    let Ok(bytes) = std::fs::read(&path) else { return Ok(TokenOutcome::default()) };
+    let tokens: Vec<RefToken> = serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut outcome = TokenOutcome::default();
+    let Some(file) = tokens_file else {
+        if !tokens.is_empty() {
+            warnings.push(format!("{} lists {} bearer tokens: set MENTISDB_TOKENS_FILE (or --tokens-file) and run the import again to take them in", path.display(), tokens.len()));
+        }
+        return Ok(outcome);
+    };
+    for t in tokens {
+        if t.revoked_at.is_some() {
+            outcome.revoked.push(t.alias);
+            continue;
+        }
+        let chains = match t.scope {
+            RefTokenScope::Global => Vec::new(),
+            RefTokenScope::Chain { chain_key } => vec![chain_key],
+            RefTokenScope::Chains { chain_keys } => chain_keys,
+        };
+        if crate::tokens::import_token(file, &t.alias, &t.token_hash, mentisdb_core::dispatch::Access::Admin, &chains)? {
+            outcome.imported.push(t.alias);
+        } else {
+            outcome.present.push(t.alias);
+        }
+    }
+    Ok(outcome)
+}
+
+/// MentisDB 0.10's `mentisdb-webhooks.json`.
+#[derive(Deserialize)]
+struct RefWebhooks {
+    webhooks: Vec<RefWebhook>,
+}
+
+#[derive(Deserialize)]
+struct RefWebhook {
+    id: String,
+    url: String,
+    chain_key_filter: Option<String>,
+    thought_type_filter: Option<Vec<String>>,
+    active: bool,
+}
+
+/// Registers MentisDB 0.10's webhooks of `dir` (if any) through
+/// `mentisdb_register_webhook`: same URL and filters, a new id and a new
+/// signing secret (0.10 does not sign), deliveries from now on (the imported
+/// thoughts are not sent). Inactive ones, ones registered already (same URL
+/// and filters) and ones the daemon's URL rule refuses are reported in
+/// `warnings`. Returns `(0.10 id, new id)` of each one registered.
+pub fn import_reference_webhooks(db: &Target, dir: &Path, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>, String> {
+    let path = dir.join("mentisdb-webhooks.json");
+    let Ok(bytes) = std::fs::read(&path) else { return Ok(Vec::new()) };
+    let file: RefWebhooks = serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let existing = db.call("mentisdb_list_webhooks", json!({})).ok().and_then(|v| v["webhooks"].as_array().cloned()).unwrap_or_default();
+    let mut done = Vec::new();
+    for hook in file.webhooks {
+        if !hook.active {
+            warnings.push(format!("webhook {} ({}) is inactive in the reference: not registered", hook.id, hook.url));
+            continue;
+        }
+        let mut types = hook.thought_type_filter.clone();
+        if let Some(t) = types.as_mut() {
+            t.sort();
+        }
+        let same = |e: &Value| {
+            let mut theirs: Option<Vec<String>> = e["thought_type_filter"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect());
+            if let Some(t) = theirs.as_mut() {
+                t.sort();
+            }
+            e["url"].as_str() == Some(&hook.url) && e["chain_key_filter"].as_str() == hook.chain_key_filter.as_deref() && theirs == types
+        };
+        if existing.iter().any(same) {
+            warnings.push(format!("webhook {} ({}) is registered already: skipped", hook.id, hook.url));
+            continue;
+        }
+        let args = json!({ "url": hook.url, "chain_key_filter": hook.chain_key_filter, "thought_type_filter": hook.thought_type_filter });
+        match db.call("mentisdb_register_webhook", args) {
+            Ok(v) => done.push((hook.id, v["webhook"]["id"].as_str().unwrap_or_default().to_string())),
+            Err(e) => warnings.push(format!("webhook {} ({}) not registered: {e}", hook.id, hook.url)),
+        }
+    }
+    Ok(done)
 }
 
 /// Writes the reference's agent records through the agent tools. A record
@@ -554,6 +729,74 @@ struct RefSkillVersion {
     skill_signature: Option<Vec<u8>>,
 }
 
+/// A skill version as 0.10.6 and later write it: `schema_version` before `content`.
+#[derive(Deserialize)]
+struct RefSkillVersion06 {
+    version_id: Uuid,
+    version_number: u32,
+    uploaded_at: String,
+    uploaded_by_agent_id: String,
+    uploaded_by_agent_name: Option<String>,
+    uploaded_by_agent_owner: Option<String>,
+    source_format: RefSkillFormat,
+    content_hash: String,
+    #[allow(dead_code)]
+    schema_version: u32,
+    content: RefSkillContent,
+    signing_key_id: Option<String>,
+    skill_signature: Option<Vec<u8>>,
+}
+
+#[derive(Deserialize)]
+struct RefSkill06 {
+    skill_id: String,
+    created_at: String,
+    updated_at: String,
+    status: RefSkillStatus,
+    status_reason: Option<String>,
+    versions: Vec<RefSkillVersion06>,
+}
+
+#[derive(Deserialize)]
+struct RefSkillRegistry06 {
+    version: u32,
+    skills: BTreeMap<String, RefSkill06>,
+}
+
+/// The skill registry in either layout: 0.10.6 and later (a `schema_version`
+/// in each version) first, then the earlier one (0.9.x to 0.10.5). Bincode
+/// is positional, so a file decodes whole in exactly one of them.
+fn decode_skill_registry(bytes: &[u8]) -> Result<RefSkillRegistry, String> {
+    let config = bincode::config::standard();
+    if let Ok((r, used)) = bincode::serde::decode_from_slice::<RefSkillRegistry06, _>(bytes, config) {
+        if used == bytes.len() {
+            let skills = r.skills.into_iter().map(|(id, s)| (id, RefSkill {
+                skill_id: s.skill_id,
+                created_at: s.created_at,
+                updated_at: s.updated_at,
+                status: s.status,
+                status_reason: s.status_reason,
+                versions: s.versions.into_iter().map(|v| RefSkillVersion {
+                    version_id: v.version_id,
+                    version_number: v.version_number,
+                    uploaded_at: v.uploaded_at,
+                    uploaded_by_agent_id: v.uploaded_by_agent_id,
+                    uploaded_by_agent_name: v.uploaded_by_agent_name,
+                    uploaded_by_agent_owner: v.uploaded_by_agent_owner,
+                    source_format: v.source_format,
+                    content_hash: v.content_hash,
+                    content: v.content,
+                    signing_key_id: v.signing_key_id,
+                    skill_signature: v.skill_signature,
+                }).collect(),
+            })).collect();
+            return Ok(RefSkillRegistry { version: r.version, skills });
+        }
+    }
+    let (r, _) = bincode::serde::decode_from_slice::<RefSkillRegistry, _>(bytes, config).map_err(|e| e.to_string())?;
+    Ok(r)
+}
+
 /// What the skill step did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillOutcome {
@@ -572,7 +815,7 @@ pub struct SkillOutcome {
 pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], warnings: &mut Vec<String>) -> Result<SkillOutcome, String> {
     let path = dir.join("mentisdb-skills.bin");
     let Ok(bytes) = std::fs::read(&path) else { return Ok(SkillOutcome::default()) };
-    let (registry, _): (RefSkillRegistry, usize) = bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let registry = decode_skill_registry(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut outcome = SkillOutcome::default();
     for skill in registry.skills.into_values() {
         let exists = db.call("mentisdb_skill_versions", json!({ "skill_id": skill.skill_id })).is_ok();

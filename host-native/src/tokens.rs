@@ -171,6 +171,23 @@ pub fn add_token(path: &Path, name: &str, scope: Access, chains: &[String]) -> R
     Ok(token)
 }
 
+/// Adds a token known only by the SHA-256 (hex) of its text, e.g. one taken
+/// in from MentisDB 0.10's `bearer-tokens.json`: the same secret keeps
+/// working. `Ok(false)` when a token of that name is there already.
+pub fn import_token(path: &Path, name: &str, sha256_hex: &str, scope: Access, chains: &[String]) -> Result<bool, String> {
+    let mut file = read_or_empty(path)?;
+    let name = name.trim();
+    if file.token.iter().any(|t| t.name == name) {
+        return Ok(false);
+    }
+    let chains = if chains.is_empty() { all_chains() } else { chains.iter().map(|c| c.trim().to_string()).collect() };
+    file.token.push(TokenRecord { name: name.to_string(), sha256: sha256_hex.trim().to_ascii_lowercase(), scopes: vec![scope.as_str().to_string()], chains });
+    // Checks the record (hash form, scope, chains) before anything is written.
+    file.tokens()?;
+    write_atomically(path, &file)?;
+    Ok(true)
+}
+
 /// Removes the token named `name` from the file at `path`.
 pub fn revoke_token(path: &Path, name: &str) -> Result<(), String> {
     let mut file = TokenFile::read(path)?;

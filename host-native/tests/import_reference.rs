@@ -239,3 +239,96 @@ fn figure_import_of_a_100k_thought_reference_chain() {
     assert!(ok && stdout.contains(&format!("imported chain big: {n} thoughts")), "{stdout}{stderr}");
     println!("FIGURE import-reference: {n} thoughts in {secs:.2}s = {:.0} thoughts/s (whole command, incl. start and fsync)", n as f64 / secs);
 }
+
+/// The MentisDB 0.10.10 fixture (`tests/compat/make_0_10_fixture.py` made it
+/// with a real 0.10.10): its data directory, `.mentis` backup and what the
+/// 0.10.10 daemon answered, with the raw bearer tokens its CLI printed.
+fn fixture_0_10() -> (PathBuf, Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/compat/fixture-0.10.10");
+    let expected = serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    (dir, expected)
+}
+
+fn import_with(ours: &Path, source: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = command(ours, env, &["import-reference", source.to_str().unwrap()]).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn contents_and_types(d: &Daemon, token: &str, key: &str) -> (Vec<Value>, Vec<Value>) {
+    let r = client().post(format!("{}/v1/search", d.rest)).bearer_auth(token).json(&json!({"chain_key": key, "include_invalidated": true})).send().unwrap();
+    assert!(r.status().is_success(), "{key}: {}", r.status());
+    let found: Value = r.json().unwrap();
+    let thoughts = found["thoughts"].as_array().unwrap();
+    (thoughts.iter().map(|t| t["content"].clone()).collect(), thoughts.iter().map(|t| t["entity_type"].clone()).collect())
+}
+
+#[test]
+fn a_mentisdb_0_10_directory_moves_in_with_its_tokens_webhooks_and_skills() {
+    let (fixture, expected) = fixture_0_10();
+    let root = tempfile::tempdir().unwrap();
+    let (ours, tokens) = (root.path().join("ours"), root.path().join("tokens.toml"));
+    let source = root.path().join("source");
+    copy_dir(&fixture.join("data"), &source);
+    let before = snapshot(&source);
+    let env = [("MENTISDB_TOKENS_FILE", tokens.to_str().unwrap()), ("MENTISDB_WEBHOOK_ALLOWED_CIDRS", "127.0.0.0/8")];
+    let (ok, out, err) = import_with(&ours, &source, &env);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("imported chain team-notes: 3 thoughts") && out.contains("imported skill release-checklist: 1 versions"), "{out}");
+    assert!(out.contains("imported bearer token ops-admin (same secret)") && out.contains("skipped bearer token retired: revoked"), "{out}");
+    assert!(err.contains("0 reference hash mismatches"), "{err}");
+    assert_eq!(snapshot(&source), before, "the source is only read");
+
+    // The daemon now asks for the tokens 0.10.10 printed, with their scopes.
+    let d = Daemon::start(&ours, &[("MENTISDB_TOKENS_FILE", tokens.to_str().unwrap())], &[]);
+    let admin = expected["tokens"]["ops-admin"].as_str().unwrap();
+    let research_bot = expected["tokens"]["research-bot"].as_str().unwrap();
+    for (key, chain) in expected["chains"].as_object().unwrap() {
+        let (contents, types) = contents_and_types(&d, admin, key);
+        assert_eq!(Value::from(contents), chain["contents"], "{key}");
+        assert_eq!(Value::from(types), chain["entity_types"], "{key}: entity types carried over");
+    }
+    let head = |token: &str, key: &str| client().post(format!("{}/v1/head", d.rest)).bearer_auth(token).json(&json!({"chain_key": key})).send().unwrap().status().as_u16();
+    assert_eq!((head(research_bot, "research"), head(research_bot, "team-notes"), head("not-a-token", "research")), (200, 403, 401));
+    let skills: Value = client().get(format!("{}/v1/skills", d.rest)).bearer_auth(admin).send().unwrap().json().unwrap();
+    assert!(skills["skills"].as_array().unwrap().iter().any(|s| s["skill_id"] == "release-checklist"), "{skills}");
+    let hooks: Value = client().get(format!("{}/v1/webhooks", d.rest)).bearer_auth(admin).send().unwrap().json().unwrap();
+    let hook = &hooks["webhooks"][0];
+    assert_eq!((hook["url"].clone(), hook["chain_key_filter"].clone(), hook["thought_type_filter"].clone()), (expected["webhook"]["webhook"]["url"].clone(), json!("team-notes"), json!(["Decision"])), "{hooks}");
+    drop(d);
+
+    // A second run takes in nothing twice.
+    let (ok, out, _) = import_with(&ours, &source, &env);
+    assert!(ok && out.contains("skipped chain team-notes: already present") && out.contains("skipped bearer token ops-admin"), "{out}");
+    assert!(out.contains("is registered already"), "{out}");
+}
+
+#[test]
+fn a_mentisdb_0_10_backup_archive_moves_in_and_a_tampered_one_is_refused() {
+    let (fixture, expected) = fixture_0_10();
+    let root = tempfile::tempdir().unwrap();
+    let ours = root.path().join("ours");
+    let (ok, out, err) = import_with(&ours, &fixture.join("backup.mentis"), &[]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("imported chain research: 1 thoughts") && out.contains("imported chain team-notes: 3 thoughts"), "{out}");
+    let d = Daemon::start(&ours, &[("MENTISDB_API_TOKEN", TOKEN)], &[]);
+    for (key, chain) in expected["chains"].as_object().unwrap() {
+        assert_eq!(Value::from(contents_and_types(&d, TOKEN, key).0), chain["contents"], "{key}");
+    }
+    drop(d);
+
+    // One byte of one file changed (the zip rewritten around it, so only the
+    // manifest's SHA-256 can tell): refused before anything is imported.
+    let tampered = root.path().join("tampered.mentis");
+    let status = std::process::Command::new("python3")
+        .args(["-c", "import sys, zipfile\nsrc, dst = sys.argv[1], sys.argv[2]\nwith zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, 'w', zipfile.ZIP_DEFLATED) as b:\n    for i in a.infolist():\n        data = a.read(i.filename)\n        if i.filename.startswith('team-notes') and i.filename.endswith('.tcbin'):\n            data = data[:-1] + bytes([data[-1] ^ 1])\n        b.writestr(i.filename, data)\n"])
+        .arg(fixture.join("backup.mentis"))
+        .arg(&tampered)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let other = root.path().join("other");
+    let (ok, out, err) = import_with(&other, &tampered, &[]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("does not match the manifest") && err.contains("nothing was imported"), "{err}");
+    assert!(!other.join("chains").exists() || std::fs::read_dir(other.join("chains")).unwrap().next().is_none(), "no chain was written");
+}
