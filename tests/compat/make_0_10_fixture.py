@@ -17,25 +17,20 @@ the same secrets work after the import).
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import reference_daemon  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post(base: str, path: str, body: dict) -> dict:
@@ -70,31 +65,10 @@ def main() -> int:
         return 0 if len(sys.argv) >= 2 else 2
     binary = sys.argv[1]
     out = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else HERE / "fixture-0.10.10"
+    expected: dict = {"reference": subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip() or "mentisdb 0.10.10"}
     with tempfile.TemporaryDirectory() as tmp:
-        data = f"{tmp}/data"
-        rest_port, mcp_port = free_port(), free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MENTISDB_", "OPENAI_", "LLM_"))}
-        env.update({
-            "HOME": tmp, "MENTISDB_DIR": data, "MENTISDB_BIND_HOST": "127.0.0.1",
-            "MENTISDB_REST_PORT": str(rest_port), "MENTISDB_MCP_PORT": str(mcp_port),
-            "MENTISDB_HTTPS_REST_PORT": "0", "MENTISDB_HTTPS_MCP_PORT": "0", "MENTISDB_DASHBOARD_PORT": "0",
-            "MENTISDB_UPDATE_CHECK": "0", "MENTISDB_STARTUP_SOUND": "0", "MENTISDB_VERBOSE": "false",
-            "MENTISDB_WEBHOOK_ALLOWED_CIDRS": "127.0.0.0/8",
-        })
-        proc = subprocess.Popen([binary, "--mode", "http", "--headless"], env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/stderr.log", "w"))
-        rest = f"http://127.0.0.1:{rest_port}"
-        expected: dict = {"reference": subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip() or "mentisdb 0.10.10"}
-        try:
-            deadline = time.time() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(rest + "/health", timeout=2)
-                    break
-                except OSError:
-                    if time.time() > deadline or proc.poll() is not None:
-                        print(open(f"{tmp}/stderr.log").read()[-2000:], file=sys.stderr)
-                        return 1
-                    time.sleep(0.2)
+        with reference_daemon.running(binary, tmp, {"MENTISDB_WEBHOOK_ALLOWED_CIDRS": "127.0.0.0/8"}) as ref:
+            rest, env, data = ref.rest, ref.env, ref.data
             first = post(rest, "/v1/thoughts", {"chain_key": "team-notes", "agent_id": "planner", "thought_type": "Decision", "content": "Ship the release behind a canary", "tags": ["release"], "concepts": ["canary"], "importance": 0.9})
             post(rest, "/v1/agents/upsert", {"chain_key": "team-notes", "agent_id": "planner", "display_name": "Planner", "owner": "ops"})
             post(rest, "/v1/thoughts", {"chain_key": "team-notes", "agent_id": "planner", "thought_type": "FactLearned", "content": "Ada maintains the billing service", "entity_type": "person"})
@@ -112,9 +86,7 @@ def main() -> int:
             expected["agents"] = post(rest, "/v1/agents", {"chain_key": "team-notes"})
             expected["skills"] = get(rest, "/v1/skills")
             expected["webhook"] = hook
-        finally:
-            proc.terminate()
-            proc.wait(timeout=20)
+        # The daemon has stopped (and flushed); its CLI works on the directory.
         tokens = {}
         for args in (["--global", "ops-admin"], ["--chain", "research", "research-bot"]):
             shown = subprocess.run([binary, "bearertoken", "create", *args, "--dir", data], env=env, capture_output=True, text=True)

@@ -16,24 +16,17 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import pathlib
-import socket
 import subprocess
-import sys
 import tempfile
-import time
+import sys
 import urllib.request
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import reference_daemon  # noqa: E402
 import scenario  # noqa: E402
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tools(mcp: str) -> dict[str, list[str]]:
@@ -58,34 +51,9 @@ def main() -> int:
     binary = sys.argv[1]
     out_path = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else HERE / "recorded-0.10.10.json"
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
-    with tempfile.TemporaryDirectory() as tmp:
-        rest_port, mcp_port = free_port(), free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MENTISDB_", "OPENAI_", "LLM_"))}
-        env.update({
-            "HOME": tmp, "MENTISDB_DIR": f"{tmp}/data", "MENTISDB_BIND_HOST": "127.0.0.1",
-            "MENTISDB_REST_PORT": str(rest_port), "MENTISDB_MCP_PORT": str(mcp_port),
-            "MENTISDB_HTTPS_REST_PORT": "0", "MENTISDB_HTTPS_MCP_PORT": "0", "MENTISDB_DASHBOARD_PORT": "0",
-            "MENTISDB_UPDATE_CHECK": "0", "MENTISDB_STARTUP_SOUND": "0", "MENTISDB_VERBOSE": "false",
-        })
-        proc = subprocess.Popen([binary, "--mode", "http", "--headless"], env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/stderr.log", "w"))
-        rest, mcp = f"http://127.0.0.1:{rest_port}", f"http://127.0.0.1:{mcp_port}"
-        try:
-            deadline = time.time() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(rest + "/health", timeout=2)
-                    break
-                except OSError:
-                    if time.time() > deadline or proc.poll() is not None:
-                        print(open(f"{tmp}/stderr.log").read()[-2000:], file=sys.stderr)
-                        print("the reference daemon did not answer /health within 60 s", file=sys.stderr)
-                        return 1
-                    time.sleep(0.2)
-            exchanges = scenario.run(rest, mcp)
-            listed = tools(mcp)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=20)
+    with tempfile.TemporaryDirectory() as tmp, reference_daemon.running(binary, tmp) as ref:
+        exchanges = scenario.run(ref.rest, ref.mcp)
+        listed = tools(ref.mcp)
     recording = {
         "reference": version or "mentisdb 0.10.10",
         "recorded_at": datetime.date.today().isoformat(),
