@@ -198,7 +198,7 @@ fn a_missing_source_is_one_line_and_a_failure() {
     let (ok, _, stderr) = run_import(&tmp.path().join("ours"), &tmp.path().join("no-such-dir"));
     assert!(!ok);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("is not a directory"), "{stderr}");
+    assert!(stderr.contains("is neither a data directory nor a .mentis backup"), "{stderr}");
 }
 
 #[test]
