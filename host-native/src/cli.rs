@@ -107,6 +107,20 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Set up the agent clients found here, asking as MentisDB 0.10's wizard
+    /// does: which clients, the MCP URL, a bearer token; then the plan (each
+    /// file and its diff, the token masked) and a yes before anything is written.
+    Wizard {
+        /// The daemon's MCP URL (no question) [default: asked; Enter takes http://127.0.0.1:<mcp port>/mcp].
+        #[arg(long)]
+        url: Option<String>,
+        /// Bearer token the clients send (no question) [default: MENTISDB_API_TOKEN, else asked].
+        #[arg(long)]
+        token: Option<String>,
+        /// Ask nothing: set up the clients found, with --url (or the default) and --token.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Take in a reference MentisDB 0.9.x or 0.10.x data directory (its
     /// binary and legacy JSONL chains, chain registry, agent registries,
     /// skill registry, webhook registrations and bearer-tokens.json), or a
@@ -226,6 +240,7 @@ impl Command {
                 .and_then(|path| t.run(path)),
             Command::Cert { names, force } => mint_cert(config, &names, force),
             Command::Setup { clients, url, token, stdio, dry_run } => setup_clients(config, &clients, url, token, stdio, dry_run),
+            Command::Wizard { url, token, yes } => wizard(config, url, token, yes),
             Command::Add { content, at, thought_type, agent, importance, tags, concepts } => {
                 let mut args = crate::shell::chain_args(at.chain.as_deref());
                 args.insert("content".into(), content.into());
@@ -312,10 +327,8 @@ fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: 
     use crate::client_setup::{apply, plan, Dirs, Transport};
     let dirs = Dirs::from_env()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
-    let host = if config.bind_host.is_unspecified() { "127.0.0.1".to_string() } else { config.bind_host.to_string() };
-    let host = if host.contains(':') { format!("[{host}]") } else { host };
     let http = Transport::Http {
-        url: url.unwrap_or_else(|| format!("http://{host}:{}/mcp", config.mcp_port)),
+        url: url.unwrap_or_else(|| default_mcp_url(config)),
         token: token.or_else(|| config.api_token.clone()),
     };
     let local = Transport::Stdio { exe };
@@ -337,6 +350,21 @@ fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: 
         }
     }
     Ok(())
+}
+
+/// `mentisdbd wizard` on this terminal.
+fn wizard(config: &Config, url: Option<String>, token: Option<String>, yes: bool) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
+    let args = crate::wizard::WizardArgs { default_url: default_mcp_url(config), url, token: token.or_else(|| config.api_token.clone()), yes, exe };
+    let dirs = crate::client_setup::Dirs::from_env()?;
+    crate::wizard::run(&args, &dirs, &mut std::io::stdin().lock(), &mut std::io::stdout())
+}
+
+/// This daemon's MCP URL as a local client reaches it.
+fn default_mcp_url(config: &Config) -> String {
+    let host = if config.bind_host.is_unspecified() { "127.0.0.1".to_string() } else { config.bind_host.to_string() };
+    let host = if host.contains(':') { format!("[{host}]") } else { host };
+    format!("http://{host}:{}/mcp", config.mcp_port)
 }
 
 /// `mentisdbd cert`: writes the pair and says where, for what names, and its SHA-256.

@@ -54,6 +54,7 @@ pub mod stdio_proxy;
 pub mod tls_cert;
 pub mod tokens;
 pub mod webhooks;
+pub mod wizard;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{open_store, serve, start, DaemonError, OpenedStore, RunningDaemon};

@@ -58,3 +58,116 @@ fn a_broken_file_stops_setup_before_anything_is_written() {
     let (ok, _, err) = setup(home.path(), &["notepad"]);
     assert!(!ok && err.contains("invalid value 'notepad'"), "{err}");
 }
+
+/// `mentisdbd wizard` in a real terminal (tmux), answered key by key as a
+/// person types: it lists the clients it found, asks, shows the plan with
+/// the token masked, and writes only after "y".
+struct Tmux {
+    socket: String,
+    session: &'static str,
+}
+
+impl Tmux {
+    fn start(command: &str) -> Tmux {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let socket = format!("mentisdb-wizard-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let t = Tmux { socket, session: "wizard" };
+        let ok = std::process::Command::new("tmux").args(["-L", &t.socket, "new-session", "-d", "-x", "220", "-y", "60", "-s", t.session, command]).status().unwrap();
+        assert!(ok.success(), "tmux could not start (install it: apt-get install tmux)");
+        t
+    }
+
+    fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux").args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", self.session]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    fn wait_for(&self, text: &str) -> String {
+        for _ in 0..300 {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("the terminal never showed {text:?}:\n{}", self.screen());
+    }
+
+    fn type_line(&self, keys: &str) {
+        if !keys.is_empty() {
+            assert!(std::process::Command::new("tmux").args(["-L", &self.socket, "send-keys", "-t", self.session, "-l", keys]).status().unwrap().success());
+        }
+        assert!(std::process::Command::new("tmux").args(["-L", &self.socket, "send-keys", "-t", self.session, "Enter"]).status().unwrap().success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+    }
+}
+
+fn wizard_command(home: &Path) -> String {
+    format!(
+        "env -u XDG_CONFIG_HOME HOME={home} MENTISDB_DIR={home}/data MENTISDB_MCP_PORT=9471 {bin} wizard; echo WIZARD-EXIT=$?; sleep 60",
+        home = home.display(),
+        bin = env!("CARGO_BIN_EXE_mentisdbd")
+    )
+}
+
+#[test]
+fn the_wizard_in_a_terminal_asks_shows_a_masked_plan_and_writes_after_yes() {
+    let home = tempfile::tempdir().unwrap();
+    // Two clients are installed here: Cursor and OpenCode.
+    std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
+    std::fs::create_dir_all(home.path().join(".config/opencode")).unwrap();
+    let token = "mdb_0123456789abcdef0123456789abcdef";
+    let t = Tmux::start(&wizard_command(home.path()));
+    let listed = t.wait_for("Clients to set up");
+    assert!(listed.contains("cursor") && listed.contains("Enter: cursor, opencode"), "{listed}");
+    t.type_line("");
+    t.wait_for("MCP URL (Enter: http://127.0.0.1:9471/mcp)");
+    t.type_line("");
+    t.wait_for("Bearer token");
+    t.type_line(token);
+    let plan = t.wait_for("Write these files? [y/N]");
+    assert!(plan.contains("create:") && plan.contains(".cursor/mcp.json") && plan.contains("opencode/opencode.json"), "{plan}");
+    assert!(plan.contains("Bearer mdb_…cdef"), "the plan shows the token masked:\n{plan}");
+    assert!(!plan.contains(&format!("Bearer {token}")), "the plan never shows the whole token");
+    assert!(!home.path().join(".cursor/mcp.json").exists(), "nothing before the yes");
+    t.type_line("y");
+    let done = t.wait_for("WIZARD-EXIT=");
+    assert!(done.contains("WIZARD-EXIT=0") && done.contains("Done: restart the clients"), "{done}");
+    let cursor: Value = serde_json::from_str(&std::fs::read_to_string(home.path().join(".cursor/mcp.json")).unwrap()).unwrap();
+    assert_eq!(cursor["mcpServers"]["mentisdb"]["url"], "http://127.0.0.1:9471/mcp");
+    assert_eq!(cursor["mcpServers"]["mentisdb"]["headers"]["Authorization"], format!("Bearer {token}"));
+    let opencode: Value = serde_json::from_str(&std::fs::read_to_string(home.path().join(".config/opencode/opencode.json")).unwrap()).unwrap();
+    assert_eq!(opencode["mcp"]["mentisdb"]["type"], "remote");
+    assert!(!home.path().join(".claude.json").exists(), "clients not chosen are left alone");
+}
+
+#[test]
+fn the_wizard_writes_nothing_without_a_yes_and_refuses_a_bad_answer() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    let t = Tmux::start(&wizard_command(home.path()));
+    t.wait_for("Clients to set up");
+    t.type_line("codex, gemini");
+    t.wait_for("MCP URL");
+    t.type_line("http://10.0.0.5:9471/mcp");
+    t.wait_for("Bearer token");
+    t.type_line("");
+    let plan = t.wait_for("Write these files? [y/N]");
+    assert!(plan.contains("config.toml") && plan.contains(".gemini/settings.json") && plan.contains("http://10.0.0.5:9471/mcp"), "{plan}");
+    t.type_line("n");
+    let done = t.wait_for("WIZARD-EXIT=");
+    assert!(done.contains("Nothing was written.") && done.contains("WIZARD-EXIT=0"), "{done}");
+    assert!(!home.path().join(".codex/config.toml").exists() && !home.path().join(".gemini").exists());
+    drop(t);
+
+    let t = Tmux::start(&wizard_command(home.path()));
+    t.wait_for("Clients to set up");
+    t.type_line("emacs");
+    let done = t.wait_for("WIZARD-EXIT=");
+    assert!(done.contains("'emacs' is not a client") && done.contains("WIZARD-EXIT=1"), "{done}");
+}

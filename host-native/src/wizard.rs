@@ -1,0 +1,181 @@
+//! `mentisdbd wizard`: MentisDB 0.10's guided client setup. It finds the
+//! agent clients installed here (a client is found when its configuration
+//! file or directory exists), asks which to set up, the MCP URL and an
+//! optional bearer token, shows the plan (every file and its diff, the
+//! token masked), and writes only after a yes. `--yes` takes the clients
+//! found and the given URL and token without asking. The files are written
+//! exactly as `mentisdbd setup` writes them (`client_setup.rs`).
+
+use crate::client_setup::{apply, plan, Change, Client, Dirs, Transport};
+use clap::ValueEnum;
+use std::io::{BufRead, Write};
+
+/// What the wizard was given on the command line.
+#[derive(Debug, Clone)]
+pub struct WizardArgs {
+    /// The MCP URL every HTTP client gets.
+    pub default_url: String,
+    /// `--url`: no question about the URL.
+    pub url: Option<String>,
+    /// `--token` or `MENTISDB_API_TOKEN`: no question about the token.
+    pub token: Option<String>,
+    /// `--yes`: ask nothing.
+    pub yes: bool,
+    /// `<this program> --mode stdio`, for clients that only run commands.
+    pub exe: String,
+}
+
+fn client_name(c: Client) -> String {
+    c.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_else(|| format!("{c:?}"))
+}
+
+/// Whether `client` looks installed: its file, or the directory it lives in.
+fn found(client: Client, dirs: &Dirs) -> bool {
+    let path = client.config_path(dirs);
+    path.exists() || path.parent().is_some_and(|p| p != dirs.home && p.is_dir())
+}
+
+/// `token` as shown on screen: its first and last 4 characters.
+pub fn mask(token: &str) -> String {
+    let chars: Vec<char> = token.chars().collect();
+    if chars.len() <= 12 {
+        return "****".to_string();
+    }
+    format!("{}…{}", chars[..4].iter().collect::<String>(), chars[chars.len() - 4..].iter().collect::<String>())
+}
+
+fn ask(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, String> {
+    write!(out, "{prompt}").and_then(|_| out.flush()).map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(0) => Err("the wizard needs answers on standard input (or run it with --yes); nothing was written".to_string()),
+        Ok(_) => Ok(line.trim().to_string()),
+        Err(e) => Err(format!("cannot read the answer: {e}")),
+    }
+}
+
+/// Reads `answer` (numbers of the list or client names, separated by
+/// commas or spaces; empty: the clients found).
+fn selection(answer: &str, all: &[Client], detected: &[Client]) -> Result<Vec<Client>, String> {
+    if answer.is_empty() {
+        return Ok(detected.to_vec());
+    }
+    let mut picked = Vec::new();
+    for word in answer.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()) {
+        let client = match word.parse::<usize>() {
+            Ok(n) if (1..=all.len()).contains(&n) => all[n - 1],
+            Ok(n) => return Err(format!("there is no client number {n} (1 to {})", all.len())),
+            Err(_) => Client::from_str(word, true).map_err(|_| format!("'{word}' is not a client: answer with the numbers or names of the list"))?,
+        };
+        if !picked.contains(&client) {
+            picked.push(client);
+        }
+    }
+    Ok(picked)
+}
+
+/// Runs the wizard over `input` and `out` (the terminal).
+pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), String> {
+    let w = |out: &mut dyn Write, text: String| writeln!(out, "{text}").map_err(|e| e.to_string());
+    let all: Vec<Client> = Client::value_variants().to_vec();
+    let detected: Vec<Client> = all.iter().copied().filter(|c| found(*c, dirs)).collect();
+    w(out, "MentisDB setup wizard\n\nAgent clients:".into())?;
+    for (n, c) in all.iter().enumerate() {
+        let mark = if detected.contains(c) { "found" } else { "" };
+        w(out, format!("  {:>2}. {:<15} {:<6} {}", n + 1, client_name(*c), mark, c.config_path(dirs).display()))?;
+    }
+    let clients = if args.yes {
+        detected.clone()
+    } else {
+        let names: Vec<String> = detected.iter().map(|c| client_name(*c)).collect();
+        let default = if names.is_empty() { "none found".to_string() } else { names.join(", ") };
+        selection(&ask(out, input, &format!("\nClients to set up (numbers or names; Enter: {default}): "))?, &all, &detected)?
+    };
+    if clients.is_empty() {
+        return Err("no client to set up: none was found here; name them, e.g. `mentisdbd setup cursor`".to_string());
+    }
+    let url = match (&args.url, args.yes) {
+        (Some(url), _) => url.clone(),
+        (None, true) => args.default_url.clone(),
+        (None, false) => Some(ask(out, input, &format!("MCP URL (Enter: {}): ", args.default_url))?).filter(|u| !u.is_empty()).unwrap_or_else(|| args.default_url.clone()),
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!("'{url}' is not an http:// or https:// URL; nothing was written"));
+    }
+    let token = match (&args.token, args.yes) {
+        (Some(t), _) => Some(t.clone()),
+        (None, true) => None,
+        (None, false) => Some(ask(out, input, "Bearer token the clients send (Enter: none): ")?).filter(|t| !t.is_empty()),
+    };
+    let http = Transport::Http { url, token: token.clone() };
+    let local = Transport::Stdio { exe: args.exe.clone() };
+    let changes: Vec<Change> = clients.iter().map(|&c| plan(c, dirs, if c.stdio_only() { &local } else { &http })).collect::<Result<_, _>>()?;
+    w(out, "\nPlan:".into())?;
+    for change in &changes {
+        let what = if change.unchanged() { "already set up, unchanged" } else if change.old.is_some() { "update (the old file is kept as a backup)" } else { "create" };
+        w(out, format!("  {:<15} {what}: {}", client_name(change.client), change.path.display()))?;
+    }
+    for change in changes.iter().filter(|c| !c.unchanged()) {
+        let diff = change.diff();
+        let shown = match &token {
+            Some(t) => diff.replace(t.as_str(), &mask(t)),
+            None => diff,
+        };
+        w(out, shown)?;
+    }
+    if changes.iter().all(Change::unchanged) {
+        w(out, "Every selected client is set up already; nothing to write.".into())?;
+        return Ok(());
+    }
+    if !args.yes {
+        let answer = ask(out, input, "Write these files? [y/N]: ")?;
+        if !matches!(answer.to_ascii_lowercase().as_str(), "y" | "yes") {
+            w(out, "Nothing was written.".into())?;
+            return Ok(());
+        }
+    }
+    for change in changes.iter().filter(|c| !c.unchanged()) {
+        match apply(change, std::time::SystemTime::now())? {
+            Some(backup) => w(out, format!("updated {} (backup: {})", change.path.display(), backup.display()))?,
+            None => w(out, format!("wrote {}", change.path.display()))?,
+        }
+    }
+    w(out, "Done: restart the clients to load MentisDB.".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirs(home: &std::path::Path) -> Dirs {
+        Dirs { home: home.to_path_buf(), xdg_config: None, macos: false }
+    }
+
+    #[test]
+    fn selection_reads_numbers_and_names_and_defaults_to_the_clients_found() {
+        let all: Vec<Client> = Client::value_variants().to_vec();
+        assert_eq!(selection("", &all, &[Client::Cursor]).unwrap(), [Client::Cursor]);
+        assert_eq!(selection("1, cursor 1", &all, &[]).unwrap(), [all[0], Client::Cursor]);
+        assert!(selection("99", &all, &[]).unwrap_err().contains("no client number 99"));
+        assert!(selection("emacs", &all, &[]).unwrap_err().contains("'emacs' is not a client"));
+    }
+
+    #[test]
+    fn tokens_are_masked_and_yes_takes_only_the_clients_found() {
+        assert_eq!(mask("mdb_0123456789abcdef"), "mdb_…cdef");
+        assert_eq!(mask("short"), "****");
+        let home = tempfile::tempdir().unwrap();
+        let args = WizardArgs { default_url: "http://127.0.0.1:9471/mcp".into(), url: None, token: Some("mdb_0123456789abcdef".into()), yes: true, exe: "mentisdbd".into() };
+        let mut out = Vec::new();
+        let err = run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out).unwrap_err();
+        assert!(err.contains("none was found here"), "{err}");
+        std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
+        let mut out = Vec::new();
+        run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out).unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        assert!(shown.contains("mdb_…cdef") && !shown.contains("mdb_0123456789abcdef"), "{shown}");
+        let written = std::fs::read_to_string(home.path().join(".cursor/mcp.json")).unwrap();
+        assert!(written.contains("Bearer mdb_0123456789abcdef"), "{written}");
+        assert!(!home.path().join(".claude.json").exists(), "only the clients found");
+    }
+}
