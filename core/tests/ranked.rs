@@ -169,10 +169,19 @@ fn graph_expansion_reaches_related_thoughts() {
     let reached = &r["results"][1];
     assert_eq!(reached["match_sources"], json!(["graph"]));
     assert!(reached["score"]["graph"].as_f64().unwrap() > 0.0);
+    // MentisDB 0.10's graph fields: the direct hit has none, the reached one its path.
+    assert_eq!((r["results"][0]["graph_distance"].clone(), r["results"][0]["graph_seed_paths"].clone(), r["results"][0]["graph_path"].clone()), (Value::Null, json!(0), Value::Null));
+    assert_eq!((reached["graph_distance"].clone(), reached["graph_seed_paths"].clone(), reached["graph_relation_kinds"].clone()), (json!(1), json!(1), json!(["references"])));
+    let visited: Vec<u64> = reached["graph_path"]["visited"].as_array().unwrap().iter().map(|l| l["thought_index"].as_u64().unwrap()).collect();
+    assert_eq!((visited, reached["graph_path"]["seed"]["thought_index"].clone(), reached["graph_path"]["depth"].clone()), (vec![0, 2], json!(0), json!(1)));
     // Two steps reach the budget thought through the CausedBy relation.
     let r = ranked(&db, json!({"text": "kubernetes nodes", "graph": {"max_depth": 2}}));
     assert_eq!(indices(&r), vec![0, 2, 1]);
     assert_eq!(r["results"][2]["match_sources"], json!(["relation"]));
+    let far = &r["results"][2];
+    assert_eq!((far["graph_distance"].clone(), far["graph_relation_kinds"].clone()), (json!(2), json!(["caused_by", "references"])));
+    let visited: Vec<u64> = far["graph_path"]["visited"].as_array().unwrap().iter().map(|l| l["thought_index"].as_u64().unwrap()).collect();
+    assert_eq!(visited, vec![0, 2, 1], "seed, the decision, the budget");
     let r = ranked(&db, json!({"text": "kubernetes nodes", "graph": {"mode": "off"}}));
     assert_eq!(indices(&r), vec![0]);
     let r = ranked(&db, json!({"text": "kubernetes nodes", "graph": {"mode": "outgoing"}}));

@@ -83,12 +83,26 @@ pub(crate) struct Accumulators {
     slots: Vec<u32>,
     /// In the order the thoughts were first touched.
     pub(crate) accs: Vec<Acc>,
+    /// How graph expansion reached thoughts (`graph.rs`), by thought.
+    pub(crate) graph: std::collections::BTreeMap<u32, GraphTrace>,
+}
+
+/// How graph expansion reached one thought: the seeds (direct matches)
+/// whose walks reached it, the edge kinds on those walks' paths to it, and
+/// the path of the walk that gave it its best share (seed first, the
+/// thought last). What MentisDB 0.10 reports as a hit's `graph_*` fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct GraphTrace {
+    pub(crate) best_share: f32,
+    pub(crate) path: Vec<u32>,
+    pub(crate) seeds: u32,
+    pub(crate) kinds: std::collections::BTreeSet<&'static str>,
 }
 
 impl Accumulators {
     /// Accumulators for a chain of `n` thoughts, none touched.
     pub(crate) fn new(n: usize) -> Self {
-        Accumulators { slots: vec![u32::MAX; n], accs: Vec::new() }
+        Accumulators { slots: vec![u32::MAX; n], accs: Vec::new(), graph: Default::default() }
     }
 
     /// Thought `doc`'s accumulator, if a stage touched it.

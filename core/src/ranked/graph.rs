@@ -15,7 +15,7 @@ use super::edges::{Edge, EdgeKind};
 use super::index::RankedIndex;
 use crate::thought::RelationKind;
 use serde::Serialize;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Score share passed one step along the graph.
 pub const GRAPH_DECAY: f32 = 0.5;
@@ -138,14 +138,56 @@ pub(crate) fn spread_graph<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
     seeds.truncate(MAX_GRAPH_SEEDS.max(limit));
     for (seed_score, seed) in seeds {
         let (reached, _) = walk(index, &[seed], options.direction, options.max_depth, options.max_visited, |d| scope.exists(d));
-        for r in reached {
+        // Each reached thought's step back towards the seed (a BFS tree).
+        let back: BTreeMap<u32, (u32, EdgeKind)> = reached.iter().map(|r| (r.doc, (r.via.from_index as u32, r.via.edge))).collect();
+        for r in &reached {
             let share = seed_score * GRAPH_DECAY.powi(r.depth as i32) * edge_weight(r.via.edge);
             let a = acc.entry(r.doc);
             match r.via.edge {
                 EdgeKind::Ref => a.graph = a.graph.max(share),
                 EdgeKind::Relation(_) => a.relation = a.relation.max(share),
             }
+            let (path, kinds) = path_from_seed(&back, seed, r.doc);
+            let trace = acc.graph.entry(r.doc).or_default();
+            trace.seeds += 1;
+            trace.kinds.extend(kinds);
+            if share > trace.best_share || trace.path.is_empty() {
+                trace.best_share = share;
+                trace.path = path;
+            }
         }
+    }
+}
+
+/// The walk's path from `seed` to `doc` (both included) and the kinds of
+/// its edges (`references` for a ref, a relation's kind in snake_case).
+fn path_from_seed(back: &BTreeMap<u32, (u32, EdgeKind)>, seed: u32, doc: u32) -> (Vec<u32>, Vec<&'static str>) {
+    let (mut path, mut kinds, mut at) = (vec![doc], Vec::new(), doc);
+    while at != seed {
+        let Some(&(from, edge)) = back.get(&at) else { break };
+        kinds.push(kind_label(edge));
+        path.push(from);
+        at = from;
+    }
+    path.reverse();
+    (path, kinds)
+}
+
+/// An edge's kind as MentisDB 0.10 names it in `graph_relation_kinds`.
+pub(crate) fn kind_label(edge: EdgeKind) -> &'static str {
+    match edge {
+        EdgeKind::Ref | EdgeKind::Relation(RelationKind::References) => "references",
+        EdgeKind::Relation(RelationKind::Summarizes) => "summarizes",
+        EdgeKind::Relation(RelationKind::Corrects) => "corrects",
+        EdgeKind::Relation(RelationKind::Invalidates) => "invalidates",
+        EdgeKind::Relation(RelationKind::CausedBy) => "caused_by",
+        EdgeKind::Relation(RelationKind::Supports) => "supports",
+        EdgeKind::Relation(RelationKind::Contradicts) => "contradicts",
+        EdgeKind::Relation(RelationKind::DerivedFrom) => "derived_from",
+        EdgeKind::Relation(RelationKind::ContinuesFrom) => "continues_from",
+        EdgeKind::Relation(RelationKind::BranchesFrom) => "branches_from",
+        EdgeKind::Relation(RelationKind::RelatedTo) => "related_to",
+        EdgeKind::Relation(RelationKind::Supersedes) => "supersedes",
     }
 }
 

@@ -64,6 +64,20 @@ pub struct RankedHit {
     pub matched_terms: Vec<String>,
     /// The score parts the thought matched by (`lexical`, `expansion`, `context`, ...).
     pub match_sources: Vec<&'static str>,
+    /// How graph expansion reached it, when it did.
+    pub graph: Option<GraphHit>,
+}
+
+/// How graph expansion reached a hit (MentisDB 0.10's `graph_*` fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphHit {
+    /// How many direct matches' walks reached it.
+    pub seed_paths: u32,
+    /// The edge kinds on those walks' paths (`references`, `supersedes`, ...), sorted.
+    pub relation_kinds: Vec<&'static str>,
+    /// The path that gave it its best share: chain indices, the seed first,
+    /// the hit last (its length minus one is the distance).
+    pub path: Vec<u64>,
 }
 
 /// A ranked answer.
@@ -135,12 +149,12 @@ pub(crate) fn best_hits(index: &RankedIndex, acc: &Accumulators, mut scored: Vec
     }
     scored.truncate(limit);
     scored.sort_by(order);
-    scored.into_iter().map(|(_, doc, score)| hit(index, acc.get(doc).expect("scored thoughts were touched"), terms, score)).collect()
+    scored.into_iter().map(|(_, doc, score)| hit(index, acc.get(doc).expect("scored thoughts were touched"), acc.graph.get(&doc), terms, score)).collect()
 }
 
 /// A scored candidate as a hit: which query terms it matched (their
 /// surface words, then its best expansion word) and from where.
-fn hit(index: &RankedIndex, a: &Acc, terms: &[(String, String)], score: ScoreParts) -> RankedHit {
+fn hit(index: &RankedIndex, a: &Acc, trace: Option<&super::candidates::GraphTrace>, terms: &[(String, String)], score: ScoreParts) -> RankedHit {
     let mut matched_terms: Vec<String> = terms.iter().enumerate().filter(|(bit, _)| a.terms & (1 << bit) != 0).map(|(_, (_, surface))| surface.clone()).collect();
     if a.expansion > 0.0 {
         matched_terms.push(index.surface(a.expansion_word).to_string());
@@ -151,7 +165,8 @@ fn hit(index: &RankedIndex, a: &Acc, terms: &[(String, String)], score: ScorePar
             match_sources.push(source);
         }
     }
-    RankedHit { index: a.doc as u64, score, matched_terms, match_sources }
+    let graph = trace.map(|t| GraphHit { seed_paths: t.seeds, relation_kinds: t.kinds.iter().copied().collect(), path: t.path.iter().map(|d| *d as u64).collect() });
+    RankedHit { index: a.doc as u64, score, matched_terms, match_sources, graph }
 }
 
 #[cfg(test)]

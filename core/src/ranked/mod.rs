@@ -43,4 +43,5 @@ pub use context::{context_bundles, Bundle};
 pub use embedding::{EmbeddingProvider, HashedNgramEmbedder};
 pub use graph::{walk, GraphOptions, Reached, Via, WalkDirection};
 pub use index::RankedIndex;
+pub use hits::GraphHit;
 pub use search::{ranked_search, RankedHit, RankedQuery, RankedResults, ScoreParts};

@@ -31,7 +31,7 @@ pub use chain::{
 };
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 pub use ranked::{
-    BundleReply, ContextBundlesReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
+    BundleReply, ContextBundlesReply, GraphPathReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
     ResolveContextReply, ScoreReply, SeedReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, ViaReply,
 };
 pub use skills::{

@@ -104,17 +104,46 @@ pub struct RankedHitReply<'c> {
     pub matched_terms: &'c [String],
     /// Which signals found the thought, e.g. `lexical`, `graph`.
     pub match_sources: &'c [&'static str],
+    /// Steps from the direct match whose graph expansion reached it best
+    /// (MentisDB 0.10's field); null when no expansion reached it.
+    pub graph_distance: Option<u64>,
+    /// How many direct matches' expansions reached it.
+    pub graph_seed_paths: u32,
+    /// Edge kinds on those paths (`references` for a ref, else the relation kind in snake_case).
+    pub graph_relation_kinds: &'c [&'static str],
+    /// The path that reached it best; null when none did.
+    pub graph_path: Option<GraphPathReply<'c>>,
+}
+
+/// A graph expansion path (MentisDB 0.10's `graph_path`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct GraphPathReply<'c> {
+    /// The direct match the walk started from.
+    pub seed: Locator<'c>,
+    /// Every thought on the path, the seed first and the hit last.
+    pub visited: Vec<Locator<'c>>,
+    /// Steps from the seed.
+    pub depth: u64,
 }
 
 impl<'c> RankedHitReply<'c> {
     /// The reply entry of `hit`, a result in `chain`.
     pub fn of(chain: &'c Chain, hit: &'c RankedHit) -> Self {
+        let graph = hit.graph.as_ref();
         RankedHitReply {
             chain_key: chain.key(),
             thought: &chain.thoughts()[hit.index as usize],
             score: ScoreReply::from(&hit.score),
             matched_terms: &hit.matched_terms,
             match_sources: &hit.match_sources,
+            graph_distance: graph.map(|g| g.path.len().saturating_sub(1) as u64),
+            graph_seed_paths: graph.map_or(0, |g| g.seed_paths),
+            graph_relation_kinds: graph.map_or(&[], |g| g.relation_kinds.as_slice()),
+            graph_path: graph.filter(|g| !g.path.is_empty()).map(|g| GraphPathReply {
+                seed: Locator::of(chain, g.path[0]),
+                visited: g.path.iter().map(|i| Locator::of(chain, *i)).collect(),
+                depth: g.path.len() as u64 - 1,
+            }),
         }
     }
 }
