@@ -480,7 +480,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         let target_id = d.str()?;
         let target_index = if d.present()? { Some(d.u64()?) } else { None };
         let chain_key = d.opt_str()?;
-        relations.push(ThoughtRelation { kind, target_id, target_index, chain_key });
+        relations.push(ThoughtRelation { kind, target_id, target_index, chain_key, valid_at: None });
     }
     let prev_hash = d.opt_str()?;
     let entity_type = if schema_version == THOUGHT_SCHEMA_V3 { Some(d.str()?) } else { None };
@@ -511,7 +511,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
     if !d.rest().is_empty() {
         return Err(d.err("trailing bytes after thought body"));
     }
-    let thought = Thought {
+    let mut thought = Thought {
         schema_version,
         index,
         id,
@@ -538,6 +538,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         content_salt,
         forgotten,
     };
+    thought.stamp_relations();
     Ok((thought, actual))
 }
 
@@ -571,6 +572,7 @@ pub(crate) mod tests {
                 target_id: "00000000-0000-4000-8000-000000000001".into(),
                 target_index: Some(0),
                 chain_key: None,
+                valid_at: Some("2026-11-22T09:30:00.000Z".into()),
             }],
             entity_type: None,
             source_episode: Default::default(),

@@ -73,6 +73,7 @@ mod forget;
 mod framing;
 mod host;
 mod import;
+mod jsonl_record;
 mod keyed_hash;
 pub mod limits;
 mod lookup;

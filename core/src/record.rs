@@ -102,7 +102,7 @@ pub(crate) fn encode_thought_with_payload(format: ChainFormat, thought: &Thought
             out
         }
         ChainFormat::Jsonl => {
-            let mut line = serde_json::to_vec(thought).expect("thought serializes");
+            let mut line = crate::jsonl_record::line(thought);
             line.push(b'\n');
             line
         }
@@ -312,7 +312,10 @@ fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, Record
             // The line must be exactly what the writer produced: otherwise a
             // change that parses to the same thought (e.g. a renamed optional
             // key) would slip past the hash.
-            Ok(t) if serde_json::to_vec(&t).is_ok_and(|canon| canon == line) => thoughts.push(t),
+            Ok(mut t) if crate::jsonl_record::line(&t) == line => {
+                t.stamp_relations();
+                thoughts.push(t)
+            }
             Ok(_) => return Err(RecordError::Corrupt { offset: pos, what: "line is not in canonical form (was it edited?)".into() }),
             Err(e) => {
                 let after = pos + nl + 1;

@@ -225,6 +225,12 @@ pub struct ThoughtRelation {
     /// The target's chain when it is not this chain.
     #[serde(default)]
     pub chain_key: Option<String>,
+    /// When the relation became valid: its thought's append time, as
+    /// MentisDB 0.10 reports it. Derived from the thought's `timestamp`
+    /// whenever a thought is made or read ([`Thought::stamp_relations`]);
+    /// never stored on its own, not hashed, not signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_at: Option<String>,
 }
 
 /// One committed thought: the unit of memory.
@@ -349,6 +355,14 @@ pub struct Forgotten {
 }
 
 impl Thought {
+    /// Sets every relation's `valid_at` to this thought's timestamp (the
+    /// derived field MentisDB 0.10 reports; see [`ThoughtRelation::valid_at`]).
+    pub fn stamp_relations(&mut self) {
+        for r in &mut self.relations {
+            r.valid_at = Some(self.timestamp.clone());
+        }
+    }
+
     /// Whether the thought's erasable part was forgotten.
     pub fn is_forgotten(&self) -> bool {
         self.forgotten.is_some()

@@ -174,3 +174,29 @@ fn a_malformed_timestamp_is_refused_at_open() {
         }
     }
 }
+
+/// A JSONL chain written by an earlier version of this engine (before
+/// thought replies grew `entity_type: null`, `source_episode` and relations'
+/// `valid_at`) opens, verifies and takes appends: the line format is its
+/// own (`jsonl_record.rs`), so reply fields never change stored bytes.
+#[test]
+fn a_jsonl_chain_written_before_the_reply_fields_grew_still_opens_and_grows() {
+    let legacy = include_bytes!("fixtures/legacy-0.1-chain.jsonl");
+    let storage = Arc::new(MemoryStorage::new());
+    let object = mentisdb_core::naming::chain_object("old", mentisdb_core::ChainFormat::Jsonl);
+    storage.write_atomic(&object, legacy).unwrap();
+    let (db, report) = MentisDb::open(storage.clone(), Arc::new(FixedClock::new(1_795_339_800_000, 1000)), Arc::new(mentisdb_core::SequentialIds::starting_at(77)), DbConfig::default()).unwrap();
+    assert!(report.refused.is_empty(), "{:?}", report.refused);
+    let head = db.call("mentisdb_head", serde_json::json!({"chain_key": "old"})).unwrap();
+    assert_eq!((head["thought_count"].clone(), head["integrity_ok"].clone()), (serde_json::json!(2), serde_json::json!(true)));
+    db.call("mentisdb_append", serde_json::json!({"chain_key": "old", "thought_type": "Finding", "content": "a new line", "relations": [{"kind": "Supports", "target_index": 1}]})).unwrap();
+    let bytes = storage.read(&object).unwrap().unwrap();
+    assert!(bytes.starts_with(legacy), "stored lines are never rewritten");
+    let added = std::str::from_utf8(&bytes[legacy.len()..]).unwrap();
+    assert!(!added.contains("source_episode") && !added.contains("valid_at") && !added.contains("entity_type"), "{added}");
+    drop(db);
+    let (again, report) = MentisDb::open(storage, Arc::new(FixedClock::new(1_795_339_900_000, 1000)), Arc::new(mentisdb_core::SequentialIds::starting_at(99)), DbConfig::default()).unwrap();
+    assert!(report.refused.is_empty(), "{:?}", report.refused);
+    let t = again.call("mentisdb_get_thought", serde_json::json!({"chain_key": "old", "thought_index": 2})).unwrap();
+    assert_eq!(t["thought"]["relations"][0]["valid_at"], t["thought"]["timestamp"], "derived when read");
+}

@@ -126,9 +126,10 @@ fn relations_and_session_id_are_accepted_on_append() {
     assert_eq!(t["session_id"], "s-42");
     assert_eq!(t["refs"], json!([2]));
     let rels = t["relations"].as_array().unwrap();
-    assert_eq!(rels[0], json!({"kind": "Supports", "target_id": db.call("mentisdb_get_thought", json!({"chain_key": "r", "thought_index": 2})).unwrap()["thought"]["id"], "target_index": 2, "chain_key": null}));
+    // Every relation is valid from its thought's append time (MentisDB 0.10's `valid_at`).
+    assert_eq!(rels[0], json!({"kind": "Supports", "target_id": db.call("mentisdb_get_thought", json!({"chain_key": "r", "thought_index": 2})).unwrap()["thought"]["id"], "target_index": 2, "chain_key": null, "valid_at": t["timestamp"]}));
     assert_eq!(rels[1]["target_index"], 0, "sequential ids start at 1, for thought 0");
-    assert_eq!(rels[2], json!({"kind": "References", "target_id": "remote-1", "target_index": null, "chain_key": "other"}));
+    assert_eq!(rels[2], json!({"kind": "References", "target_id": "remote-1", "target_index": null, "chain_key": "other", "valid_at": t["timestamp"]}));
     let err = db.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": "x", "relations": [{"kind": "Likes", "target_index": 0}]})).unwrap_err().to_string();
     assert!(err.contains("unknown relation kind 'Likes'"), "{err}");
     let err = db.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": "x", "relations": [{"kind": "Supports", "target_index": 99}]})).unwrap_err().to_string();

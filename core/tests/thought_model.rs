@@ -147,7 +147,7 @@ fn dedup_relates_a_near_duplicate_to_what_it_supersedes() {
     append(&db, json!({"chain_key": "c", "thought_type": "Finding", "content": "the cache is cold after restarts"}));
     // {deploy, use, the, canari} against {deploy, use, a, canari}: 3 of 5 shared = 0.6.
     let dup = append(&db, json!({"chain_key": "c", "thought_type": "Decision", "content": "deploy uses the canary"}));
-    assert_eq!(dup["relations"], json!([{"kind": "Supersedes", "target_id": canary["id"], "target_index": 0, "chain_key": null}]));
+    assert_eq!(dup["relations"], json!([{"kind": "Supersedes", "target_id": canary["id"], "target_index": 0, "chain_key": null, "valid_at": dup["timestamp"]}]));
     // Below the threshold: nothing added.
     let other = append(&db, json!({"chain_key": "c", "thought_type": "Finding", "content": "the cache warms in a minute"}));
     assert_eq!(other["relations"], json!([]));

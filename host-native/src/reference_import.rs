@@ -312,7 +312,7 @@ fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefThoughtPub],
             .map(|r| {
                 let kind: RelationKind = format!("{:?}", r.kind).parse().map_err(|e| format!("thought {}: {e}", t.index))?;
                 let local = r.chain_key.as_deref().is_none_or(|k| k == chain_key);
-                Ok(ThoughtRelation { kind, target_id: r.target_id.to_string(), target_index: if local { index_of.get(&r.target_id).copied() } else { None }, chain_key: r.chain_key.clone() })
+                Ok(ThoughtRelation { valid_at: None, kind, target_id: r.target_id.to_string(), target_index: if local { index_of.get(&r.target_id).copied() } else { None }, chain_key: r.chain_key.clone() })
             })
             .collect::<Result<Vec<_>, String>>()?;
         let mut ours = Thought {

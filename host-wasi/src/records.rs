@@ -179,6 +179,8 @@ pub fn thought(t: core::Thought) -> Thought {
         refs,
         relations,
         entity_type,
+        // Always null (`NoEpisode`): the WIT record has no field for it.
+        source_episode: _,
         prev_hash,
         hash,
         content_salt,
@@ -217,8 +219,8 @@ pub fn thought(t: core::Thought) -> Thought {
 
 /// The WIT record of a stored relation.
 fn relation(r: core::ThoughtRelation) -> Relation {
-    let core::ThoughtRelation { kind, target_id, target_index, chain_key } = r;
-    Relation { kind: relation_from_core(kind), target_id, target_index, chain_key }
+    let core::ThoughtRelation { kind, target_id, target_index, chain_key, valid_at } = r;
+    Relation { kind: relation_from_core(kind), target_id, target_index, chain_key, valid_at }
 }
 
 /// The WIT record of `mentisdb_bootstrap`'s reply.

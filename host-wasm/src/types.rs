@@ -15,7 +15,7 @@ export type ThoughtRole = string;
 /** Memory scope, stored as the tag `scope:<scope>`. */
 export type MemoryScope = "user" | "session" | "agent";
 
-export interface ThoughtRelation { kind: string; target_id: string; target_index?: number | null; chain_key?: string | null }
+export interface ThoughtRelation { kind: string; target_id: string; target_index?: number | null; chain_key?: string | null; /** The thought's append time (MentisDB 0.10's `valid_at`). */ valid_at?: string }
 
 export interface Thought {
   schema_version: number; id: string; index: number; timestamp: string;

@@ -196,6 +196,7 @@ impl Chain {
             content_salt: Some(crate::sha256::to_hex(&salt)),
             forgotten: None,
         };
+        thought.stamp_relations();
         if let Some(stored) = replayed {
             return replay_of(stored, &thought);
         }
@@ -211,7 +212,7 @@ impl Chain {
         if foreign {
             let target_id = rel.target_id.ok_or_else(|| invalid("relations", "a relation into another chain needs target_id"))?;
             limits::check_key("relations.target_id", &target_id).map_err(|m| invalid("relations", m))?;
-            return Ok(ThoughtRelation { kind: rel.kind, target_id, target_index: None, chain_key: rel.chain_key });
+            return Ok(ThoughtRelation { kind: rel.kind, target_id, target_index: None, chain_key: rel.chain_key, valid_at: None });
         }
         let target = match (&rel.target_id, rel.target_index) {
             (Some(id), None) => self.by_id(id),
@@ -224,7 +225,7 @@ impl Chain {
             target: rel.target_id.clone().unwrap_or_else(|| rel.target_index.unwrap_or_default().to_string()),
             len: self.thoughts.len() as u64,
         })?;
-        Ok(ThoughtRelation { kind: rel.kind, target_id: target.id.clone(), target_index: Some(target.index), chain_key: None })
+        Ok(ThoughtRelation { kind: rel.kind, target_id: target.id.clone(), target_index: Some(target.index), chain_key: None, valid_at: None })
     }
 
     fn check_signature(&self, t: &Thought) -> Result<(), AppendError> {
