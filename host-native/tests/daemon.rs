@@ -172,7 +172,7 @@ fn entity_types_scopes_and_dedup_of_mentisdb_0_10_over_rest() {
     assert!(e["error"].as_str().unwrap().contains("must not be empty"), "{e}");
     // A near-duplicate is written with a Supersedes relation to the original.
     let dup = ok(&d, "/v1/thoughts", json!({"chain_key": "et", "thought_type": "FactLearned", "content": "Ada lives in Lisbon."}));
-    assert_eq!(dup["thought"]["relations"], json!([{"kind": "Supersedes", "target_id": t["id"], "target_index": 0, "chain_key": null}]));
+    assert_eq!(dup["thought"]["relations"], json!([{"kind": "Supersedes", "target_id": t["id"], "target_index": 0, "chain_key": null, "valid_at": dup["thought"]["timestamp"]}]));
     // The original is now superseded, so hidden unless asked for (as in 0.10).
     let found = ok(&d, "/v1/search", json!({"chain_key": "et", "entity_type": "person", "scope": "user"}));
     assert_eq!(found["thoughts"].as_array().unwrap().len(), 0);
