@@ -91,6 +91,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_checkpoint", "mentisdb_inclusion_proof", "mentisdb_consistency_proof", "mentisdb_identity",
     // The daemon side of sync: replicas call them through `sync()`, not directly.
     "mentisdb_chain_records", "mentisdb_append_batch",
+    "mentisdb_rebuild_vectors",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

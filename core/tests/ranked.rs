@@ -397,3 +397,20 @@ fn the_three_tools_are_listed_with_schemas() {
         assert!(props.contains_key(k), "ranked search schema lacks {k}");
     }
 }
+
+#[test]
+fn rebuilding_vectors_embeds_every_thought_and_reports_the_index() {
+    let db = db();
+    for c in ["The deploy runs nightly.", "Backups go to cold storage.", "Rollbacks take five minutes."] {
+        append(&db, json!({"content": c}));
+    }
+    let off = db.call("mentisdb_rebuild_vectors", json!({"chain_key": "r"})).unwrap();
+    assert_eq!((off["status"]["enabled"].clone(), off["status"]["freshness"].clone(), off["status"]["indexed_thought_count"].clone(), off["status"]["metadata"].clone()), (json!(false), json!("Disabled"), json!(0), Value::Null));
+    db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+    let on = db.call("mentisdb_rebuild_vectors", json!({"chain_key": "r"})).unwrap();
+    let s = &on["status"];
+    assert_eq!((s["enabled"].clone(), s["freshness"].clone(), s["indexed_thought_count"].clone(), s["thought_count"].clone()), (json!(true), json!("Fresh"), json!(3), json!(3)));
+    assert!(s["metadata"]["dimension"].as_u64().unwrap() > 0, "{on}");
+    assert_eq!(s["provider_key"], s["metadata"]["model_id"]);
+    assert_eq!(db.call("mentisdb_rebuild_vectors", json!({"chain_key": "nope"})).unwrap_err().kind(), mentisdb_core::ErrorKind::NotFound);
+}

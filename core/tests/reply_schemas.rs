@@ -102,6 +102,7 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_delete_webhook", json!({"id": "no-such-webhook"})),
         ("mentisdb_chain_records", json!({"chain_key": "a", "from": 1, "limit": 1})),
         ("mentisdb_append_batch", json!({"chain_key": "a", "thoughts": [{"thought_type": "Idea", "content": "batched", "thought_id": "batch-1"}]})),
+        ("mentisdb_rebuild_vectors", json!({"chain_key": "a"})),
     ];
     let mut results: Vec<(&'static str, Value)> = calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect();
     // A chain object moves to another store: export here, import there.

@@ -115,6 +115,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/checkpoint", "mentisdb_checkpoint"),
     post_tool("/v1/proofs/inclusion", "mentisdb_inclusion_proof"),
     post_tool("/v1/proofs/consistency", "mentisdb_consistency_proof"),
+    post_tool("/v1/vectors/rebuild", "mentisdb_rebuild_vectors"),
     post_tool("/v1/chains/records", "mentisdb_chain_records"),
     post_tool("/v1/thoughts/batch", "mentisdb_append_batch"),
     get_tool("/v1/identity", "mentisdb_identity", Reply::Json),

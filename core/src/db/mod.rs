@@ -270,6 +270,24 @@ impl MentisDb {
         }
     }
 
+    /// Embeds every thought of chain `key` again with the registered
+    /// provider (the chain's ranked index is built first, whole) and returns
+    /// `(thoughts, thoughts with a vector, the provider's name and vector
+    /// dimension)`; without a provider the vectors are dropped. Vectors are
+    /// derived, in memory: nothing is written.
+    pub fn rebuild_vectors(&self, key: &str) -> Result<(usize, usize, Option<(String, usize)>), ToolError> {
+        let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' not found")))?;
+        let provider = self.embedding_provider();
+        let mut state = write_lock(&slot.state);
+        state.live()?;
+        while !state.chain.warm_indexes(usize::MAX) {}
+        state.chain.set_embedding_provider(provider.clone());
+        let index = state.chain.ranked_index();
+        let vectors: Vec<usize> = (0..index.len() as u32).filter_map(|d| index.vector(d).map(<[f32]>::len)).collect();
+        let model = provider.map(|p| (p.name().to_string(), vectors.first().copied().unwrap_or(0)));
+        Ok((state.chain.len(), vectors.len(), model))
+    }
+
     /// The registered embedding provider.
     pub fn embedding_provider(&self) -> Option<Arc<dyn EmbeddingProvider>> {
         read_lock(&self.embedder).clone()

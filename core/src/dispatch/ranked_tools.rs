@@ -3,7 +3,7 @@
 
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
-use super::replies::{
+use super::replies::{VectorMetadata, VectorStatus, VectorsRebuildReply, 
     BundleReply, ContextBundlesReply, LexicalHitReply, LexicalSearchReply, RankedHitReply, RankedSearchReply, ReachedReply, ResolveContextReply, SeedReply,
 };
 use super::{raw, tools};
@@ -52,6 +52,43 @@ tools! {
         ResolveContextArgs => ResolveContextReply<'static>,
         resolve_context_tool
     ),
+    tool!(
+        "mentisdb_rebuild_vectors",
+        "Embed every thought of a chain again with the daemon's embedding provider (after a model change, or to have every vector ready before the first hybrid query) and report the chain's vector index (MentisDB 0.10's POST /v1/vectors/rebuild). Vectors are derived and live in memory; nothing is written. Without a provider the index is reported disabled.",
+        RebuildVectorsArgs => VectorsRebuildReply,
+        rebuild_vectors_tool
+    ),
+}
+
+/// Arguments of `mentisdb_rebuild_vectors`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct RebuildVectorsArgs {
+    /// The chain; the default chain when omitted.
+    pub chain_key: Option<String>,
+}
+
+fn rebuild_vectors_tool(db: &MentisDb, a: RebuildVectorsArgs) -> Result<VectorsRebuildReply, ToolError> {
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let (thoughts, indexed, model) = db.rebuild_vectors(&key)?;
+    let generated_at = crate::timestamp::format_rfc3339_millis(db.now_millis());
+    let name = model.as_ref().map(|(n, _)| n.clone());
+    let status = VectorStatus {
+        enabled: model.is_some(),
+        backend_building: false,
+        backend_kind: "Exact".into(),
+        freshness: if model.is_some() { "Fresh" } else { "Disabled" }.into(),
+        generated_at,
+        indexed_thought_count: indexed as u64,
+        thought_count: thoughts as u64,
+        load_error: None,
+        managed_in_memory: true,
+        sidecar_exists: false,
+        sidecar_path: None,
+        provider_key: name.clone(),
+        provider_kind: name,
+        metadata: model.map(|(model_id, dimension)| VectorMetadata { model_id, dimension: dimension as u64, embedding_version: "v1".into() }),
+    };
+    Ok(VectorsRebuildReply { chain_key: key, status })
 }
 
 /// Default number of ranked results.

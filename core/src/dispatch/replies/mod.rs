@@ -32,7 +32,7 @@ pub use chain::{
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 pub use ranked::{
     BundleReply, ContextBundlesReply, GraphPathReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
-    ResolveContextReply, ScoreReply, SeedReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, ViaReply,
+    ResolveContextReply, ScoreReply, SeedReply, VectorMetadata, VectorStatus, VectorsRebuildReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, ViaReply,
 };
 pub use skills::{
     ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,

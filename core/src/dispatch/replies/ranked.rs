@@ -9,7 +9,7 @@ use crate::chain::Chain;
 use crate::ranked::{RankedHit, Reached, ScoreParts, Via};
 use crate::thought::Thought;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a thought is, as the reference MentisDB's clients read it.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -319,4 +319,58 @@ pub struct SummaryCandidatesReply {
     pub total: u64,
     /// The page of candidates (`offset`, `limit`), by start index.
     pub candidates: Vec<SummaryCandidateReply>,
+}
+
+/// `mentisdb_rebuild_vectors`: the chain's vector index after the rebuild
+/// (MentisDB 0.10's `POST /v1/vectors/rebuild` shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VectorsRebuildReply {
+    /// The chain.
+    pub chain_key: String,
+    /// The index's state.
+    pub status: VectorStatus,
+}
+
+/// A chain's vector index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VectorStatus {
+    /// Whether the daemon has an embedding provider.
+    pub enabled: bool,
+    /// Always false: a rebuild finishes before the reply.
+    pub backend_building: bool,
+    /// `Exact`: every query compares with every vector.
+    pub backend_kind: String,
+    /// `Fresh` (every thought has its vector) or `Disabled` (no provider).
+    pub freshness: String,
+    /// When the rebuild finished (RFC 3339).
+    pub generated_at: String,
+    /// Thoughts with a vector.
+    pub indexed_thought_count: u64,
+    /// Thoughts in the chain.
+    pub thought_count: u64,
+    /// Always null: the vectors are computed, not loaded.
+    pub load_error: Option<String>,
+    /// Always true: the vectors live in the daemon's memory.
+    pub managed_in_memory: bool,
+    /// Always false: no vector file is kept (0.10 keeps a sidecar).
+    pub sidecar_exists: bool,
+    /// Always null (see `sidecar_exists`).
+    pub sidecar_path: Option<String>,
+    /// The provider's name, when there is one.
+    pub provider_key: Option<String>,
+    /// The provider's name, when there is one.
+    pub provider_kind: Option<String>,
+    /// The model, when there is a provider.
+    pub metadata: Option<VectorMetadata>,
+}
+
+/// The embedding model of a vector index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VectorMetadata {
+    /// The provider's name (e.g. `all-MiniLM-L6-v2`).
+    pub model_id: String,
+    /// The vectors' length.
+    pub dimension: u64,
+    /// `v1`.
+    pub embedding_version: String,
 }
