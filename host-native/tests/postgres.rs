@@ -5,6 +5,7 @@
 //! both serve (other instances' appends arrive by NOTIFY), nothing lands in
 //! MENTISDB_DIR, and a restarted daemon verifies the chain from the database.
 
+mod common;
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -299,4 +300,35 @@ fn three_daemons_and_64_writers_lose_nothing_even_when_one_is_killed() {
     // A daemon started now verifies the whole chain from the database.
     let c = Daemon::start(root.path(), &url);
     assert_eq!(c.head("busy"), a.head("busy"));
+}
+
+/// MentisDB 0.10's `--mode stdio` on PostgreSQL: each agent's stdio server
+/// serves MCP from its own process on the shared database (there is no
+/// directory daemon to share), so two agents' servers and an HTTP daemon
+/// write one chain and read each other's thoughts.
+#[test]
+fn stdio_servers_of_two_agents_share_one_database_with_a_daemon() {
+    let Some(admin) = mentisdb_pg_storage::testdb::admin_url() else {
+        eprintln!("skipped: set MENTISDB_TEST_PG_URL (scripts/stages/25-postgres.sh starts a server and sets it)");
+        return;
+    };
+    let url = mentisdb_pg_storage::testdb::fresh_database(&admin, "stdio").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("unused");
+    let env = [("MENTISDB_STORAGE_URL", url.as_str())];
+    let mut a = common::StdioServer::start(&dir, &env);
+    let mut b = common::StdioServer::start(&dir, &env);
+    let http = Daemon::start(&dir, &url);
+    let first = a.tool(2, "mentisdb_append", json!({"chain_key": "agents", "thought_type": "Plan", "content": "agent A plans the migration"}));
+    let second = b.tool(2, "mentisdb_append", json!({"chain_key": "agents", "thought_type": "Finding", "content": "agent B found the schema drift"}));
+    assert_eq!((first["thought"]["index"].clone(), second["thought"]["index"].clone()), (json!(0), json!(1)), "one chain, in order");
+    // Each reads the other's thought once it caught up (read-your-writes across processes).
+    let caught = a.tool(3, "mentisdb_catch_up", json!({"chain_key": "agents", "min_index": 1}));
+    assert_eq!(caught["reached"], true, "{caught}");
+    let seen = a.tool(4, "mentisdb_search", json!({"chain_key": "agents"}));
+    let contents: Vec<&str> = seen["thoughts"].as_array().unwrap().iter().map(|t| t["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["agent A plans the migration", "agent B found the schema drift"]);
+    http.post("/v1/chains/catch-up", json!({"chain_key": "agents", "min_index": 1}));
+    assert_eq!(http.head("agents")["thought_count"], 2);
+    assert!(!dir.exists(), "nothing lands in MENTISDB_DIR on PostgreSQL");
 }

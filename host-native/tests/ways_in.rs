@@ -4,14 +4,14 @@
 //! `mentisdb://skill/core`.
 
 mod common;
-use common::{client, command, Daemon, McpSession};
+use common::{client, command, Daemon, McpSession, StdioServer};
 use mentisdb_core::dispatch::Access;
 use mentisdb_native::tokens::add_token;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 
 /// `POST {base}{path}` with an optional bearer token: status and JSON body.
@@ -159,65 +159,6 @@ fn a_second_daemon_on_one_data_directory_is_refused_in_one_line() {
     assert_eq!(head["thought_count"], 1, "{head}");
 }
 
-/// `mentisdb --mode stdio` on `dir`: a child speaking MCP on its stdio.
-struct StdioServer {
-    child: Child,
-    out: BufReader<std::process::ChildStdout>,
-}
-
-impl StdioServer {
-    fn start(dir: &Path) -> StdioServer {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdb"));
-        for (k, _) in std::env::vars() {
-            if k.starts_with("MENTISDB_") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.env("MENTISDB_DIR", dir).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
-        cmd.args(["--mode", "stdio"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn mentisdb --mode stdio");
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let mut s = StdioServer { child, out };
-        let init = s.request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stdio-test", "version": "1"}}));
-        assert_eq!(init["result"]["serverInfo"]["name"], "mentisdb", "{init}");
-        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        s
-    }
-
-    fn send(&mut self, message: &Value) {
-        use std::io::Write;
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns the response with its id.
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(self.out.read_line(&mut line).unwrap() > 0, "stdio server closed its output before answering {method}");
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC on stdout: {line:?}: {e}"));
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-
-    fn tool(&mut self, id: u64, name: &str, arguments: Value) -> Value {
-        let r = self.request(id, "tools/call", json!({"name": name, "arguments": arguments}));
-        assert_eq!(r["result"]["isError"], false, "{name}: {r}");
-        r["result"]["structuredContent"].clone()
-    }
-}
-
-impl Drop for StdioServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The pid of the daemon holding `dir`, from its lock file.
 fn daemon_pid(dir: &Path) -> Option<u32> {
     std::fs::read_to_string(dir.join("mentisdbd.lock")).ok()?.lines().find_map(|l| l.strip_prefix("pid=")).and_then(|p| p.trim().parse().ok())
@@ -238,11 +179,11 @@ impl Drop for StartedDaemon {
 fn two_stdio_servers_on_one_directory_share_its_daemon() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("data");
-    let mut a = StdioServer::start(&dir);
+    let mut a = StdioServer::start(&dir, &[]);
     let started = StartedDaemon(daemon_pid(&dir));
     let pid = started.0.expect("the stdio server started a daemon that holds the directory");
     assert_ne!(pid, a.child.id(), "the daemon is its own process");
-    let mut b = StdioServer::start(&dir);
+    let mut b = StdioServer::start(&dir, &[]);
     assert_eq!(daemon_pid(&dir), Some(pid), "the second stdio server uses the same daemon");
 
     a.tool(2, "mentisdb_append", json!({"chain_key": "shared", "agent_id": "a", "thought_type": "Finding", "content": "written by agent a"}));

@@ -64,6 +64,17 @@ impl Default for DbConfig {
     }
 }
 
+/// What [`MentisDb::rebuild_vectors`] left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuiltVectors {
+    /// Thoughts in the chain.
+    pub thoughts: usize,
+    /// Thoughts with a vector.
+    pub indexed: usize,
+    /// The provider's name and its vectors' length, when there is a provider.
+    pub model: Option<(String, usize)>,
+}
+
 /// What opening the store found, for the host to log.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OpenReport {
@@ -271,11 +282,10 @@ impl MentisDb {
     }
 
     /// Embeds every thought of chain `key` again with the registered
-    /// provider (the chain's ranked index is built first, whole) and returns
-    /// `(thoughts, thoughts with a vector, the provider's name and vector
-    /// dimension)`; without a provider the vectors are dropped. Vectors are
-    /// derived, in memory: nothing is written.
-    pub fn rebuild_vectors(&self, key: &str) -> Result<(usize, usize, Option<(String, usize)>), ToolError> {
+    /// provider (the chain's ranked index is built first, whole) and says
+    /// how many thoughts have a vector now; without a provider the vectors
+    /// are dropped. Vectors are derived, in memory: nothing is written.
+    pub fn rebuild_vectors(&self, key: &str) -> Result<RebuiltVectors, ToolError> {
         let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' not found")))?;
         let provider = self.embedding_provider();
         let mut state = write_lock(&slot.state);
@@ -285,7 +295,7 @@ impl MentisDb {
         let index = state.chain.ranked_index();
         let vectors: Vec<usize> = (0..index.len() as u32).filter_map(|d| index.vector(d).map(<[f32]>::len)).collect();
         let model = provider.map(|p| (p.name().to_string(), vectors.first().copied().unwrap_or(0)));
-        Ok((state.chain.len(), vectors.len(), model))
+        Ok(RebuiltVectors { thoughts: state.chain.len(), indexed: vectors.len(), model })
     }
 
     /// The registered embedding provider.

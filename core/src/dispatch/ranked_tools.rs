@@ -69,7 +69,7 @@ pub(super) struct RebuildVectorsArgs {
 
 fn rebuild_vectors_tool(db: &MentisDb, a: RebuildVectorsArgs) -> Result<VectorsRebuildReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let (thoughts, indexed, model) = db.rebuild_vectors(&key)?;
+    let crate::db::RebuiltVectors { thoughts, indexed, model } = db.rebuild_vectors(&key)?;
     let generated_at = crate::timestamp::format_rfc3339_millis(db.now_millis());
     let name = model.as_ref().map(|(n, _)| n.clone());
     let status = VectorStatus {

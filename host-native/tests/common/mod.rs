@@ -128,3 +128,66 @@ pub fn sse_result(r: reqwest::blocking::Response) -> Value {
     }
     text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()).find(|v| v.get("id").is_some()).unwrap_or_else(|| panic!("no JSON-RPC response in {text:?}"))
 }
+
+/// `mentisdb --mode stdio` on `dir`: a child speaking MCP on its stdio.
+pub struct StdioServer {
+    pub child: Child,
+    out: BufReader<std::process::ChildStdout>,
+}
+
+impl StdioServer {
+    /// `mentisdb --mode stdio` on `dir` with `extra_env` (e.g. a storage URL), initialized.
+    pub fn start(dir: &Path, extra_env: &[(&str, &str)]) -> StdioServer {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdb"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("MENTISDB_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("MENTISDB_DIR", dir).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        cmd.args(["--mode", "stdio"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = cmd.spawn().expect("spawn mentisdb --mode stdio");
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut s = StdioServer { child, out };
+        let init = s.request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stdio-test", "version": "1"}}));
+        assert_eq!(init["result"]["serverInfo"]["name"], "mentisdb", "{init}");
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns the response with its id.
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "stdio server closed its output before answering {method}");
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC on stdout: {line:?}: {e}"));
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    pub fn tool(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        let r = self.request(id, "tools/call", json!({"name": name, "arguments": arguments}));
+        assert_eq!(r["result"]["isError"], false, "{name}: {r}");
+        r["result"]["structuredContent"].clone()
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
