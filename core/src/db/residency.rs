@@ -136,9 +136,11 @@ impl MentisDb {
 
     /// Chain `key`'s length without loading it: `None` when it is not served.
     pub fn known_len(&self, key: &str) -> Option<u64> {
-        if let Some(slot) = read_lock(&self.chains).get(key) {
-            return Some(read_lock(&slot.state).chain.len() as u64);
+        // The chain table's lock is released before the chain's is taken.
+        let slot = read_lock(&self.chains).get(key).cloned();
+        match slot {
+            Some(slot) => Some(read_lock(&slot.state).chain.len() as u64),
+            None => self.parked(key).map(|p| p.thought_count),
         }
-        self.parked(key).map(|p| p.thought_count)
     }
 }
