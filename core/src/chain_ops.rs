@@ -26,6 +26,9 @@ use crate::error::ToolError;
 use crate::thought::{RelationKind, ThoughtType};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Most ancestor chains a branch's ranked search follows.
+const MAX_ANCESTRY: usize = 16;
+
 /// The agent id of the thought that starts a branch.
 pub const BRANCH_AGENT_ID: &str = "mentisdb";
 
@@ -46,6 +49,29 @@ pub struct Merged {
 }
 
 impl MentisDb {
+    /// The chains chain `key` branched from, nearest first: a chain's
+    /// genesis `BranchesFrom` relation names its parent (MentisDB 0.10's
+    /// ancestry), followed up to [`MAX_ANCESTRY`] levels. A parent that
+    /// does not exist or is refused ends the walk; a cycle stops it.
+    pub fn ancestor_keys(&self, key: &str) -> Result<Vec<String>, ToolError> {
+        let mut out: Vec<String> = Vec::new();
+        let mut at = key.to_string();
+        for _ in 0..MAX_ANCESTRY {
+            let parent = self.with_chain(&at, |c| {
+                let genesis = c.and_then(|c| c.thoughts().first())?;
+                genesis.relations.iter().find(|r| r.kind == RelationKind::BranchesFrom).and_then(|r| r.chain_key.clone())
+            });
+            match parent {
+                Ok(Some(p)) if p != key && !out.contains(&p) => {
+                    out.push(p.clone());
+                    at = p;
+                }
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
     /// Creates chain `branch` starting at thought `thought_id` of chain
     /// `source` (see the module docs).
     pub fn branch_from(&self, source: &str, thought_id: &str, branch: &str) -> Result<Branched, ToolError> {

@@ -203,3 +203,41 @@ fn a_deleted_chain_is_gone_from_storage_and_listing_and_its_key_is_free() {
     append(&db, "doomed", "beta", "a new chain under the old key");
     assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "doomed"}))["thought_count"], 1);
 }
+
+/// Reads only chains whose key starts with `exp` (a token scoped to the branches).
+#[derive(Debug)]
+struct BranchesOnly;
+
+impl mentisdb_core::dispatch::ChainReads for BranchesOnly {
+    fn may_read(&self, chain_key: &str) -> bool {
+        chain_key.starts_with("exp")
+    }
+}
+
+#[test]
+fn a_ranked_search_of_a_branch_also_answers_from_the_chains_it_branched_from() {
+    let (db, _) = fresh();
+    let at = append(&db, "main", "ops", "the kubernetes cluster has three nodes")["thought"]["id"].as_str().unwrap().to_string();
+    append(&db, "main", "ops", "lunch is at noon");
+    ok(&db, "mentisdb_branch_from", json!({"source_chain_key": "main", "branch_thought_id": at, "branch_chain_key": "exp"}));
+    let upgrade = append(&db, "exp", "ops", "the kubernetes upgrade is planned for May")["thought"]["id"].as_str().unwrap().to_string();
+    ok(&db, "mentisdb_branch_from", json!({"source_chain_key": "exp", "branch_thought_id": upgrade, "branch_chain_key": "exp-deeper"}));
+    let found = |chain: &str| -> Vec<(String, String)> {
+        let r = ok(&db, "mentisdb_ranked_search", json!({"chain_key": chain, "text": "kubernetes", "limit": 10}));
+        r["results"].as_array().unwrap().iter().map(|h| (h["chain_key"].as_str().unwrap().to_string(), h["thought"]["content"].as_str().unwrap().to_string())).collect()
+    };
+    // The branch answers from itself and from main, each hit naming its chain.
+    let exp = found("exp");
+    assert!(exp.contains(&("exp".into(), "the kubernetes upgrade is planned for May".into())), "{exp:?}");
+    assert!(exp.contains(&("main".into(), "the kubernetes cluster has three nodes".into())), "{exp:?}");
+    // A branch of a branch reaches its grandparent too; the root sees only itself.
+    let deeper: Vec<String> = found("exp-deeper").into_iter().map(|(c, _)| c).collect();
+    assert!(deeper.contains(&"main".to_string()) && deeper.contains(&"exp".to_string()), "{deeper:?}");
+    assert!(found("main").iter().all(|(c, _)| c == "main"));
+    // A caller that may not read main gets the branch's own answers only.
+    let caller = mentisdb_core::dispatch::Caller { name: "branch-bot", admin: false, reads: Some(&BranchesOnly) };
+    let raw = db.call_raw_as(Some(caller), "mentisdb_ranked_search", json!({"chain_key": "exp", "text": "kubernetes"})).unwrap();
+    let r: serde_json::Value = serde_json::from_str(raw.get()).unwrap();
+    let chains: Vec<&str> = r["results"].as_array().unwrap().iter().map(|h| h["chain_key"].as_str().unwrap()).collect();
+    assert!(!chains.is_empty() && chains.iter().all(|c| *c == "exp"), "{r}");
+}

@@ -204,6 +204,14 @@ pub fn list_tokens(path: &Path) -> Result<Vec<Token>, String> {
     read_or_empty(path)?.tokens()
 }
 
+/// A ranked search of a branch also reads the chains it branched from,
+/// those the token covers (every scope can read).
+impl mentisdb_core::dispatch::ChainReads for Token {
+    fn may_read(&self, chain_key: &str) -> bool {
+        self.covers(chain_key)
+    }
+}
+
 /// A known token: its name, digest, highest scope and chain patterns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
@@ -402,7 +410,7 @@ pub struct Forbidden(pub String);
 pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value) -> Result<Option<Caller<'a>>, Forbidden> {
     let Identity::Token(token) = who else { return Ok(None) };
     let (Some(needed), Some(scope)) = (access_of(tool), call_scope(db, tool, args)) else {
-        return Ok(Some(Caller { name: &token.name, admin: false }));
+        return Ok(Some(Caller { name: &token.name, admin: false, reads: Some(token.as_ref()) }));
     };
     let (chain, covered) = match &scope {
         CallScope::DaemonWide if needed == Access::Read => (None, true),
@@ -425,7 +433,7 @@ pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value)
         return Err(Forbidden(format!("token '{}' lacks scope '{needed}' for {on} ({tool} needs {needed})", token.name)));
     }
     let admin = token.scope == Access::Admin;
-    Ok(Some(Caller { name: &token.name, admin }))
+    Ok(Some(Caller { name: &token.name, admin, reads: Some(token.as_ref()) }))
 }
 
 /// `mentisdb_list_chains`' result as `who` may see it: only the chains

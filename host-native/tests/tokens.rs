@@ -272,3 +272,32 @@ fn a_flush_needs_admin_on_every_chain() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(flush(&root), (StatusCode::OK, json!({"status": "flushed", "chains": 1})));
 }
+
+#[test]
+fn a_branch_searched_with_a_token_reads_only_the_ancestor_chains_the_token_covers() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    let db = &served.daemon.db;
+    // The chain `wait_for` reads, so a loaded token gets 200.
+    db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+    let at = db.call("mentisdb_append", json!({"chain_key": "main", "agent_id": "a", "thought_type": "Finding", "content": "the payroll export runs on Fridays"})).unwrap()["thought"]["id"].clone();
+    db.call("mentisdb_branch_from", json!({"source_chain_key": "main", "branch_thought_id": at, "branch_chain_key": "exp-payroll"})).unwrap();
+    db.call("mentisdb_append", json!({"chain_key": "exp-payroll", "agent_id": "a", "thought_type": "Idea", "content": "move the payroll export to Mondays"})).unwrap();
+    let branch_only = add_token(&tokens_file, "branch-reader", Access::Read, &["exp-*".to_string()]).unwrap();
+    let everything = add_token(&tokens_file, "reader", Access::Read, &[]).unwrap();
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    wait_for(&client, &rest, &everything, StatusCode::OK, "the token file was never loaded");
+    let chains_seen = |token: &str| -> Vec<String> {
+        let r = client.post(format!("{rest}/v1/ranked-search")).bearer_auth(token).json(&json!({"chain_key": "exp-payroll", "text": "payroll export"})).send().unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let body: Value = r.json().unwrap();
+        let mut chains: Vec<String> = body["results"].as_array().unwrap().iter().map(|h| h["chain_key"].as_str().unwrap().to_string()).collect();
+        chains.sort();
+        chains.dedup();
+        chains
+    };
+    // The branch answers from main too (MentisDB 0.10), for a token that may read main.
+    assert_eq!(chains_seen(&everything), ["exp-payroll", "main"]);
+    // A token scoped to the branch gets the branch's answers only: nothing leaks from main.
+    assert_eq!(chains_seen(&branch_only), ["exp-payroll"]);
+}

@@ -87,13 +87,23 @@ impl CallScope {
 }
 
 /// An authenticated caller, as a host with tokens names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Caller<'a> {
     /// The token's name (recorded on skill versions it uploads).
     pub name: &'a str,
     /// Whether the token has admin scope over the call (lets it add versions
     /// to a skill first uploaded by another caller).
     pub admin: bool,
+    /// Which chains the caller may read beyond the one its call names (a
+    /// ranked search of a branch also searches the chains it branched from,
+    /// but only those the caller may read). `None`: every chain.
+    pub reads: Option<&'a dyn ChainReads>,
+}
+
+/// Answers whether a caller may read a chain (a host's token rule).
+pub trait ChainReads: std::fmt::Debug + Sync {
+    /// Whether chain `chain_key` may be read.
+    fn may_read(&self, chain_key: &str) -> bool;
 }
 
 /// The access class of `tool`, or `None` for an unknown tool.

@@ -27,7 +27,7 @@ mod sync_tools;
 mod thought_tools;
 mod webhook_tools;
 
-pub use access::{access_of, call_scope, Access, CallScope, Caller, Reach};
+pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, Reach};
 pub use graph_mode::GraphMode;
 
 use crate::db::MentisDb;

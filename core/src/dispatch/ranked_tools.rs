@@ -24,9 +24,10 @@ use serde_json::value::RawValue;
 tools! {
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_invalidated (alias include_superseded); as_of answers as the chain stood then. offset/limit page the results; enable_reranking (rerank_k, default 50) adds Reciprocal Rank Fusion of the lexical, vector and graph rankings. Each result explains its score.",
+        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance and recency signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_invalidated (alias include_superseded); as_of answers as the chain stood then. offset/limit page the results; enable_reranking (rerank_k, default 50) adds Reciprocal Rank Fusion of the lexical, vector and graph rankings. Each result explains its score. A branch (mentisdb_branch_from) also answers from the chains it branched from, up its ancestry, merged as mentisdb_federated_search merges (each hit names its chain; with tokens, only the ancestors the caller may read).",
         RankedSearchArgs => RankedSearchReply<'static>,
-        ranked_search_tool
+        ranked_search_tool,
+        caller
     ),
     tool!(
         read "mentisdb_context_bundles",
@@ -239,8 +240,16 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
     Ok(Prepared { key, offset, limit, rerank_k, graph, as_of_ms, include_superseded, query_vector, word_vectors })
 }
 
-fn ranked_search_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_ranked_search";
+    // A branch also answers from the chains it branched from (MentisDB
+    // 0.10.10), merged as a federated search; only those the caller may read.
+    let key = db.resolve_key(a.chain_key.as_deref())?;
+    let ancestors: Vec<String> = db.ancestor_keys(&key)?.into_iter().filter(|k| caller.and_then(|c| c.reads).is_none_or(|r| r.may_read(k))).collect();
+    if !ancestors.is_empty() {
+        let keys: Vec<String> = std::iter::once(key).chain(ancestors).collect();
+        return federated(db, TOOL, keys, &a);
+    }
     let p = prepare(db, TOOL, &a, 1, 64)?;
     db.read_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
@@ -372,7 +381,13 @@ fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<Box<Ra
             keys.push(k);
         }
     }
-    let p = prepare(db, TOOL, &a.ranked, 1, 64)?;
+    federated(db, TOOL, keys, &a.ranked)
+}
+
+/// One ranked search over `keys`, merged: each thought id once (its better
+/// score), RRF across chains when asked, then paged.
+fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+    let p = prepare(db, tool, ranked, 1, 64)?;
     // Each chain ranks enough that deduplication cannot shrink the page.
     let per_chain = (p.offset + p.limit).saturating_mul(keys.len().max(1)).min(MAX_RANKED_OFFSET + MAX_RANKED_LIMIT);
     let mut hits: Vec<FederatedHit> = Vec::new();
@@ -384,16 +399,16 @@ fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<Box<Ra
         }
         db.with_chain(key, |c| -> Result<(), ToolError> {
             let Some(chain) = c else { return Ok(()) };
-            let filter = ThoughtFilter::compile(&a.ranked.filter, None, Some(chain)).map_err(|m| ToolError::invalid(TOOL, m))?;
+            let filter = ThoughtFilter::compile(&ranked.filter, None, Some(chain)).map_err(|m| ToolError::invalid(tool, m))?;
             let q = RankedQuery {
-                text: a.ranked.filter.text.as_deref().unwrap_or(""),
+                text: ranked.filter.text.as_deref().unwrap_or(""),
                 filter: &filter,
                 limit: per_chain,
                 graph: p.graph,
                 as_of_ms: p.as_of_ms,
                 include_superseded: p.include_superseded,
                 query_vector: p.query_vector.clone(),
-                context: a.ranked.context.unwrap_or(true),
+                context: ranked.context.unwrap_or(true),
                 word_vectors: p.word_vectors.clone(),
                 rerank_k: None,
             };

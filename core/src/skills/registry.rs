@@ -385,7 +385,7 @@ mod tests {
     fn a_skill_created_through_a_token_takes_versions_from_that_token_or_an_admin() {
         let mut reg = SkillRegistry::new();
         let a = actor("a", Some("o"));
-        let token = |name, admin| Some(Caller { name, admin });
+        let token = |name, admin| Some(Caller { name, admin, reads: None });
         upload_as(&mut reg, token("ci", false), Some("s"), &a, "# S\n", 1).unwrap();
         assert_eq!(reg.get("s").unwrap().first().uploaded_by_caller.as_deref(), Some("ci"));
         upload_as(&mut reg, token("ci", false), Some("s"), &a, "# S\n2\n", 2).unwrap();
