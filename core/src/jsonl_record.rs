@@ -82,3 +82,31 @@ pub(crate) fn line(t: &Thought) -> Vec<u8> {
     };
     serde_json::to_vec(&record).expect("a thought serializes")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::tests::golden_thought;
+
+    /// The line is the thought's JSON as the format always wrote it: the
+    /// reply JSON minus the derived fields, byte for byte (signature bytes,
+    /// relations, optional fields and their order included).
+    #[test]
+    fn a_line_is_the_reply_json_without_the_derived_fields() {
+        let mut t = golden_thought();
+        t.thought_signature = Some(vec![1, 2, 250]);
+        t.signing_key_id = Some("k1".into());
+        t.hash = "ab".repeat(32);
+        t.stamp_relations();
+        let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
+        let stamp = format!(",\"valid_at\":\"{}\"", t.timestamp);
+        assert!(reply.contains(&stamp) && reply.contains(",\"entity_type\":null,\"source_episode\":null"), "{reply}");
+        let legacy = reply.replace(&stamp, "").replace(",\"entity_type\":null,\"source_episode\":null", "");
+        assert_eq!(String::from_utf8(line(&t)).unwrap(), legacy);
+        // With an entity type the label stays, in its place.
+        t.entity_type = Some("service".into());
+        let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
+        let legacy = reply.replace(&stamp, "").replace(",\"source_episode\":null", "");
+        assert_eq!(String::from_utf8(line(&t)).unwrap(), legacy);
+    }
+}
