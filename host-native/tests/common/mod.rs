@@ -21,7 +21,12 @@ pub struct Daemon {
 
 /// `mentisdbd` with no `MENTISDB_*` variable of ours, free ports and `dir`.
 pub fn command(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdbd"));
+    command_of(env!("CARGO_BIN_EXE_mentisdbd"), dir, extra_env, args)
+}
+
+/// [`command`] for the program `bin` (`mentisdbd`, or its 0.10 name `mentisdb`).
+fn command_of(bin: &str, dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin);
     for (k, _) in std::env::vars() {
         if k.starts_with("MENTISDB_") {
             cmd.env_remove(k);
@@ -138,18 +143,8 @@ pub struct StdioServer {
 impl StdioServer {
     /// `mentisdb --mode stdio` on `dir` with `extra_env` (e.g. a storage URL), initialized.
     pub fn start(dir: &Path, extra_env: &[(&str, &str)]) -> StdioServer {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdb"));
-        for (k, _) in std::env::vars() {
-            if k.starts_with("MENTISDB_") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.env("MENTISDB_DIR", dir).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        cmd.args(["--mode", "stdio"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn mentisdb --mode stdio");
+        let mut cmd = command_of(env!("CARGO_BIN_EXE_mentisdb"), dir, extra_env, &["--mode", "stdio"]);
+        let mut child = cmd.stdin(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn mentisdb --mode stdio");
         let out = BufReader::new(child.stdout.take().unwrap());
         let mut s = StdioServer { child, out };
         let init = s.request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stdio-test", "version": "1"}}));
