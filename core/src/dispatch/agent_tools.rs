@@ -5,7 +5,7 @@ use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummar
 use super::{raw, tools};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
 use crate::db::MentisDb;
-use crate::dispatch::thought_tools::ChainArgs;
+use crate::dispatch::thought_reads::ChainArgs;
 use crate::error::{AgentError, ToolError};
 use crate::limits;
 use schemars::JsonSchema;

@@ -25,6 +25,7 @@ pub mod replies;
 mod skill_tools;
 mod sync_tools;
 mod thought_tools;
+mod thought_reads;
 mod webhook_tools;
 
 pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, Reach};

@@ -1,0 +1,43 @@
+//! The host's embedding provider: registered once for every chain, and
+//! chains re-embedded on request.
+
+use super::{read_lock, write_lock, ChainSlot, MentisDb, RebuiltVectors};
+use crate::error::ToolError;
+use crate::ranked::EmbeddingProvider;
+use std::sync::Arc;
+
+impl MentisDb {
+    /// Registers (or with `None` clears) the host's embedding provider.
+    /// Every thought of every open chain is embedded now, and every later
+    /// thought when it is committed; ranked search then fuses vector
+    /// similarity with the lexical score (`backend: "hybrid"`).
+    pub fn set_embedding_provider(&self, provider: Option<Arc<dyn EmbeddingProvider>>) {
+        *write_lock(&self.embedder) = provider.clone();
+        let slots: Vec<Arc<ChainSlot>> = read_lock(&self.chains).values().cloned().collect();
+        for slot in slots {
+            write_lock(&slot.state).chain.set_embedding_provider(provider.clone());
+        }
+    }
+
+    /// Embeds every thought of chain `key` again with the registered
+    /// provider (the chain's ranked index is built first, whole) and says
+    /// how many thoughts have a vector now; without a provider the vectors
+    /// are dropped. Vectors are derived, in memory: nothing is written.
+    pub fn rebuild_vectors(&self, key: &str) -> Result<RebuiltVectors, ToolError> {
+        let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' not found")))?;
+        let provider = self.embedding_provider();
+        let mut state = write_lock(&slot.state);
+        state.live()?;
+        while !state.chain.warm_indexes(usize::MAX) {}
+        state.chain.set_embedding_provider(provider.clone());
+        let index = state.chain.ranked_index();
+        let vectors: Vec<usize> = (0..index.len() as u32).filter_map(|d| index.vector(d).map(<[f32]>::len)).collect();
+        let model = provider.map(|p| (p.name().to_string(), vectors.first().copied().unwrap_or(0)));
+        Ok(RebuiltVectors { thoughts: state.chain.len(), indexed: vectors.len(), model })
+    }
+
+    /// The registered embedding provider.
+    pub fn embedding_provider(&self) -> Option<Arc<dyn EmbeddingProvider>> {
+        read_lock(&self.embedder).clone()
+    }
+}

@@ -1,0 +1,176 @@
+//! Several engines on one store: taking in what others appended
+//! ([`MentisDb::catch_up`]), chains they created or rewrote, and a replica's
+//! pulled tail ([`MentisDb::replace_tail`], `crate::sync`).
+
+use super::{read_lock, write_lock, ChainSlot, ChainState, MentisDb};
+use crate::agents::AgentRegistry;
+use crate::chain::Chain;
+use crate::error::{ToolError, VerifyError};
+use crate::naming;
+use crate::record::{self, ChainFormat};
+use crate::storage::StorageError;
+
+impl MentisDb {
+    /// Takes in what other engines on a shared store appended to chain `key`
+    /// since this one last looked (every record verified as opening verifies
+    /// it), loading the chain when another engine created it. Returns how
+    /// many thoughts were added. A host calls it when told of new appends
+    /// (e.g. PostgreSQL `NOTIFY`); appends call it themselves when they lose
+    /// a race.
+    pub fn catch_up(&self, key: &str) -> Result<usize, ToolError> {
+        let Some(slot) = self.slot_or_load(key)? else { return Ok(0) };
+        let mut state = write_lock(&slot.state);
+        self.catch_up_locked(key, &slot, &mut state)
+    }
+
+    /// [`MentisDb::catch_up`] for the chain whose storage object is
+    /// `object` (what a shared store's notification names), or the skill
+    /// log's new events. A chain object
+    /// this engine does not serve yet (another engine created it) is loaded
+    /// and verified now, and its thoughts are told to the observers, so that
+    /// event streams and webhooks here hear of chains made elsewhere. Any
+    /// other object needs nothing: `Ok(0)`.
+    pub fn catch_up_object(&self, object: &str) -> Result<usize, ToolError> {
+        if object == naming::SKILLS_LOG {
+            return Ok(self.skills.catch_up(self.storage.as_ref())?);
+        }
+        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let Some((key, slot)) = found else { return self.load_announced_chain(object) };
+        let mut state = write_lock(&slot.state);
+        self.catch_up_locked(&key, &slot, &mut state)
+    }
+
+    /// A shared store says `object` was replaced as a whole by some engine
+    /// (this one too): a chain rewritten by a forget or a migration is read
+    /// again, verified and served from the new copy; an edited agent
+    /// registry is read again (activity rebuilt from the chain); a replaced
+    /// skill log (a deletion) is replayed. Returns whether `object` is one
+    /// this engine serves.
+    pub fn reload_object(&self, object: &str) -> Result<bool, ToolError> {
+        if object == naming::SKILLS_LOG {
+            self.skills.reload(self.storage.as_ref())?;
+            return Ok(true);
+        }
+        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object || slot.agents_object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let Some((key, slot)) = found else { return Ok(false) };
+        let mut state = write_lock(&slot.state);
+        if state.deleted {
+            return Ok(false);
+        }
+        let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.clone(), error: e };
+        if object == slot.agents_object {
+            let Some(bytes) = self.storage.read(object)? else { return Ok(true) };
+            let mut registry = AgentRegistry::from_sidecar(&bytes).map_err(|e| ToolError::Storage(StorageError::io(object, e)))?;
+            state.chain.thoughts().iter().for_each(|t| registry.observe(t));
+            *state.chain.agents_mut() = registry;
+            return Ok(true);
+        }
+        let Some(bytes) = self.storage.read(object)? else { return Ok(true) };
+        let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refused(VerifyError::Record(e)))?;
+        let byte_len = decoded.valid_len as u64;
+        let agents = state.chain.agents().clone();
+        let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refused)?;
+        chain.set_embedding_provider(self.embedding_provider());
+        let added = chain.len().saturating_sub(state.chain.len());
+        state.chain = chain;
+        state.byte_len = byte_len;
+        // Appends that came with the rewrite are new here.
+        let thoughts = state.chain.thoughts();
+        self.notify_appended(&key, &thoughts[thoughts.len() - added..]);
+        Ok(true)
+    }
+
+    /// Makes chain `key` hold its first `keep` thoughts followed by `tail`
+    /// (thoughts of another copy of the chain: a daemon's records pulled by a
+    /// replica, `crate::sync`), creating the chain in `format` when it does
+    /// not exist. `tail` is verified as opening verifies a chain before
+    /// anything is written. When the chain holds exactly `keep` thoughts the
+    /// tail is appended (one sync); otherwise the object is replaced
+    /// atomically. Returns `Ok(false)`, changing nothing, when the chain no
+    /// longer holds `expect_len` thoughts (the caller raced a local append).
+    pub fn replace_tail(&self, key: &str, format: ChainFormat, keep: usize, expect_len: usize, tail: record::DecodedChain) -> Result<bool, ToolError> {
+        let slot = self.slot_for_write(key, Some(format))?;
+        let mut state = write_lock(&slot.state);
+        state.live()?;
+        self.catch_up_locked(key, &slot, &mut state)?;
+        if state.chain.len() != expect_len || keep > expect_len {
+            return Ok(false);
+        }
+        let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.to_string(), error: e };
+        let added = tail.thoughts.len();
+        let format = state.chain.format();
+        if keep == state.chain.len() {
+            state.chain.verify_extension(&tail).map_err(refused)?;
+            let bytes: Vec<u8> = tail.thoughts.iter().flat_map(|t| record::encode_thought(format, t)).collect();
+            self.storage.append_at(&slot.object, state.byte_len, &bytes)?;
+            self.storage.sync(&slot.object)?;
+            state.chain.extend_verified(tail).map_err(refused)?;
+            state.byte_len += bytes.len() as u64;
+        } else {
+            let mut thoughts = state.chain.thoughts()[..keep].to_vec();
+            thoughts.extend(tail.thoughts);
+            let mut bytes = record::encode_header(format, key);
+            thoughts.iter().for_each(|t| bytes.extend_from_slice(&record::encode_thought(format, t)));
+            let decoded = record::DecodedChain { format, chain_key: key.to_string(), thoughts, valid_len: bytes.len(), body_hash_mismatches: None };
+            let mut chain = Chain::load_with(decoded, state.chain.agents().clone(), self.hasher, self.config.parallelism.as_ref()).map_err(refused)?;
+            self.storage.write_atomic(&slot.object, &bytes)?;
+            chain.set_embedding_provider(self.embedding_provider());
+            state.chain = chain;
+            state.byte_len = bytes.len() as u64;
+        }
+        let thoughts = state.chain.thoughts();
+        self.notify_appended(key, &thoughts[thoughts.len() - added..]);
+        Ok(true)
+    }
+
+    /// The new-chain half of [`MentisDb::catch_up_object`].
+    fn load_announced_chain(&self, object: &str) -> Result<usize, ToolError> {
+        if !naming::is_chain_object(object) {
+            return Ok(0);
+        }
+        // A chain parked here: its observers heard of its first thoughts already.
+        let parked = read_lock(&self.residency.parked).iter().find(|(_, p)| p.object == object).map(|(k, p)| (k.clone(), p.thought_count as usize));
+        let (key, known) = match parked {
+            Some(found) => found,
+            None => match self.storage.read(object)?.as_deref().and_then(record::peek_chain_key) {
+                Some(key) => (key, 0),
+                None => return Ok(0),
+            },
+        };
+        let mut chains = write_lock(&self.chains);
+        if chains.contains_key(&key) {
+            // Loaded meanwhile (a read or an append here): only catch up.
+            drop(chains);
+            return self.catch_up(&key);
+        }
+        let Some(slot) = self.load_chain(&mut chains, &key)? else { return Ok(0) };
+        drop(chains);
+        let added = {
+            let state = read_lock(&slot.state);
+            let thoughts = state.chain.thoughts();
+            let new = &thoughts[known.min(thoughts.len())..];
+            self.notify_appended(&key, new);
+            new.len()
+        };
+        drop(slot);
+        self.enforce_budget(&key);
+        Ok(added)
+    }
+
+    /// [`MentisDb::catch_up`] under the chain's write lock.
+    pub(super) fn catch_up_locked(&self, key: &str, slot: &ChainSlot, state: &mut ChainState) -> Result<usize, ToolError> {
+        let Some(bytes) = self.storage.read_from(&slot.object, state.byte_len)? else { return Ok(0) };
+        if bytes.is_empty() {
+            return Ok(0);
+        }
+        let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.to_string(), error: e };
+        let suffix = record::decode_suffix(state.chain.format(), &bytes).map_err(|e| refused(VerifyError::Record(e)))?;
+        let valid_len = suffix.valid_len as u64;
+        let added = state.chain.extend_verified(suffix).map_err(refused)?;
+        state.byte_len += valid_len;
+        // Another engine acknowledged these only after they were durable.
+        let thoughts = state.chain.thoughts();
+        self.notify_appended(key, &thoughts[thoughts.len() - added..]);
+        Ok(added)
+    }
+}
