@@ -51,6 +51,11 @@ impl<T: Derive> Derived<T> {
         self.read()
     }
 
+    /// How many thoughts the index covers now (nothing is added).
+    pub(crate) fn covered(&self) -> usize {
+        self.read().indexed()
+    }
+
     /// Adds at most `max` of the thoughts the index does not cover yet;
     /// returns whether it now covers them all (lets a host warm the index in
     /// steps, releasing the chain between them).

@@ -317,7 +317,7 @@ impl BoundFilter<'_> {
     pub fn matches(&self, idx: usize) -> bool {
         let t = &self.chain.thoughts()[idx];
         let f = self.filter;
-        f.matches_fields_at(t, self.chain.timestamps_millis()[idx])
+        f.matches_fields_with(t, || self.chain.timestamps_millis()[idx])
             && match (&f.text, &self.text) {
                 (Some(needle), Some(text)) => f.text_agents.contains(&t.agent_id) || text.get(idx).contains(needle.as_str()),
                 _ => true,

@@ -92,9 +92,10 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
     let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);
     db.set_checkpoint_signer(Some(signer), interval);
-    if let Some(model_dir) = &config.minilm_dir {
-        register_minilm(&db, model_dir)?;
-    }
+    let prefetched = match &config.minilm_dir {
+        Some(model_dir) => Some(register_minilm(&db, model_dir)?),
+        None => None,
+    };
     if let Some(key) = config.openai_api_key.as_deref().filter(|k| !k.trim().is_empty()) {
         db.set_chat_model(Some(Arc::new(crate::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
         tracing::info!(base_url = %config.llm_base_url, model = %config.llm_model, "memory extraction enabled");
@@ -104,15 +105,10 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         Some(pg) => Some(Arc::new(follow_other_instances(pg, &db)?)),
         None => None,
     };
-    // Build the query indices in the background so the first queries do not pay for them.
-    let warm = db.clone();
-    let spawned = std::thread::Builder::new().name("mentisdb-warm".into()).spawn(move || {
-        let started = std::time::Instant::now();
-        warm.warm_indexes();
-        tracing::info!(ms = started.elapsed().as_millis() as u64, "query indices built");
-    });
-    if let Err(e) = spawned {
-        tracing::warn!(error = %e, "could not start the index warm-up thread; indices are built on first query");
+    // Build the query indices in the background so the first queries do not
+    // pay for them, and index (embed) every append there too.
+    if let Err(e) = crate::index_worker::start(&db, prefetched) {
+        tracing::warn!(error = %e, "could not start the index worker; indices are built by queries");
     }
     Ok(OpenedStore { db, report, store, listener, lock })
 }
@@ -156,16 +152,17 @@ fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<Lis
 /// Loads all-MiniLM-L6-v2 from `dir` and registers it: every thought of
 /// every open chain is embedded now, new ones as they are indexed.
 #[cfg(feature = "minilm")]
-fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<(), DaemonError> {
+fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::index_worker::Prefetched>, DaemonError> {
     let started = std::time::Instant::now();
     let model = mentisdb_embed_minilm::MiniLm::load(dir).map_err(DaemonError::Embedding)?;
-    db.set_embedding_provider(Some(Arc::new(model)));
+    let provider = Arc::new(crate::index_worker::Prefetched::new(Arc::new(model)));
+    db.set_embedding_provider(Some(provider.clone()));
     tracing::info!(dir = %dir.display(), model = "all-MiniLM-L6-v2", seconds = started.elapsed().as_secs_f64(), "embedding model loaded; ranked search is hybrid");
-    Ok(())
+    Ok(provider)
 }
 
 #[cfg(not(feature = "minilm"))]
-fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<(), DaemonError> {
+fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::index_worker::Prefetched>, DaemonError> {
     Err(DaemonError::Embedding(format!("--minilm-dir / MENTISDB_MINILM_DIR ({}) needs a mentisdbd built with `--features minilm`", dir.display())))
 }
 

@@ -42,6 +42,7 @@ pub mod events;
 pub mod explorer;
 pub mod host_env;
 pub mod identity;
+pub mod index_worker;
 pub mod llm;
 pub mod legacy;
 pub mod mcp;

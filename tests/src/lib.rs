@@ -9,5 +9,6 @@
 
 pub mod bench;
 pub mod daemon;
+pub mod locomo;
 pub mod mcp;
 pub mod spec_walk;

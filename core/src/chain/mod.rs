@@ -237,6 +237,12 @@ impl Chain {
         self.ranked.catch_up_some(&self.thoughts, max) && text
     }
 
+    /// How many thoughts the ranked index (and with a provider, its
+    /// vectors) covers now, without catching up.
+    pub fn indexed_len(&self) -> usize {
+        self.ranked.covered()
+    }
+
     /// Registers (or clears) the embedding provider; thoughts are embedded
     /// as the ranked index catches up with them.
     pub fn set_embedding_provider(&mut self, provider: Option<std::sync::Arc<dyn crate::ranked::EmbeddingProvider>>) {

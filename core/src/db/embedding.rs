@@ -3,6 +3,7 @@
 
 use super::{read_lock, write_lock, ChainSlot, MentisDb, RebuiltVectors};
 use crate::error::ToolError;
+use crate::ranked::embedding::embedding_text;
 use crate::ranked::EmbeddingProvider;
 use std::sync::Arc;
 
@@ -39,5 +40,18 @@ impl MentisDb {
     /// The registered embedding provider.
     pub fn embedding_provider(&self) -> Option<Arc<dyn EmbeddingProvider>> {
         read_lock(&self.embedder).clone()
+    }
+
+    /// What the embedding provider will be asked to embed for the next `max`
+    /// thoughts of chain `key` its ranked index does not cover yet: each
+    /// one's [`embedding_text`], in order (empty when the index is caught
+    /// up, or the chain is not resident). A host embeds these ahead, outside
+    /// every lock, and answers the provider's calls from them during
+    /// [`MentisDb::warm_chain`].
+    pub fn unindexed_texts(&self, key: &str, max: usize) -> Vec<String> {
+        let Some(slot) = self.peek_slot(key) else { return Vec::new() };
+        let state = read_lock(&slot.state);
+        let thoughts = state.chain.thoughts();
+        thoughts[state.chain.indexed_len().min(thoughts.len())..].iter().take(max).map(|t| embedding_text(&t.content).to_string()).collect()
     }
 }

@@ -276,14 +276,27 @@ impl MentisDb {
     /// appends are never held up for long. A host calls this in the
     /// background after opening; queries work (and catch up) meanwhile.
     pub fn warm_indexes(&self) {
-        // Lexical indexing takes ~10 us a thought; a model may take tens of
+        // Lexical indexing takes ~10 us a thought; a model may take
         // milliseconds per text, so steps are then much shorter.
-        let step = if self.embedding_provider().is_some() { 32 } else { 4096 };
+        let step = if self.embedding_provider().is_some() { 4 } else { 4096 };
         // Resident chains only: warming must not load parked ones.
         let resident: Vec<String> = read_lock(&self.chains).keys().cloned().collect();
         for key in resident {
-            while let Ok(false) = self.with_chain(&key, |c| c.is_none_or(|c| c.warm_indexes(step))) {}
+            while !self.warm_chain(&key, step) {}
         }
+    }
+
+    /// Adds up to `max` of chain `key`'s thoughts its query indices do not
+    /// cover yet (embedding them when there is a provider) under the chain's
+    /// read lock, so a query or an append of the chain waits for at most one
+    /// step. Returns whether the indices now cover the whole chain; a chain
+    /// that is not resident (or was deleted) is left alone (`true`). A host
+    /// calls it in the background after appends, so that queries find the
+    /// work done ([`MentisDb::unindexed_texts`] lets it embed ahead).
+    pub fn warm_chain(&self, key: &str, max: usize) -> bool {
+        let Some(slot) = self.peek_slot(key) else { return true };
+        let state = read_lock(&slot.state);
+        state.deleted || state.chain.warm_indexes(max)
     }
 
     /// Returns the slot for `key`, creating the chain (header written and

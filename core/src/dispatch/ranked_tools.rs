@@ -233,7 +233,12 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
     let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
     let text = a.filter.text.as_deref().unwrap_or("").trim();
     let (query_vector, word_vectors) = match db.embedding_provider() {
-        Some(p) if !text.is_empty() => crate::ranked::search::embed_query(&*p, text),
+        Some(p) if !text.is_empty() => {
+            // The chain's own words keep their vectors: only new words (and the question) are embedded, outside the chain's lock.
+            let terms = crate::ranked::search::query_terms(text);
+            let known = db.with_chain(&key, |c| c.map(|c| crate::ranked::search::known_word_vectors(&c.ranked_index(), &terms)))?;
+            crate::ranked::search::embed_query(&*p, text, &known.unwrap_or_default())
+        }
         _ => (None, Vec::new()),
     };
     let include_superseded = a.include_invalidated.unwrap_or(false) || a.include_superseded.unwrap_or(false);

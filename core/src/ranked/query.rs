@@ -50,20 +50,40 @@ pub type WordVectors = Vec<(String, Vec<f32>)>;
 
 /// The query's vector and the vectors of its words by index term (for
 /// [`RankedQuery::query_vector`] and [`RankedQuery::word_vectors`]), in
-/// one batch through the provider.
-pub fn embed_query(provider: &dyn EmbeddingProvider, text: &str) -> (Option<Vec<f32>>, WordVectors) {
+/// one batch through the provider. `known` holds, aligned with
+/// [`query_terms`], the vectors the chain already has for some words
+/// ([`known_word_vectors`]); only the others are embedded, so a question
+/// made of the chain's own words costs the provider one text.
+pub fn embed_query(provider: &dyn EmbeddingProvider, text: &str, known: &[Option<Vec<f32>>]) -> (Option<Vec<f32>>, WordVectors) {
     let terms = query_terms(text);
+    let is_known = |i: usize| known.get(i).is_some_and(Option::is_some);
     let mut texts: Vec<&str> = vec![text];
-    texts.extend(terms.iter().map(|(_, s)| s.as_str()));
+    texts.extend(terms.iter().enumerate().filter(|(i, _)| !is_known(*i)).map(|(_, (_, s))| s.as_str()));
     let mut out = provider.embed_batch(&texts).into_iter();
     let whole = out.next().flatten();
-    let words = terms.into_iter().zip(out).filter_map(|((t, _), v)| v.map(|v| (t, v))).collect();
+    let words = terms
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (t, _))| if is_known(i) { known[i].clone() } else { out.next().flatten() }.map(|v| (t, v)))
+        .collect();
     (whole, words)
+}
+
+/// The vectors `index` holds for the query's `terms` ([`query_terms`]),
+/// aligned with them: a term the index first saw as the same word as the
+/// query's was embedded from the same text, so its vector is reused (unit
+/// length; expansion compares by cosine). `None` for the others.
+pub fn known_word_vectors(index: &RankedIndex, terms: &[(String, String)]) -> Vec<Option<Vec<f32>>> {
+    let vectors = index.term_vectors();
+    terms
+        .iter()
+        .map(|(term, surface)| index.term_id(term).filter(|&id| index.surface(id) == surface).and_then(|id| vectors.row(id)).map(<[f32]>::to_vec))
+        .collect()
 }
 
 /// The distinct query terms with the surface word each came from, at most
 /// [`MAX_QUERY_TERMS`] (a term's position is its bit in the stages' masks).
-pub(crate) fn query_terms(text: &str) -> Vec<(String, String)> {
+pub fn query_terms(text: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for tok in Analyzer.tokens(text) {
         if out.len() >= MAX_QUERY_TERMS {
@@ -131,8 +151,45 @@ mod tests {
 
     #[test]
     fn embed_query_embeds_the_text_and_each_term_by_its_surface() {
-        let (whole, words) = embed_query(&ByLength, "Kids hiking");
+        let (whole, words) = embed_query(&ByLength, "Kids hiking", &[]);
         assert_eq!(whole, Some(vec![11.0, 1.0]));
         assert_eq!(words, vec![("kid".to_string(), vec![4.0, 1.0]), ("hike".to_string(), vec![6.0, 1.0])]);
+    }
+
+    /// [`ByLength`], remembering every text it was asked for.
+    #[derive(Debug, Default)]
+    struct Recording(std::sync::Mutex<Vec<String>>);
+
+    impl EmbeddingProvider for Recording {
+        fn name(&self) -> &str {
+            "recording"
+        }
+        fn embed(&self, text: &str) -> Option<Vec<f32>> {
+            self.0.lock().unwrap().push(text.to_string());
+            ByLength.embed(text)
+        }
+    }
+
+    #[test]
+    fn words_the_chain_saw_in_the_same_form_are_not_embedded_again() {
+        use crate::chain::{Chain, NewThought};
+        use crate::record::ChainFormat;
+        use crate::thought::ThoughtType;
+        let mut chain = Chain::new("words", ChainFormat::Binary);
+        for (i, content) in ["kids play", "went hiking"].into_iter().enumerate() {
+            let t = chain.prepare_append(NewThought::new("ada", ThoughtType::FactLearned, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
+            chain.commit(t);
+        }
+        chain.set_embedding_provider(Some(std::sync::Arc::new(ByLength)));
+        let terms = query_terms("kids hike");
+        let known = known_word_vectors(&chain.ranked_index(), &terms);
+        // "kids" was seen as "kids"; "hike" only as "hiking", a different text.
+        let unit = |v: [f32; 2]| v.map(|x| x / (v[0] * v[0] + v[1] * v[1]).sqrt()).to_vec();
+        assert_eq!(known, vec![Some(unit([4.0, 1.0])), None]);
+        let provider = Recording::default();
+        let (whole, words) = embed_query(&provider, "kids hike", &known);
+        assert_eq!(*provider.0.lock().unwrap(), vec!["kids hike".to_string(), "hike".to_string()]);
+        assert_eq!(whole, Some(vec![9.0, 1.0]));
+        assert_eq!(words, vec![("kid".to_string(), unit([4.0, 1.0])), ("hike".to_string(), vec![4.0, 1.0])]);
     }
 }

@@ -73,7 +73,6 @@ use super::graph::spread_graph;
 use super::hits::{best_hits, full_scores, partial_scores, prune};
 use super::index::RankedIndex;
 use super::lexical::{score_phrases, score_terms};
-use super::query::query_terms;
 use super::rerank::rerank;
 use super::stretch::{add_stretch, max_stretch};
 use super::vectors::score_vectors;
@@ -83,7 +82,7 @@ pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP
 pub use super::graph::{edge_weight, GraphOptions, GRAPH_DECAY, MAX_GRAPH_SEEDS};
 pub use super::hits::{RankedHit, RankedResults, ScoreParts, AGENT_WEIGHT, IMPORTANCE_WEIGHT, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT};
 pub use super::lexical::PHRASE_WEIGHT;
-pub use super::query::{embed_query, exists_as_of, RankedQuery, WordVectors, MAX_QUERY_TERMS};
+pub use super::query::{embed_query, exists_as_of, known_word_vectors, query_terms, RankedQuery, WordVectors, MAX_QUERY_TERMS};
 pub use super::stretch::{stretch_neighbours, STRETCH_WEIGHT, STRETCH_WINDOW};
 pub use super::vectors::{VECTOR_CANDIDATES, VECTOR_WEIGHT};
 

@@ -1,0 +1,209 @@
+//! Query indices kept up in the background: after opening, every resident
+//! chain's indices are built; after each append, the chain's new thoughts
+//! are indexed and, with an embedding provider, embedded, so a ranked query
+//! finds the work done and an append never waits for a model.
+//!
+//! With a provider the texts are embedded ahead ([`MentisDb::unindexed_texts`])
+//! by this thread with no lock held, then [`MentisDb::warm_chain`] indexes
+//! them under the chain's read lock while [`Prefetched`] answers the
+//! provider's calls from what was computed (only a thought's new words, a
+//! few tokens each, are embedded under the lock). A query that arrives
+//! before the worker reached a thought indexes it itself (it waits only
+//! when it must).
+
+use mentisdb_core::ranked::EmbeddingProvider;
+use mentisdb_core::{AppendObserver, MentisDb, Thought};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+/// Thoughts embedded ahead per step (one batch through the model, one lock hold).
+const STEP: usize = 16;
+/// Thoughts indexed per step without a provider (lexical indexing is ~10 us a thought).
+const LEXICAL_STEP: usize = 4096;
+
+/// An embedding provider answering from vectors computed ahead for the
+/// texts it is about to be asked for, and from `inner` for the rest.
+#[derive(Debug)]
+pub struct Prefetched {
+    inner: Arc<dyn EmbeddingProvider>,
+    ahead: Mutex<Vec<(String, Vec<f32>)>>,
+}
+
+impl Prefetched {
+    /// Wraps `inner` (register the wrapper as the engine's provider).
+    pub fn new(inner: Arc<dyn EmbeddingProvider>) -> Self {
+        Prefetched { inner, ahead: Mutex::new(Vec::new()) }
+    }
+
+    /// Embeds `texts` now, through `inner`, for the calls that follow.
+    fn fill(&self, texts: &[String]) {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = self.inner.embed_batch(&refs);
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        ahead.extend(texts.iter().cloned().zip(vectors).filter_map(|(t, v)| v.map(|v| (t, v))));
+    }
+
+    /// Forgets what was not asked for (a thought indexed by a query meanwhile).
+    fn clear(&self) {
+        self.ahead.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn take(&self, text: &str) -> Option<Vec<f32>> {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        let at = ahead.iter().position(|(t, _)| t == text)?;
+        Some(ahead.swap_remove(at).1)
+    }
+}
+
+impl EmbeddingProvider for Prefetched {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        self.take(text).or_else(|| self.inner.embed(text))
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        let mut out: Vec<Option<Option<Vec<f32>>>> = texts.iter().map(|t| self.take(t).map(Some)).collect();
+        let missing: Vec<usize> = (0..texts.len()).filter(|i| out[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let fresh = self.inner.embed_batch(&missing.iter().map(|i| texts[*i]).collect::<Vec<_>>());
+            for (i, v) in missing.into_iter().zip(fresh) {
+                out[i] = Some(v);
+            }
+        }
+        out.into_iter().map(Option::flatten).collect()
+    }
+}
+
+/// Chains with appends the worker has not indexed yet.
+#[derive(Default)]
+struct Pending {
+    keys: Mutex<BTreeSet<String>>,
+    wake: Condvar,
+}
+
+impl AppendObserver for Pending {
+    fn appended(&self, chain_key: &str, _thought: &Thought) {
+        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        if keys.insert(chain_key.to_string()) {
+            self.wake.notify_one();
+        }
+    }
+
+    fn chain_deleted(&self, chain_key: &str) {
+        self.keys.lock().unwrap_or_else(|e| e.into_inner()).remove(chain_key);
+    }
+}
+
+/// Starts the worker thread for `db`; `prefetched` is the provider
+/// registered on `db`, if any. The thread ends once `db` is dropped.
+pub fn start(db: &Arc<MentisDb>, prefetched: Option<Arc<Prefetched>>) -> std::io::Result<()> {
+    let pending = Arc::new(Pending::default());
+    db.add_observer(pending.clone());
+    let weak = Arc::downgrade(db);
+    std::thread::Builder::new().name("mentisdb-index".into()).spawn(move || run(weak, pending, prefetched)).map(drop)
+}
+
+fn run(db: Weak<MentisDb>, pending: Arc<Pending>, prefetched: Option<Arc<Prefetched>>) {
+    let started = Instant::now();
+    let Some(first) = db.upgrade() else { return };
+    for key in first.chain_keys() {
+        catch_up(&first, &key, prefetched.as_deref());
+    }
+    drop(first);
+    tracing::info!(ms = started.elapsed().as_millis() as u64, "query indices built");
+    loop {
+        let keys: Vec<String> = {
+            let mut keys = pending.keys.lock().unwrap_or_else(|e| e.into_inner());
+            while keys.is_empty() {
+                // Wakes now and then to notice that the engine is gone.
+                keys = pending.wake.wait_timeout(keys, Duration::from_secs(1)).unwrap_or_else(|e| e.into_inner()).0;
+                if db.strong_count() == 0 {
+                    return;
+                }
+            }
+            std::mem::take(&mut *keys).into_iter().collect()
+        };
+        let Some(db) = db.upgrade() else { return };
+        for key in keys {
+            catch_up(&db, &key, prefetched.as_deref());
+        }
+    }
+}
+
+/// Indexes (and embeds) chain `key` until it is caught up.
+fn catch_up(db: &MentisDb, key: &str, prefetched: Option<&Prefetched>) {
+    match prefetched {
+        None => while !db.warm_chain(key, LEXICAL_STEP) {},
+        Some(p) => loop {
+            let texts = db.unindexed_texts(key, STEP);
+            if texts.is_empty() {
+                // Caught up, or not resident: the text filter's index too.
+                while !db.warm_chain(key, LEXICAL_STEP) {}
+                return;
+            }
+            p.fill(&texts);
+            db.warm_chain(key, texts.len());
+            p.clear();
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, NewThought, SequentialIds, ThoughtType};
+
+    /// Vectors from the text's length; counts calls by the texts' size.
+    #[derive(Debug, Default)]
+    struct Counting {
+        texts: Mutex<Vec<String>>,
+    }
+
+    impl EmbeddingProvider for Counting {
+        fn name(&self) -> &str {
+            "counting"
+        }
+        fn embed(&self, text: &str) -> Option<Vec<f32>> {
+            self.texts.lock().unwrap().push(text.to_string());
+            Some(vec![text.len() as f32, 1.0])
+        }
+    }
+
+    #[test]
+    fn prefetched_answers_from_what_was_computed_ahead_then_from_the_model() {
+        let inner = Arc::new(Counting::default());
+        let p = Prefetched::new(inner.clone());
+        p.fill(&["a long thought".to_string()]);
+        assert_eq!(p.embed_batch(&["a long thought", "word"]), vec![Some(vec![14.0, 1.0]), Some(vec![4.0, 1.0])]);
+        assert_eq!(*inner.texts.lock().unwrap(), vec!["a long thought".to_string(), "word".to_string()], "the thought was embedded once, ahead");
+        assert_eq!(p.embed("a long thought"), Some(vec![14.0, 1.0]), "taken once, then asked of the model again");
+        assert_eq!(inner.texts.lock().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn appended_thoughts_are_embedded_in_the_background_before_any_query() {
+        let (db, _) = MentisDb::open(Arc::new(MemoryStorage::default()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+        let db = Arc::new(db);
+        let inner = Arc::new(Counting::default());
+        let p = Arc::new(Prefetched::new(inner.clone()));
+        db.set_embedding_provider(Some(p.clone()));
+        start(&db, Some(p)).unwrap();
+        for i in 0..40 {
+            db.append("bg", NewThought::new("ada", ThoughtType::FactLearned, &format!("thought number {i} about the garden"))).unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while db.read_chain("bg", |c| c.unwrap().indexed_len()).unwrap() < 40 {
+            assert!(Instant::now() < deadline, "the worker never caught up");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let texts = inner.texts.lock().unwrap().clone();
+        for i in 0..40 {
+            let t = format!("thought number {i} about the garden");
+            assert_eq!(texts.iter().filter(|x| **x == t).count(), 1, "{t} embedded exactly once");
+        }
+    }
+}
