@@ -4,7 +4,7 @@
 //! to the turns that share the question's words (the turn that asked it,
 //! the turn that named the topic).
 
-use super::candidates::{keep_best, Accumulators, Scope};
+use super::candidates::{keep_best, Acc, Accumulators, Scope};
 use super::index::RankedIndex;
 
 /// Share of a direct match's score lent to its neighbours in append order.
@@ -20,6 +20,16 @@ pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
 pub const CONTEXT_REPLY_BOOST: f32 = 1.5;
 /// Best direct matches that lend context, at most (bounds the work per query).
 pub const CONTEXT_SEEDS: usize = 256;
+/// Share of a match's `vector` part that counts in what it lends: a turn
+/// that only resembles the question in meaning is weaker evidence that its
+/// neighbours answer it than one that shares the question's words.
+pub const CONTEXT_VECTOR_SHARE: f32 = 0.5;
+
+/// What a direct match lends its neighbours (before the weight, the decay
+/// and the reply boost): `lexical + expansion + CONTEXT_VECTOR_SHARE * vector`.
+pub(crate) fn lender_score(a: &Acc) -> f32 {
+    a.lexical + a.expansion + CONTEXT_VECTOR_SHARE * a.vector.unwrap_or(0.0)
+}
 
 /// The thoughts within [`CONTEXT_WINDOW`] places of `doc` in append order
 /// that share its conversation (same session, stamped at most
@@ -40,14 +50,14 @@ pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u
     after.chain(before).filter_map(|(x, d)| x.map(|x| (x, d)))
 }
 
-/// Context: the best [`CONTEXT_SEEDS`] direct matches (a direct score above
-/// zero, admitted by `scope`) lend `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1)` of
-/// that score to each neighbour `d` places away that exists, summed; a
+/// Context: the best [`CONTEXT_SEEDS`] direct matches (a [`lender_score`]
+/// above zero, admitted by `scope`) lend `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1)`
+/// of that score to each neighbour `d` places away that exists, summed; a
 /// match that asks a question lends [`CONTEXT_REPLY_BOOST`] times as much to
 /// the thoughts after it. Neighbours become candidates.
 pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &RankedIndex, scope: &Scope<E, A>, acc: &mut Accumulators) {
     let n = index.len() as u32;
-    let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (a.direct(), a.doc)).filter(|s| s.0 > 0.0 && scope.admits(s.1)).collect();
+    let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (lender_score(a), a.doc)).filter(|s| s.0 > 0.0 && scope.admits(s.1)).collect();
     keep_best(&mut lenders, CONTEXT_SEEDS);
     for (score, doc) in lenders {
         let asks = index.asks_question(doc);
@@ -125,6 +135,20 @@ mod tests {
         acc.entry(1).lexical = 2.0;
         lend_context(&idx, &Scope { exists: |_| true, admit: |d| d != 1 }, &mut acc);
         assert_eq!(acc.accs.len(), 1);
+    }
+
+    #[test]
+    fn a_match_by_meaning_lends_a_share_of_its_vector_part() {
+        let c = chain(&[(None, 0, "a"), (None, 1, "b"), (None, 2, "c")]);
+        let idx = c.ranked_index();
+        let mut acc = Accumulators::new(idx.len());
+        *acc.entry(0) = Acc { doc: 0, lexical: 1.0, expansion: 0.5, vector: Some(2.0), ..Acc::default() };
+        acc.entry(2).vector = Some(2.0);
+        assert_eq!(lender_score(acc.get(0).unwrap()), 1.5 + CONTEXT_VECTOR_SHARE * 2.0);
+        lend_context(&idx, &Scope { exists: |_| true, admit: |_| true }, &mut acc);
+        let ctx1 = acc.get(1).unwrap().context;
+        let expected = CONTEXT_WEIGHT * (1.5 + CONTEXT_VECTOR_SHARE * 2.0) + CONTEXT_WEIGHT * CONTEXT_VECTOR_SHARE * 2.0;
+        assert!((ctx1 - expected).abs() < 1e-6, "both neighbours lend, the vector-only one its share: {ctx1} vs {expected}");
     }
 
     #[test]

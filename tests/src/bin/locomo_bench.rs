@@ -18,6 +18,18 @@
 //! in-memory store with a fixed clock; `--rest` drives a running daemon.
 //! `--deep N` (a diagnostic, not the procedure) asks for `N` results instead
 //! and adds R@N to every line: how deep the evidence sits.
+//!
+//! Protocol against overfitting (printed after `overall` whenever there are
+//! at least three conversations): the conversations in sorted order, fold
+//! `i` leaves out conversations `i` and `i + 1` (mod their number) and
+//! tunes on the rest. Per fold, R@5 / R@10 of the left-out questions (and
+//! per category) and of the tuning ones; then the mean over the folds of
+//! the left-out figures, next to the all-conversations one. A scoring
+//! change is kept only if it wins on the tuning conversations of a fold
+//! and also on that fold's left-out ones, so that the mean left-out figure
+//! rises. `--save FILE` writes every question's recall; `--against FILE`
+//! (a saved earlier run over the same files) adds, per fold, the change in
+//! the tuning and left-out R@10 and R@5, and how many folds win on each.
 
 use mentisdb_core::ranked::embedding::embedding_text;
 use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
@@ -215,6 +227,9 @@ fn load(path: &Path) -> Result<Conversation, String> {
     Ok(Conversation { name, turns, questions })
 }
 
+/// One asked question's outcome: (conversation, category, R@5, R@10, R@deep).
+type Outcome = (usize, u64, f64, f64, f64);
+
 #[derive(Default, Clone, Copy)]
 struct Tally {
     n: usize,
@@ -229,6 +244,16 @@ impl Tally {
         self.r5 += r5;
         self.r10 += r10;
         self.deep += deep;
+    }
+    fn of<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Tally {
+        let mut t = Tally::default();
+        outcomes.for_each(|o| t.add(o.2, o.3, o.4));
+        t
+    }
+    /// (R@5, R@10) in percent.
+    fn pct(&self) -> (f64, f64) {
+        let d = self.n.max(1) as f64;
+        (100.0 * self.r5 / d, 100.0 * self.r10 / d)
     }
     fn line(&self, label: &str, deep: Option<usize>) -> String {
         let d = self.n.max(1) as f64;
@@ -247,6 +272,7 @@ fn main() {
     let mut minilm: Option<PathBuf> = None;
     let mut verbose = false;
     let mut deep: Option<usize> = None;
+    let (mut save, mut against): (Option<PathBuf>, Option<PathBuf>) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -254,9 +280,11 @@ fn main() {
             "--hybrid-ngram" => hybrid = true,
             "--minilm" => minilm = args.next().map(PathBuf::from),
             "--verbose" | "-v" => verbose = true,
+            "--save" => save = args.next().map(PathBuf::from),
+            "--against" => against = args.next().map(PathBuf::from),
             "--deep" => deep = args.next().and_then(|n| n.parse().ok()).filter(|n| *n > LIMIT),
             "-h" | "--help" => {
-                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR] [--verbose] [--deep N]");
+                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR] [--verbose] [--deep N] [--save FILE] [--against FILE]");
                 return;
             }
             _ => dir = Some(PathBuf::from(a)),
@@ -312,8 +340,9 @@ fn main() {
     let mut overall = Tally::default();
     let (mut turns_total, mut ingest_time, mut queries, mut query_time) = (0usize, Duration::ZERO, 0usize, Duration::ZERO);
     let mut latencies: Vec<Duration> = Vec::new();
+    let mut outcomes: Vec<Outcome> = Vec::new();
     let mut backend = String::new();
-    for conv in &convs {
+    for (ci, conv) in convs.iter().enumerate() {
         let chain_key = if rest.is_some() { format!("locomo-{}-{run}", conv.name) } else { format!("locomo-{}", conv.name) };
         let start = Instant::now();
         for (content, agent, dia) in &conv.turns {
@@ -349,6 +378,7 @@ fn main() {
             per_cat.entry(*cat).or_default().add(r5, r10, r_deep);
             overall.add(r5, r10, r_deep);
             conv_tally.add(r5, r10, r_deep);
+            outcomes.push((ci, *cat, r5, r10, r_deep));
         }
         println!("{}", conv_tally.line(&conv.name, deep));
     }
@@ -357,6 +387,13 @@ fn main() {
         println!("{}", t.line(&format!("cat {cat}"), deep));
     }
     println!("{}", overall.line("overall", deep));
+    let names: Vec<&str> = convs.iter().map(|c| c.name.as_str()).collect();
+    let earlier = against.map(|p| read_outcomes(&p, &outcomes));
+    rotation(&names, &outcomes, overall, earlier.as_deref());
+    if let Some(p) = save {
+        let text: String = outcomes.iter().map(|o| format!("{} {} {} {} {}\n", o.0, o.1, o.2, o.3, o.4)).collect();
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    }
     latencies.sort();
     let p50 = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
     println!(
@@ -367,4 +404,71 @@ fn main() {
         queries as f64 / query_time.as_secs_f64().max(1e-9),
         p50.as_secs_f64() * 1000.0
     );
+}
+
+/// The questions left out by fold `fold` of `n`: those of conversations
+/// `fold` and `fold + 1` (mod `n`).
+fn left_out(fold: usize, n: usize, conv: usize) -> bool {
+    conv == fold || conv == (fold + 1) % n
+}
+
+/// The rotation report (see the module docs); with `earlier` outcomes of
+/// the same questions, the change per fold.
+fn rotation(names: &[&str], outcomes: &[Outcome], overall: Tally, earlier: Option<&[Outcome]>) {
+    let n = names.len();
+    if n < 3 {
+        return;
+    }
+    println!("--- rotation: fold i leaves out conversations i and i+1 (mod {n}), tunes on the other {}", n - 2);
+    let (mut mean, mut mean_cat) = ((0.0, 0.0), BTreeMap::<u64, (f64, f64)>::new());
+    let (mut wins_tune, mut wins_out, mut delta_out) = (0, 0, (0.0, 0.0));
+    for fold in 0..n {
+        let out = Tally::of(outcomes.iter().filter(|o| left_out(fold, n, o.0)));
+        let tune = Tally::of(outcomes.iter().filter(|o| !left_out(fold, n, o.0)));
+        let (o5, o10) = out.pct();
+        let (t5, t10) = tune.pct();
+        mean = (mean.0 + o5 / n as f64, mean.1 + o10 / n as f64);
+        let mut cats = String::new();
+        for cat in 1..=4u64 {
+            let c = Tally::of(outcomes.iter().filter(|o| left_out(fold, n, o.0) && o.1 == cat));
+            let (c5, c10) = c.pct();
+            let m = mean_cat.entry(cat).or_default();
+            *m = (m.0 + c5 / n as f64, m.1 + c10 / n as f64);
+            cats += &format!("  cat{cat} {c5:>5.1}/{c10:>5.1}");
+        }
+        let label = format!("{}+{}", names[fold], names[(fold + 1) % n]);
+        println!("fold {} out {label:<17} n={:<4} R@5 {o5:>5.1}%  R@10 {o10:>5.1}% | tune n={:<4} R@5 {t5:>5.1}%  R@10 {t10:>5.1}% |{cats}", fold + 1, out.n, tune.n);
+        if let Some(e) = earlier {
+            let (eo5, eo10) = Tally::of(e.iter().filter(|o| left_out(fold, n, o.0))).pct();
+            let (et5, et10) = Tally::of(e.iter().filter(|o| !left_out(fold, n, o.0))).pct();
+            let (dt, dout) = ((t5 - et5, t10 - et10), (o5 - eo5, o10 - eo10));
+            // A fold wins when R@10 rises, or holds while R@5 rises.
+            let wins = |d: (f64, f64)| d.1 > 1e-9 || (d.1.abs() <= 1e-9 && d.0 > 1e-9);
+            wins_tune += usize::from(wins(dt));
+            wins_out += usize::from(wins(dout));
+            delta_out = (delta_out.0 + dout.0 / n as f64, delta_out.1 + dout.1 / n as f64);
+            println!("  change: tune R@5 {:+.1} R@10 {:+.1} | left out R@5 {:+.1} R@10 {:+.1}", dt.0, dt.1, dout.0, dout.1);
+        }
+    }
+    let (a5, a10) = overall.pct();
+    println!("mean-left-out R@5 {:>5.1}%  R@10 {:>5.1}%   (all {n}: R@5 {a5:>5.1}%  R@10 {a10:>5.1}%)", mean.0, mean.1);
+    for (cat, (m5, m10)) in &mean_cat {
+        println!("mean-left-out cat {cat} R@5 {m5:>5.1}%  R@10 {m10:>5.1}%");
+    }
+    if earlier.is_some() {
+        println!("against the earlier run: wins on tune in {wins_tune}/{n} folds, on left out in {wins_out}/{n}; mean left-out change R@5 {:+.2} R@10 {:+.2}", delta_out.0, delta_out.1);
+    }
+}
+
+/// Outcomes saved by `--save`; they must be of the same questions as `now`.
+fn read_outcomes(path: &Path, now: &[Outcome]) -> Vec<Outcome> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let parse = |l: &str| -> Option<Outcome> {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        Some((f.first()?.parse().ok()?, f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?, f.get(4)?.parse().ok()?))
+    };
+    let out: Vec<Outcome> = text.lines().filter_map(parse).collect();
+    let same = out.len() == now.len() && out.iter().zip(now).all(|(a, b)| a.0 == b.0 && a.1 == b.1);
+    assert!(same, "{}: not the same questions as this run", path.display());
+    out
 }
