@@ -9,11 +9,13 @@
 //! provider's calls from what was computed (only a thought's new words, a
 //! few tokens each, are embedded under the lock). A query that arrives
 //! before the worker reached a thought indexes it itself (it waits only
-//! when it must).
+//! when it must). [`Prefetched`] also remembers single words it embedded
+//! (up to [`WORD_CACHE`]), so a question's words new to the chain are
+//! embedded once, not per question.
 
 use mentisdb_core::ranked::EmbeddingProvider;
 use mentisdb_core::{AppendObserver, MentisDb, Thought};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -22,24 +24,40 @@ const STEP: usize = 16;
 /// Thoughts indexed per step without a provider (lexical indexing is ~10 us a thought).
 const LEXICAL_STEP: usize = 4096;
 
+/// Single words whose vectors [`Prefetched`] keeps (about 1.5 KB each with
+/// a 384-dimension model); past it the memory starts over.
+const WORD_CACHE: usize = 8192;
+
 /// An embedding provider answering from vectors computed ahead for the
-/// texts it is about to be asked for, and from `inner` for the rest.
+/// texts it is about to be asked for, then from single words it embedded
+/// before (questions reuse their words), and from `inner` for the rest.
 #[derive(Debug)]
 pub struct Prefetched {
     inner: Arc<dyn EmbeddingProvider>,
     ahead: Mutex<Vec<(String, Vec<f32>)>>,
+    words: Mutex<HashMap<String, Vec<f32>>>,
 }
 
 impl Prefetched {
     /// Wraps `inner` (register the wrapper as the engine's provider).
     pub fn new(inner: Arc<dyn EmbeddingProvider>) -> Self {
-        Prefetched { inner, ahead: Mutex::new(Vec::new()) }
+        Prefetched { inner, ahead: Mutex::new(Vec::new()), words: Mutex::new(HashMap::new()) }
     }
 
-    /// Embeds `texts` now, through `inner`, for the calls that follow.
+    /// Embeds `texts` now, through `inner`, for the calls that follow; on
+    /// every core (the model runs one text at a time per thread).
     fn fill(&self, texts: &[String]) {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self.inner.embed_batch(&refs);
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(texts.len()).max(1);
+        let chunks: Vec<&[String]> = texts.chunks(texts.len().div_ceil(threads).max(1)).collect();
+        let embed = |chunk: &[String]| self.inner.embed_batch(&chunk.iter().map(String::as_str).collect::<Vec<_>>());
+        let vectors: Vec<Option<Vec<f32>>> = if chunks.len() <= 1 {
+            embed(texts)
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = chunks.iter().map(|c| s.spawn(move || embed(c))).collect();
+                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            })
+        };
         let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
         ahead.extend(texts.iter().cloned().zip(vectors).filter_map(|(t, v)| v.map(|v| (t, v))));
     }
@@ -51,8 +69,21 @@ impl Prefetched {
 
     fn take(&self, text: &str) -> Option<Vec<f32>> {
         let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
-        let at = ahead.iter().position(|(t, _)| t == text)?;
-        Some(ahead.swap_remove(at).1)
+        if let Some(at) = ahead.iter().position(|(t, _)| t == text) {
+            return Some(ahead.swap_remove(at).1);
+        }
+        drop(ahead);
+        self.words.lock().unwrap_or_else(|e| e.into_inner()).get(text).cloned()
+    }
+
+    /// Keeps the vector of a single word for later questions.
+    fn remember(&self, text: &str, vector: &Option<Vec<f32>>) {
+        let (false, Some(v)) = (text.contains(char::is_whitespace), vector) else { return };
+        let mut words = self.words.lock().unwrap_or_else(|e| e.into_inner());
+        if words.len() >= WORD_CACHE {
+            words.clear();
+        }
+        words.insert(text.to_string(), v.clone());
     }
 }
 
@@ -62,7 +93,11 @@ impl EmbeddingProvider for Prefetched {
     }
 
     fn embed(&self, text: &str) -> Option<Vec<f32>> {
-        self.take(text).or_else(|| self.inner.embed(text))
+        self.take(text).or_else(|| {
+            let v = self.inner.embed(text);
+            self.remember(text, &v);
+            v
+        })
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
@@ -71,6 +106,7 @@ impl EmbeddingProvider for Prefetched {
         if !missing.is_empty() {
             let fresh = self.inner.embed_batch(&missing.iter().map(|i| texts[*i]).collect::<Vec<_>>());
             for (i, v) in missing.into_iter().zip(fresh) {
+                self.remember(texts[i], &v);
                 out[i] = Some(v);
             }
         }
@@ -181,6 +217,8 @@ mod tests {
         assert_eq!(p.embed_batch(&["a long thought", "word"]), vec![Some(vec![14.0, 1.0]), Some(vec![4.0, 1.0])]);
         assert_eq!(*inner.texts.lock().unwrap(), vec!["a long thought".to_string(), "word".to_string()], "the thought was embedded once, ahead");
         assert_eq!(p.embed("a long thought"), Some(vec![14.0, 1.0]), "taken once, then asked of the model again");
+        assert_eq!(inner.texts.lock().unwrap().len(), 3);
+        assert_eq!(p.embed("word"), Some(vec![4.0, 1.0]), "a single word is remembered");
         assert_eq!(inner.texts.lock().unwrap().len(), 3);
     }
 
