@@ -414,3 +414,21 @@ fn rebuilding_vectors_embeds_every_thought_and_reports_the_index() {
     assert_eq!(s["provider_key"], s["metadata"]["model_id"]);
     assert_eq!(db.call("mentisdb_rebuild_vectors", json!({"chain_key": "nope"})).unwrap_err().kind(), mentisdb_core::ErrorKind::NotFound);
 }
+
+#[test]
+fn a_host_can_embed_unindexed_thoughts_ahead_and_index_exactly_those() {
+    let db = db();
+    db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+    for content in ["[1 May 2023] Ada: first", "second thought", "third thought"] {
+        db.call("mentisdb_append", json!({"chain_key": "ahead", "agent_id": "ada", "thought_type": "FactLearned", "content": content})).unwrap();
+    }
+    let (from, texts) = db.unindexed_texts("ahead", 2);
+    assert_eq!((from, texts), (0, vec!["Ada: first".to_string(), "second thought".to_string()]), "the texts the provider will be asked for, stamp dropped");
+    assert!(!db.warm_chain_from("ahead", 1, 2), "not where the texts were taken from: nothing is indexed");
+    assert_eq!(db.unindexed_texts("ahead", 2).0, 0);
+    assert!(!db.warm_chain_from("ahead", 0, 2), "two of three indexed");
+    assert_eq!(db.unindexed_texts("ahead", 2), (2, vec!["third thought".to_string()]));
+    assert!(db.warm_chain("ahead", 10));
+    assert_eq!(db.unindexed_texts("ahead", 2), (3, Vec::new()));
+    assert_eq!(db.unindexed_texts("no-such-chain", 2), (0, Vec::new()));
+}

@@ -4,7 +4,7 @@
 //! finds the work done and an append never waits for a model.
 //!
 //! With a provider the texts are embedded ahead ([`MentisDb::unindexed_texts`])
-//! by this thread with no lock held, then [`MentisDb::warm_chain`] indexes
+//! by this thread with no lock held, then [`MentisDb::warm_chain_from`] indexes
 //! them under the chain's read lock while [`Prefetched`] answers the
 //! provider's calls from what was computed (only a thought's new words, a
 //! few tokens each, are embedded under the lock). A query that arrives
@@ -175,14 +175,15 @@ fn catch_up(db: &MentisDb, key: &str, prefetched: Option<&Prefetched>) {
     match prefetched {
         None => while !db.warm_chain(key, LEXICAL_STEP) {},
         Some(p) => loop {
-            let texts = db.unindexed_texts(key, STEP);
+            let (from, texts) = db.unindexed_texts(key, STEP);
             if texts.is_empty() {
                 // Caught up, or not resident: the text filter's index too.
                 while !db.warm_chain(key, LEXICAL_STEP) {}
                 return;
             }
             p.fill(&texts);
-            db.warm_chain(key, texts.len());
+            // Skipped when a query indexed these meanwhile (then the next ones are fetched).
+            db.warm_chain_from(key, from, texts.len());
             p.clear();
         },
     }

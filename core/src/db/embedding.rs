@@ -43,15 +43,26 @@ impl MentisDb {
     }
 
     /// What the embedding provider will be asked to embed for the next `max`
-    /// thoughts of chain `key` its ranked index does not cover yet: each
-    /// one's [`embedding_text`], in order (empty when the index is caught
-    /// up, or the chain is not resident). A host embeds these ahead, outside
-    /// every lock, and answers the provider's calls from them during
-    /// [`MentisDb::warm_chain`].
-    pub fn unindexed_texts(&self, key: &str, max: usize) -> Vec<String> {
-        let Some(slot) = self.peek_slot(key) else { return Vec::new() };
+    /// thoughts of chain `key` its ranked index does not cover yet: the
+    /// position of the first of them and each one's [`embedding_text`], in
+    /// order (no texts when the index is caught up, or the chain is not
+    /// resident). A host embeds these ahead, outside every lock, and answers
+    /// the provider's calls from them during [`MentisDb::warm_chain_from`].
+    pub fn unindexed_texts(&self, key: &str, max: usize) -> (usize, Vec<String>) {
+        let Some(slot) = self.peek_slot(key) else { return (0, Vec::new()) };
         let state = read_lock(&slot.state);
         let thoughts = state.chain.thoughts();
-        thoughts[state.chain.indexed_len().min(thoughts.len())..].iter().take(max).map(|t| embedding_text(&t.content).to_string()).collect()
+        let from = state.chain.indexed_len().min(thoughts.len());
+        (from, thoughts[from..].iter().take(max).map(|t| embedding_text(&t.content).to_string()).collect())
+    }
+
+    /// [`MentisDb::warm_chain`] of `count` thoughts, only if the index still
+    /// covers exactly `from` (what [`MentisDb::unindexed_texts`] answered);
+    /// `false` when a query indexed them meanwhile, so the host's texts
+    /// embedded ahead are never spent on other thoughts.
+    pub fn warm_chain_from(&self, key: &str, from: usize, count: usize) -> bool {
+        let Some(slot) = self.peek_slot(key) else { return false };
+        let state = read_lock(&slot.state);
+        !state.deleted && state.chain.indexed_len() == from && state.chain.warm_indexes(count)
     }
 }
