@@ -107,3 +107,81 @@ fn a_parked_chain_told_of_another_engines_append_reports_only_the_new_thought() 
     assert_eq!(*heard.0.lock().unwrap(), [(parked.clone(), PER_CHAIN as u64)]);
     assert_eq!(ok(&a, "mentisdb_head", json!({"chain_key": parked}))["thought_count"], PER_CHAIN + 1);
 }
+
+/// A store whose reads of one object wait until the test lets them go.
+#[derive(Debug)]
+struct Gated {
+    inner: MemoryStorage,
+    object: Mutex<Option<String>>,
+    entered: Mutex<std::sync::mpsc::Sender<()>>,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Storage for Gated {
+    fn backend_name(&self) -> &'static str {
+        "gated"
+    }
+    fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
+        self.inner.list(prefix)
+    }
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        if self.object.lock().unwrap().as_deref() == Some(name) {
+            self.entered.lock().unwrap().send(()).unwrap();
+            self.release.lock().unwrap().recv().unwrap();
+        }
+        self.inner.read(name)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.sync(name)
+    }
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.write_atomic(name, bytes)
+    }
+    fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.remove(name)
+    }
+    fn location(&self, name: &str) -> String {
+        self.inner.location(name)
+    }
+}
+
+#[test]
+fn loading_a_parked_chain_does_not_hold_up_the_other_chains() {
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let storage = Arc::new(Gated { inner: MemoryStorage::new(), object: Mutex::new(None), entered: Mutex::new(entered_tx), release: Mutex::new(release_rx) });
+    let config = DbConfig { max_resident_bytes: Some(BUDGET), ..DbConfig::default() };
+    let db = Arc::new(MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), config).expect("open").0);
+    fill(&db);
+    let parked = (0..CHAINS).map(key).find(|k| !db.is_resident(k)).expect("a parked chain");
+    let resident = (0..CHAINS).map(key).find(|k| db.is_resident(k)).expect("a resident chain");
+    *storage.object.lock().unwrap() = Some(naming::chain_object(&parked, ChainFormat::Binary));
+    let loader = {
+        let (db, parked) = (db.clone(), parked.clone());
+        std::thread::spawn(move || ok(&db, "mentisdb_head", json!({"chain_key": parked}))["thought_count"].clone())
+    };
+    // The parked chain's bytes are being read (and wait there); the other chains answer meanwhile.
+    entered.recv().unwrap();
+    let (done, answered) = std::sync::mpsc::channel();
+    let other = {
+        let (db, resident) = (db.clone(), resident.clone());
+        std::thread::spawn(move || {
+            let count = ok(&db, "mentisdb_head", json!({"chain_key": resident}))["thought_count"].clone();
+            ok(&db, "mentisdb_append", json!({"chain_key": resident, "thought_type": "Idea", "content": "while another chain loads"}));
+            done.send(count).unwrap();
+        })
+    };
+    let answered = answered.recv_timeout(std::time::Duration::from_secs(30));
+    *storage.object.lock().unwrap() = None;
+    release.send(()).unwrap();
+    assert_eq!(answered.expect("another chain answered while a parked one was being read"), PER_CHAIN);
+    other.join().unwrap();
+    assert_eq!(loader.join().unwrap(), PER_CHAIN, "the parked chain loads whole");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": resident}))["thought_count"], PER_CHAIN + 1);
+}

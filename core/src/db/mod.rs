@@ -20,6 +20,7 @@ use crate::storage::{Storage, StorageError};
 use crate::ranked::EmbeddingProvider;
 use crate::thought::Thought;
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod append;
@@ -102,6 +103,10 @@ pub struct MentisDb {
     observers: RwLock<Vec<Arc<dyn AppendObserver>>>,
     /// Chains parked under the memory budget (`residency.rs`).
     residency: residency::Residency,
+    /// How many times a chain left the chain table (parked or deleted): a
+    /// chain read from storage with no lock held is served only if none left
+    /// meanwhile ([`MentisDb::slot_or_load`]).
+    unloads: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -176,7 +181,7 @@ impl MentisDb {
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
         let (webhooks, webhooks_problem) = crate::webhooks::WebhookStore::open(storage.as_ref())?;
         report.refused.extend(webhooks_problem.map(|p| (naming::WEBHOOKS_OBJECT.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()), residency };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()), residency, unloads: Default::default() };
         Ok((db, report))
     }
 
@@ -302,22 +307,13 @@ impl MentisDb {
     /// Returns the slot for `key`, creating the chain (header written and
     /// synced) in `format` or the default format when it does not exist.
     fn slot_for_write(&self, key: &str, format: Option<ChainFormat>) -> Result<Arc<ChainSlot>, ToolError> {
-        // A refused chain never has a slot.
-        if let Some(slot) = self.slot(key) {
+        // Resident, parked here, or created by another engine on a shared store since this one opened.
+        if let Some(slot) = self.slot_or_load(key)? {
             return Ok(slot);
-        }
-        if let Some(e) = self.refused_error(key) {
-            return Err(e);
         }
         let mut chains = write_lock(&self.chains);
         if let Some(slot) = chains.get(key) {
             return Ok(slot.clone());
-        }
-        // Parked here, or created by another engine on a shared store since this one opened.
-        if let Some(slot) = self.load_chain(&mut chains, key)? {
-            drop(chains);
-            self.enforce_budget(key);
-            return Ok(slot);
         }
         let format = format.unwrap_or(self.config.default_format);
         let object = naming::chain_object(key, format);
@@ -350,21 +346,38 @@ impl MentisDb {
         if let Some(e) = self.refused_error(key) {
             return Err(e);
         }
-        let mut chains = write_lock(&self.chains);
-        if let Some(slot) = chains.get(key) {
-            return Ok(Some(slot.clone()));
-        }
-        let loaded = self.load_chain(&mut chains, key)?;
-        drop(chains);
-        if loaded.is_some() {
+        loop {
+            let unloads = self.unloads.load(Ordering::SeqCst);
+            // Read and verify with no lock held: every other chain keeps serving meanwhile.
+            let stored = self.read_stored_chain(key)?;
+            let mut chains = write_lock(&self.chains);
+            if let Some(slot) = chains.get(key) {
+                return Ok(Some(slot.clone()));
+            }
+            if self.unloads.load(Ordering::SeqCst) != unloads {
+                // A chain was parked or deleted while this one was read: it may be
+                // this one, newer (parked after appends) or gone; read it again.
+                continue;
+            }
+            let Some((object, state)) = stored else { return Ok(None) };
+            let slot = self.serve_loaded(&mut chains, key, object, state);
+            drop(chains);
             self.enforce_budget(key);
+            return Ok(Some(slot));
         }
-        Ok(loaded)
     }
 
     /// Loads, verifies and serves the stored object of chain `key` (in
-    /// either format), if there is one; a damaged one is refused.
+    /// either format), if there is one, with the chain table locked by the
+    /// caller; a damaged one is refused.
     fn load_chain(&self, chains: &mut BTreeMap<String, Arc<ChainSlot>>, key: &str) -> Result<Option<Arc<ChainSlot>>, ToolError> {
+        Ok(self.read_stored_chain(key)?.map(|(object, state)| self.serve_loaded(chains, key, object, state)))
+    }
+
+    /// Reads and verifies the stored object of chain `key` (in either
+    /// format), if there is one: its object name and state, not yet served.
+    /// A damaged one is refused (remembered, and no longer parked).
+    fn read_stored_chain(&self, key: &str) -> Result<Option<(String, ChainState)>, ToolError> {
         for format in [ChainFormat::Binary, ChainFormat::Jsonl] {
             let object = naming::chain_object(key, format);
             let Some(bytes) = self.storage.read(&object)? else { continue };
@@ -382,13 +395,18 @@ impl MentisDb {
             let byte_len = decoded.valid_len as u64;
             let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refuse)?;
             chain.set_embedding_provider(self.embedding_provider());
-            let slot = Arc::new(ChainSlot::new(object, naming::agents_object(key), ChainState::new(chain, byte_len)));
-            self.touch(&slot);
-            chains.insert(key.to_string(), slot.clone());
-            write_lock(&self.residency.parked).remove(key);
-            return Ok(Some(slot));
+            return Ok(Some((object, ChainState::new(chain, byte_len))));
         }
         Ok(None)
+    }
+
+    /// Serves a chain [`MentisDb::read_stored_chain`] read (the chain table locked by the caller).
+    fn serve_loaded(&self, chains: &mut BTreeMap<String, Arc<ChainSlot>>, key: &str, object: String, state: ChainState) -> Arc<ChainSlot> {
+        let slot = Arc::new(ChainSlot::new(object, naming::agents_object(key), state));
+        self.touch(&slot);
+        chains.insert(key.to_string(), slot.clone());
+        write_lock(&self.residency.parked).remove(key);
+        slot
     }
 
     /// The key of every chain's lookup maps (drawn from the id source at open).

@@ -113,6 +113,7 @@ impl MentisDb {
             };
             parked.insert(key.clone(), summary);
             chains.remove(&key);
+            self.unloads.fetch_add(1, Ordering::SeqCst);
             total -= size;
         }
     }

@@ -136,6 +136,7 @@ impl MentisDb {
         let mut chains = write_lock(&self.chains);
         if chains.get(key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
             chains.remove(key);
+            self.unloads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
         drop(chains);
         for observer in read_lock(&self.observers).iter() {
