@@ -1,7 +1,8 @@
 //! # mentisdb-embed-minilm: a local sentence embedder for hybrid ranked search
 //!
 //! all-MiniLM-L6-v2 (a 6-layer BERT, 384-dimensional sentence vectors) run
-//! in plain Rust with no native dependencies: a WordPiece tokenizer, a
+//! in plain Rust with no native dependencies: a WordPiece tokenizer (from
+//! `mentisdb-embed-static`), a
 //! safetensors reader and the encoder forward pass (matrix products by
 //! `ndarray`/`matrixmultiply`, pure Rust with run-time SIMD selection;
 //! ~30 texts of ~50 tokens per second on one core of the 2-core
@@ -16,10 +17,9 @@
 //! `scripts/fetch-minilm.sh`.
 
 mod model;
-mod tokenizer;
 
+pub use mentisdb_embed_static::WordPiece;
 pub use model::Bert;
-pub use tokenizer::WordPiece;
 
 use mentisdb_core::ranked::EmbeddingProvider;
 use std::path::Path;
@@ -45,6 +45,16 @@ impl MiniLm {
         let tok = std::fs::read_to_string(dir.join("tokenizer.json")).map_err(|e| format!("{}: {e}", dir.join("tokenizer.json").display()))?;
         let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| format!("{}: {e}", dir.join("model.safetensors").display()))?;
         Ok(MiniLm { tokenizer: WordPiece::from_tokenizer_json(&tok)?, bert: Bert::from_tensors(model::read_safetensors(&weights)?, HEADS)? })
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &WordPiece {
+        &self.tokenizer
+    }
+
+    /// The encoder.
+    pub fn bert(&self) -> &Bert {
+        &self.bert
     }
 
     /// Token ids as the model sees them.

@@ -8,8 +8,12 @@ use crate::error::to_wit;
 use crate::records;
 use crate::wit::{AppendRequest, BootstrapRequest, BootstrapResult, Error, HeadInfo, SearchRequest, Thought};
 use mentisdb_core::dispatch::replies::{AppendReply, BootstrapReply, HeadReply, RecentContextReply, SearchReply};
+use mentisdb_core::ranked::EmbeddingProvider;
+use mentisdb_core::ToolError;
+use mentisdb_embed_static::StaticEmbedder;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// The type the bindings export.
 pub struct Component;
@@ -53,6 +57,18 @@ impl memory::Guest for Component {
     fn recent_context(chain_key: Option<String>, last_n: Option<u32>) -> Result<String, Error> {
         let reply: RecentContextReply = dispatch("mentisdb_recent_context", records::chain_args(chain_key, last_n))?;
         Ok(reply.prompt)
+    }
+
+    fn set_embedding_model(model: Vec<u8>) -> Result<String, Error> {
+        let db = engine().map_err(|e| to_wit(&e))?;
+        if model.is_empty() {
+            db.set_embedding_provider(None);
+            return Ok(String::new());
+        }
+        let embedder = StaticEmbedder::from_bytes(&model).map_err(|e| to_wit(&ToolError::InvalidArguments { tool: "set-embedding-model".into(), message: e.to_string() }))?;
+        let name = embedder.name().to_string();
+        db.set_embedding_provider(Some(Arc::new(embedder)));
+        Ok(name)
     }
 }
 

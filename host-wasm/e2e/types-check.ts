@@ -8,6 +8,7 @@ export async function example(): Promise<string> {
   await init();
   const db: MentisDb = await MentisDb.open("agent-memory");
   const other = await MentisDb.open("other", { defaultChainKey: "notes" });
+  const meaning = await MentisDb.open("meaning", { embeddingModel: new Uint8Array(0) });
   const boot = await db.bootstrap({ content: "What this memory is for." });
   const ok: boolean = boot.bootstrapped;
   const appended: AppendResult = await db.append({ thought_type: "Decision", content: "Use IndexedDB.", tags: ["storage"] });
@@ -27,6 +28,7 @@ export async function example(): Promise<string> {
   const chains: ChainInfo[] = db.listChains().chains;
   const bytes: Uint8Array = db.exportChain();
   const imported = await other.importChain(bytes);
+  await meaning.close();
   const anyTool = await db.call("mentisdb_list_agents", { chain_key: "agent-memory" });
   const synced: SyncReport = await db.sync("http://127.0.0.1:9472", "agent-memory", { verifierKey: "mentisdb-1a2b3c4d+01234567+AAAA", token: "t" });
   try {

@@ -12,6 +12,7 @@ use crate::image::ImageStorage;
 use crate::{idb, js_json};
 use js_sys::{Promise, Uint8Array};
 use mentisdb_core::{naming, DbConfig, MentisDb as Engine, OpenReport, ToolError};
+use mentisdb_embed_static::StaticEmbedder;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -59,6 +60,23 @@ fn report_json(report: &OpenReport) -> Value {
         })).collect::<Vec<_>>(),
         "refused": report.refused.iter().map(|(object, reason)| json!({ "object": object, "reason": reason })).collect::<Vec<_>>(),
     })
+}
+
+/// Takes `embeddingModel` (a `Uint8Array` holding a static word-embedding
+/// model, `mentisdb-embed-static`'s format) out of the options before they
+/// are read as JSON, and parses it.
+fn split_embedding_model(options: Option<js_sys::Object>) -> Result<(JsValue, Option<StaticEmbedder>), JsValue> {
+    let Some(options) = options else { return Ok((JsValue::UNDEFINED, None)) };
+    let key = JsValue::from_str("embeddingModel");
+    let value = js_sys::Reflect::get(&options, &key).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() || value.is_null() {
+        return Ok((options.into(), None));
+    }
+    let bytes = value.dyn_into::<Uint8Array>().map_err(|_| usage_error("options.embeddingModel must be a Uint8Array"))?.to_vec();
+    let model = StaticEmbedder::from_bytes(&bytes).map_err(|e| usage_error(&format!("options.embeddingModel: {e}")))?;
+    let rest = js_sys::Object::assign(&js_sys::Object::new(), &options);
+    let _ = js_sys::Reflect::delete_property(&rest, &key);
+    Ok((rest.into(), Some(model)))
 }
 
 fn open_engine(image: &Arc<ImageStorage>, config: &DbConfig) -> Result<(Engine, OpenReport), JsValue> {
@@ -141,10 +159,13 @@ impl MentisDbHandle {
 impl MentisDbHandle {
     /// Opens (creating when needed) the database `name`, stored in the
     /// IndexedDB database `mentisdb/<name>`; loads and verifies every chain.
+    /// With `embeddingModel` (the bytes of a static word-embedding model),
+    /// ranked search is hybrid: every thought is embedded in the page.
     #[wasm_bindgen(unchecked_return_type = "MentisDb")]
     pub async fn open(name: String, #[wasm_bindgen(unchecked_param_type = "OpenOptions | void")] options: Option<js_sys::Object>) -> Result<MentisDbHandle, JsValue> {
         let database = database_name(&name)?;
-        let options = js_json::from_js(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED), "options")?;
+        let (options, model) = split_embedding_model(options)?;
+        let options = js_json::from_js(&options, "options")?;
         let mut config = DbConfig::default();
         if let Some(key) = options.get("defaultChainKey") {
             let key = key.as_str().ok_or_else(|| usage_error("options.defaultChainKey must be a string"))?;
@@ -158,6 +179,9 @@ impl MentisDbHandle {
         let segments = idb::load(&idb_database).await?;
         let image = Arc::new(ImageStorage::from_segments(&database, segments).map_err(|e| error::refused(&e.0, mentisdb_core::ErrorKind::Storage))?);
         let (engine, report) = open_engine(&image, &config)?;
+        if let Some(model) = model {
+            engine.set_embedding_provider(Some(Arc::new(model)));
+        }
         let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: report_json(&report) });
         // Torn tails cut and segments compacted at open are made durable first.
         JsFuture::from(commit_pending(&inner)).await?;

@@ -34,7 +34,11 @@ export interface Thought {
 /** What remains of a forgotten thought's content, and who forgot it. */
 export interface Forgotten { content_digest: string; forgotten_at: string; forgotten_by: string; reason: string }
 
-export interface OpenOptions { defaultChainKey?: string }
+export interface OpenOptions {
+  defaultChainKey?: string;
+  /** A static word-embedding model (mentisdb-embed-static's file format, e.g. made by scripts/make-static-model.sh): ranked search becomes hybrid. */
+  embeddingModel?: Uint8Array;
+}
 
 export interface OpenReport {
   chains: { chain_key: string; thought_count: number; torn_tail_bytes: number; storage_location: string }[];

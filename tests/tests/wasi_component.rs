@@ -460,3 +460,34 @@ fn proofs_verify_inside_the_component() {
     assert_eq!(plugin.verify_checkpoint(&note, &key), Ok(("mentisdb-wasi/c".to_string(), 21, root)));
     assert!(plugin.verify_checkpoint(&note.replace("\n21\n", "\n22\n"), &key).is_err());
 }
+
+#[test]
+fn a_static_embedding_model_makes_ranked_search_hybrid_inside_the_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = instance(dir.path());
+    for content in ["I bought a new automobile", "I ate a banana"] {
+        p.append(&append_request("meaning", wit::ThoughtType::Finding, content)).unwrap();
+    }
+    let ranked = |p: &mut PluginInstance, text: &str| {
+        let r = p.call("mentisdb_ranked_search", &json!({"chain_key": "meaning", "text": text, "limit": 5})).unwrap();
+        let top: Vec<String> = r["results"].as_array().unwrap().iter().map(|h| h["thought"]["content"].as_str().unwrap().to_string()).collect();
+        (r["backend"].as_str().unwrap().to_string(), top)
+    };
+    let (backend, top) = ranked(&mut p, "car");
+    assert_eq!(backend, "lexical");
+    assert!(top.is_empty(), "{top:?}");
+    let tokens = ["[PAD]", "[UNK]", "car", "automobile", "banana", "fruit", "i", "a", "new", "bought", "ate"];
+    let v = |x: f32, y: f32| vec![x, y, 0.0, 0.0];
+    let rows = vec![v(0.0, 0.0), v(0.0, 0.0), v(1.0, 0.1), v(0.95, 0.15), v(0.0, 1.0), v(0.1, 0.9), v(0.0, 0.0), v(0.0, 0.0), v(0.0, 0.0), v(0.2, 0.0), v(0.0, 0.2)];
+    let model = mentisdb_embed_static::write_model("tiny-static-4", &tokens, &rows).unwrap();
+    assert_eq!(p.set_embedding_model(&model).unwrap(), "tiny-static-4");
+    let (backend, top) = ranked(&mut p, "car");
+    assert_eq!((backend.as_str(), top.first().map(String::as_str)), ("hybrid", Some("I bought a new automobile")));
+    let (_, top) = ranked(&mut p, "fruit");
+    assert_eq!(top.first().map(String::as_str), Some("I ate a banana"));
+    let e = p.set_embedding_model(b"not a model").unwrap_err();
+    assert_eq!(e.kind, wit::ErrorKind::InvalidArguments);
+    assert!(e.message.contains("static embedding model"), "{}", e.message);
+    assert_eq!(p.set_embedding_model(&[]).unwrap(), "");
+    assert_eq!(ranked(&mut p, "car").0, "lexical");
+}

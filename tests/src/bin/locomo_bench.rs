@@ -1,7 +1,7 @@
 //! LoCoMo retrieval benchmark for ranked search.
 //!
 //! ```text
-//! cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--rest http://127.0.0.1:9472] [--hybrid-ngram] [--verbose] [--deep N]
+//! cargo run --release -p mentisdb-tests --bin locomo-bench -- ../shared/bench/locomo [--rest http://127.0.0.1:9472] [--hybrid-ngram | --minilm DIR | --static FILE] [--verbose] [--deep N]
 //! ```
 //!
 //! Procedure (fixed): for every `conv-*.json`, one chain per conversation;
@@ -34,6 +34,7 @@
 use mentisdb_core::ranked::embedding::embedding_text;
 use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
 use mentisdb_embed_minilm::MiniLm;
+use mentisdb_embed_static::StaticEmbedder;
 use mentisdb_tests::locomo::{load, Conversation};
 use std::collections::HashMap;
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
@@ -215,6 +216,7 @@ fn main() {
     let mut rest: Option<String> = None;
     let mut hybrid = false;
     let mut minilm: Option<PathBuf> = None;
+    let mut static_model: Option<PathBuf> = None;
     let mut verbose = false;
     let mut deep: Option<usize> = None;
     let (mut save, mut against): (Option<PathBuf>, Option<PathBuf>) = (None, None);
@@ -224,12 +226,13 @@ fn main() {
             "--rest" => rest = args.next(),
             "--hybrid-ngram" => hybrid = true,
             "--minilm" => minilm = args.next().map(PathBuf::from),
+            "--static" => static_model = args.next().map(PathBuf::from),
             "--verbose" | "-v" => verbose = true,
             "--save" => save = args.next().map(PathBuf::from),
             "--against" => against = args.next().map(PathBuf::from),
             "--deep" => deep = args.next().and_then(|n| n.parse().ok()).filter(|n| *n > LIMIT),
             "-h" | "--help" => {
-                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR] [--verbose] [--deep N] [--save FILE] [--against FILE]");
+                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR | --static MODEL_FILE] [--verbose] [--deep N] [--save FILE] [--against FILE]");
                 return;
             }
             _ => dir = Some(PathBuf::from(a)),
@@ -257,6 +260,11 @@ fn main() {
             let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
             if hybrid {
                 db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+            }
+            if let Some(file) = &static_model {
+                let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                let model = StaticEmbedder::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                db.set_embedding_provider(Some(Arc::new(model)));
             }
             if let Some(dir) = &minilm {
                 let model: Arc<dyn EmbeddingProvider> = Arc::new(MiniLm::load(dir).unwrap_or_else(|e| panic!("{e}")));

@@ -158,6 +158,11 @@ impl PluginInstance {
         no_trap(self.plugin.mentisdb_memory_memory().call_recent_context(&mut self.store, chain_key, last_n))
     }
 
+    /// `memory.set-embedding-model`.
+    pub fn set_embedding_model(&mut self, model: &[u8]) -> Result<String, wit::Error> {
+        no_trap(self.plugin.mentisdb_memory_memory().call_set_embedding_model(&mut self.store, model))
+    }
+
     /// `proofs.verify-inclusion`.
     pub fn verify_inclusion(&mut self, leaf: &str, index: u64, size: u64, hashes: &[String], root: &str) -> Result<bool, String> {
         no_trap(self.plugin.mentisdb_memory_proofs().call_verify_inclusion(&mut self.store, leaf, index, size, hashes, root))

@@ -36,6 +36,50 @@ impl WordPiece {
         Ok(WordPiece { cls: id("[CLS]")?, sep: id("[SEP]")?, unk: id("[UNK]")?, vocab })
     }
 
+    /// Reads a vocabulary given as one token per line, the line's index
+    /// being the token's id (BERT's `vocab.txt`). `[UNK]` is required;
+    /// `[CLS]` and `[SEP]`, when absent, stand for `[UNK]`'s id.
+    pub fn from_vocab_list(text: &str) -> Result<Self, String> {
+        let vocab: HashMap<String, u32> = text.split('\n').enumerate().map(|(i, t)| (t.to_string(), i as u32)).collect();
+        let unk = *vocab.get("[UNK]").ok_or("vocabulary: no [UNK] token")?;
+        let id = |t: &str| vocab.get(t).copied().unwrap_or(unk);
+        Ok(WordPiece { cls: id("[CLS]"), sep: id("[SEP]"), unk, vocab })
+    }
+
+    /// Number of tokens in the vocabulary.
+    pub fn len(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// Whether the vocabulary is empty (never, once loaded).
+    pub fn is_empty(&self) -> bool {
+        self.vocab.is_empty()
+    }
+
+    /// The tokens ordered by id (`None` for an id no token has).
+    pub fn tokens_by_id(&self) -> Vec<Option<&str>> {
+        let n = self.vocab.values().max().map_or(0, |m| *m as usize + 1);
+        let mut out = vec![None; n];
+        for (t, id) in &self.vocab {
+            out[*id as usize] = Some(t.as_str());
+        }
+        out
+    }
+
+    /// The id of one token, if the vocabulary has it.
+    pub fn id(&self, token: &str) -> Option<u32> {
+        self.vocab.get(token).copied()
+    }
+
+    /// WordPiece ids of `text` without `[CLS]`/`[SEP]` and untruncated.
+    pub fn pieces(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for w in Self::basic_tokens(text) {
+            self.word_ids(&w, &mut ids);
+        }
+        ids
+    }
+
     /// Basic tokenization: the words and punctuation marks of `text`.
     pub fn basic_tokens(text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -131,5 +175,15 @@ mod tests {
         assert_eq!(wp.encode("unaffable", 16), vec![1, 4, 5, 6, 2]);
         assert_eq!(wp.encode("xyz unaffable", 16), vec![1, 3, 4, 5, 6, 2]);
         assert_eq!(wp.encode("unaffable unaffable", 4), vec![1, 4, 5, 2]);
+        assert_eq!(wp.pieces("xyz unaffable"), vec![3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_vocabulary_list_numbers_tokens_by_line() {
+        let wp = WordPiece::from_vocab_list("[PAD]\n[UNK]\nun\n##aff\n##able").unwrap();
+        assert_eq!((wp.unk, wp.cls, wp.len()), (1, 1, 5));
+        assert_eq!(wp.pieces("Unaffable!"), vec![2, 3, 4, 1]);
+        assert_eq!(wp.tokens_by_id()[3], Some("##aff"));
+        assert!(WordPiece::from_vocab_list("a\nb").is_err());
     }
 }
