@@ -50,6 +50,11 @@
 //! (consistent snapshots and the check before a restore), [`webhooks`] (registrations,
 //! delivery cursors, payloads) and [`timestamp`].
 //! Everything else is private.
+//!
+//! Features: `daemon-tools` (default) adds the tool families only a daemon
+//! can serve (memory extraction through a language model, the daemon's side
+//! of sync, webhooks); the browser build turns it off. `testing` exposes the
+//! storage test kits.
 
 #![warn(missing_docs, unreachable_pub)]
 

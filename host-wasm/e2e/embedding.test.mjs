@@ -92,3 +92,28 @@ test("a static embedding model makes ranked search hybrid and finds by meaning",
   assert.ok(!out.lexical.top.includes("I bought a new automobile"), `lexical found ${JSON.stringify(out.lexical.top)}`);
   assert.match(out.refused?.message ?? "", /embeddingModel/);
 });
+
+test("the page's tool list leaves out what only a daemon serves", async () => {
+  const out = await page.evaluate(async () => {
+    const { MentisDb } = window.wasm;
+    const names = MentisDb.toolSpecs().map((t) => t.name);
+    await MentisDb.deleteDatabase("daemon-only-e2e");
+    const db = await MentisDb.open("daemon-only-e2e");
+    let refused = null;
+    try {
+      await db.call("mentisdb_register_webhook", { url: "https://example.com/hook" });
+    } catch (e) {
+      refused = { kind: e.kind, message: e.message };
+    }
+    await db.close();
+    await MentisDb.deleteDatabase("daemon-only-e2e");
+    return { names, refused };
+  });
+  for (const tool of ["mentisdb_register_webhook", "mentisdb_list_webhooks", "mentisdb_delete_webhook", "mentisdb_extract_memories", "mentisdb_chain_records", "mentisdb_append_batch"]) {
+    assert.ok(!out.names.includes(tool), `${tool} is listed in the page`);
+  }
+  for (const tool of ["mentisdb_append", "mentisdb_ranked_search", "mentisdb_upload_skill", "mentisdb_checkpoint", "mentisdb_export_chain"]) {
+    assert.ok(out.names.includes(tool), `${tool} is missing in the page`);
+  }
+  assert.equal(out.refused?.kind, "unknown_tool", JSON.stringify(out.refused));
+});

@@ -17,15 +17,18 @@ mod agent_tools;
 mod arg_formats;
 mod chain_tools;
 mod graph_mode;
+#[cfg(feature = "daemon-tools")]
 mod model_tools;
 mod proof_tools;
 mod locator;
 mod ranked_tools;
 pub mod replies;
 mod skill_tools;
+#[cfg(feature = "daemon-tools")]
 mod sync_tools;
 mod thought_tools;
 mod thought_reads;
+#[cfg(feature = "daemon-tools")]
 mod webhook_tools;
 
 pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, Reach};
@@ -180,9 +183,25 @@ pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
     to_raw(&out)
 }
 
-/// Every tool family's table. A new family adds its table here.
-fn families() -> [&'static [ToolDef]; 9] {
-    [thought_tools::TOOLS, agent_tools::TOOLS, skill_tools::TOOLS, ranked_tools::TOOLS, chain_tools::TOOLS, model_tools::TOOLS, proof_tools::TOOLS, sync_tools::TOOLS, webhook_tools::TOOLS]
+/// Every tool family's table. A new family adds its table here. The
+/// families only a daemon can serve (memory extraction through a language
+/// model, the daemon's side of sync, webhooks) come with the
+/// `daemon-tools` feature (on by default; the browser build leaves it off).
+fn families() -> &'static [&'static [ToolDef]] {
+    &[
+        thought_tools::TOOLS,
+        agent_tools::TOOLS,
+        skill_tools::TOOLS,
+        ranked_tools::TOOLS,
+        chain_tools::TOOLS,
+        #[cfg(feature = "daemon-tools")]
+        model_tools::TOOLS,
+        proof_tools::TOOLS,
+        #[cfg(feature = "daemon-tools")]
+        sync_tools::TOOLS,
+        #[cfg(feature = "daemon-tools")]
+        webhook_tools::TOOLS,
+    ]
 }
 
 /// The prefix of MentisDB's tool names before it was renamed from ThoughtChain.
@@ -190,10 +209,10 @@ const LEGACY_PREFIX: &str = "thoughtchain_";
 
 /// A tool by its name or its legacy `thoughtchain_` alias.
 pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
-    let exact = |name: &str| families().into_iter().flat_map(|f| f.iter()).find(|t| t.name == name);
+    let exact = |name: &str| families().iter().flat_map(|f| f.iter()).find(|t| t.name == name);
     exact(name).or_else(|| {
         let rest = name.strip_prefix(LEGACY_PREFIX)?;
-        families().into_iter().flat_map(|f| f.iter()).find(|t| t.name.strip_prefix("mentisdb_") == Some(rest))
+        families().iter().flat_map(|f| f.iter()).find(|t| t.name.strip_prefix("mentisdb_") == Some(rest))
     })
 }
 
@@ -218,7 +237,7 @@ const INPUT_SCHEMAS: &str = include_str!("input_schemas.json");
 pub fn tool_specs() -> Vec<ToolSpec> {
     let mut schemas: serde_json::Map<String, Value> = serde_json::from_str(INPUT_SCHEMAS).expect("input_schemas.json is a JSON object");
     families()
-        .into_iter()
+        .iter()
         .flat_map(|f| f.iter())
         .map(|t| ToolSpec {
             name: t.name,
@@ -237,15 +256,21 @@ pub fn tool_specs() -> Vec<ToolSpec> {
 /// WIT declarations. Kept apart from [`tool_specs`] so that hosts that never
 /// call it (the browser build) do not link the reply types' schemas.
 pub fn output_schema(tool: &str) -> Option<Value> {
-    thought_tools::reply_schema(tool)
-        .or_else(|| agent_tools::reply_schema(tool))
-        .or_else(|| skill_tools::reply_schema(tool))
-        .or_else(|| ranked_tools::reply_schema(tool))
-        .or_else(|| chain_tools::reply_schema(tool))
-        .or_else(|| model_tools::reply_schema(tool))
-        .or_else(|| proof_tools::reply_schema(tool))
-        .or_else(|| sync_tools::reply_schema(tool))
-        .or_else(|| webhook_tools::reply_schema(tool))
+    let families: &[fn(&str) -> Option<Value>] = &[
+        thought_tools::reply_schema,
+        agent_tools::reply_schema,
+        skill_tools::reply_schema,
+        ranked_tools::reply_schema,
+        chain_tools::reply_schema,
+        #[cfg(feature = "daemon-tools")]
+        model_tools::reply_schema,
+        proof_tools::reply_schema,
+        #[cfg(feature = "daemon-tools")]
+        sync_tools::reply_schema,
+        #[cfg(feature = "daemon-tools")]
+        webhook_tools::reply_schema,
+    ];
+    families.iter().find_map(|schema| schema(tool))
 }
 
 #[doc(hidden)]
@@ -372,7 +397,7 @@ mod tests {
     /// The JSON Schema of every tool's arguments, as schemars generates it.
     fn generated_input_schemas() -> serde_json::Map<String, Value> {
         families()
-            .into_iter()
+            .iter()
             .flat_map(|f| f.iter())
             .map(|t| {
                 let schema = thought_tools::args_schema(t.name)
