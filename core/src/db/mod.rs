@@ -23,6 +23,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+/// How many times [`MentisDb::slot_or_load`] reads a chain with no lock
+/// before it reads it under the chain table's lock (when other chains keep
+/// being parked or deleted during its reads).
+const UNLOCKED_LOAD_TRIES: usize = 4;
+
 mod append;
 mod config;
 mod embedding;
@@ -346,7 +351,7 @@ impl MentisDb {
         if let Some(e) = self.refused_error(key) {
             return Err(e);
         }
-        loop {
+        for _ in 0..UNLOCKED_LOAD_TRIES {
             let unloads = self.unloads.load(Ordering::SeqCst);
             // Read and verify with no lock held: every other chain keeps serving meanwhile.
             let stored = self.read_stored_chain(key)?;
@@ -365,6 +370,17 @@ impl MentisDb {
             self.enforce_budget(key);
             return Ok(Some(slot));
         }
+        // Chains keep leaving the table (heavy parking): load under its lock, as before.
+        let mut chains = write_lock(&self.chains);
+        if let Some(slot) = chains.get(key) {
+            return Ok(Some(slot.clone()));
+        }
+        let loaded = self.load_chain(&mut chains, key)?;
+        drop(chains);
+        if loaded.is_some() {
+            self.enforce_budget(key);
+        }
+        Ok(loaded)
     }
 
     /// Loads, verifies and serves the stored object of chain `key` (in
