@@ -92,9 +92,13 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
     let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);
     db.set_checkpoint_signer(Some(signer), interval);
-    let prefetched = match &config.minilm_dir {
-        Some(model_dir) => Some(register_minilm(&db, model_dir)?),
-        None => None,
+    let prefetched = match (&config.minilm_dir, &config.static_model) {
+        (Some(model_dir), _) => Some(register_minilm(&db, model_dir)?),
+        (None, Some(file)) => {
+            register_static_model(&db, file)?;
+            None
+        }
+        (None, None) => None,
     };
     if let Some(key) = config.openai_api_key.as_deref().filter(|k| !k.trim().is_empty()) {
         db.set_chat_model(Some(Arc::new(crate::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
@@ -159,6 +163,15 @@ fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::in
     db.set_embedding_provider(Some(provider.clone()));
     tracing::info!(dir = %dir.display(), model = "all-MiniLM-L6-v2", seconds = started.elapsed().as_secs_f64(), "embedding model loaded; ranked search is hybrid");
     Ok(provider)
+}
+
+/// Reads a static word-embedding model file and makes ranked search hybrid with it.
+fn register_static_model(db: &MentisDb, file: &std::path::Path) -> Result<(), DaemonError> {
+    let bytes = std::fs::read(file).map_err(|e| DaemonError::Embedding(format!("--static-model {}: {e}", file.display())))?;
+    let model = mentisdb_embed_static::StaticEmbedder::from_bytes(&bytes).map_err(|e| DaemonError::Embedding(format!("--static-model {}: {e}", file.display())))?;
+    tracing::info!(file = %file.display(), model = %mentisdb_core::ranked::EmbeddingProvider::name(&model), dimensions = model.dim(), "static embedding model loaded; ranked search is hybrid");
+    db.set_embedding_provider(Some(Arc::new(model)));
+    Ok(())
 }
 
 #[cfg(not(feature = "minilm"))]

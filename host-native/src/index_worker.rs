@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 const STEP: usize = 16;
 /// Thoughts indexed per step without a provider (lexical indexing is ~10 us a thought).
 const LEXICAL_STEP: usize = 4096;
+/// Thoughts indexed per step with a provider that embeds inside the step.
+const PROVIDER_STEP: usize = 256;
 
 /// Single words whose vectors [`Prefetched`] keeps (about 1.5 KB each with
 /// a 384-dimension model); past it the memory starts over.
@@ -173,7 +175,11 @@ fn run(db: Weak<MentisDb>, pending: Arc<Pending>, prefetched: Option<Arc<Prefetc
 /// Indexes (and embeds) chain `key` until it is caught up.
 fn catch_up(db: &MentisDb, key: &str, prefetched: Option<&Prefetched>) {
     match prefetched {
-        None => while !db.warm_chain(key, LEXICAL_STEP) {},
+        None => {
+            // A provider that runs inside the step (a static model, microseconds a text) takes shorter steps.
+            let step = if db.embedding_provider().is_some() { PROVIDER_STEP } else { LEXICAL_STEP };
+            while !db.warm_chain(key, step) {}
+        }
         Some(p) => loop {
             let (from, texts) = db.unindexed_texts(key, STEP);
             if texts.is_empty() {

@@ -520,3 +520,26 @@ fn under_a_small_memory_budget_every_chain_stays_readable_across_a_restart() {
         assert_eq!(append(&d, chain, "after the restart")["thought"]["index"], 150);
     }
 }
+
+#[test]
+fn a_static_model_makes_ranked_search_hybrid_and_a_bad_one_stops_the_start() {
+    let (_root, dir) = data_dir();
+    let model_file = _root.path().join("static.bin");
+    let tokens = ["[PAD]", "[UNK]", "car", "automobile", "banana", "fruit", "bought", "ate"];
+    let rows: Vec<Vec<f32>> = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.9, 0.2, 0.0], [0.0, 0.0, 1.0], [0.0, 0.1, 0.9], [0.2, 0.9, 0.0], [0.0, 0.9, 0.2]].iter().map(|r| r.to_vec()).collect();
+    std::fs::write(&model_file, mentisdb_embed_static::write_model("tiny", &tokens, &rows).unwrap()).unwrap();
+    let d = Daemon::start(&dir, &[("MENTISDB_STATIC_MODEL", model_file.to_str().unwrap())], &[]);
+    append(&d, "meaning", "I bought a new automobile");
+    append(&d, "meaning", "I ate a banana");
+    let r = ok(&d, "/v1/ranked-search", json!({"chain_key": "meaning", "text": "car", "limit": 5}));
+    assert_eq!(r["backend"], "hybrid", "{r}");
+    assert_eq!(r["results"][0]["thought"]["content"], "I bought a new automobile", "found by meaning: {r}");
+    drop(d);
+
+    std::fs::write(&model_file, b"not a model").unwrap();
+    let out = command(&dir, &[("MENTISDB_STATIC_MODEL", model_file.to_str().unwrap())], &[]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let reason = stderr.trim().lines().last().unwrap_or("");
+    assert!(reason.starts_with("mentisdbd: ") && reason.contains("--static-model") && reason.contains("not a model file"), "one line naming the flag and why: {stderr}");
+}
