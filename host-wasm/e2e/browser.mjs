@@ -11,3 +11,14 @@ export function launch() {
       "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
 }
+
+/** Opens the demo page at `url` and loads the packaged module as `window.wasm`. */
+export async function loadModule(page, url, timeout = 30_000) {
+  await page.goto(`${url}/demo/`);
+  await page.waitForSelector("body[data-ready=true]", { timeout });
+  await page.evaluate(async () => {
+    const m = await import("/pkg/mentisdb_wasm.js");
+    await m.default();
+    window.wasm = m;
+  });
+}

@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { serve } from "./serve.mjs";
-import { launch } from "./browser.mjs";
+import { launch, loadModule } from "./browser.mjs";
 
 let server, browser, page;
 
@@ -46,13 +46,7 @@ before(async () => {
   browser = await launch();
   page = await (await browser.newContext()).newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));
-  await page.goto(`${server.url}/demo/`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
-  await page.evaluate(async () => {
-    const m = await import("/pkg/mentisdb_wasm.js");
-    await m.default();
-    window.wasm = m;
-  });
+  await loadModule(page, server.url);
 });
 
 after(async () => {

@@ -14,7 +14,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { serve } from "./serve.mjs";
-import { launch } from "./browser.mjs";
+import { launch, loadModule } from "./browser.mjs";
 
 const [dir, modelFile] = process.argv.slice(2);
 if (!dir) {
@@ -56,14 +56,11 @@ try {
   page.on("pageerror", (e) => console.error("page error:", e.message));
   // The model reaches the page as a file it fetches, as a site would serve it.
   await page.route("**/bench-data/model.bin", (route) => route.fulfill({ body: model ?? Buffer.alloc(0), contentType: "application/octet-stream" }));
-  await page.goto(`${server.url}/demo/`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 60_000 });
+  await loadModule(page, server.url, 60_000);
   const results = [];
   for (const conv of convs) {
     results.push(await page.evaluate(async ({ conv, withModel }) => {
-      const m = await import("/pkg/mentisdb_wasm.js");
-      await m.default();
-      const { MentisDb } = m;
+      const { MentisDb } = window.wasm;
       const options = { defaultChainKey: conv.name };
       let openMs = 0;
       if (withModel) {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { serve } from "./serve.mjs";
-import { launch } from "./browser.mjs";
+import { launch, loadModule } from "./browser.mjs";
 import { startDaemon } from "../../host-native/explorer/e2e/daemon.mjs";
 
 const CHAIN = "team";
@@ -32,13 +32,9 @@ after(async () => {
 
 /** (Re)loads the page and opens the replica database as `window.replica`. */
 async function openReplica() {
-  await page.goto(`${server.url}/demo/`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  await loadModule(page, server.url);
   await page.evaluate(async () => {
-    const m = await import("/pkg/mentisdb_wasm.js");
-    await m.default();
-    window.wasm = m;
-    window.replica = await m.MentisDb.open("sync-e2e");
+    window.replica = await window.wasm.MentisDb.open("sync-e2e");
   });
 }
 
