@@ -40,6 +40,10 @@ pub struct Appended {
     pub replay: bool,
     /// The secrets replaced in the request's content, tags and concepts.
     pub redactions: Vec<Redaction>,
+    /// The chain's head hash right after the write: this thought's, or a
+    /// later one's written with it in one group (for a replay, the head
+    /// when it was answered).
+    pub head_hash: Option<String>,
 }
 
 /// The fields a replay must repeat, in the order a conflict reports them.

@@ -55,12 +55,23 @@ impl Chain {
     /// the current tip: the next index, the head's hash as `prev_hash`, a new
     /// hash and record payload. When its id was stored meanwhile (a retry
     /// that reached another writer first), the replay or the conflict.
-    pub fn rebase(&self, mut thought: Thought) -> Result<Prepared, AppendError> {
+    pub fn rebase(&self, thought: Thought) -> Result<Prepared, AppendError> {
+        self.place(thought, None)
+    }
+
+    /// `thought` placed right after `after` (a thought of the same group
+    /// commit, placed but not yet committed), or at the tip when `None`:
+    /// the next index, the previous thought's hash as `prev_hash`, a new hash
+    /// and record payload. A thought whose id this chain holds is a replay
+    /// or a conflict, as in [`Chain::rebase`].
+    pub(crate) fn place(&self, mut thought: Thought, after: Option<&Thought>) -> Result<Prepared, AppendError> {
         if let Some(stored) = self.by_id(&thought.id) {
             return replay_of(stored, &thought);
         }
-        thought.index = self.thoughts.len() as u64;
-        thought.prev_hash = self.head().map(|t| t.hash.clone());
+        (thought.index, thought.prev_hash) = match after {
+            Some(prev) => (prev.index + 1, Some(prev.hash.clone())),
+            None => (self.thoughts.len() as u64, self.head().map(|t| t.hash.clone())),
+        };
         let (mut payload, digest) = encode_and_hash(&thought);
         thought.hash = crate::sha256::to_hex(&digest);
         payload.extend_from_slice(&digest);

@@ -29,6 +29,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 const UNLOCKED_LOAD_TRIES: usize = 4;
 
 mod append;
+mod append_group;
 mod config;
 mod embedding;
 mod listing;
@@ -69,11 +70,13 @@ struct ChainSlot {
     state: RwLock<ChainState>,
     /// When it was last used ([`MentisDb::touch`]): eviction parks the least recent.
     last_used: std::sync::atomic::AtomicU64,
+    /// Appends waiting to be written together (`append_group.rs`).
+    queue: append_group::AppendQueue,
 }
 
 impl ChainSlot {
     fn new(object: String, agents_object: String, state: ChainState) -> Self {
-        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default() }
+        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default(), queue: Default::default() }
     }
 }
 

@@ -146,10 +146,6 @@ impl From<RelationArg> for RelationInput {
     }
 }
 
-fn head_hash(db: &MentisDb, key: &str) -> Result<Option<String>, ToolError> {
-    db.with_chain(key, |c| c.and_then(|c| c.head()).map(|t| t.hash.clone()))
-}
-
 fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let format = a.storage_adapter;
@@ -171,10 +167,9 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
 fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let input = new_thought(&key, thought_type, role, a);
-    let a = db.append_reporting(&key, None, input, |_| true)?.expect("unconditional append");
-    let head = head_hash(db, &key)?;
+    let a = db.append_reporting(&key, input)?;
     let leaf_hash = hex::encode(crate::merkle::thought_leaf_hash(&a.thought.hash));
-    Ok(raw(AppendReply { thought: &a.thought, head_hash: head, leaf_hash, replay: a.replay, redactions: a.redactions }))
+    Ok(raw(AppendReply { thought: &a.thought, head_hash: a.head_hash, leaf_hash, replay: a.replay, redactions: a.redactions }))
 }
 
 /// The thought an append tool's fields describe, for chain `key`.

@@ -1,0 +1,231 @@
+//! Group commit: concurrent appends to one chain share one storage write.
+//!
+//! An append queues its thought on the chain's slot ([`AppendQueue`]). When
+//! no other append of the chain is leading, it leads: under the chain's
+//! write lock it takes every queued thought, prepares each in queue order
+//! (validation, signature, id), places each right after the one before
+//! ([`Chain::place`]), writes all their records with one conditional
+//! append, commits them to memory and leaves each its outcome, then wakes
+//! the waiting appends: those of its group leave with their outcome, the
+//! others (queued during its write) make the next group.
+//!
+//! On PostgreSQL one write is one transaction (one WAL flush), so a chain
+//! takes as many appends per commit as arrive during the previous one, and
+//! an append that lost the race to another daemon re-bases with its whole
+//! group. Each append still syncs and is acknowledged on its own, after the
+//! write that carried it. With one thread (browser, WASI) every group is
+//! one thought and nothing ever waits.
+
+use super::{write_lock, ChainSlot, ChainState, MentisDb};
+use crate::chain::{Chain, NewThought, Prepared};
+use crate::error::{AppendError, ToolError};
+use crate::record;
+use crate::storage::StorageError;
+use crate::thought::Thought;
+use crate::timestamp::format_rfc3339_millis;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// How many times one append re-bases onto another writer's appends before
+/// it gives up (each re-base means another engine won the race meanwhile).
+pub(super) const MAX_REBASES: usize = 64;
+
+/// What became of one queued append, or why it failed.
+pub(super) type Outcome = Result<Written, ToolError>;
+
+/// One append's write: the stored thought, whether it was a replay, and
+/// the chain's head hash right after the write (its own hash, or that of a
+/// later thought of its group), so the reply needs no second lock.
+#[derive(Debug)]
+pub(super) struct Written {
+    pub(super) thought: Thought,
+    pub(super) replay: bool,
+    pub(super) head_hash: Option<String>,
+}
+
+impl Written {
+    fn replay(stored: Thought, chain: &Chain) -> Self {
+        Written { thought: stored, replay: true, head_hash: chain.head().map(|t| t.hash.clone()) }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One append waiting for its group's write.
+#[derive(Debug)]
+pub(super) struct Queued {
+    input: Mutex<Option<NewThought>>,
+    outcome: Mutex<Option<Outcome>>,
+}
+
+impl Queued {
+    fn new(input: NewThought) -> Arc<Self> {
+        Arc::new(Queued { input: Mutex::new(Some(input)), outcome: Mutex::new(None) })
+    }
+
+    fn finish(&self, outcome: Outcome) {
+        *lock(&self.outcome) = Some(outcome);
+    }
+}
+
+/// The appends waiting on one chain, and whether one of them is leading.
+#[derive(Debug, Default)]
+pub(super) struct AppendQueue {
+    waiting: Mutex<Waiting>,
+    /// Signalled when a leader is done: its group has its outcomes.
+    led: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Waiting {
+    queued: Vec<Arc<Queued>>,
+    leading: bool,
+}
+
+/// The leader's turn: when it ends (even by a panic) the members of its
+/// group left without an outcome are told so, and the waiting appends
+/// are woken (one of them leads the next group).
+struct Leading<'a> {
+    queue: &'a AppendQueue,
+    group: Vec<Arc<Queued>>,
+}
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        for q in &self.group {
+            // Deferred members got their input back and wait for the next group.
+            if lock(&q.input).is_none() && lock(&q.outcome).is_none() {
+                q.finish(Err(ToolError::Unavailable("the append was interrupted; retry it (with the same thought_id it is idempotent)".into())));
+            }
+        }
+        lock(&self.queue.waiting).leading = false;
+        self.queue.led.notify_all();
+    }
+}
+
+/// A thought of the group, placed and encoded, not yet written.
+struct Placed {
+    queued: Arc<Queued>,
+    thought: Thought,
+    payload: Vec<u8>,
+}
+
+impl MentisDb {
+    /// Appends `input` (already redacted) to the chain of `slot`, sharing the
+    /// storage write with the appends queued at the same time; returns once
+    /// its write is done (not yet synced) with whether it was a replay.
+    pub(super) fn append_in_group(&self, key: &str, slot: &ChainSlot, input: NewThought) -> Outcome {
+        let me = Queued::new(input);
+        let mut waiting = lock(&slot.queue.waiting);
+        waiting.queued.push(me.clone());
+        loop {
+            if let Some(outcome) = lock(&me.outcome).take() {
+                return outcome;
+            }
+            if waiting.leading {
+                // Only with another thread leading: one thread alone (a browser, WASI) always leads.
+                waiting = slot.queue.led.wait(waiting).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            waiting.leading = true;
+            drop(waiting);
+            let mut lead = Leading { queue: &slot.queue, group: Vec::new() };
+            {
+                let mut state = write_lock(&slot.state);
+                // Taken under the chain's lock: whatever queued while it was busy joins.
+                lead.group = std::mem::take(&mut lock(&slot.queue.waiting).queued);
+                self.write_group(key, slot, &mut state, &lead.group);
+            }
+            drop(lead);
+            waiting = lock(&slot.queue.waiting);
+        }
+    }
+
+    /// Prepares, places, writes and commits `group` (the leader's work),
+    /// leaving every member an outcome except those deferred to the next
+    /// group (a `thought_id` repeated within this one, so that the second
+    /// is answered as a replay of the first once that is stored).
+    fn write_group(&self, key: &str, slot: &ChainSlot, state: &mut ChainState, group: &[Arc<Queued>]) {
+        if let Err(e) = state.live() {
+            group.iter().for_each(|q| q.finish(Err(e.clone())));
+            return;
+        }
+        // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
+        let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
+        let timestamp = format_rfc3339_millis(now_ms);
+        let mut placed: Vec<Placed> = Vec::with_capacity(group.len());
+        let mut deferred = Vec::new();
+        for queued in group.iter().cloned() {
+            let Some(mut input) = lock(&queued.input).take() else { continue };
+            if input.thought_id.as_ref().is_some_and(|id| placed.iter().any(|p| &p.thought.id == id)) {
+                *lock(&queued.input) = Some(input);
+                deferred.push(queued);
+                continue;
+            }
+            if let Some(threshold) = self.config.dedup_threshold {
+                state.chain.add_dedup_relation(&mut input, threshold, self.config.dedup_scan_window);
+            }
+            match state.chain.prepare_append_with_payload(input, timestamp.clone(), self.fresh_id(), self.ids.next_id_bytes()) {
+                Err(e) => queued.finish(Err(e.into())),
+                Ok(Prepared::Replay(stored)) => queued.finish(Ok(Written::replay(stored, &state.chain))),
+                // Prepared at the tip: right for the first of the group.
+                Ok(Prepared::New { thought, payload }) if placed.is_empty() => placed.push(Placed { queued, thought, payload }),
+                Ok(Prepared::New { thought, .. }) => place_after(&state.chain, &mut placed, queued, thought),
+            }
+        }
+        if !deferred.is_empty() {
+            lock(&slot.queue.waiting).queued.splice(0..0, deferred);
+        }
+        let mut rebases = 0;
+        while !placed.is_empty() {
+            let mut bytes = Vec::new();
+            for p in &placed {
+                bytes.extend(record::encode_thought_with_payload(state.chain.format(), &p.thought, Some(p.payload.clone())));
+            }
+            match self.storage.append_at(&slot.object, state.byte_len, &bytes) {
+                Ok(()) => {
+                    state.byte_len += bytes.len() as u64;
+                    let head_hash = placed.last().map(|p| p.thought.hash.clone());
+                    for p in placed {
+                        state.chain.commit_at(p.thought.clone(), now_ms);
+                        p.queued.finish(Ok(Written { thought: p.thought, replay: false, head_hash: head_hash.clone() }));
+                    }
+                    return;
+                }
+                // Another engine on the shared store appended first: take
+                // its records in (verified) and re-base the group onto the new tip.
+                Err(StorageError::Conflict { .. }) if rebases < MAX_REBASES => {
+                    rebases += 1;
+                    if let Err(e) = self.catch_up_locked(key, slot, state) {
+                        placed.iter().for_each(|p| p.queued.finish(Err(e.clone())));
+                        return;
+                    }
+                    let before = std::mem::take(&mut placed);
+                    for p in before {
+                        place_after(&state.chain, &mut placed, p.queued, p.thought);
+                    }
+                }
+                Err(e) => {
+                    // Roll back a partial write so the object stays a valid chain.
+                    if !matches!(e, StorageError::Conflict { .. }) {
+                        let _ = self.storage.truncate(&slot.object, state.byte_len);
+                    }
+                    placed.iter().for_each(|p| p.queued.finish(Err(AppendError::Storage(e.clone()).into())));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Places `thought` after the last of `placed` (or at the chain's tip) and
+/// adds it; a thought whose id the chain now holds (stored by another
+/// writer meanwhile) is answered as a replay or a conflict instead.
+fn place_after(chain: &Chain, placed: &mut Vec<Placed>, queued: Arc<Queued>, thought: Thought) {
+    match chain.place(thought, placed.last().map(|p| &p.thought)) {
+        Ok(Prepared::New { thought, payload }) => placed.push(Placed { queued, thought, payload }),
+        Ok(Prepared::Replay(stored)) => queued.finish(Ok(Written::replay(stored, chain))),
+        Err(e) => queued.finish(Err(e.into())),
+    }
+}
