@@ -141,3 +141,35 @@ fn the_skill_registry_is_shared_through_the_log() {
     upload(&b, "# Deploy\nagain\n");
     assert_eq!(versions(&reopen(storage)), 1);
 }
+
+#[test]
+fn announced_bytes_are_taken_in_verified_and_a_gap_reads_the_store() {
+    let storage = Arc::new(MemoryStorage::new());
+    let a = reopen(storage.clone());
+    let b = reopen(storage.clone());
+    append(&a, "n", "one").unwrap();
+    b.catch_up("n").unwrap_or_default();
+    assert_eq!(head(&b, "n")["thought_count"], 1);
+    let object = naming::chain_object("n", ChainFormat::Binary);
+    let at = storage.read(&object).unwrap().unwrap().len() as u64;
+    append(&a, "n", "two").unwrap();
+    let bytes = storage.read_from(&object, at).unwrap().unwrap();
+    // Damaged bytes (a frame whose checksum fails reads as torn) take nothing in.
+    let mut bad = bytes.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    assert!(matches!(b.take_in_appended(&object, at, &bad), Ok(0) | Err(_)));
+    assert_eq!(head(&b, "n")["thought_count"], 1);
+    // The announced bytes themselves: taken in without a read, once.
+    assert_eq!(b.take_in_appended(&object, at, &bytes).unwrap(), 1);
+    assert_eq!(b.take_in_appended(&object, at, &bytes).unwrap(), 0, "bytes it holds are ignored");
+    // An announcement past a gap (one missed): the store is read from what B holds.
+    let at2 = storage.read(&object).unwrap().unwrap().len() as u64;
+    append(&a, "n", "three").unwrap();
+    let at3 = storage.read(&object).unwrap().unwrap().len() as u64;
+    append(&a, "n", "four").unwrap();
+    let fourth = storage.read_from(&object, at3).unwrap().unwrap();
+    assert!(at3 > at2);
+    assert_eq!(b.take_in_appended(&object, at3, &fourth).unwrap(), 2);
+    assert_eq!(head(&b, "n"), head(&a, "n"));
+}

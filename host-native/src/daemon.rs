@@ -133,6 +133,11 @@ fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<Lis
                 Ok(n) => tracing::debug!(%object, thoughts = n, "took in thoughts appended through another instance"),
                 Err(e) => tracing::error!(%object, error = %e, "appends made through another instance were refused"),
             },
+            Event::Appended { object, offset, bytes } => match db.take_in_appended(&object, offset, &bytes) {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(%object, thoughts = n, "took in thoughts appended through another instance"),
+                Err(e) => tracing::error!(%object, error = %e, "appends made through another instance were refused"),
+            },
             Event::Replaced(object) => {
                 if let Err(e) = db.reload_object(&object) {
                     tracing::error!(%object, error = %e, "a chain or registry replaced through another instance was refused");

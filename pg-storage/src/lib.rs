@@ -12,13 +12,20 @@
 //!   appending at one length insert the same primary key `(object,
 //!   start_offset)`; PostgreSQL commits one and the other gets
 //!   [`StorageError::Conflict`] (no lock service of ours).
+//! - **Group commit** (`batch.rs`): conditional appends queued by many
+//!   threads at once (many chains, each chain's own appends already grouped
+//!   by the core) go into one statement, one transaction; each keeps its
+//!   own condition (`ON CONFLICT DO NOTHING` on the primary key).
 //! - **Durability**: every write is one committed transaction; with the
 //!   default `synchronous_commit = on` a commit is on the server's disk when
 //!   it returns, so [`Storage::sync`](mentisdb_core::Storage::sync) has
 //!   nothing left to do.
 //! - **Notifications**: every append runs `pg_notify('mentisdb_objects',
-//!   <object>)` in its transaction, every `write_atomic`
-//!   `pg_notify('mentisdb_objects', 'replaced:<object>')`;
+//!   <object>@<offset>:<base64 bytes>)` in its transaction (just `<object>`
+//!   when the bytes do not fit PostgreSQL's 8000-byte payload), every
+//!   `write_atomic` `pg_notify('mentisdb_objects', 'replaced:<object>')`;
+//!   an instance takes the announced bytes in without reading them
+//!   ([`Event::Appended`]);
 //!   [`PgStorage::listen`] reports them, each distinct one once per batch
 //!   of notifications received together (and "look at everything" after each
 //!   (re)connection), so an instance takes in other instances' appends by
@@ -32,6 +39,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod batch;
 mod listen;
 mod pool;
 pub mod schema;
@@ -56,6 +64,8 @@ const POOL_THREADS: usize = 4;
 /// MentisDB objects in a PostgreSQL database (see the crate docs).
 pub struct PgStorage {
     pool: Pool,
+    /// Conditional appends waiting to share a transaction.
+    batcher: Arc<batch::Batcher>,
     config: Config,
     /// `postgres://host:port/db`, never the user or password.
     described: String,
@@ -98,7 +108,7 @@ fn to_i64(object: &str, n: u64) -> Result<i64, StorageError> {
 
 /// A statement failed: a lost connection makes the store unreachable (the
 /// next call reconnects; HTTP 503), anything else is an error on the object.
-fn failed(object: &str, e: postgres::Error) -> StorageError {
+pub(crate) fn failed(object: &str, e: postgres::Error) -> StorageError {
     // Class 08 (connection exception) and 57P (server shutting down, connection terminated) end the connection.
     let connection_lost = e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
     if e.as_db_error().is_some() && !connection_lost {
@@ -107,6 +117,11 @@ fn failed(object: &str, e: postgres::Error) -> StorageError {
         StorageError::Unreachable(format!("PostgreSQL connection failed during a call on '{object}' ({e}); the next call reconnects"))
     }
 }
+
+/// The chunks of an object from an offset on (prepared once per connection).
+const READ_FROM_CHUNK: &str = "SELECT start_offset, end_offset, bytes FROM mentisdb_chunks WHERE object = $1 AND start_offset >= $2 ORDER BY start_offset";
+/// The last chunk of an object starting before an offset.
+const CHUNK_BEFORE: &str = "SELECT start_offset, end_offset, bytes FROM mentisdb_chunks WHERE object = $1 AND start_offset < $2 ORDER BY start_offset DESC LIMIT 1";
 
 /// The object's length (0 when absent) and whether it exists.
 fn length(client: &mut impl GenericClient, object: &str) -> Result<(u64, bool), StorageError> {
@@ -166,7 +181,7 @@ impl PgStorage {
         let pool = Pool::start(&config, POOL_THREADS)?;
         let location = described.clone();
         pool.run(move |client| schema::ensure(client, &location))?;
-        Ok(PgStorage { pool, config, described })
+        Ok(PgStorage { pool, batcher: Default::default(), config, described })
     }
 
     /// `postgres://host:port/db` (no user, no password), for logs.
@@ -222,21 +237,19 @@ impl Storage for PgStorage {
         validate_object_name(name)?;
         let object = name.to_string();
         let from = to_i64(name, offset)?;
-        self.run(move |client| {
+        self.pool.run_on_connection(move |conn| {
             // The chunks from `offset` on: a catch-up reads from a chunk
             // boundary, so this one statement (its bound a plain parameter,
             // which the planner can estimate: an index range scan) is the
             // whole read. A bound computed inside the statement made the
             // planner expect a third of the object and scan the table once
             // the object was large (appends fell from ~1,400/s to ~120/s).
-            let mut rows = client
-                .query("SELECT start_offset, end_offset, bytes FROM mentisdb_chunks WHERE object = $1 AND start_offset >= $2 ORDER BY start_offset", &[&object, &from])
-                .map_err(|e| failed(&object, e))?;
+            let (client, from_chunk) = conn.prepared(READ_FROM_CHUNK)?;
+            let mut rows = client.query(&from_chunk, &[&object, &from]).map_err(|e| failed(&object, e))?;
             if rows.first().is_none_or(|r| r.get::<_, i64>(0) != from) {
                 // `offset` falls inside a chunk, at the end, or past it: the chunk holding (or ending at) it comes first.
-                let before = client
-                    .query_opt("SELECT start_offset, end_offset, bytes FROM mentisdb_chunks WHERE object = $1 AND start_offset < $2 ORDER BY start_offset DESC LIMIT 1", &[&object, &from])
-                    .map_err(|e| failed(&object, e))?;
+                let (client, before) = conn.prepared(CHUNK_BEFORE)?;
+                let before = client.query_opt(&before, &[&object, &from]).map_err(|e| failed(&object, e))?;
                 rows.splice(0..0, before);
             }
             if rows.is_empty() {
@@ -281,22 +294,44 @@ impl Storage for PgStorage {
         let object = name.to_string();
         let expected = to_i64(name, expected_len)?;
         let bytes = bytes.to_vec();
-        self.run(move |client| {
-            let done = if bytes.is_empty() {
-                let (len, exists) = length(client, &object)?;
-                if len == expected_len && !exists {
-                    write_chunk(client, &object, &[], false)?;
+        if !bytes.is_empty() && expected > 0 {
+            // Shares a transaction with the appends queued meanwhile (`batch.rs`).
+            let (reply, answer) = std::sync::mpsc::sync_channel(1);
+            self.batcher.push(batch::Pending { object: object.clone(), expected, bytes, reply });
+            let batcher = self.batcher.clone();
+            self.pool.submit(Box::new(move |conn| {
+                batcher.flush(conn);
+                conn.check();
+            }))?;
+            match answer.recv().map_err(|_| StorageError::Unavailable("a PostgreSQL client thread stopped during a call".into()))?? {
+                batch::Answer::Inserted => return Ok(()),
+                batch::Answer::Refused { current } if current != expected_len => return Err(StorageError::Conflict { object, expected: expected_len, actual: current }),
+                // Another writer inserted at this offset at the same moment: read the length it made.
+                batch::Answer::Refused { .. } => {}
+            }
+        } else {
+            // The object's first bytes (or none): replaces its empty chunk, alone.
+            let object = object.clone();
+            let done = self.run(move |client| {
+                if bytes.is_empty() {
+                    let (len, exists) = length(client, &object)?;
+                    if len == expected_len && !exists {
+                        write_chunk(client, &object, &[], false)?;
+                    }
+                    Ok(len == expected_len)
+                } else {
+                    insert_at(client, &object, expected, &bytes)
                 }
-                len == expected_len
-            } else {
-                insert_at(client, &object, expected, &bytes)?
-            };
+            })?;
             if done {
                 return Ok(());
             }
-            let (actual, _) = length(client, &object)?;
-            Err(StorageError::Conflict { object, expected: expected_len, actual })
-        })
+        }
+        let actual = self.run({
+            let object = object.clone();
+            move |client| length(client, &object).map(|(len, _)| len)
+        })?;
+        Err(StorageError::Conflict { object, expected: expected_len, actual })
     }
 
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {

@@ -13,6 +13,16 @@ use std::time::Duration;
 pub enum Event {
     /// An object was appended to (through any instance).
     Object(String),
+    /// `bytes` were appended at `offset` of `object` (through any instance):
+    /// what the notification carried, so no read is needed.
+    Appended {
+        /// The object appended to.
+        object: String,
+        /// Where the bytes start in it.
+        offset: u64,
+        /// The bytes appended.
+        bytes: Vec<u8>,
+    },
     /// An object was replaced as a whole (a chain rewritten by a forget or
     /// a migration, an agent registry edited), through any instance.
     Replaced(String),
@@ -138,12 +148,49 @@ impl Batch {
 /// object names never hold a `:`.
 pub(crate) const REPLACED: &str = "replaced:";
 
+/// Largest payload an append announces its bytes in; PostgreSQL's limit
+/// is 8000 bytes. A larger append announces only its object.
+const MAX_PAYLOAD: usize = 7_900;
+
+/// The notification payload of `bytes` appended at `offset` of `object`:
+/// `<object>@<offset>:<base64 bytes>` when it fits, else `<object>` (object
+/// names never hold `@` or `:`).
+pub(crate) fn announcement(object: &str, offset: i64, bytes: &[u8]) -> String {
+    if object.len() + 24 + bytes.len().div_ceil(3) * 4 > MAX_PAYLOAD {
+        return object.to_string();
+    }
+    format!("{object}@{offset}:{}", mentisdb_core::base64::encode(bytes))
+}
+
 impl Event {
     /// The event a notification's payload names.
     fn from_payload(payload: &str) -> Event {
-        match payload.strip_prefix(REPLACED) {
-            Some(object) => Event::Replaced(object.to_string()),
-            None => Event::Object(payload.to_string()),
+        if let Some(object) = payload.strip_prefix(REPLACED) {
+            return Event::Replaced(object.to_string());
         }
+        let carried = payload.split_once('@').and_then(|(object, rest)| {
+            let (offset, data) = rest.split_once(':')?;
+            Some(Event::Appended { object: object.to_string(), offset: offset.parse().ok()?, bytes: mentisdb_core::base64::decode(data)? })
+        });
+        // A payload that does not parse still names its object: read it.
+        carried.unwrap_or_else(|| Event::Object(payload.split('@').next().unwrap_or(payload).to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_append_announces_its_bytes_when_they_fit() {
+        let small = announcement("chains/a.mdb", 42, b"\x00record\xff");
+        assert_eq!(Event::from_payload(&small), Event::Appended { object: "chains/a.mdb".into(), offset: 42, bytes: b"\x00record\xff".to_vec() });
+        let big = announcement("chains/a.mdb", 42, &vec![7u8; 6_000]);
+        assert!(big.len() <= MAX_PAYLOAD);
+        assert_eq!(Event::from_payload(&big), Event::Object("chains/a.mdb".into()));
+        let fits = announcement("chains/a.mdb", 42, &vec![7u8; 5_800]);
+        assert!(fits.len() <= MAX_PAYLOAD && matches!(Event::from_payload(&fits), Event::Appended { .. }));
+        assert_eq!(Event::from_payload("replaced:chains/a.mdb"), Event::Replaced("chains/a.mdb".into()));
+        assert_eq!(Event::from_payload("chains/a.mdb@x:!!"), Event::Object("chains/a.mdb".into()));
     }
 }

@@ -9,13 +9,14 @@
 //! `StorageError::Unreachable`, and the next job on that thread reconnects.
 
 use mentisdb_core::StorageError;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, NoTls, Statement};
+use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+pub(crate) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
 /// A connection idle this long is checked with a round trip before it is
 /// used again: one the server closed meanwhile (a restart, an outage) is
@@ -28,6 +29,8 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 pub(crate) struct Connection {
     config: Config,
     client: Option<Client>,
+    /// Statements prepared on `client` (parsed and planned once per connection).
+    statements: HashMap<&'static str, Statement>,
     last_used: Instant,
     /// The pool's suspicion count ([`Pool::suspect_connections`]) when this
     /// connection was last known good.
@@ -37,7 +40,7 @@ pub(crate) struct Connection {
 
 impl Connection {
     fn new(config: Config, suspicion: Arc<AtomicU64>) -> Self {
-        Connection { config, client: None, last_used: Instant::now(), trusted_at: 0, suspicion }
+        Connection { config, client: None, statements: HashMap::new(), last_used: Instant::now(), trusted_at: 0, suspicion }
     }
 
     /// The connected client, connecting when there is none, it closed, or it
@@ -50,15 +53,31 @@ impl Connection {
             self.client = None;
         }
         if self.client.is_none() {
+            self.statements.clear();
             let client = self.config.connect(NoTls).map_err(|e| StorageError::Unreachable(format!("cannot connect to PostgreSQL at {}: {e}", crate::describe(&self.config))))?;
             self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
 
+    /// The connected client and `sql` prepared on it (once per connection).
+    pub(crate) fn prepared(&mut self, sql: &'static str) -> Result<(&mut Client, Statement), StorageError> {
+        self.client()?;
+        let client = self.client.as_mut().expect("connected above");
+        let statement = match self.statements.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                let s = client.prepare(sql).map_err(|e| crate::failed("prepare", e))?;
+                self.statements.insert(sql, s.clone());
+                s
+            }
+        };
+        Ok((client, statement))
+    }
+
     /// Forgets a connection that failed so the next call reconnects, and
     /// makes the other threads check theirs (an outage closes them all).
-    fn check(&mut self) {
+    pub(crate) fn check(&mut self) {
         if self.client.as_ref().is_some_and(Client::is_closed) {
             self.client = None;
             self.suspicion.fetch_add(1, Ordering::Relaxed);
@@ -98,14 +117,27 @@ impl Pool {
 
     /// Runs `f` on a worker's client and waits for its answer.
     pub(crate) fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Client) -> Result<R, StorageError> + Send + 'static) -> Result<R, StorageError> {
+        self.run_on_connection(move |conn| conn.client().and_then(f))
+    }
+
+    /// [`Pool::run`] for a call that uses prepared statements ([`Connection::prepared`]).
+    pub(crate) fn run_on_connection<R: Send + 'static>(&self, f: impl FnOnce(&mut Connection) -> Result<R, StorageError> + Send + 'static) -> Result<R, StorageError> {
         let (reply_tx, reply_rx) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |conn: &mut Connection| {
-            let result = conn.client().and_then(f);
+            let result = f(conn);
             conn.check();
             let _ = reply_tx.send(result);
         });
-        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job).map_err(|_| StorageError::Unavailable("the PostgreSQL client threads have stopped".into()))?;
+        self.submit(job)?;
         reply_rx.recv().map_err(|_| StorageError::Unavailable("a PostgreSQL client thread stopped during a call".into()))?
+    }
+}
+
+impl Pool {
+    /// Queues `job` for the next free thread without waiting for it (it
+    /// answers its callers itself).
+    pub(crate) fn submit(&self, job: Job) -> Result<(), StorageError> {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job).map_err(|_| StorageError::Unavailable("the PostgreSQL client threads have stopped".into()))
     }
 }
 

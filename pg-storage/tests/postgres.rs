@@ -92,16 +92,21 @@ fn writes_are_announced_to_listeners() {
     other.write_atomic("agents/n.json", b"{}").unwrap();
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Object("chains/n.mdb".into()));
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Replaced("agents/n.json".into()));
-    // Announced many times while the listener is busy, an object is told once per batch.
+    // Later appends are announced with their bytes and offset, in order, each once.
     for n in 1..50u64 {
-        other.append_at("chains/n.mdb", n, b"x").unwrap();
+        other.append_at("chains/n.mdb", n, format!("{}", n % 10).as_bytes()).unwrap();
     }
-    let mut told = 0;
+    let mut told = Vec::new();
     while let Ok(e) = rx.recv_timeout(Duration::from_millis(1500)) {
-        assert_eq!(e, Event::Object("chains/n.mdb".into()));
-        told += 1;
+        match e {
+            Event::Appended { object, offset, bytes } if object == "chains/n.mdb" => told.push((offset, bytes)),
+            other => panic!("unexpected {other:?}"),
+        }
     }
-    assert!((1..=49).contains(&told), "{told}");
+    assert_eq!(told, (1..50u64).map(|n| (n, format!("{}", n % 10).into_bytes())).collect::<Vec<_>>());
+    // An append too big for a notification names only its object.
+    other.append_at("chains/n.mdb", 50, &vec![b'z'; 10_000]).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Object("chains/n.mdb".into()));
     // A refused append announces nothing.
     let _ = other.append_at("chains/n.mdb", 0, b"y");
     assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());

@@ -40,6 +40,27 @@ impl MentisDb {
         self.catch_up_locked(&key, &slot, &mut state)
     }
 
+    /// A shared store delivered what another engine appended: `bytes` written
+    /// at `offset` of `object` (a store that announces appends with their
+    /// bytes, such as PostgreSQL notifications, saves a read per engine this
+    /// way). Right after what this engine holds they are verified and taken
+    /// in; bytes it already holds (its own appends) are ignored; after a gap
+    /// (an announcement missed) it reads the store as
+    /// [`MentisDb::catch_up_object`] does. Returns how many thoughts it took in.
+    pub fn take_in_appended(&self, object: &str, offset: u64, bytes: &[u8]) -> Result<usize, ToolError> {
+        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let Some((key, slot)) = found else { return self.catch_up_object(object) };
+        let mut state = write_lock(&slot.state);
+        if state.deleted || offset + bytes.len() as u64 <= state.byte_len {
+            return Ok(0);
+        }
+        if offset == state.byte_len {
+            self.take_in_locked(&key, &mut state, bytes)
+        } else {
+            self.catch_up_locked(&key, &slot, &mut state)
+        }
+    }
+
     /// A shared store says `object` was replaced as a whole by some engine
     /// (this one too): a chain rewritten by a forget or a migration is read
     /// again, verified and served from the new copy; an edited agent
@@ -160,11 +181,18 @@ impl MentisDb {
     /// [`MentisDb::catch_up`] under the chain's write lock.
     pub(super) fn catch_up_locked(&self, key: &str, slot: &ChainSlot, state: &mut ChainState) -> Result<usize, ToolError> {
         let Some(bytes) = self.storage.read_from(&slot.object, state.byte_len)? else { return Ok(0) };
+        self.take_in_locked(key, state, &bytes)
+    }
+
+    /// Takes in `bytes`, records another writer appended right after what
+    /// this engine holds: verified as opening verifies, then served and told
+    /// to the observers.
+    fn take_in_locked(&self, key: &str, state: &mut ChainState, bytes: &[u8]) -> Result<usize, ToolError> {
         if bytes.is_empty() {
             return Ok(0);
         }
         let refused = |e: VerifyError| ToolError::ChainRefused { chain_key: key.to_string(), error: e };
-        let suffix = record::decode_suffix(state.chain.format(), &bytes).map_err(|e| refused(VerifyError::Record(e)))?;
+        let suffix = record::decode_suffix(state.chain.format(), bytes).map_err(|e| refused(VerifyError::Record(e)))?;
         let valid_len = suffix.valid_len as u64;
         let added = state.chain.extend_verified(suffix).map_err(refused)?;
         state.byte_len += valid_len;

@@ -69,13 +69,16 @@ async fn run(args: Args, url: String) {
     println!("one chain, 3 instances, {} clients: {three:.0} appends/s", 3 * per);
     let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
     println!("16 chains, 3 instances, {} clients: {many:.0} appends/s", 3 * per);
+    // What a chain-affine load balancer gives: no two instances race on one chain.
+    let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
+    println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s", 3 * per);
 
     // B first takes in everything the phases above appended, so the lag is measured on a quiet daemon.
     let drained = Instant::now();
     loop {
         let chains: serde_json::Value = client.get(format!("{}/v1/chains", bases[1])).send().await.expect("chains").json().await.expect("chains reply");
         let held: u64 = chains["chains"].as_array().map(|cs| cs.iter().filter_map(|c| c["thought_count"].as_u64()).sum()).unwrap_or(0);
-        if held >= 3 * args.appends as u64 {
+        if held >= 4 * args.appends as u64 {
             println!("instance B held all {held} thoughts {} ms after the last append", drained.elapsed().as_millis());
             break;
         }
