@@ -61,7 +61,7 @@ async fn run(args: Args, url: String) {
     let bases: Vec<String> = daemons.iter().map(|d| format!("http://{}", d.rest_addr)).collect();
     let client = reqwest::Client::builder().pool_max_idle_per_host(1024).tcp_nodelay(true).build().expect("client");
     let per = args.clients_per_instance;
-    println!("3 in-process instances on {} (fsync on, one commit per acknowledged append)", url.split('@').next_back().unwrap_or(""));
+    println!("3 in-process instances on {} (fsync on: an acknowledged append is committed; appends arriving together share a commit)", url.split('@').next_back().unwrap_or(""));
 
     let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
     println!("one chain, 1 instance, {per} clients: {one:.0} appends/s");
