@@ -157,6 +157,35 @@ impl WebhookStore {
         self.file.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Reads the registry again (another daemon on a shared store changed
+    /// it: it announces `replaced:webhooks.json`), so registrations,
+    /// deletions and cursors are the stored ones.
+    pub fn reload(&self, storage: &dyn Storage) -> Result<(), StorageError> {
+        Self::refresh(storage, &mut self.lock())
+    }
+
+    /// Replaces `file` by the stored registry before a change, so a change
+    /// made here keeps what other daemons on a shared store wrote (only a
+    /// write by another daemon between this read and the following write
+    /// can be lost). Failure notes of webhooks still registered are kept
+    /// (they live in memory only). A missing or unreadable object leaves
+    /// `file` as it is.
+    fn refresh(storage: &dyn Storage, file: &mut RegistryFile) -> Result<(), StorageError> {
+        let Some(bytes) = storage.read(WEBHOOKS_OBJECT)? else { return Ok(()) };
+        let Ok(stored) = serde_json::from_slice::<RegistryFile>(&bytes) else { return Ok(()) };
+        if stored.version != REGISTRY_VERSION {
+            return Ok(());
+        }
+        let notes: BTreeMap<String, String> = file.webhooks.iter().filter_map(|s| Some((s.hook.id.clone(), s.hook.last_error.clone()?))).collect();
+        *file = stored;
+        for s in &mut file.webhooks {
+            if s.hook.last_error.is_none() {
+                s.hook.last_error = notes.get(&s.hook.id).cloned();
+            }
+        }
+        Ok(())
+    }
+
     fn save(storage: &dyn Storage, file: &RegistryFile) -> Result<(), StorageError> {
         storage.write_atomic(WEBHOOKS_OBJECT, &serde_json::to_vec_pretty(file).expect("the registry serializes"))
     }
@@ -173,6 +202,7 @@ impl WebhookStore {
         let targets = self.targets.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or(WebhookError::NoDelivery)?;
         targets.check_url(&hook.url).map_err(WebhookError::BadUrl)?;
         let mut file = self.lock();
+        Self::refresh(storage, &mut file)?;
         file.webhooks.push(Stored { hook: hook.clone(), secret, cursors: heads });
         if let Err(e) = Self::save(storage, &file) {
             file.webhooks.pop();
@@ -189,6 +219,7 @@ impl WebhookStore {
     /// Deletes webhook `id`; `false` when there is none.
     pub fn delete(&self, storage: &dyn Storage, id: &str) -> Result<bool, StorageError> {
         let mut file = self.lock();
+        Self::refresh(storage, &mut file)?;
         let Some(at) = file.webhooks.iter().position(|s| s.hook.id == id) else { return Ok(false) };
         let removed = file.webhooks.remove(at);
         if let Err(e) = Self::save(storage, &file) {
@@ -208,6 +239,7 @@ impl WebhookStore {
     /// filter. Durable when it returns. A deleted webhook is ignored.
     pub fn advance(&self, storage: &dyn Storage, id: &str, chain_key: &str, next: u64, delivered_at: Option<String>) -> Result<(), StorageError> {
         let mut file = self.lock();
+        Self::refresh(storage, &mut file)?;
         let Some(s) = file.webhooks.iter_mut().find(|s| s.hook.id == id) else { return Ok(()) };
         let at = s.cursors.entry(chain_key.to_string()).or_insert(0);
         *at = (*at).max(next);
@@ -223,6 +255,7 @@ impl WebhookStore {
     /// a chain made under the key later is new).
     pub fn forget_chain(&self, storage: &dyn Storage, chain_key: &str) -> Result<(), StorageError> {
         let mut file = self.lock();
+        Self::refresh(storage, &mut file)?;
         let mut changed = false;
         for s in &mut file.webhooks {
             changed |= s.cursors.remove(chain_key).is_some();

@@ -54,6 +54,9 @@ pub struct OpenedStore {
     pub listener: Option<Arc<ListenerHandle>>,
     /// The data directory's exclusive lock, held while this store lives; `None` on PostgreSQL.
     pub lock: Option<Arc<DirLock>>,
+    /// On PostgreSQL with webhooks on: the lease of webhook delivery (one
+    /// daemon on the database delivers at a time); `None` on files.
+    pub delivery_lease: Option<Arc<mentisdb_pg_storage::Lease>>,
 }
 
 /// Opens the store (the data directory, or the PostgreSQL database of
@@ -109,13 +112,21 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         Some(pg) => Some(Arc::new(follow_other_instances(pg, &db)?)),
         None => None,
     };
+    let delivery_lease = match &pg {
+        Some(pg) if config.webhooks => Some(Arc::new(pg.lease(WEBHOOK_DELIVERY_LEASE, "webhook delivery")?)),
+        _ => None,
+    };
     // Build the query indices in the background so the first queries do not
     // pay for them, and index (embed) every append there too.
     if let Err(e) = crate::index_worker::start(&db, prefetched) {
         tracing::warn!(error = %e, "could not start the index worker; indices are built by queries");
     }
-    Ok(OpenedStore { db, report, store, listener, lock })
+    Ok(OpenedStore { db, report, store, listener, lock, delivery_lease })
 }
+
+/// The advisory-lock key of webhook delivery on PostgreSQL (any constant
+/// will do; it names the job among the database's advisory locks).
+const WEBHOOK_DELIVERY_LEASE: i64 = 7_349_127_340_913;
 
 /// Takes in what other daemons on the same database append, as PostgreSQL
 /// announces it: a notification naming a served chain's object catches that
@@ -215,6 +226,8 @@ pub struct RunningDaemon {
     _listener: Option<Arc<ListenerHandle>>,
     /// Keeps the data directory locked while the daemon runs.
     _lock: Option<Arc<DirLock>>,
+    /// Keeps asking for (or holding) the webhook delivery lease.
+    _delivery_lease: Option<Arc<mentisdb_pg_storage::Lease>>,
 }
 
 async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, DaemonError> {
@@ -244,7 +257,11 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
     let backoff = crate::webhooks::Backoff { base: std::time::Duration::from_millis(config.webhook_retry_base_ms.max(1)), max: std::time::Duration::from_secs(config.webhook_retry_max_secs.max(1)) };
     if config.webhooks {
-        crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
+        let may_deliver: crate::webhooks::MayDeliver = match &opened.delivery_lease {
+            Some(lease) => Arc::new(lease.watch()),
+            None => Arc::new(|| true),
+        };
+        crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
     }
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
     let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
@@ -281,7 +298,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
             tracing::warn!(error = %e, "cannot record the listen addresses in the lock file; `mentisdb --mode stdio` will not find this daemon");
         }
     }
-    Ok(RunningDaemon { rest_addr, mcp_addr, https_rest_addr, https_mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock })
+    Ok(RunningDaemon { rest_addr, mcp_addr, https_rest_addr, https_mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock, _delivery_lease: opened.delivery_lease })
 }
 
 /// How long open connections (MCP event streams) may run on after a TLS

@@ -24,6 +24,12 @@
 //!   `MENTISDB_WEBHOOK_ALLOWED_CIDRS`. Checked at registration, and against
 //!   every address a host name resolves to before each attempt. Redirects
 //!   are not followed.
+//! - Several daemons on one PostgreSQL database: only the daemon holding
+//!   the delivery lease (an advisory lock, `MayDeliver`) delivers; it reads
+//!   the registry (with its cursors) again when it takes the lease, and
+//!   every daemon reads it again when another one rewrites it. When the
+//!   holder stops or dies, another takes the lease within about a second
+//!   and goes on from the stored cursors.
 
 use ipnet::IpNet;
 use mentisdb_core::webhooks::{delivery_id, payload, DeliveryTarget, WebhookTargets};
@@ -180,6 +186,13 @@ impl Backoff {
     }
 }
 
+/// Whether this daemon may deliver now: always on files, while it holds
+/// the delivery lease on PostgreSQL.
+pub type MayDeliver = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// How often a daemon without the delivery lease looks again.
+const LEASE_CHECK: Duration = Duration::from_secs(1);
+
 /// Wakes the workers on appends and remembers deleted chains.
 #[derive(Default)]
 struct Wake {
@@ -204,12 +217,13 @@ struct Deliverer {
     policy: UrlPolicy,
     client: reqwest::Client,
     backoff: Backoff,
+    may_deliver: MayDeliver,
     shutdown: CancellationToken,
 }
 
 /// Installs the URL check on `db`'s webhook registry and starts delivering
 /// until `shutdown`.
-pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, shutdown: CancellationToken) -> Result<(), String> {
+pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken) -> Result<(), String> {
     db.webhooks().set_targets(Some(Arc::new(policy.clone())));
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -219,7 +233,7 @@ pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, shutdown: C
         .map_err(|e| format!("webhook HTTP client: {e}"))?;
     let wake = Arc::new(Wake::default());
     db.add_observer(wake.clone());
-    let deliverer = Arc::new(Deliverer { db, policy, client, backoff, shutdown });
+    let deliverer = Arc::new(Deliverer { db, policy, client, backoff, may_deliver, shutdown });
     tokio::spawn(manage(deliverer, wake));
     Ok(())
 }
@@ -227,6 +241,7 @@ pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, shutdown: C
 /// Keeps one worker running for each webhook with pending deliveries.
 async fn manage(d: Arc<Deliverer>, wake: Arc<Wake>) {
     let mut workers: std::collections::BTreeMap<String, tokio::task::JoinHandle<()>> = Default::default();
+    let mut delivering = false;
     loop {
         let deleted: Vec<String> = std::mem::take(&mut *wake.deleted.lock().unwrap_or_else(|e| e.into_inner()));
         for chain in deleted {
@@ -237,16 +252,28 @@ async fn manage(d: Arc<Deliverer>, wake: Arc<Wake>) {
             }
         }
         workers.retain(|_, handle| !handle.is_finished());
-        for target in d.db.webhooks().targets() {
-            if !workers.contains_key(&target.webhook.id) && pending(&d.db, &target).is_some() {
-                let id = target.webhook.id.clone();
-                workers.insert(id.clone(), tokio::spawn(work(d.clone(), id)));
+        let allowed = (d.may_deliver)();
+        if allowed && !delivering {
+            // Just took the lease: the cursors are the stored ones, whoever wrote them.
+            let db = d.db.clone();
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || db.webhooks().reload(db.storage())).await {
+                tracing::warn!(target: "mentisdb::webhooks", error = %e, "cannot read the webhook registry; delivering from what this daemon holds");
+            }
+            tracing::info!(target: "mentisdb::webhooks", "this daemon delivers webhooks now");
+        }
+        delivering = allowed;
+        if allowed {
+            for target in d.db.webhooks().targets() {
+                if !workers.contains_key(&target.webhook.id) && pending(&d.db, &target).is_some() {
+                    let id = target.webhook.id.clone();
+                    workers.insert(id.clone(), tokio::spawn(work(d.clone(), id)));
+                }
             }
         }
         tokio::select! {
             () = d.shutdown.cancelled() => return,
             () = wake.notify.notified() => {}
-            () = tokio::time::sleep(RESCAN) => {}
+            () = tokio::time::sleep(if allowed { RESCAN } else { LEASE_CHECK }) => {}
         }
     }
 }
@@ -280,7 +307,8 @@ async fn work(d: Arc<Deliverer>, id: String) {
                     return;
                 }
             }
-            if !d.deliver(&target, &chain, &thought).await || !d.advance(&id, &chain, thought.index + 1, true).await {
+            // The lease went to another daemon: it goes on from the stored cursor.
+            if !(d.may_deliver)() || !d.deliver(&target, &chain, &thought).await || !d.advance(&id, &chain, thought.index + 1, true).await {
                 return;
             }
         }
@@ -335,7 +363,7 @@ impl Deliverer {
                         () = self.shutdown.cancelled() => return false,
                         () = tokio::time::sleep(wait) => {}
                     }
-                    if !self.db.webhooks().list().iter().any(|w| &w.id == id) {
+                    if !(self.may_deliver)() || !self.db.webhooks().list().iter().any(|w| &w.id == id) {
                         return false;
                     }
                 }

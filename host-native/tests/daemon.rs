@@ -540,6 +540,7 @@ fn a_static_model_makes_ranked_search_hybrid_and_a_bad_one_stops_the_start() {
     let out = command(&dir, &[("MENTISDB_STATIC_MODEL", model_file.to_str().unwrap())], &[]).output().unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let reason = stderr.trim().lines().last().unwrap_or("");
-    assert!(reason.starts_with("mentisdbd: ") && reason.contains("--static-model") && reason.contains("not a model file"), "one line naming the flag and why: {stderr}");
+    // Log lines (written by a background writer) may land after it: find the reason line.
+    let reason = stderr.lines().find(|l| l.starts_with("mentisdbd: ")).unwrap_or("");
+    assert!(reason.contains("--static-model") && reason.contains("not a model file"), "one line naming the flag and why: {stderr}");
 }

@@ -24,6 +24,10 @@ struct Daemon {
 
 impl Daemon {
     fn start(dir: &Path, url: &str) -> Daemon {
+        Daemon::start_with(dir, url, &[])
+    }
+
+    fn start_with(dir: &Path, url: &str, env: &[(&str, &str)]) -> Daemon {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mentisdbd"));
         for (k, _) in std::env::vars() {
             if k.starts_with("MENTISDB_") {
@@ -31,6 +35,7 @@ impl Daemon {
             }
         }
         cmd.env("MENTISDB_DIR", dir).env("MENTISDB_STORAGE_URL", url).env("MENTISDB_REST_PORT", "0").env("MENTISDB_MCP_PORT", "0").env("MENTISDB_VERBOSE", "false");
+        cmd.envs(env.iter().copied());
         let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn mentisdbd");
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
@@ -54,6 +59,10 @@ impl Daemon {
 
     fn append(&self, chain: &str, content: &str) -> String {
         self.post("/v1/thoughts", json!({"chain_key": chain, "thought_type": "Finding", "content": content}))["thought"]["id"].as_str().unwrap().to_string()
+    }
+
+    fn get(&self, path: &str) -> Value {
+        Client::new().get(format!("{}{path}", self.rest)).send().unwrap().json().unwrap()
     }
 
     fn head(&self, chain: &str) -> Value {
@@ -331,4 +340,63 @@ fn stdio_servers_of_two_agents_share_one_database_with_a_daemon() {
     http.post("/v1/chains/catch-up", json!({"chain_key": "agents", "min_index": 1}));
     assert_eq!(http.head("agents")["thought_count"], 2);
     assert!(!dir.exists(), "nothing lands in MENTISDB_DIR on PostgreSQL");
+}
+
+/// Webhooks with several daemons on one database: only the daemon holding
+/// the delivery lease delivers, so each thought arrives once whichever
+/// daemon took the append; a webhook registered through one daemon is
+/// listed by the other; when the delivering daemon dies, another takes
+/// the lease and goes on from the stored cursor.
+#[test]
+fn daemons_on_one_database_deliver_each_webhook_once_and_take_over_from_a_dead_one() {
+    use common::receiver::{start_receiver, wait_for, Received, Receiver};
+    let Some(admin) = mentisdb_pg_storage::testdb::admin_url() else {
+        eprintln!("skipped: set MENTISDB_TEST_PG_URL (scripts/stages/25-postgres.sh starts a server and sets it)");
+        return;
+    };
+    let url = mentisdb_pg_storage::testdb::fresh_database(&admin, "hooks").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let env = [("MENTISDB_WEBHOOK_ALLOWED_CIDRS", "127.0.0.1"), ("MENTISDB_WEBHOOK_RETRY_BASE_MS", "50"), ("MENTISDB_WEBHOOK_RETRY_MAX_SECS", "1")];
+    let a = Daemon::start_with(root.path(), &url, &env);
+    let b = Daemon::start_with(root.path(), &url, &env);
+    let shared = std::sync::Arc::new(std::sync::Mutex::new(Receiver::default()));
+    let hook = start_receiver(shared.clone());
+    a.post("/v1/webhooks", json!({"url": hook, "secret": "a secret both daemons share"}));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while b.get("/v1/webhooks")["webhooks"].as_array().map_or(0, Vec::len) != 1 {
+        assert!(Instant::now() < deadline, "B does not list the webhook registered through A");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let once = |got: &[Received], n: usize| {
+        let ok: Vec<&str> = got.iter().filter(|r| r.answered == 200).map(|r| r.delivery.as_str()).collect();
+        let distinct: BTreeSet<&str> = ok.iter().copied().collect();
+        assert_eq!(distinct.len(), ok.len(), "a thought was delivered twice: {ok:?}");
+        assert_eq!(ok.len(), n);
+    };
+    for i in 0..10 {
+        a.append("hooked", &format!("a{i}"));
+        b.append("hooked", &format!("b{i}"));
+    }
+    wait_for(&shared, "20 deliveries", |g| g.len() >= 20);
+    // Late duplicates would show up now; then the cursor is stored.
+    std::thread::sleep(Duration::from_millis(700));
+    once(&shared.lock().unwrap().got, 20);
+    // A dies (delivering or not): B delivers what comes next.
+    drop(a);
+    for i in 0..5 {
+        b.append("hooked", &format!("after a {i}"));
+    }
+    wait_for(&shared, "25 deliveries", |g| g.len() >= 25);
+    std::thread::sleep(Duration::from_millis(700));
+    once(&shared.lock().unwrap().got, 25);
+    // B (now surely the deliverer) dies: a new daemon C takes the lease and goes on from the stored cursor.
+    let c = Daemon::start_with(root.path(), &url, &env);
+    drop(b);
+    for i in 0..5 {
+        c.append("hooked", &format!("after b {i}"));
+    }
+    wait_for(&shared, "30 deliveries", |g| g.len() >= 30);
+    std::thread::sleep(Duration::from_millis(700));
+    once(&shared.lock().unwrap().got, 30);
+    assert_eq!(c.get("/v1/webhooks")["webhooks"][0]["delivered"], 30, "the cursor and count live in the database");
 }

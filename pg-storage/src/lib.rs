@@ -33,6 +33,8 @@
 //!   and reads a replaced object again.
 //! - **Threads**: calls run on a few dedicated client threads ([`pool`]), so
 //!   they are safe from inside an async runtime.
+//! - **Leases** ([`PgStorage::lease`]): a job only one instance should do
+//!   (delivering webhooks) waits for a session-level advisory lock.
 //!
 //! Object names are checked with [`validate_object_name`] before any SQL,
 //! and every value is a bind parameter.
@@ -40,11 +42,13 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod batch;
+pub mod lease;
 mod listen;
 mod pool;
 pub mod schema;
 pub mod testdb;
 
+pub use lease::Lease;
 pub use listen::{Event, ListenerHandle};
 
 use mentisdb_core::storage::validate_object_name;
@@ -206,6 +210,12 @@ impl PgStorage {
             }
             on_event(event)
         })
+    }
+
+    /// Asks for the lease named by `key` (an advisory lock: one instance on
+    /// the database holds it at a time; see [`lease`]). `name` is for logs.
+    pub fn lease(&self, key: i64, name: &str) -> Result<Lease, StorageError> {
+        lease::spawn(self.config.clone(), key, name).map_err(|e| StorageError::Unavailable(format!("cannot start the PostgreSQL lease thread: {e}")))
     }
 
     fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Client) -> Result<R, StorageError> + Send + 'static) -> Result<R, StorageError> {

@@ -65,11 +65,16 @@ impl MentisDb {
     /// (this one too): a chain rewritten by a forget or a migration is read
     /// again, verified and served from the new copy; an edited agent
     /// registry is read again (activity rebuilt from the chain); a replaced
-    /// skill log (a deletion) is replayed. Returns whether `object` is one
+    /// skill log (a deletion) is replayed; the webhook registry is read
+    /// again. Returns whether `object` is one
     /// this engine serves.
     pub fn reload_object(&self, object: &str) -> Result<bool, ToolError> {
         if object == naming::SKILLS_LOG {
             self.skills.reload(self.storage.as_ref())?;
+            return Ok(true);
+        }
+        if object == naming::WEBHOOKS_OBJECT {
+            self.webhooks.reload(self.storage.as_ref())?;
             return Ok(true);
         }
         let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object || slot.agents_object == object).map(|(key, slot)| (key.clone(), slot.clone()));

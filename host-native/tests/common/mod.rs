@@ -2,6 +2,8 @@
 //! binary as a child process on free loopback ports.
 #![allow(dead_code)]
 
+pub mod receiver;
+
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
