@@ -167,6 +167,55 @@ fn bench(c: &mut Criterion) {
         call(i)
     };
     measure(c, "ranked_search/hybrid_dispatch_100k", full, hybrid_call);
+    if full && hybrid.get().is_some() {
+        vector_recall(db(), &qs);
+    }
+}
+
+/// How many of the exact 10 nearest thoughts (f32 cosines of the
+/// provider's vectors, recomputed here) the index's quantized vectors
+/// (`ranked/quantized.rs`) also rank in their 10 nearest, over the bench
+/// queries; and the vector memory per thought.
+fn vector_recall(db: &MentisDb, queries: &[String]) {
+    use mentisdb_core::ranked::embedding::{cosine, embedding_text};
+    use mentisdb_core::ranked::EmbeddingProvider;
+    let e = HashedNgramEmbedder::default();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let exact: Vec<Vec<f32>> = (0..thoughts())
+        .map(|_| {
+            let content = sentence(&mut rng);
+            rng.word(); // the tag
+            e.embed(embedding_text(&content)).expect("a vector")
+        })
+        .collect();
+    let top10 = |mut sims: Vec<(f32, u32)>| {
+        sims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        sims.truncate(10);
+        sims.into_iter().map(|s| s.1).collect::<Vec<u32>>()
+    };
+    let (kept, bytes) = db
+        .with_chain("bench", |c| {
+            let index = c.expect("the bench chain").ranked_index();
+            let rows = index.thought_vectors();
+            let kept: usize = queries
+                .iter()
+                .map(|q| {
+                    let qv = e.embed(q).expect("a query vector");
+                    let want = top10(exact.iter().enumerate().map(|(d, v)| (cosine(&qv, v), d as u32)).collect());
+                    let got = top10(rows.cosines(&rows.query(&qv).expect("same dimension")).collect());
+                    want.iter().filter(|d| got.contains(d)).count()
+                })
+                .sum();
+            (kept, rows.bytes())
+        })
+        .expect("chain");
+    println!(
+        "hybrid vectors: recall of the exact top 10 nearest {:.3} over {} queries; {} bytes of vector per thought (int8 + scale; f32 would be {})",
+        kept as f64 / (10 * queries.len()) as f64,
+        queries.len(),
+        bytes / thoughts(),
+        exact[0].len() * 4
+    );
 }
 
 /// One thought of `MAX_CONTENT_BYTES` of distinct words (the synthetic

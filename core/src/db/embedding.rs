@@ -32,9 +32,9 @@ impl MentisDb {
         while !state.chain.warm_indexes(usize::MAX) {}
         state.chain.set_embedding_provider(provider.clone());
         let index = state.chain.ranked_index();
-        let vectors: Vec<usize> = (0..index.len() as u32).filter_map(|d| index.vector(d).map(<[f32]>::len)).collect();
-        let model = provider.map(|p| (p.name().to_string(), vectors.first().copied().unwrap_or(0)));
-        Ok(RebuiltVectors { thoughts: state.chain.len(), indexed: vectors.len(), model })
+        let vectors = index.thought_vectors();
+        let model = provider.map(|p| (p.name().to_string(), vectors.dim()));
+        Ok(RebuiltVectors { thoughts: state.chain.len(), indexed: vectors.present(), model })
     }
 
     /// The registered embedding provider.

@@ -249,9 +249,10 @@ impl RankedIndex {
         self.embedded.embedder()
     }
 
-    /// The stored vector of thought `doc`, scaled to unit length.
-    pub fn vector(&self, doc: u32) -> Option<&[f32]> {
-        self.embedded.thought(doc)
+    /// The thoughts' vectors, one quantized unit row per thought
+    /// (`quantized.rs`; rows of zeros without a provider).
+    pub fn thought_vectors(&self) -> &super::quantized::QuantizedRows {
+        self.embedded.thoughts()
     }
 
     /// Number of distinct terms.

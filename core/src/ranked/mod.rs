@@ -18,6 +18,8 @@
 //!   deterministic hashed n-gram provider for tests.
 //! * [`expansion`] — with a provider, query words also match the chain's
 //!   words of similar meaning.
+//! * [`quantized`] — thought and word vectors as int8 rows with a scale
+//!   (a quarter of `f32`'s memory, integer dot products).
 
 pub mod analyzer;
 pub mod bm25;
@@ -33,6 +35,7 @@ mod hits;
 pub mod index;
 mod lexical;
 mod query;
+pub mod quantized;
 pub mod rerank;
 pub mod search;
 mod stretch;

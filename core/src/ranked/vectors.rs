@@ -3,7 +3,6 @@
 //! join the candidates.
 
 use super::candidates::{best_first, keep_best, Accumulators};
-use super::embedding::{dot, normalize};
 use super::index::RankedIndex;
 
 /// Weight of one standard deviation of vector similarity, relative to the best lexical score.
@@ -30,12 +29,12 @@ pub(crate) fn standardization(sims: &[(f32, u32)]) -> (f32, f32) {
 /// first (selected, not sorted in full). `scale` is the best lexical score
 /// (1 when nothing matched lexically).
 pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f32, admit: impl Fn(u32) -> bool, acc: &mut Accumulators) {
-    let n = index.len();
-    // Stored vectors are unit length: the cosine is a dot product with the unit query.
-    let mut unit_query = query_vector.to_vec();
-    normalize(&mut unit_query);
-    let dim_ok = |v: &[f32]| v.len() == unit_query.len();
-    let sims: Vec<(f32, u32)> = (0..n as u32).filter_map(|d| index.vector(d).map(|v| (if dim_ok(v) { dot(&unit_query, v) } else { 0.0 }, d))).collect();
+    // Stored vectors are quantized unit rows: one integer dot product each.
+    let rows = index.thought_vectors();
+    let sims: Vec<(f32, u32)> = match rows.query(query_vector) {
+        Some(q) => rows.cosines(&q).collect(),
+        None => Vec::new(),
+    };
     let (mean, sd) = standardization(&sims);
     let part = |sim: f32| if sd > 0.0 { VECTOR_WEIGHT * scale * ((sim - mean) / sd).max(0.0) } else { 0.0 };
     for (sim, doc) in &sims {
