@@ -12,12 +12,43 @@ pub const VECTOR_CANDIDATES: usize = 100;
 
 /// Mean and standard deviation of `sims` with one more pseudo-thought at
 /// cosine 0 (what an unrelated text would score under an ideal model),
-/// which keeps tiny chains meaningful.
-pub(crate) fn standardization(sims: &[(f32, u32)]) -> (f32, f32) {
-    let m = sims.len() as f32 + 1.0;
-    let mean = sims.iter().map(|s| s.0).sum::<f32>() / m;
-    let sd = ((sims.iter().map(|s| (s.0 - mean) * (s.0 - mean)).sum::<f32>() + mean * mean) / m).sqrt();
-    (mean, sd)
+/// which keeps tiny chains meaningful (what [`score_vectors`] computes as
+/// it scans).
+#[cfg(test)]
+fn standardization(sims: &[(f32, u32)]) -> (f32, f32) {
+    let mut moments = Moments::default();
+    sims.iter().for_each(|s| moments.add(s.0));
+    moments.standardization()
+}
+
+/// Count, sum and sum of squares of cosines, in `f64` (a million `f32`
+/// additions would lose digits).
+#[derive(Debug, Default, Clone, Copy)]
+struct Moments {
+    n: f64,
+    sum: f64,
+    squares: f64,
+}
+
+impl Moments {
+    fn add(&mut self, x: f32) {
+        let x = f64::from(x);
+        self.n += 1.0;
+        self.sum += x;
+        self.squares += x * x;
+    }
+
+    /// [`standardization`]'s mean and standard deviation (with the pseudo-thought at 0).
+    fn standardization(&self) -> (f32, f32) {
+        if self.n == 0.0 {
+            return (0.0, 0.0);
+        }
+        let m = self.n + 1.0;
+        let mean = self.sum / m;
+        // Σ(s - mean)² + (0 - mean)², expanded.
+        let spread = (self.squares - 2.0 * mean * self.sum + m * mean * mean).max(0.0);
+        (mean as f32, (spread / m).sqrt() as f32)
+    }
 }
 
 /// Vectors: `VECTOR_WEIGHT * scale * max(z, 0)` for every thought with a
@@ -26,23 +57,49 @@ pub(crate) fn standardization(sims: &[(f32, u32)]) -> (f32, f32) {
 /// cosines of unrelated texts are far from zero and vary by query). Every
 /// candidate gets its part; then the [`VECTOR_CANDIDATES`] nearest thoughts
 /// with a part above zero that `admit` lets in join the candidates, nearest
-/// first (selected, not sorted in full). `scale` is the best lexical score
-/// (1 when nothing matched lexically).
+/// first (selected as the scan goes, so `admit` is asked only of thoughts
+/// that could still make it). `scale` is the best lexical score (1 when
+/// nothing matched lexically).
 pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f32, admit: impl Fn(u32) -> bool, acc: &mut Accumulators) {
     // Stored vectors are quantized unit rows: one integer dot product each.
     let rows = index.thought_vectors();
-    let sims: Vec<(f32, u32)> = match rows.query(query_vector) {
-        Some(q) => rows.cosines(&q).collect(),
-        None => Vec::new(),
-    };
-    let (mean, sd) = standardization(&sims);
-    let part = |sim: f32| if sd > 0.0 { VECTOR_WEIGHT * scale * ((sim - mean) / sd).max(0.0) } else { 0.0 };
-    for (sim, doc) in &sims {
-        if acc.get(*doc).is_some() {
-            acc.entry(*doc).vector = Some(part(*sim));
+    let Some(query) = rows.query(query_vector) else { return };
+    // One cosine per thought (NaN: no vector), and their moments.
+    let mut sims = vec![f32::NAN; index.len()];
+    let mut moments = Moments::default();
+    for (sim, doc) in rows.cosines(&query) {
+        if let Some(slot) = sims.get_mut(doc as usize) {
+            *slot = sim;
+            moments.add(sim);
         }
     }
-    let mut nearest: Vec<(f32, u32)> = sims.into_iter().filter(|(s, d)| part(*s) > 0.0 && admit(*d)).collect();
+    let (mean, sd) = moments.standardization();
+    let part = |sim: f32| if sd > 0.0 { VECTOR_WEIGHT * scale * ((sim - mean) / sd).max(0.0) } else { 0.0 };
+    let candidates: Vec<u32> = acc.accs.iter().map(|a| a.doc).collect();
+    for doc in candidates {
+        if let Some(sim) = sims.get(doc as usize).filter(|s| !s.is_nan()) {
+            acc.entry(doc).vector = Some(part(*sim));
+        }
+    }
+    if sd <= 0.0 {
+        return;
+    }
+    // The best VECTOR_CANDIDATES above the mean (a part above zero), by
+    // `best_first`: a buffer cut back to the best ones whenever it fills;
+    // what cannot beat the worst kept one is skipped before `admit`.
+    let mut nearest: Vec<(f32, u32)> = Vec::with_capacity(2 * VECTOR_CANDIDATES);
+    let mut floor: Option<(f32, u32)> = None;
+    for (doc, sim) in sims.iter().enumerate() {
+        let hit = (*sim, doc as u32);
+        if sim.is_nan() || *sim <= mean || floor.is_some_and(|f| best_first(&hit, &f).is_ge()) || !admit(hit.1) {
+            continue;
+        }
+        nearest.push(hit);
+        if nearest.len() == 2 * VECTOR_CANDIDATES {
+            keep_best(&mut nearest, VECTOR_CANDIDATES);
+            floor = nearest.iter().copied().max_by(best_first);
+        }
+    }
     keep_best(&mut nearest, VECTOR_CANDIDATES);
     nearest.sort_by(best_first);
     for (sim, doc) in nearest {
