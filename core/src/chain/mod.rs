@@ -49,6 +49,9 @@ pub struct Chain {
     retirements: Derived<Retirements>,
     /// The RFC 9162 Merkle tree over the thoughts' chain hashes (`merkle.rs`).
     merkle: Derived<crate::merkle::MerkleTree>,
+    /// How many thoughts are forgotten (so a search over a chain with none
+    /// need not look at each thought to ask).
+    forgotten: usize,
 }
 
 /// Checks `t` as the thought at `position`, after one whose hash is
@@ -92,6 +95,7 @@ impl Chain {
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
             retirements: Derived::default(),
             merkle: Derived::default(),
+            forgotten: 0,
         }
     }
 
@@ -150,6 +154,7 @@ impl Chain {
                 _ => unreachable!("job order is kept"),
             }
         }
+        chain.forgotten = thoughts.iter().filter(|t| t.is_forgotten()).count();
         chain.thoughts = thoughts;
         chain.timestamps_ms = timestamps_ms;
         Ok(chain)
@@ -261,6 +266,11 @@ impl Chain {
         &mut self.agents
     }
 
+    /// Whether any thought of the chain is forgotten.
+    pub fn has_forgotten(&self) -> bool {
+        self.forgotten > 0
+    }
+
     /// Integrity of the tip without re-hashing the chain: the head's hash
     /// recomputes and links to its predecessor. The rest was verified at open
     /// and every later thought was built and hashed by [`Chain::prepare_append`].
@@ -289,6 +299,7 @@ impl Chain {
     /// timestamp in epoch milliseconds (the engine made it from its clock),
     /// so the append path parses it only once, in [`Chain::prepare_append`].
     pub(crate) fn commit_at(&mut self, t: Thought, timestamp_ms: i64) {
+        self.forgotten += usize::from(t.is_forgotten());
         self.timestamps_ms.push(timestamp_ms);
         self.agents.observe(&t);
         self.thoughts.push(t);

@@ -93,7 +93,9 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let thoughts = chain.thoughts();
     let timestamps_ms = chain.timestamps_millis();
     // A forgotten thought has nothing left to match or to lend.
-    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !thoughts[doc as usize].is_forgotten();
+    // (Asked of every candidate: a chain with no forgotten thought is not read per thought.)
+    let any_forgotten = chain.has_forgotten();
+    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !(any_forgotten && thoughts[doc as usize].is_forgotten());
     let view = q.visibility().over(chain);
     let admit = |doc: u32| exists(doc) && !view.hides(doc as usize) && q.filter.matches_fields_at(&thoughts[doc as usize], timestamps_ms[doc as usize]);
     let scope = Scope { exists, admit };
