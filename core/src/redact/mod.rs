@@ -45,11 +45,28 @@ pub fn scan(text: &str) -> Vec<Finding> {
     let mut all = Vec::new();
     let mut resume = [0; RULES.len()];
     let mut from = 0;
+    // The end of the last finding `keep` will keep, followed as the scan goes.
+    let mut kept_end = 0;
     while let Some((at, mut rules)) = next_candidate(text.as_bytes(), from) {
+        let found = all.len();
         while rules != 0 {
             let r = rules.trailing_zeros() as usize;
             rules &= rules - 1;
             RULES[r].find_at(text, at, &mut resume[r], &mut |(start, end)| all.push((start, r, end)));
+        }
+        // In `keep`'s order. A match that `keep` will drop (it overlaps an
+        // earlier finding) must not keep its rule from looking inside it past
+        // that finding: a JWT whose first segment swallowed the start of
+        // another one is dropped, and the inner one is the secret to redact.
+        all[found..].sort_unstable();
+        for &(start, r, end) in &all[found..] {
+            if start >= kept_end {
+                if end > start {
+                    kept_end = end;
+                }
+            } else if !RULES[r].skips_inside_match {
+                resume[r] = resume[r].min(kept_end);
+            }
         }
         from = at + 1;
     }

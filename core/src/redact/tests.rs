@@ -151,3 +151,13 @@ fn the_reference_scan_agrees_on_the_cases() {
         }
     }
 }
+
+#[test]
+fn a_jwt_inside_a_dropped_jwt_is_still_found() {
+    // Found by the property test above: the JWT starting at 5 swallows the
+    // one at 46 in its first segment and is dropped (it overlaps the Slack
+    // token); the one at 46 must still be redacted.
+    let text = "xoxb-eyJAIza-AA0AAaaa_0a-a--_aAAaa-aA-AAa0a-a-eyJ-0_A-aA.-a00-a-a0_.A0A0A-aa0a";
+    assert_eq!(scan(text), reference_scan(text));
+    assert!(scan(text).iter().any(|f| f.kind == "jwt" && f.start == 46), "{:?}", scan(text));
+}
