@@ -91,7 +91,9 @@ pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f3
     let mut floor: Option<(f32, u32)> = None;
     for (doc, sim) in sims.iter().enumerate() {
         let hit = (*sim, doc as u32);
-        if sim.is_nan() || *sim <= mean || floor.is_some_and(|f| best_first(&hit, &f).is_ge()) || !admit(hit.1) {
+        // Below the worst kept one by cosine alone (the common case) needs no full comparison.
+        let beaten = |f: (f32, u32)| *sim < f.0 || (*sim == f.0 && best_first(&hit, &f).is_ge());
+        if sim.is_nan() || *sim <= mean || floor.is_some_and(beaten) || !admit(hit.1) {
             continue;
         }
         nearest.push(hit);
