@@ -2,14 +2,13 @@
 //! idempotent replays, re-basing onto another engine's appends on a shared
 //! store, and the sync that makes an append acknowledged.
 
-use super::append_group::{Written, MAX_REBASES};
+use super::append_group::Written;
 use super::{write_lock, ChainSlot, MentisDb};
-use crate::chain::{Appended, Chain, NewThought, Prepared};
+use crate::chain::{Appended, Chain, NewThought};
 use crate::error::{AppendError, ToolError};
-use crate::record::{self, ChainFormat};
+use crate::record::ChainFormat;
 use crate::storage::StorageError;
 use crate::thought::Thought;
-use crate::timestamp::format_rfc3339_millis;
 
 
 impl MentisDb {
@@ -46,49 +45,13 @@ impl MentisDb {
     pub fn append_reporting_when(&self, key: &str, format: Option<ChainFormat>, mut input: NewThought, condition: impl FnOnce(&Chain) -> bool) -> Result<Option<Appended>, ToolError> {
         let redactions = self.redact(&mut input)?;
         let slot = self.slot_for_write(key, format)?;
-        let written = 'locked: {
+        let written = {
             let mut state = write_lock(&slot.state);
             state.live()?;
             if !condition(&state.chain) {
                 return Ok(None);
             }
-            if let Some(threshold) = self.config.dedup_threshold {
-                state.chain.add_dedup_relation(&mut input, threshold, self.config.dedup_scan_window);
-            }
-            // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
-            let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
-            let timestamp = format_rfc3339_millis(now_ms);
-            let mut prepared = state.chain.prepare_append_with_payload(input, timestamp, self.fresh_id(), self.ids.next_id_bytes())?;
-            let mut rebases = 0;
-            loop {
-                let (thought, payload) = match prepared {
-                    Prepared::New { thought, payload } => (thought, payload),
-                    // Synced below all the same: the original append may not have been.
-                    Prepared::Replay(stored) => break 'locked Written { head_hash: state.chain.head().map(|t| t.hash.clone()), thought: stored, replay: true },
-                };
-                let bytes = record::encode_thought_with_payload(state.chain.format(), &thought, Some(payload));
-                match self.storage.append_at(&slot.object, state.byte_len, &bytes) {
-                    Ok(()) => {
-                        state.byte_len += bytes.len() as u64;
-                        state.chain.commit_at(thought.clone(), now_ms);
-                        break 'locked Written { head_hash: Some(thought.hash.clone()), thought, replay: false };
-                    }
-                    // Another engine on the shared store appended first: take
-                    // its records in (verified) and re-base onto the new tip.
-                    Err(StorageError::Conflict { .. }) if rebases < MAX_REBASES => {
-                        rebases += 1;
-                        self.catch_up_locked(key, &slot, &mut state)?;
-                        prepared = state.chain.rebase(thought)?;
-                    }
-                    Err(e) => {
-                        // Roll back a partial write so the object stays a valid chain.
-                        if !matches!(e, StorageError::Conflict { .. }) {
-                            let _ = self.storage.truncate(&slot.object, state.byte_len);
-                        }
-                        return Err(AppendError::Storage(e).into());
-                    }
-                }
-            }
+            self.write_alone(key, &slot, &mut state, input)?
         };
         self.acknowledge(key, &slot, written, redactions).map(Some)
     }

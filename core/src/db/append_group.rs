@@ -27,7 +27,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How many times one append re-bases onto another writer's appends before
 /// it gives up (each re-base means another engine won the race meanwhile).
-pub(super) const MAX_REBASES: usize = 64;
+const MAX_REBASES: usize = 64;
 
 /// What became of one queued append, or why it failed.
 pub(super) type Outcome = Result<Written, ToolError>;
@@ -140,6 +140,15 @@ impl MentisDb {
             drop(lead);
             waiting = lock(&slot.queue.waiting);
         }
+    }
+
+    /// Writes `input` alone, under the chain's write lock the caller holds
+    /// (a conditional append, which cannot wait in the queue): a group of one.
+    pub(super) fn write_alone(&self, key: &str, slot: &ChainSlot, state: &mut ChainState, input: NewThought) -> Outcome {
+        let me = Queued::new(input);
+        self.write_group(key, slot, state, std::slice::from_ref(&me));
+        let outcome = lock(&me.outcome).take();
+        outcome.expect("a group of one always leaves its member an outcome")
     }
 
     /// Prepares, places, writes and commits `group` (the leader's work),
