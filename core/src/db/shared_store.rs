@@ -34,10 +34,15 @@ impl MentisDb {
         if object == naming::SKILLS_LOG {
             return Ok(self.skills.catch_up(self.storage.as_ref())?);
         }
-        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let found = self.resident_slot_of(|slot| slot.object == object);
         let Some((key, slot)) = found else { return self.load_announced_chain(object) };
         let mut state = write_lock(&slot.state);
         self.catch_up_locked(&key, &slot, &mut state)
+    }
+
+    /// The resident chain (key and slot) whose slot `is` picks.
+    fn resident_slot_of(&self, is: impl Fn(&ChainSlot) -> bool) -> Option<(String, std::sync::Arc<ChainSlot>)> {
+        read_lock(&self.chains).iter().find(|(_, slot)| is(slot)).map(|(key, slot)| (key.clone(), slot.clone()))
     }
 
     /// A shared store delivered what another engine appended: `bytes` written
@@ -48,7 +53,7 @@ impl MentisDb {
     /// (an announcement missed) it reads the store as
     /// [`MentisDb::catch_up_object`] does. Returns how many thoughts it took in.
     pub fn take_in_appended(&self, object: &str, offset: u64, bytes: &[u8]) -> Result<usize, ToolError> {
-        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let found = self.resident_slot_of(|slot| slot.object == object);
         let Some((key, slot)) = found else { return self.catch_up_object(object) };
         let mut state = write_lock(&slot.state);
         if state.deleted || offset + bytes.len() as u64 <= state.byte_len {
@@ -77,7 +82,7 @@ impl MentisDb {
             self.webhooks.reload(self.storage.as_ref())?;
             return Ok(true);
         }
-        let found = read_lock(&self.chains).iter().find(|(_, slot)| slot.object == object || slot.agents_object == object).map(|(key, slot)| (key.clone(), slot.clone()));
+        let found = self.resident_slot_of(|slot| slot.object == object || slot.agents_object == object);
         let Some((key, slot)) = found else { return Ok(false) };
         let mut state = write_lock(&slot.state);
         if state.deleted {
