@@ -173,11 +173,13 @@ fn bench(c: &mut Criterion) {
 }
 
 /// How many of the exact 10 nearest thoughts (f32 cosines of the
-/// provider's vectors, recomputed here) the index's quantized vectors
-/// (`ranked/quantized.rs`) also rank in their 10 nearest, over the bench
-/// queries; and the vector memory per thought.
+/// provider's vectors, recomputed here) the vector stage's nearest 10 also
+/// holds (quantized rows, `ranked/quantized.rs`, and past 50k thoughts the
+/// sketch shortlist, `ranked/sketch.rs`), over the bench queries; and the
+/// vector memory per thought.
 fn vector_recall(db: &MentisDb, queries: &[String]) {
     use mentisdb_core::ranked::embedding::{cosine, embedding_text};
+    use mentisdb_core::ranked::search::nearest_rows;
     use mentisdb_core::ranked::EmbeddingProvider;
     let e = HashedNgramEmbedder::default();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -196,21 +198,20 @@ fn vector_recall(db: &MentisDb, queries: &[String]) {
     let (kept, bytes) = db
         .with_chain("bench", |c| {
             let index = c.expect("the bench chain").ranked_index();
-            let rows = index.thought_vectors();
             let kept: usize = queries
                 .iter()
                 .map(|q| {
                     let qv = e.embed(q).expect("a query vector");
                     let want = top10(exact.iter().enumerate().map(|(d, v)| (cosine(&qv, v), d as u32)).collect());
-                    let got = top10(rows.cosines(&rows.query(&qv).expect("same dimension")).collect());
+                    let got: Vec<u32> = nearest_rows(index.thought_vectors(), &qv, 10).into_iter().map(|(_, d)| d).collect();
                     want.iter().filter(|d| got.contains(d)).count()
                 })
                 .sum();
-            (kept, rows.bytes())
+            (kept, index.thought_vectors().bytes())
         })
         .expect("chain");
     println!(
-        "hybrid vectors: recall of the exact top 10 nearest {:.3} over {} queries; {} bytes of vector per thought (int8 + scale; f32 would be {})",
+        "hybrid vectors: recall of the exact top 10 nearest {:.3} over {} queries; {} bytes of vector per thought (11-bit codes, scale, 512-bit sketch; f32 would be {})",
         kept as f64 / (10 * queries.len()) as f64,
         queries.len(),
         bytes / thoughts(),

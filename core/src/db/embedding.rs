@@ -32,7 +32,7 @@ impl MentisDb {
         while !state.chain.warm_indexes(usize::MAX) {}
         state.chain.set_embedding_provider(provider.clone());
         let index = state.chain.ranked_index();
-        let vectors = index.thought_vectors();
+        let vectors = index.thought_vectors().rows();
         let model = provider.map(|p| (p.name().to_string(), vectors.dim()));
         Ok(RebuiltVectors { thoughts: state.chain.len(), indexed: vectors.present(), model })
     }

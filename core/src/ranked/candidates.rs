@@ -5,6 +5,15 @@
 
 use std::cmp::Ordering;
 
+/// Candidates that go on from the matching stages (terms, phrases,
+/// expansion) to the vector, context and graph stages: the best by what
+/// they matched. A common word matches a good share of a large chain (a
+/// tenth of a million thoughts), and a match that far down cannot reach the
+/// first results by its neighbours' context; the thoughts nearest by
+/// meaning join in the vector stage whatever they matched. Chains of up to
+/// this many thoughts are never cut.
+pub const MAX_MATCH_CANDIDATES: usize = 5_000;
+
 /// Best first: the higher score first, and on a tie the newer thought (the
 /// higher index). Every ranking of `(score, thought)` pairs in ranked
 /// retrieval uses this order, so ties break alike everywhere.
@@ -122,6 +131,32 @@ impl Accumulators {
         self.accs.last_mut().expect("just pushed")
     }
 
+    /// Keeps only the `cap` candidates that matched best so far (by
+    /// [`Acc::direct`], ties to the newer thought), in the order they were
+    /// touched, and returns the thoughts it dropped (none when there are at
+    /// most `cap`).
+    pub(crate) fn keep_best_matches(&mut self, cap: usize) -> Vec<u32> {
+        if self.accs.len() <= cap || cap == 0 {
+            return Vec::new();
+        }
+        let mut ranked: Vec<(f32, u32)> = self.accs.iter().map(|a| (a.direct(), a.doc)).collect();
+        keep_best(&mut ranked, cap);
+        let mut kept = vec![false; self.slots.len()];
+        ranked.iter().for_each(|(_, d)| kept[*d as usize] = true);
+        let mut dropped = Vec::with_capacity(self.accs.len() - cap);
+        self.accs.retain(|a| {
+            kept[a.doc as usize] || {
+                dropped.push(a.doc);
+                false
+            }
+        });
+        dropped.iter().for_each(|d| self.slots[*d as usize] = u32::MAX);
+        for (slot, a) in self.accs.iter().enumerate() {
+            self.slots[a.doc as usize] = slot as u32;
+        }
+        dropped
+    }
+
     /// The best lexical score of any candidate (0 when none matched).
     pub(crate) fn best_lexical(&self) -> f32 {
         self.accs.iter().map(|a| a.lexical).fold(0.0f32, f32::max)
@@ -160,5 +195,26 @@ mod tests {
         assert_eq!(acc.accs.iter().map(|a| (a.doc, a.lexical)).collect::<Vec<_>>(), vec![(4, 1.5), (2, 2.0)]);
         assert_eq!(acc.best_lexical(), 2.0);
         assert_eq!(Accumulators::new(3).best_lexical(), 0.0);
+    }
+
+    #[test]
+    fn keeping_the_best_matches_drops_the_rest_and_keeps_the_order() {
+        let mut acc = Accumulators::new(6);
+        for (doc, score) in [(5, 1.0), (0, 3.0), (3, 1.0), (1, 0.5), (2, 2.0)] {
+            acc.entry(doc).lexical = score;
+        }
+        acc.entry(1).expansion = 2.0;
+        assert!(acc.keep_best_matches(5).is_empty(), "at most the cap: nothing dropped");
+        let mut dropped = acc.keep_best_matches(3);
+        dropped.sort();
+        assert_eq!(dropped, vec![3, 5], "1.0 and 1.0 lose to 3.0, 2.5 (lexical + expansion) and 2.0");
+        assert_eq!(acc.accs.iter().map(|a| a.doc).collect::<Vec<_>>(), vec![0, 1, 2], "first-touched order kept");
+        assert!(acc.get(3).is_none() && acc.get(5).is_none());
+        assert_eq!(acc.get(2).unwrap().lexical, 2.0);
+        acc.entry(5).lexical = 9.0;
+        assert_eq!(acc.accs.last().unwrap().doc, 5, "a dropped thought can be touched again");
+        let mut tie = Accumulators::new(3);
+        (0..3).for_each(|d| tie.entry(d).lexical = 1.0);
+        assert_eq!(tie.keep_best_matches(1), vec![0, 1], "ties go to the newer thought");
     }
 }

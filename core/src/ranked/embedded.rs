@@ -6,6 +6,7 @@
 
 use super::embedding::{embedding_text, EmbeddingProvider};
 use super::quantized::QuantizedRows;
+use super::sketch::SketchedRows;
 use crate::thought::Thought;
 use std::sync::Arc;
 
@@ -17,8 +18,8 @@ pub type TermVectors = QuantizedRows;
 /// makes them.
 #[derive(Clone, Default)]
 pub(crate) struct Embedded {
-    /// One per thought, unit length.
-    thoughts: QuantizedRows,
+    /// One per thought, unit length, with its sign sketch.
+    thoughts: SketchedRows,
     /// One row per term id.
     words: TermVectors,
     embedder: Option<Arc<dyn EmbeddingProvider>>,
@@ -79,7 +80,7 @@ impl Embedded {
     }
 
     /// The thoughts' vectors, one row per thought.
-    pub(crate) fn thoughts(&self) -> &QuantizedRows {
+    pub(crate) fn thoughts(&self) -> &SketchedRows {
         &self.thoughts
     }
 
@@ -166,8 +167,8 @@ mod tests {
         let idx = c.ranked_index();
         assert_eq!(idx.len(), 3);
         assert_eq!(idx.term_vectors().len(), idx.surface_count(), "one row per term");
-        assert!(!idx.thought_vectors().has(1) && idx.thought_vectors().has(0), "the missing answer is the last thought's");
-        assert!(idx.thought_vectors().has(2));
+        assert!(!idx.thought_vectors().rows().has(1) && idx.thought_vectors().rows().has(0), "the missing answer is the last thought's");
+        assert!(idx.thought_vectors().rows().has(2));
         assert!(!idx.term_vectors().has(idx.term_id("epsilon").unwrap()) && idx.term_vectors().has(idx.term_id("delta").unwrap()));
     }
 }

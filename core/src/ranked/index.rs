@@ -249,9 +249,9 @@ impl RankedIndex {
         self.embedded.embedder()
     }
 
-    /// The thoughts' vectors, one quantized unit row per thought
-    /// (`quantized.rs`; rows of zeros without a provider).
-    pub fn thought_vectors(&self) -> &super::quantized::QuantizedRows {
+    /// The thoughts' vectors, one quantized unit row per thought with its
+    /// sign sketch (`sketch.rs`; rows of zeros without a provider).
+    pub fn thought_vectors(&self) -> &super::sketch::SketchedRows {
         self.embedded.thoughts()
     }
 

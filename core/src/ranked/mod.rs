@@ -18,8 +18,10 @@
 //!   deterministic hashed n-gram provider for tests.
 //! * [`expansion`] — with a provider, query words also match the chain's
 //!   words of similar meaning.
-//! * [`quantized`] — thought and word vectors as int8 rows with a scale
-//!   (a quarter of `f32`'s memory, integer dot products).
+//! * [`quantized`] — vectors as rows of integer codes with a scale (`i8`
+//!   for words, 11-bit `i16` for thoughts; integer dot products).
+//! * [`sketch`] — thought vectors with a sign sketch each, which shortlists
+//!   the nearest thoughts of a large chain without reading every vector.
 
 pub mod analyzer;
 pub mod bm25;
@@ -38,6 +40,7 @@ mod query;
 pub mod quantized;
 pub mod rerank;
 pub mod search;
+pub mod sketch;
 mod stretch;
 mod vectors;
 

@@ -1,68 +1,99 @@
-//! Unit vectors kept as rows of `i8` with one scale per row: a quarter of
-//! the memory of `f32` rows, in one flat buffer, scanned with integer dot
-//! products.
+//! Unit vectors kept as rows of small integer codes with one scale per
+//! row, in one flat buffer, scanned with integer dot products: `i8` codes
+//! (a quarter of the memory of `f32` rows) for the words' vectors, `i16`
+//! codes of 11 bits (half) for the thoughts'.
 //!
 //! A row holds `round(x_i / s)` for the components `x_i` of the unit vector
-//! `x`, with `s = max_i |x_i| / 127`. A query is quantized the same way
+//! `x`, with `s = max_i |x_i| / C::MAX`. A query is quantized the same way
 //! (scale `t`), and the cosine of the two is `s * t * Σ q_i r_i`. Rounding
-//! moves each component by at most half a step, so a cosine moves by
-//! small noise that reorders only near-ties: the ranked bench measures how
-//! many of the exact top 10 nearest thoughts the quantized scan keeps
-//! (`MENTISDB_BENCH_THOUGHTS=1000000 cargo bench -p mentisdb-core --bench
-//! ranked -- hybrid`: 0.925 on its hashed n-gram vectors, whose nearest
-//! thoughts are close to ties), and LoCoMo's figures move by at most 0.2
-//! points.
+//! moves each component by at most half a step, so a cosine moves by small
+//! noise that reorders only near-ties: with `i8` codes about 4e-4 (one
+//! standard deviation, 256 dimensions), enough to swap a million thoughts'
+//! 10th and 11th nearest one time in thirteen (the ranked bench's hashed
+//! n-gram vectors kept 0.925 of the exact top 10); 11-bit codes move it 16
+//! times less. LoCoMo's figures move by at most 0.2 points either way.
 //!
 //! A row that had no vector, or one of another dimension than the first
 //! vector seen, has scale 0: it is never similar to anything.
 
 use super::embedding::normalize;
 
+/// An integer code of one component: its type and largest magnitude.
+pub trait Code: Copy + Default + Into<i32> + std::fmt::Debug + Send + Sync + 'static {
+    /// The code of a row's largest component. A dot product of two rows
+    /// is summed in `i32`: `MAX² * dim` must stay below 2^31.
+    const MAX: f32;
+    /// `x`, already rounded and within `±MAX`, as a code.
+    fn from_rounded(x: f32) -> Self;
+}
+
+impl Code for i8 {
+    const MAX: f32 = 127.0;
+    fn from_rounded(x: f32) -> Self {
+        x as i8
+    }
+}
+
+/// 11-bit codes: `1023² * dim` fits `i32` up to 2,048 dimensions.
+impl Code for i16 {
+    const MAX: f32 = 1023.0;
+    fn from_rounded(x: f32) -> Self {
+        x as i16
+    }
+}
+
 /// One quantized unit vector per row (see the module docs).
 #[derive(Debug, Clone, Default)]
-pub struct QuantizedRows {
+pub struct QuantizedRows<C: Code = i8> {
     dim: usize,
     count: usize,
-    codes: Vec<i8>,
+    codes: Vec<C>,
     scales: Vec<f32>,
 }
 
 /// A query vector quantized for [`QuantizedRows::cosines`] (the same way
 /// as a row: an `f32` query measured no better recall and scanned slower).
 #[derive(Debug, Clone)]
-pub struct QuantizedQuery {
-    codes: Vec<i8>,
+pub struct QuantizedQuery<C: Code = i8> {
+    codes: Vec<C>,
     scale: f32,
 }
 
+impl<C: Code> QuantizedQuery<C> {
+    /// The query's codes (their signs are its sign sketch).
+    pub fn codes(&self) -> &[C] {
+        &self.codes
+    }
+}
+
 /// `v` (any length) as a unit vector's codes and scale; `None` for a zero vector.
-fn quantize(mut v: Vec<f32>) -> Option<(Vec<i8>, f32)> {
+fn quantize<C: Code>(mut v: Vec<f32>) -> Option<(Vec<C>, f32)> {
     normalize(&mut v);
     let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
         return None;
     }
-    let scale = max / 127.0;
-    Some((v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect(), scale))
+    let scale = max / C::MAX;
+    Some((v.iter().map(|x| C::from_rounded((x / scale).round().clamp(-C::MAX, C::MAX))).collect(), scale))
 }
 
 /// `Σ a_i b_i` over equally long rows, in sixteen running sums so the
 /// compiler can use SIMD lanes.
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+fn dot<C: Code>(a: &[C], b: &[C]) -> i32 {
     const LANES: usize = 16;
     let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+    let tail: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| (*x).into() * (*y).into()).sum();
     let mut sums = [0i32; LANES];
     for (x, y) in ca.zip(cb) {
-        let (x, y): (&[i8; LANES], &[i8; LANES]) = (x.try_into().expect("exact chunk"), y.try_into().expect("exact chunk"));
+        let (x, y): (&[C; LANES], &[C; LANES]) = (x.try_into().expect("exact chunk"), y.try_into().expect("exact chunk"));
         for i in 0..LANES {
-            sums[i] += i32::from(x[i]) * i32::from(y[i]);
+            sums[i] += x[i].into() * y[i].into();
         }
     }
     sums.iter().sum::<i32>() + tail
 }
 
-impl FromIterator<Option<Vec<f32>>> for QuantizedRows {
+impl<C: Code> FromIterator<Option<Vec<f32>>> for QuantizedRows<C> {
     /// Rows in order, as [`QuantizedRows::push`] appends them.
     fn from_iter<I: IntoIterator<Item = Option<Vec<f32>>>>(rows: I) -> Self {
         let mut q = QuantizedRows::default();
@@ -71,22 +102,22 @@ impl FromIterator<Option<Vec<f32>>> for QuantizedRows {
     }
 }
 
-impl QuantizedRows {
+impl<C: Code> QuantizedRows<C> {
     /// Appends the next row: `vector` scaled to unit length and quantized
     /// (`None`, a zero vector or another dimension: a row never similar to anything).
     pub fn push(&mut self, vector: Option<Vec<f32>>) {
         if let (0, Some(v)) = (self.dim, &vector) {
             self.dim = v.len();
-            self.codes = vec![0; self.count * self.dim];
+            self.codes = vec![C::default(); self.count * self.dim];
         }
         self.count += 1;
-        match vector.filter(|v| v.len() == self.dim && self.dim > 0).and_then(quantize) {
+        match vector.filter(|v| v.len() == self.dim && self.dim > 0).and_then(quantize::<C>) {
             Some((codes, scale)) => {
                 self.codes.extend(codes);
                 self.scales.push(scale);
             }
             None => {
-                self.codes.resize(self.count * self.dim, 0);
+                self.codes.resize(self.count * self.dim, C::default());
                 self.scales.push(0.0);
             }
         }
@@ -119,19 +150,24 @@ impl QuantizedRows {
 
     /// Bytes the rows take (codes and scales).
     pub fn bytes(&self) -> usize {
-        self.codes.len() + self.scales.len() * std::mem::size_of::<f32>()
+        self.codes.len() * std::mem::size_of::<C>() + self.scales.len() * std::mem::size_of::<f32>()
+    }
+
+    /// Row `id`'s codes; `None` when it has no vector.
+    pub fn row_codes(&self, id: u32) -> Option<&[C]> {
+        self.scales.get(id as usize).filter(|s| **s > 0.0)?;
+        Some(&self.codes[id as usize * self.dim..(id as usize + 1) * self.dim])
     }
 
     /// Row `id` as a unit `f32` vector (within rounding); `None` when it has none.
     pub fn row(&self, id: u32) -> Option<Vec<f32>> {
-        let scale = *self.scales.get(id as usize).filter(|s| **s > 0.0)?;
-        let codes = &self.codes[id as usize * self.dim..(id as usize + 1) * self.dim];
-        Some(codes.iter().map(|c| f32::from(*c) * scale).collect())
+        let scale = self.scales[id as usize];
+        Some(self.row_codes(id)?.iter().map(|c| (*c).into() as f32 * scale).collect())
     }
 
     /// `query` quantized for [`QuantizedRows::cosines`]; `None` when its
     /// dimension is not the rows' or it is zero.
-    pub fn query(&self, query: &[f32]) -> Option<QuantizedQuery> {
+    pub fn query(&self, query: &[f32]) -> Option<QuantizedQuery<C>> {
         if self.dim == 0 || query.len() != self.dim {
             return None;
         }
@@ -139,8 +175,14 @@ impl QuantizedRows {
     }
 
     /// The cosine of `query` to every row that has a vector, in row order.
-    pub fn cosines<'a>(&'a self, query: &'a QuantizedQuery) -> impl Iterator<Item = (f32, u32)> + 'a {
-        self.codes.chunks_exact(self.dim.max(1)).zip(&self.scales).enumerate().filter(|(_, (_, s))| **s > 0.0).map(move |(id, (row, scale))| (dot_i8(&query.codes, row) as f32 * scale * query.scale, id as u32))
+    pub fn cosines<'a>(&'a self, query: &'a QuantizedQuery<C>) -> impl Iterator<Item = (f32, u32)> + 'a {
+        self.codes.chunks_exact(self.dim.max(1)).zip(&self.scales).enumerate().filter(|(_, (_, s))| **s > 0.0).map(move |(id, (row, scale))| (dot(&query.codes, row) as f32 * scale * query.scale, id as u32))
+    }
+
+    /// The cosine of `query` to row `id`; `None` when it has no vector.
+    pub fn cosine(&self, query: &QuantizedQuery<C>, id: u32) -> Option<f32> {
+        let row = self.row_codes(id)?;
+        Some(dot(&query.codes, row) as f32 * self.scales[id as usize] * query.scale)
     }
 
     /// Rows whose cosine to `query` is at least `min`, with that cosine, in row order.

@@ -67,6 +67,7 @@
 //! `candidates.rs`.
 
 use super::candidates::{Accumulators, Scope};
+pub use super::candidates::MAX_MATCH_CANDIDATES;
 use super::conversation::{lend_context, yield_to_graph};
 use super::expansion::score_expansions;
 use super::graph::spread_graph;
@@ -84,7 +85,7 @@ pub use super::hits::{RankedHit, RankedResults, ScoreParts, AGENT_WEIGHT, IMPORT
 pub use super::lexical::PHRASE_WEIGHT;
 pub use super::query::{embed_query, exists_as_of, known_word_vectors, query_terms, RankedQuery, WordVectors, MAX_QUERY_TERMS};
 pub use super::stretch::{stretch_neighbours, STRETCH_WEIGHT, STRETCH_WINDOW};
-pub use super::vectors::{VECTOR_CANDIDATES, VECTOR_WEIGHT};
+pub use super::vectors::{nearest_rows, EXACT_VECTORS_UP_TO, SIMILARITY_SAMPLE, SKETCH_SHORTLIST, VECTOR_CANDIDATES, VECTOR_WEIGHT};
 
 /// Runs `q` over `chain`: the stages in order, over one set of accumulators.
 pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
@@ -111,6 +112,9 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     if index.embedder().is_some() && !q.word_vectors.is_empty() {
         score_expansions(index, &terms, &idfs, &q.word_vectors, &avg, &mut acc);
     }
+    // On a large chain, common words match a good share of it: only the
+    // best matches go on to the costlier stages (counted in `total`).
+    let dropped = acc.keep_best_matches(MAX_MATCH_CANDIDATES);
     // Vectors (hybrid only): every candidate's similarity; the nearest thoughts join.
     let hybrid = q.query_vector.is_some() && index.embedder().is_some();
     if let (true, Some(qv)) = (hybrid, &q.query_vector) {
@@ -138,7 +142,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // signals; those that cannot make the cut even with them are never
     // fully scored.
     let mut partial = partial_scores(&acc, admit, best_lexical);
-    let total = partial.len();
+    let total = partial.len() + dropped.iter().filter(|d| acc.get(**d).is_none() && admit(**d)).count();
     let query_idf: f32 = idfs.iter().sum();
     let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;
     // Reranking may lift any candidate by its fused score: nothing is pruned then.
