@@ -357,7 +357,10 @@ impl MentisDb {
         for _ in 0..UNLOCKED_LOAD_TRIES {
             let unloads = self.unloads.load(Ordering::SeqCst);
             // Read and verify with no lock held: every other chain keeps serving meanwhile.
-            let stored = self.read_stored_chain(key)?;
+            // What fails here is read again under the lock below before it is
+            // refused: this engine may be creating the chain right now (a
+            // file store shows the new object empty until its header lands).
+            let Ok(stored) = self.read_stored_chain(key, false) else { break };
             let mut chains = write_lock(&self.chains);
             if let Some(slot) = chains.get(key) {
                 return Ok(Some(slot.clone()));
@@ -390,19 +393,23 @@ impl MentisDb {
     /// either format), if there is one, with the chain table locked by the
     /// caller; a damaged one is refused.
     fn load_chain(&self, chains: &mut BTreeMap<String, Arc<ChainSlot>>, key: &str) -> Result<Option<Arc<ChainSlot>>, ToolError> {
-        Ok(self.read_stored_chain(key)?.map(|(object, state)| self.serve_loaded(chains, key, object, state)))
+        Ok(self.read_stored_chain(key, true)?.map(|(object, state)| self.serve_loaded(chains, key, object, state)))
     }
 
     /// Reads and verifies the stored object of chain `key` (in either
     /// format), if there is one: its object name and state, not yet served.
-    /// A damaged one is refused (remembered, and no longer parked).
-    fn read_stored_chain(&self, key: &str) -> Result<Option<(String, ChainState)>, ToolError> {
+    /// A damaged one is an error, and with `remember` refused (remembered,
+    /// and no longer parked): only a read under the chain table's lock may
+    /// refuse, since a chain being created holds that lock.
+    fn read_stored_chain(&self, key: &str, remember: bool) -> Result<Option<(String, ChainState)>, ToolError> {
         for format in [ChainFormat::Binary, ChainFormat::Jsonl] {
             let object = naming::chain_object(key, format);
             let Some(bytes) = self.storage.read(&object)? else { continue };
             let refuse = |error: VerifyError| {
-                write_lock(&self.refused).insert(object.clone(), (key.to_string(), error.clone()));
-                write_lock(&self.residency.parked).remove(key);
+                if remember {
+                    write_lock(&self.refused).insert(object.clone(), (key.to_string(), error.clone()));
+                    write_lock(&self.residency.parked).remove(key);
+                }
                 ToolError::ChainRefused { chain_key: key.to_string(), error }
             };
             let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refuse(VerifyError::Record(e)))?;

@@ -18,7 +18,7 @@ pub type TermVectors = QuantizedRows;
 /// makes them.
 #[derive(Clone, Default)]
 pub(crate) struct Embedded {
-    /// One per thought, unit length, with its sign sketch.
+    /// One per thought, unit length, with its sketch.
     thoughts: SketchedRows,
     /// One row per term id.
     words: TermVectors,
