@@ -10,6 +10,9 @@
 //! held 0.979 of the exact top 10; by the signs of the vector's own 128
 //! components, one in 10 held 0.909.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use super::quantized::{Code, QuantizedQuery, QuantizedRows};
 
 /// The code type of thought vectors: 11 bits, so the exact comparison of a
@@ -28,8 +31,9 @@ pub struct SketchedRows {
     rows: QuantizedRows<ThoughtCode>,
     /// [`SKETCH_BITS`] hyperplanes of the rows' dimension, small integer
     /// components (a fixed pseudo-random sequence: every index draws the
-    /// same ones); empty before the first vector.
-    planes: Vec<i8>,
+    /// same ones), one copy per dimension shared by every chain
+    /// ([`shared_planes`]); empty before the first vector.
+    planes: Arc<[i8]>,
     bits: Vec<u64>,
 }
 
@@ -49,6 +53,15 @@ fn planes(dim: usize) -> Vec<i8> {
         ((x >> 32) % 31) as i8 - 15
     };
     (0..SKETCH_BITS * dim).map(|_| draw() + draw() + draw()).collect()
+}
+
+/// The planes of `dim` components, made once per dimension in the process
+/// and shared (`512 x dim` bytes: 196 KB at 384 dimensions, the same for
+/// every chain, so not one copy per chain).
+fn shared_planes(dim: usize) -> Arc<[i8]> {
+    static BY_DIM: OnceLock<Mutex<BTreeMap<usize, Arc<[i8]>>>> = OnceLock::new();
+    let mut by_dim = BY_DIM.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    by_dim.entry(dim).or_insert_with(|| planes(dim).into()).clone()
 }
 
 /// The sketch of `codes`: bit `j` set when the row lies above plane `j`.
@@ -77,7 +90,7 @@ impl SketchedRows {
     pub fn push(&mut self, vector: Option<Vec<f32>>) {
         self.rows.push(vector);
         if self.planes.is_empty() && self.rows.dim() > 0 {
-            self.planes = planes(self.rows.dim());
+            self.planes = shared_planes(self.rows.dim());
         }
         let last = self.rows.len() as u32 - 1;
         match self.rows.row_codes(last) {
@@ -165,6 +178,16 @@ mod tests {
         let (d, _) = s.distances(&s.rows().query(&a).unwrap());
         let share = d[0] as f32 / SKETCH_BITS as f32;
         assert!((share - 1.0 / 3.0).abs() < 0.06, "{share}");
+    }
+
+    #[test]
+    fn rows_of_one_dimension_share_one_copy_of_the_planes() {
+        let a: SketchedRows = [Some(vec![1.0; 24])].into_iter().collect();
+        let b: SketchedRows = [Some(vec![-1.0; 24])].into_iter().collect();
+        let c: SketchedRows = [Some(vec![1.0; 25])].into_iter().collect();
+        assert!(Arc::ptr_eq(&a.planes, &b.planes));
+        assert_eq!(c.planes.len(), SKETCH_BITS * 25);
+        assert_eq!(*a.planes, *planes(24), "the shared copy is the fixed sequence");
     }
 
     #[test]
