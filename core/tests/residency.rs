@@ -1,13 +1,15 @@
 //! Chains under a memory budget (`DbConfig::max_resident_bytes`): more
 //! chains than fit stay served (parked ones load again on use), listings do
 //! not load them, appends to a parked chain continue its history, and a
-//! parked chain's observers hear only of thoughts that are new.
+//! parked chain's observers hear only of thoughts that are new; a chain
+//! read on demand while this engine creates it is served, not refused.
 
 mod common;
 
 use common::{ids, ok, T0};
 use mentisdb_core::{naming, AppendObserver, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, Storage, Thought};
 use serde_json::json;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 const CHAINS: usize = 20;
@@ -184,4 +186,107 @@ fn loading_a_parked_chain_does_not_hold_up_the_other_chains() {
     other.join().unwrap();
     assert_eq!(loader.join().unwrap(), PER_CHAIN, "the parked chain loads whole");
     assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": resident}))["thought_count"], PER_CHAIN + 1);
+}
+
+/// A store that creates one object the way a file store does, in two steps
+/// (an empty object, then its first bytes), pausing between them until the
+/// test lets it go; and that holds the first read of that object until the
+/// test lets it go, telling the test when it has read.
+#[derive(Debug)]
+struct HalfCreated {
+    inner: MemoryStorage,
+    object: String,
+    reads: std::sync::atomic::AtomicUsize,
+    /// The first read: tells it is held, waits to go, tells it has read.
+    reader: Mutex<(Sender<()>, Receiver<()>, Sender<()>)>,
+    /// The creation: tells the object exists empty, waits to go on.
+    creator: Mutex<(Sender<()>, Receiver<()>)>,
+}
+
+impl Storage for HalfCreated {
+    fn backend_name(&self) -> &'static str {
+        "half-created"
+    }
+    fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
+        self.inner.list(prefix)
+    }
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        if name != self.object || self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst) != 0 {
+            return self.inner.read(name);
+        }
+        let (held, go, done) = &*self.reader.lock().unwrap();
+        held.send(()).unwrap();
+        go.recv().unwrap();
+        let bytes = self.inner.read(name);
+        done.send(()).unwrap();
+        bytes
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.append(name, bytes)
+    }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        if name == self.object && expected_len == 0 {
+            self.inner.append(name, &[])?;
+            let (created, go_on) = &*self.creator.lock().unwrap();
+            created.send(()).unwrap();
+            go_on.recv().unwrap();
+            return self.inner.append(name, bytes);
+        }
+        self.inner.append_at(name, expected_len, bytes)
+    }
+    fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.sync(name)
+    }
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.write_atomic(name, bytes)
+    }
+    fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.remove(name)
+    }
+    fn location(&self, name: &str) -> String {
+        self.inner.location(name)
+    }
+}
+
+/// A chain this engine is creating is not refused by a read that finds its
+/// object still empty (a file store creates the file, then writes the
+/// header): the explorer's 120 concurrent first appends to a new chain once
+/// answered `500 chain 'long' failed verification` and kept refusing it.
+#[test]
+fn a_chain_read_while_it_is_being_created_is_served_not_refused() {
+    let ((held_tx, held), (go, go_rx), (done_tx, done)) = (channel(), channel(), channel());
+    let ((created_tx, created), (go_on, go_on_rx)) = (channel(), channel());
+    let storage = Arc::new(HalfCreated {
+        inner: MemoryStorage::new(),
+        object: naming::chain_object("fresh", ChainFormat::Binary),
+        reads: Default::default(),
+        reader: Mutex::new((held_tx, go_rx, done_tx)),
+        creator: Mutex::new((created_tx, go_on_rx)),
+    });
+    let db = Arc::new(MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).expect("open").0);
+    let wait = std::time::Duration::from_secs(30);
+    // 1. A reader finds no resident chain 'fresh' and goes to read its object (held there).
+    let reader = {
+        let db = db.clone();
+        std::thread::spawn(move || db.call("mentisdb_head", json!({"chain_key": "fresh"})))
+    };
+    held.recv_timeout(wait).expect("the reader reads the object");
+    // 2. An append creates the chain: the object exists, still empty.
+    let creator = {
+        let db = db.clone();
+        std::thread::spawn(move || ok(&db, "mentisdb_append", json!({"chain_key": "fresh", "thought_type": "Idea", "content": "the first thought"})))
+    };
+    created.recv_timeout(wait).expect("the creator created the object");
+    // 3. The reader reads the empty object; then the creator writes the header.
+    go.send(()).unwrap();
+    done.recv_timeout(wait).expect("the reader read the object");
+    go_on.send(()).unwrap();
+    creator.join().unwrap();
+    let head = reader.join().unwrap().expect("the reader is served the chain being created, not a refusal");
+    assert!(head["thought_count"] == 0 || head["thought_count"] == 1, "{head}");
+    assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "fresh"}))["thought_count"], 1);
+    ok(&db, "mentisdb_append", json!({"chain_key": "fresh", "thought_type": "Idea", "content": "and the chain goes on"}));
 }
