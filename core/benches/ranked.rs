@@ -14,7 +14,7 @@ use criterion::{criterion_group, BatchSize, Criterion};
 use mentisdb_core::limits::MAX_CONTENT_BYTES;
 use mentisdb_core::query::{FilterArgs, ThoughtFilter};
 use mentisdb_core::ranked::{ranked_search, GraphOptions, HashedNgramEmbedder, RankedIndex, RankedQuery};
-use mentisdb_core::{Chain, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, ThoughtType};
+use mentisdb_core::{Chain, ChainFormat, DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, Parallelism, Sequential, SequentialIds, ThoughtType};
 use serde_json::json;
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -36,6 +36,34 @@ fn thoughts() -> usize {
     }
 }
 const VOCAB: usize = 20_000;
+
+/// Scoped threads, one per CPU: what `mentisdbd` hands the engine
+/// (`host-native/src/host_env.rs`, which the core cannot depend on).
+#[derive(Debug)]
+struct ScopedThreads;
+
+impl Parallelism for ScopedThreads {
+    fn width(&self) -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+
+    fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            job(i);
+        };
+        std::thread::scope(|s| {
+            for _ in 1..self.width().min(count) {
+                s.spawn(work);
+            }
+            work();
+        });
+    }
+}
 
 /// Deterministic xorshift generator (no randomness from the host).
 struct Rng(u64);
@@ -135,7 +163,7 @@ fn bench(c: &mut Criterion) {
     };
     let run = |i: usize| {
         let (chain, filter) = core();
-        let q = RankedQuery { text: &qs[i % qs.len()], filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new(), rerank_k: None };
+        let q = RankedQuery { text: &qs[i % qs.len()], filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context: true, word_vectors: Vec::new(), rerank_k: None, parallelism: &Sequential };
         ranked_search(chain, &q)
     };
     measure(c, "ranked_search/core_100k", full, run);
@@ -143,7 +171,9 @@ fn bench(c: &mut Criterion) {
     let db: OnceCell<MentisDb> = OnceCell::new();
     let db = || {
         db.get_or_init(|| {
-            let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
+            // On the daemon's threads, as `mentisdbd` runs it (the vector scan of a large chain uses them).
+            let config = DbConfig { parallelism: Arc::new(ScopedThreads), ..DbConfig::default() };
+            let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1000)), Arc::new(SequentialIds::default()), config).expect("open");
             let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
             for i in 0..thoughts() {
                 let agent = ["ada", "bob", "cy", "dee"][i % 4];
@@ -203,7 +233,7 @@ fn vector_recall(db: &MentisDb, queries: &[String]) {
                 .map(|q| {
                     let qv = e.embed(q).expect("a query vector");
                     let want = top10(exact.iter().enumerate().map(|(d, v)| (cosine(&qv, v), d as u32)).collect());
-                    let got: Vec<u32> = nearest_rows(index.thought_vectors(), &qv, 10).into_iter().map(|(_, d)| d).collect();
+                    let got: Vec<u32> = nearest_rows(index.thought_vectors(), &qv, 10, &Sequential).into_iter().map(|(_, d)| d).collect();
                     want.iter().filter(|d| got.contains(d)).count()
                 })
                 .sum();

@@ -312,6 +312,11 @@ impl MentisDb {
         state.deleted || state.chain.warm_indexes(max)
     }
 
+    /// How the host runs independent jobs ([`DbConfig::parallelism`]).
+    pub(crate) fn parallelism(&self) -> &dyn crate::host::Parallelism {
+        self.config.parallelism.as_ref()
+    }
+
     /// Returns the slot for `key`, creating the chain (header written and
     /// synced) in `format` or the default format when it does not exist.
     fn slot_for_write(&self, key: &str, format: Option<ChainFormat>) -> Result<Arc<ChainSlot>, ToolError> {

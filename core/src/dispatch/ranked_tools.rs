@@ -270,6 +270,7 @@ fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: Ranke
             context: a.context.unwrap_or(true),
             word_vectors: p.word_vectors.clone(),
             rerank_k: p.rerank_k,
+            parallelism: db.parallelism(),
         };
         let r = ranked_search(chain, &q);
         let results = r.hits.iter().skip(p.offset).map(|h| RankedHitReply::of(chain, h)).collect();
@@ -294,6 +295,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawVal
             context: a.context.unwrap_or(true),
             word_vectors: p.word_vectors.clone(),
             rerank_k: p.rerank_k,
+            parallelism: db.parallelism(),
         };
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
         // Every thought placed in a bundle, seeds included (the reference's `consumed_hits`).
@@ -352,6 +354,7 @@ fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawVal
             context: false,
             word_vectors: Vec::new(),
             rerank_k: None,
+            parallelism: db.parallelism(),
         };
         let r = ranked_search(chain, &q);
         let results = r
@@ -416,6 +419,7 @@ fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &Rank
                 context: ranked.context.unwrap_or(true),
                 word_vectors: p.word_vectors.clone(),
                 rerank_k: None,
+                parallelism: db.parallelism(),
             };
             let r = ranked_search(chain, &q);
             total += r.total as u64;

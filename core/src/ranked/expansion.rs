@@ -39,11 +39,21 @@ pub struct Expansion {
 /// word is counts when it is scored: its IDF is capped at the query
 /// word's.)
 pub fn expansions(vectors: &TermVectors, word_vector: &[f32], query_ids: &[u32]) -> Vec<Expansion> {
-    let mut near: Vec<(f32, u32)> = vectors.similar(word_vector, EXPANSION_MIN_SIMILARITY).into_iter().filter(|(_, id)| !query_ids.contains(id)).collect();
-    near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    near.truncate(EXPANSION_WORDS_PER_TERM);
-    near.into_iter()
-        .map(|(sim, term)| Expansion { term, weight: EXPANSION_WEIGHT * (sim - EXPANSION_MIN_SIMILARITY) / (1.0 - EXPANSION_MIN_SIMILARITY) })
+    expansions_each(vectors, &[word_vector], query_ids).pop().unwrap_or_default()
+}
+
+/// [`expansions`] of each of `word_vectors`, in one pass over the chain's words.
+fn expansions_each(vectors: &TermVectors, word_vectors: &[&[f32]], query_ids: &[u32]) -> Vec<Vec<Expansion>> {
+    let each = vectors.similar_each(word_vectors, EXPANSION_MIN_SIMILARITY);
+    each.into_iter()
+        .map(|similar| {
+            let mut near: Vec<(f32, u32)> = similar.into_iter().filter(|(_, id)| !query_ids.contains(id)).collect();
+            near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            near.truncate(EXPANSION_WORDS_PER_TERM);
+            near.into_iter()
+                .map(|(sim, term)| Expansion { term, weight: EXPANSION_WEIGHT * (sim - EXPANSION_MIN_SIMILARITY) / (1.0 - EXPANSION_MIN_SIMILARITY) })
+                .collect()
+        })
         .collect()
 }
 
@@ -55,12 +65,14 @@ pub fn expansions(vectors: &TermVectors, word_vector: &[f32], query_ids: &[u32])
 pub(crate) fn score_expansions(index: &RankedIndex, terms: &[(String, String)], idfs: &[f32], word_vectors: &WordVectors, avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) {
     let n = index.len() as u32;
     let query_ids: Vec<u32> = terms.iter().filter_map(|(t, _)| index.term_id(t)).collect();
-    for (bit, (term, _)) in terms.iter().enumerate() {
-        let Some((_, word_vector)) = word_vectors.iter().find(|(t, _)| t == term) else { continue };
+    // The query words that have a vector, and their expansions, looked up together.
+    let with_vectors: Vec<(usize, &[f32])> = terms.iter().enumerate().filter_map(|(bit, (term, _))| Some((bit, word_vectors.iter().find(|(t, _)| t == term)?.1.as_slice()))).collect();
+    let each = expansions_each(index.term_vectors(), &with_vectors.iter().map(|(_, v)| *v).collect::<Vec<_>>(), &query_ids);
+    for ((bit, _), expansions) in with_vectors.into_iter().zip(each) {
         let cap = if idfs[bit] > 0.0 { idfs[bit] } else { f32::MAX };
         // (thought, score, chain word), then the best per thought, in thought order.
         let mut found: Vec<(u32, f32, u32)> = Vec::new();
-        for e in expansions(index.term_vectors(), word_vector, &query_ids) {
+        for e in expansions {
             let idf = bm25::idf(index.doc_freq(e.term), n).min(cap);
             for p in index.postings(e.term) {
                 if acc.get(p.doc).is_some_and(|a| a.terms & (1 << bit) != 0) {

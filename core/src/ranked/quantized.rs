@@ -19,7 +19,7 @@
 use super::embedding::normalize;
 
 /// An integer code of one component: its type and largest magnitude.
-pub trait Code: Copy + Default + Into<i32> + std::fmt::Debug + Send + Sync + 'static {
+pub trait Code: Copy + Default + Into<i16> + std::fmt::Debug + Send + Sync + 'static {
     /// The code of a row's largest component. A dot product of two rows
     /// is summed in `i32`: `MAX² * dim` must stay below 2^31.
     const MAX: f32;
@@ -77,17 +77,22 @@ fn quantize<C: Code>(mut v: Vec<f32>) -> Option<(Vec<C>, f32)> {
     Some((v.iter().map(|x| C::from_rounded((x / scale).round().clamp(-C::MAX, C::MAX))).collect(), scale))
 }
 
+/// A code as `i32`, for sums of products.
+pub(crate) fn wide<C: Code>(c: C) -> i32 {
+    i32::from(c.into())
+}
+
 /// `Σ a_i b_i` over equally long rows, in sixteen running sums so the
 /// compiler can use SIMD lanes.
 fn dot<C: Code>(a: &[C], b: &[C]) -> i32 {
     const LANES: usize = 16;
     let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| (*x).into() * (*y).into()).sum();
+    let tail: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| wide(*x) * wide(*y)).sum();
     let mut sums = [0i32; LANES];
     for (x, y) in ca.zip(cb) {
         let (x, y): (&[C; LANES], &[C; LANES]) = (x.try_into().expect("exact chunk"), y.try_into().expect("exact chunk"));
         for i in 0..LANES {
-            sums[i] += x[i].into() * y[i].into();
+            sums[i] += wide(x[i]) * wide(y[i]);
         }
     }
     sums.iter().sum::<i32>() + tail
@@ -162,7 +167,7 @@ impl<C: Code> QuantizedRows<C> {
     /// Row `id` as a unit `f32` vector (within rounding); `None` when it has none.
     pub fn row(&self, id: u32) -> Option<Vec<f32>> {
         let scale = self.scales[id as usize];
-        Some(self.row_codes(id)?.iter().map(|c| (*c).into() as f32 * scale).collect())
+        Some(self.row_codes(id)?.iter().map(|c| wide(*c) as f32 * scale).collect())
     }
 
     /// `query` quantized for [`QuantizedRows::cosines`]; `None` when its
@@ -187,10 +192,33 @@ impl<C: Code> QuantizedRows<C> {
 
     /// Rows whose cosine to `query` is at least `min`, with that cosine, in row order.
     pub fn similar(&self, query: &[f32], min: f32) -> Vec<(f32, u32)> {
-        match self.query(query) {
-            Some(q) => self.cosines(&q).filter(|(sim, _)| *sim >= min).collect(),
-            None => Vec::new(),
+        self.similar_each(&[query], min).pop().unwrap_or_default()
+    }
+
+    /// For each of `queries`, [`QuantizedRows::similar`]: in one pass over
+    /// the rows, each row widened to `i16` once and compared with every
+    /// query there (a query's words are looked up together: widening
+    /// `i8` codes costs more than the multiplications).
+    pub fn similar_each(&self, queries: &[&[f32]], min: f32) -> Vec<Vec<(f32, u32)>> {
+        let wide: Vec<Option<(Vec<i16>, f32)>> = queries.iter().map(|q| self.query(q).map(|q| (q.codes.iter().map(|c| (*c).into()).collect(), q.scale))).collect();
+        let mut found = vec![Vec::new(); queries.len()];
+        if wide.iter().all(Option::is_none) {
+            return found;
         }
+        let mut row = vec![0i16; self.dim];
+        for (id, (codes, scale)) in self.codes.chunks_exact(self.dim.max(1)).zip(&self.scales).enumerate() {
+            if *scale <= 0.0 {
+                continue;
+            }
+            row.iter_mut().zip(codes).for_each(|(w, c)| *w = (*c).into());
+            for ((q, q_scale), out) in wide.iter().zip(&mut found).filter_map(|(q, out)| Some((q.as_ref()?, out))) {
+                let sim = dot(q, &row) as f32 * scale * q_scale;
+                if sim >= min {
+                    out.push((sim, id as u32));
+                }
+            }
+        }
+        found
     }
 }
 
@@ -213,6 +241,10 @@ mod tests {
         assert_eq!(sims.iter().map(|s| s.1).collect::<Vec<_>>(), vec![1, 3]);
         assert!((sims[0].0 - 0.8).abs() < 0.01 && (sims[1].0 - 1.0).abs() < 0.01);
         assert!(v.similar(&[1.0, 0.0, 0.0], 0.0).is_empty(), "a query of another dimension matches nothing");
+        let each = v.similar_each(&[&[0.0, 1.0], &[1.0, 0.0, 0.0], &[1.0, 0.0]], 0.5);
+        assert_eq!(each[0], sims, "one pass for several queries finds what each finds alone");
+        assert!(each[1].is_empty());
+        assert_eq!(each[2], v.similar(&[1.0, 0.0], 0.5));
         assert_eq!(v.bytes(), 5 * 2 + 5 * 4);
     }
 

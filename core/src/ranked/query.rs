@@ -6,6 +6,7 @@ use super::analyzer::Analyzer;
 use super::embedding::EmbeddingProvider;
 use super::graph::GraphOptions;
 use super::index::RankedIndex;
+use crate::host::Parallelism;
 use crate::query::ThoughtFilter;
 
 /// Most distinct query terms used (the rest are ignored).
@@ -36,6 +37,9 @@ pub struct RankedQuery<'a> {
     /// Rerank with Reciprocal Rank Fusion over this many candidates per
     /// signal ([`super::rerank`]); `None` (the default) does not.
     pub rerank_k: Option<usize>,
+    /// How the host runs the scan of a large chain's vectors (the
+    /// engine's [`crate::DbConfig::parallelism`]; [`crate::Sequential`] runs it in turn).
+    pub parallelism: &'a dyn Parallelism,
 }
 
 impl RankedQuery<'_> {

@@ -119,7 +119,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     let hybrid = q.query_vector.is_some() && index.embedder().is_some();
     if let (true, Some(qv)) = (hybrid, &q.query_vector) {
         let scale = if best_lexical > 0.0 { best_lexical } else { 1.0 };
-        score_vectors(index, qv, scale, admit, &mut acc);
+        score_vectors(index, qv, scale, admit, q.parallelism, &mut acc);
     }
     // No usable query terms and no vectors: every thought is a candidate,
     // ranked by the small signals alone.
@@ -185,7 +185,7 @@ mod tests {
 
     fn search(c: &Chain, text: &str, context: bool) -> RankedResults {
         let filter = ThoughtFilter::default();
-        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context, word_vectors: Vec::new(), rerank_k: None })
+        ranked_search(c, &RankedQuery { text, filter: &filter, limit: 10, graph: GraphOptions::default(), as_of_ms: None, include_superseded: false, query_vector: None, context, word_vectors: Vec::new(), rerank_k: None, parallelism: &crate::Sequential })
     }
 
     fn order(r: &RankedResults) -> Vec<u64> {

@@ -11,9 +11,10 @@
 //! components, one in 10 held 0.909.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::quantized::{Code, QuantizedQuery, QuantizedRows};
+use super::quantized::{wide, Code, QuantizedQuery, QuantizedRows};
 
 /// The code type of thought vectors: 11 bits, so the exact comparison of a
 /// shortlist keeps the order of near-ties (`quantized.rs`): on real
@@ -68,7 +69,7 @@ fn shared_planes(dim: usize) -> Arc<[i8]> {
 fn sketch<C: Code>(codes: &[C], planes: &[i8]) -> [u64; WORDS] {
     let mut out = [0u64; WORDS];
     for (j, plane) in planes.chunks_exact(codes.len().max(1)).enumerate() {
-        let side: i32 = plane.iter().zip(codes).map(|(p, c)| i32::from(*p) * (*c).into()).sum();
+        let side: i32 = plane.iter().zip(codes).map(|(p, c)| i32::from(*p) * wide(*c)).sum();
         if side > 0 {
             out[j / 64] |= 1 << (j % 64);
         }
@@ -109,20 +110,30 @@ impl SketchedRows {
         self.rows.bytes() + self.bits.len() * std::mem::size_of::<u64>()
     }
 
+    /// The sketch of `query` (`None` before the first vector).
+    pub fn query_sketch(&self, query: &QuantizedQuery<ThoughtCode>) -> Option<QuerySketch> {
+        (!self.planes.is_empty()).then(|| QuerySketch(sketch(query.codes(), &self.planes)))
+    }
+
     /// The Hamming distance from `query`'s sketch to every thought's, in
     /// thought order, and how many thoughts are at each distance (index =
     /// distance); empty before the first vector.
     pub fn distances(&self, query: &QuantizedQuery<ThoughtCode>) -> (Vec<u16>, Vec<usize>) {
-        if self.planes.is_empty() {
-            return (Vec::new(), Vec::new());
+        match self.query_sketch(query) {
+            Some(q) => self.distances_in(&q, 0..self.rows.len() as u32),
+            None => (Vec::new(), Vec::new()),
         }
-        let q = sketch(query.codes(), &self.planes);
+    }
+
+    /// [`SketchedRows::distances`] for the thoughts in `range` only (the
+    /// vector stage scans a large chain in such slices, possibly at once).
+    pub fn distances_in(&self, query: &QuerySketch, range: Range<u32>) -> (Vec<u16>, Vec<usize>) {
         let mut histogram = vec![0usize; SKETCH_BITS + 1];
-        let distances = self
-            .bits
+        let bits = &self.bits[range.start as usize * WORDS..range.end as usize * WORDS];
+        let distances = bits
             .chunks_exact(WORDS)
             .map(|s| {
-                let d = s.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>() as u16;
+                let d = s.iter().zip(&query.0).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>() as u16;
                 histogram[d as usize] += 1;
                 d
             })
@@ -131,20 +142,30 @@ impl SketchedRows {
     }
 }
 
+/// A query's sketch, to compare with the thoughts' ([`SketchedRows::distances_in`]).
+#[derive(Debug, Clone, Copy)]
+pub struct QuerySketch([u64; WORDS]);
+
+/// The largest distance that keeps the `count` smallest of the thoughts
+/// `histogram` counts (index = distance), with every thought tied with the
+/// last of them.
+pub fn shortlist_limit(histogram: &[usize], count: usize) -> usize {
+    let mut covered = 0;
+    for (d, n) in histogram.iter().enumerate() {
+        covered += n;
+        if covered >= count {
+            return d;
+        }
+    }
+    histogram.len()
+}
+
 /// The positions whose distance is among the `count` smallest (with every
 /// position tied with the largest of them), in position order:
 /// `histogram` counts the positions at each distance, as
 /// [`SketchedRows::distances`] gives it.
 pub fn nearest_by_sketch(distances: &[u16], histogram: &[usize], count: usize) -> Vec<u32> {
-    let mut covered = 0;
-    let mut limit = histogram.len();
-    for (d, n) in histogram.iter().enumerate() {
-        covered += n;
-        if covered >= count {
-            limit = d;
-            break;
-        }
-    }
+    let limit = shortlist_limit(histogram, count);
     distances.iter().enumerate().filter(|(_, d)| (**d as usize) <= limit).map(|(i, _)| i as u32).collect()
 }
 
@@ -198,5 +219,16 @@ mod tests {
         assert_eq!(nearest_by_sketch(&d, &histogram, 3), vec![1, 3, 6]);
         assert_eq!(nearest_by_sketch(&d, &histogram, 4), vec![1, 3, 4, 5, 6], "a tie at the limit is kept");
         assert_eq!(nearest_by_sketch(&d, &histogram, 100).len(), 7);
+        assert_eq!(shortlist_limit(&histogram, 4), 3);
+    }
+
+    #[test]
+    fn a_slice_of_the_distances_is_that_slice_of_all_of_them() {
+        let s: SketchedRows = (0..10).map(|i| Some(vec![i as f32 - 4.5, 1.0, (i * i) as f32 / 10.0])).collect();
+        let q = s.rows().query(&[1.0, 0.5, -0.2]).unwrap();
+        let (all, _) = s.distances(&q);
+        let (part, histogram) = s.distances_in(&s.query_sketch(&q).unwrap(), 3..7);
+        assert_eq!(part, all[3..7]);
+        assert_eq!(histogram.iter().sum::<usize>(), 4);
     }
 }

@@ -7,10 +7,13 @@
 //! (`sketch.rs`): only which thoughts are compared is approximate, every
 //! similarity is computed from the thought's vector.
 
+use std::ops::Range;
+
 use super::candidates::{best_first, keep_best, Accumulators};
 use super::index::RankedIndex;
 use super::quantized::{QuantizedQuery, QuantizedRows};
-use super::sketch::{nearest_by_sketch, SketchedRows, ThoughtCode};
+use super::sketch::{shortlist_limit, SketchedRows, ThoughtCode, SKETCH_BITS};
+use crate::host::{run_collect, Parallelism};
 
 /// Weight of one standard deviation of vector similarity, relative to the best lexical score.
 pub const VECTOR_WEIGHT: f32 = 0.25;
@@ -28,6 +31,10 @@ pub const SKETCH_SHORTLIST: usize = 20;
 /// the mean and spread of similarity to the query: the standard error of
 /// either is under 2% of the spread.
 pub const SIMILARITY_SAMPLE: usize = 4_096;
+/// A large chain's sketches and shortlist are scanned in slices of this
+/// many thoughts, which the host may run at once ([`Parallelism`]: the
+/// native daemon on every core; one after the other in the browser).
+const ROWS_PER_JOB: usize = 1 << 16;
 
 /// Mean and standard deviation of `sims` with one more pseudo-thought at
 /// cosine 0 (what an unrelated text would score under an ideal model),
@@ -79,7 +86,7 @@ impl Moments {
 /// first (selected as the scan goes, so `admit` is asked only of thoughts
 /// that could still make it). `scale` is the best lexical score (1 when
 /// nothing matched lexically).
-pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f32, admit: impl Fn(u32) -> bool, acc: &mut Accumulators) {
+pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f32, admit: impl Fn(u32) -> bool + Sync, parallelism: &dyn Parallelism, acc: &mut Accumulators) {
     let rows = index.thought_vectors().rows();
     let Some(query) = rows.query(query_vector) else { return };
     let large = index.len() > EXACT_VECTORS_UP_TO;
@@ -98,7 +105,7 @@ pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f3
         return;
     }
     let nearest = if large {
-        nearest_in_large_chain(index, &query, mean, &admit)
+        nearest_in_large_chain(index.thought_vectors(), &query, mean, &admit, parallelism)
     } else {
         let all = sims.iter().enumerate().filter(|(_, s)| !s.is_nan()).map(|(doc, s)| (*s, doc as u32));
         select_nearest(all, mean, VECTOR_CANDIDATES, &admit)
@@ -135,18 +142,47 @@ fn sampled_moments(rows: &QuantizedRows<ThoughtCode>, query: &QuantizedQuery<Tho
 /// [`VECTOR_CANDIDATES`] nearest thoughts above `mean` that `admit` lets in,
 /// looked for among the one in [`SKETCH_SHORTLIST`] nearest by sketch; when
 /// that shortlist holds too few of them (a narrow filter), among every
-/// thought `admit` lets in.
-fn nearest_in_large_chain(index: &RankedIndex, query: &QuantizedQuery<ThoughtCode>, mean: f32, admit: &impl Fn(u32) -> bool) -> Vec<(f32, u32)> {
-    let vectors = index.thought_vectors();
-    let rows = vectors.rows();
-    let (distances, histogram) = vectors.distances(query);
-    let shortlist = nearest_by_sketch(&distances, &histogram, index.len() / SKETCH_SHORTLIST);
-    let nearest = select_nearest(shortlist.into_iter().filter_map(|d| rows.cosine(query, d).map(|s| (s, d))), mean, VECTOR_CANDIDATES, admit);
+/// thought `admit` lets in. Both scans run in slices of [`ROWS_PER_JOB`]
+/// through `parallelism`; the result does not depend on how.
+fn nearest_in_large_chain(vectors: &SketchedRows, query: &QuantizedQuery<ThoughtCode>, mean: f32, admit: &(impl Fn(u32) -> bool + Sync), parallelism: &dyn Parallelism) -> Vec<(f32, u32)> {
+    let nearest = shortlist_nearest(vectors, query, mean, VECTOR_CANDIDATES, admit, parallelism);
     if nearest.len() == VECTOR_CANDIDATES {
         return nearest;
     }
-    let admitted = (0..index.len() as u32).filter(|d| admit(*d)).filter_map(|d| rows.cosine(query, d).map(|s| (s, d)));
-    select_nearest(admitted, mean, VECTOR_CANDIDATES, &|_| true)
+    let rows = vectors.rows();
+    let slices = slices(rows.len());
+    let found = run_collect(parallelism, slices.len(), |j| {
+        let admitted = slices[j].clone().filter(|d| admit(*d)).filter_map(|d| rows.cosine(query, d).map(|s| (s, d)));
+        select_nearest(admitted, mean, VECTOR_CANDIDATES, &|_| true)
+    });
+    select_nearest(found.into_iter().flatten(), mean, VECTOR_CANDIDATES, &|_| true)
+}
+
+/// `0..len` in slices of [`ROWS_PER_JOB`].
+fn slices(len: usize) -> Vec<Range<u32>> {
+    (0..len).step_by(ROWS_PER_JOB).map(|start| start as u32..(start + ROWS_PER_JOB).min(len) as u32).collect()
+}
+
+/// The `count` nearest thoughts above `mean` that `admit` lets in among
+/// the one in [`SKETCH_SHORTLIST`] nearest by sketch: every slice's
+/// distances and their histogram, the distance that keeps the shortlist,
+/// then every slice's nearest of its shortlisted thoughts, merged.
+fn shortlist_nearest(vectors: &SketchedRows, query: &QuantizedQuery<ThoughtCode>, mean: f32, count: usize, admit: &(impl Fn(u32) -> bool + Sync), parallelism: &dyn Parallelism) -> Vec<(f32, u32)> {
+    let Some(sketch) = vectors.query_sketch(query) else { return Vec::new() };
+    let rows = vectors.rows();
+    let slices = slices(rows.len());
+    let distances = run_collect(parallelism, slices.len(), |j| vectors.distances_in(&sketch, slices[j].clone()));
+    let mut histogram = vec![0usize; SKETCH_BITS + 1];
+    for (_, h) in &distances {
+        histogram.iter_mut().zip(h).for_each(|(total, n)| *total += n);
+    }
+    let limit = shortlist_limit(&histogram, rows.len() / SKETCH_SHORTLIST);
+    let found = run_collect(parallelism, slices.len(), |j| {
+        let start = slices[j].start;
+        let shortlisted = distances[j].0.iter().enumerate().filter(|(_, d)| (**d as usize) <= limit).map(|(i, _)| start + i as u32);
+        select_nearest(shortlisted.filter_map(|d| rows.cosine(query, d).map(|s| (s, d))), mean, count, admit)
+    });
+    select_nearest(found.into_iter().flatten(), mean, count, &|_| true)
 }
 
 /// The best `count` of `sims` above `mean` that `admit` lets in, nearest
@@ -175,15 +211,13 @@ fn select_nearest(sims: impl Iterator<Item = (f32, u32)>, mean: f32, count: usiz
 
 /// The `k` rows of `vectors` nearest `query_vector` as the vector stage
 /// finds them (past [`EXACT_VECTORS_UP_TO`] rows: among the sketch
-/// shortlist), nearest first, with no filter: for benches that measure
-/// recall against brute force.
-pub fn nearest_rows(vectors: &SketchedRows, query_vector: &[f32], k: usize) -> Vec<(f32, u32)> {
+/// shortlist, scanned through `parallelism`), nearest first, with no
+/// filter: for benches that measure recall against brute force.
+pub fn nearest_rows(vectors: &SketchedRows, query_vector: &[f32], k: usize, parallelism: &dyn Parallelism) -> Vec<(f32, u32)> {
     let rows = vectors.rows();
     let Some(query) = rows.query(query_vector) else { return Vec::new() };
     if rows.len() > EXACT_VECTORS_UP_TO {
-        let (distances, histogram) = vectors.distances(&query);
-        let shortlist = nearest_by_sketch(&distances, &histogram, rows.len() / SKETCH_SHORTLIST);
-        select_nearest(shortlist.into_iter().filter_map(|d| rows.cosine(&query, d).map(|s| (s, d))), f32::NEG_INFINITY, k, &|_| true)
+        shortlist_nearest(vectors, &query, f32::NEG_INFINITY, k, &|_| true, parallelism)
     } else {
         select_nearest(rows.cosines(&query), f32::NEG_INFINITY, k, &|_| true)
     }
@@ -193,6 +227,7 @@ pub fn nearest_rows(vectors: &SketchedRows, query_vector: &[f32], k: usize) -> V
 mod tests {
     use super::*;
     use crate::chain::{Chain, NewThought};
+    use crate::host::Sequential;
     use crate::ranked::EmbeddingProvider;
     use crate::record::ChainFormat;
     use crate::thought::ThoughtType;
@@ -266,7 +301,7 @@ mod tests {
         for qv in &queries {
             let q = rows.query(qv).unwrap();
             let (distances, histogram) = index.thought_vectors().distances(&q);
-            let shortlist = nearest_by_sketch(&distances, &histogram, index.len() / SKETCH_SHORTLIST);
+            let shortlist = crate::ranked::sketch::nearest_by_sketch(&distances, &histogram, index.len() / SKETCH_SHORTLIST);
             let exact = exact_nearest(&vectors, qv, 10);
             found += exact.iter().filter(|d| shortlist.contains(d)).count();
             total += exact.len();
@@ -285,7 +320,7 @@ mod tests {
         for qv in &queries {
             let q = rows.query(qv).unwrap();
             let (mean, _) = sampled_moments(rows, &q).standardization();
-            let got: Vec<u32> = nearest_in_large_chain(&index, &q, mean, &admit).into_iter().map(|(_, d)| d).collect();
+            let got: Vec<u32> = nearest_in_large_chain(index.thought_vectors(), &q, mean, &admit, &Sequential).into_iter().map(|(_, d)| d).collect();
             let want: Vec<u32> = select_nearest(rows.cosines(&q), mean, VECTOR_CANDIDATES, &admit).into_iter().map(|(_, d)| d).collect();
             assert!(!want.is_empty());
             assert_eq!(got, want, "every admitted thought above the mean, as an exact scan finds them");
@@ -305,7 +340,7 @@ mod tests {
         let index = c.ranked_index();
         let mut acc = Accumulators::new(index.len());
         acc.entry(2);
-        score_vectors(&index, &[2.0, 0.0], 3.0, |_| true, &mut acc);
+        score_vectors(&index, &[2.0, 0.0], 3.0, |_| true, &Sequential, &mut acc);
         let sims = [(1.0, 0), (0.8, 1), (0.0, 2), (-1.0, 3)];
         let (mean, sd) = standardization(&sims);
         let part = |s: f32| VECTOR_WEIGHT * 3.0 * ((s - mean) / sd).max(0.0);
@@ -316,7 +351,7 @@ mod tests {
         assert!(acc.get(3).is_none());
         // `admit` keeps thoughts out of the candidates, not out of the statistics.
         let mut acc = Accumulators::new(index.len());
-        score_vectors(&index, &[2.0, 0.0], 3.0, |d| d != 0, &mut acc);
+        score_vectors(&index, &[2.0, 0.0], 3.0, |d| d != 0, &Sequential, &mut acc);
         assert_eq!(acc.accs.iter().map(|a| a.doc).collect::<Vec<_>>(), vec![1]);
         assert!((vector(&acc, 1) - part(0.8)).abs() < 1e-4);
     }
