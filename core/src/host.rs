@@ -146,6 +146,23 @@ impl Parallelism for Sequential {
     }
 }
 
+/// Runs the jobs last to first (for tests that show a result does not
+/// depend on the order a host's threads finish jobs in).
+#[cfg(test)]
+#[derive(Debug)]
+pub(crate) struct Reversed;
+
+#[cfg(test)]
+impl Parallelism for Reversed {
+    fn width(&self) -> usize {
+        3
+    }
+
+    fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+        (0..count).rev().for_each(job);
+    }
+}
+
 /// Formats 16 bytes as a lowercase RFC 4122 version-4 UUID string.
 pub(crate) fn format_uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;

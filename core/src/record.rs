@@ -333,6 +333,7 @@ fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, Record
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Reversed;
     use crate::canonical::{compute_thought_hash, tests::golden_thought};
 
     #[test]
@@ -394,19 +395,6 @@ mod tests {
         bytes.extend(encode_thought(ChainFormat::Binary, &t));
         bytes[first - 40] ^= 0x55; // inside the first thought's payload
         assert!(matches!(decode_chain(&bytes), Err(RecordError::Corrupt { .. })));
-    }
-
-    /// Runs jobs in reverse order, to show the result does not depend on it.
-    #[derive(Debug)]
-    struct Reversed;
-
-    impl Parallelism for Reversed {
-        fn width(&self) -> usize {
-            3
-        }
-        fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
-            (0..count).rev().for_each(job);
-        }
     }
 
     #[test]

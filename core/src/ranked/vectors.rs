@@ -105,7 +105,7 @@ pub(crate) fn score_vectors(index: &RankedIndex, query_vector: &[f32], scale: f3
         return;
     }
     let nearest = if large {
-        nearest_in_large_chain(index.thought_vectors(), &query, mean, &admit, parallelism)
+        nearest_in_large_chain(index.thought_vectors(), &query, mean, &admit, parallelism, ROWS_PER_JOB)
     } else {
         let all = sims.iter().enumerate().filter(|(_, s)| !s.is_nan()).map(|(doc, s)| (*s, doc as u32));
         select_nearest(all, mean, VECTOR_CANDIDATES, &admit)
@@ -142,15 +142,15 @@ fn sampled_moments(rows: &QuantizedRows<ThoughtCode>, query: &QuantizedQuery<Tho
 /// [`VECTOR_CANDIDATES`] nearest thoughts above `mean` that `admit` lets in,
 /// looked for among the one in [`SKETCH_SHORTLIST`] nearest by sketch; when
 /// that shortlist holds too few of them (a narrow filter), among every
-/// thought `admit` lets in. Both scans run in slices of [`ROWS_PER_JOB`]
-/// through `parallelism`; the result does not depend on how.
-fn nearest_in_large_chain(vectors: &SketchedRows, query: &QuantizedQuery<ThoughtCode>, mean: f32, admit: &(impl Fn(u32) -> bool + Sync), parallelism: &dyn Parallelism) -> Vec<(f32, u32)> {
-    let nearest = shortlist_nearest(vectors, query, mean, VECTOR_CANDIDATES, admit, parallelism);
+/// thought `admit` lets in. Both scans run in slices of `per_job` thoughts
+/// ([`ROWS_PER_JOB`]) through `parallelism`; the result does not depend on how.
+fn nearest_in_large_chain(vectors: &SketchedRows, query: &QuantizedQuery<ThoughtCode>, mean: f32, admit: &(impl Fn(u32) -> bool + Sync), parallelism: &dyn Parallelism, per_job: usize) -> Vec<(f32, u32)> {
+    let nearest = shortlist_nearest(vectors, query, mean, VECTOR_CANDIDATES, admit, parallelism, per_job);
     if nearest.len() == VECTOR_CANDIDATES {
         return nearest;
     }
     let rows = vectors.rows();
-    let slices = slices(rows.len());
+    let slices = slices(rows.len(), per_job);
     let found = run_collect(parallelism, slices.len(), |j| {
         let admitted = slices[j].clone().filter(|d| admit(*d)).filter_map(|d| rows.cosine(query, d).map(|s| (s, d)));
         select_nearest(admitted, mean, VECTOR_CANDIDATES, &|_| true)
@@ -158,19 +158,19 @@ fn nearest_in_large_chain(vectors: &SketchedRows, query: &QuantizedQuery<Thought
     select_nearest(found.into_iter().flatten(), mean, VECTOR_CANDIDATES, &|_| true)
 }
 
-/// `0..len` in slices of [`ROWS_PER_JOB`].
-fn slices(len: usize) -> Vec<Range<u32>> {
-    (0..len).step_by(ROWS_PER_JOB).map(|start| start as u32..(start + ROWS_PER_JOB).min(len) as u32).collect()
+/// `0..len` in slices of `per_job`.
+fn slices(len: usize, per_job: usize) -> Vec<Range<u32>> {
+    (0..len).step_by(per_job).map(|start| start as u32..(start + per_job).min(len) as u32).collect()
 }
 
 /// The `count` nearest thoughts above `mean` that `admit` lets in among
 /// the one in [`SKETCH_SHORTLIST`] nearest by sketch: every slice's
 /// distances and their histogram, the distance that keeps the shortlist,
 /// then every slice's nearest of its shortlisted thoughts, merged.
-fn shortlist_nearest(vectors: &SketchedRows, query: &QuantizedQuery<ThoughtCode>, mean: f32, count: usize, admit: &(impl Fn(u32) -> bool + Sync), parallelism: &dyn Parallelism) -> Vec<(f32, u32)> {
+fn shortlist_nearest(vectors: &SketchedRows, query: &QuantizedQuery<ThoughtCode>, mean: f32, count: usize, admit: &(impl Fn(u32) -> bool + Sync), parallelism: &dyn Parallelism, per_job: usize) -> Vec<(f32, u32)> {
     let Some(sketch) = vectors.query_sketch(query) else { return Vec::new() };
     let rows = vectors.rows();
-    let slices = slices(rows.len());
+    let slices = slices(rows.len(), per_job);
     let distances = run_collect(parallelism, slices.len(), |j| vectors.distances_in(&sketch, slices[j].clone()));
     let mut histogram = vec![0usize; SKETCH_BITS + 1];
     for (_, h) in &distances {
@@ -217,7 +217,7 @@ pub fn nearest_rows(vectors: &SketchedRows, query_vector: &[f32], k: usize, para
     let rows = vectors.rows();
     let Some(query) = rows.query(query_vector) else { return Vec::new() };
     if rows.len() > EXACT_VECTORS_UP_TO {
-        shortlist_nearest(vectors, &query, f32::NEG_INFINITY, k, &|_| true, parallelism)
+        shortlist_nearest(vectors, &query, f32::NEG_INFINITY, k, &|_| true, parallelism, ROWS_PER_JOB)
     } else {
         select_nearest(rows.cosines(&query), f32::NEG_INFINITY, k, &|_| true)
     }
@@ -227,7 +227,7 @@ pub fn nearest_rows(vectors: &SketchedRows, query_vector: &[f32], k: usize, para
 mod tests {
     use super::*;
     use crate::chain::{Chain, NewThought};
-    use crate::host::Sequential;
+    use crate::host::{Reversed, Sequential};
     use crate::ranked::EmbeddingProvider;
     use crate::record::ChainFormat;
     use crate::thought::ThoughtType;
@@ -320,10 +320,30 @@ mod tests {
         for qv in &queries {
             let q = rows.query(qv).unwrap();
             let (mean, _) = sampled_moments(rows, &q).standardization();
-            let got: Vec<u32> = nearest_in_large_chain(index.thought_vectors(), &q, mean, &admit, &Sequential).into_iter().map(|(_, d)| d).collect();
+            let got: Vec<u32> = nearest_in_large_chain(index.thought_vectors(), &q, mean, &admit, &Sequential, ROWS_PER_JOB).into_iter().map(|(_, d)| d).collect();
             let want: Vec<u32> = select_nearest(rows.cosines(&q), mean, VECTOR_CANDIDATES, &admit).into_iter().map(|(_, d)| d).collect();
             assert!(!want.is_empty());
             assert_eq!(got, want, "every admitted thought above the mean, as an exact scan finds them");
+        }
+    }
+
+    #[test]
+    fn the_nearest_do_not_depend_on_how_the_scan_is_sliced_or_run() {
+        let (c, _, queries) = clustered_chain(2_000, 6);
+        let index = c.ranked_index();
+        let vectors = index.thought_vectors();
+        let rows = vectors.rows();
+        let (most, narrow) = (|d: u32| !d.is_multiple_of(3), |d: u32| d.is_multiple_of(97));
+        for qv in &queries {
+            let q = rows.query(qv).unwrap();
+            let (mean, _) = sampled_moments(rows, &q).standardization();
+            let whole = nearest_in_large_chain(vectors, &q, mean, &most, &Sequential, ROWS_PER_JOB);
+            assert!(!whole.is_empty());
+            assert_eq!(nearest_in_large_chain(vectors, &q, mean, &most, &Reversed, 97), whole, "21 slices, run last to first");
+            let whole = nearest_in_large_chain(vectors, &q, mean, &narrow, &Sequential, ROWS_PER_JOB);
+            assert_eq!(nearest_in_large_chain(vectors, &q, mean, &narrow, &Reversed, 97), whole, "the narrow-filter fallback too");
+            let shortlist = shortlist_nearest(vectors, &q, f32::NEG_INFINITY, 10, &|_| true, &Sequential, ROWS_PER_JOB);
+            assert_eq!(shortlist_nearest(vectors, &q, f32::NEG_INFINITY, 10, &|_| true, &Reversed, 150), shortlist);
         }
     }
 
