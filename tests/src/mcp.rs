@@ -58,10 +58,15 @@ impl McpSession {
 
     /// POSTs raw bytes as a JSON-RPC message of this session.
     pub fn raw(&self, body: impl Into<Vec<u8>>) -> RawReply {
-        let r = self.request().body(body.into()).send().expect("MCP request");
+        self.try_raw(body).expect("MCP request")
+    }
+
+    /// [`McpSession::raw`], with a transport failure as an error.
+    pub fn try_raw(&self, body: impl Into<Vec<u8>>) -> Result<RawReply, reqwest::Error> {
+        let r = self.request().body(body.into()).send()?;
         let status = r.status().as_u16();
         let text = r.text().unwrap_or_default();
-        RawReply { status, message: message_in(&text), text }
+        Ok(RawReply { status, message: message_in(&text), text })
     }
 
     /// `tools/call` with `arguments` (any JSON value); returns the JSON-RPC response.
