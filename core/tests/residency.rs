@@ -110,6 +110,30 @@ fn a_parked_chain_told_of_another_engines_append_reports_only_the_new_thought() 
     assert_eq!(ok(&a, "mentisdb_head", json!({"chain_key": parked}))["thought_count"], PER_CHAIN + 1);
 }
 
+/// The `Storage` methods a test store passes to its `inner` store unchanged.
+macro_rules! passes_to_inner {
+    () => {
+        fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
+            self.inner.list(prefix)
+        }
+        fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.truncate(name, len)
+        }
+        fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.sync(name)
+        }
+        fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.write_atomic(name, bytes)
+        }
+        fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.remove(name)
+        }
+        fn location(&self, name: &str) -> String {
+            self.inner.location(name)
+        }
+    };
+}
+
 /// A store whose reads of one object wait until the test lets them go.
 #[derive(Debug)]
 struct Gated {
@@ -123,9 +147,6 @@ impl Storage for Gated {
     fn backend_name(&self) -> &'static str {
         "gated"
     }
-    fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
-        self.inner.list(prefix)
-    }
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
         if self.object.lock().unwrap().as_deref() == Some(name) {
             self.entered.lock().unwrap().send(()).unwrap();
@@ -136,21 +157,7 @@ impl Storage for Gated {
     fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
         self.inner.append(name, bytes)
     }
-    fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.sync(name)
-    }
-    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.write_atomic(name, bytes)
-    }
-    fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.remove(name)
-    }
-    fn location(&self, name: &str) -> String {
-        self.inner.location(name)
-    }
+    passes_to_inner!();
 }
 
 #[test]
@@ -207,9 +214,6 @@ impl Storage for HalfCreated {
     fn backend_name(&self) -> &'static str {
         "half-created"
     }
-    fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
-        self.inner.list(prefix)
-    }
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
         if name != self.object || self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst) != 0 {
             return self.inner.read(name);
@@ -234,21 +238,7 @@ impl Storage for HalfCreated {
         }
         self.inner.append_at(name, expected_len, bytes)
     }
-    fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.sync(name)
-    }
-    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.write_atomic(name, bytes)
-    }
-    fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
-        self.inner.remove(name)
-    }
-    fn location(&self, name: &str) -> String {
-        self.inner.location(name)
-    }
+    passes_to_inner!();
 }
 
 /// A chain this engine is creating is not refused by a read that finds its
