@@ -4,6 +4,7 @@
 //! parked chain's observers hear only of thoughts that are new; a chain
 //! read on demand while this engine creates it is served, not refused.
 
+#[macro_use]
 mod common;
 
 use common::{ids, ok, T0};
@@ -108,30 +109,6 @@ fn a_parked_chain_told_of_another_engines_append_reports_only_the_new_thought() 
     assert_eq!(added, 1);
     assert_eq!(*heard.0.lock().unwrap(), [(parked.clone(), PER_CHAIN as u64)]);
     assert_eq!(ok(&a, "mentisdb_head", json!({"chain_key": parked}))["thought_count"], PER_CHAIN + 1);
-}
-
-/// The `Storage` methods a test store passes to its `inner` store unchanged.
-macro_rules! passes_to_inner {
-    () => {
-        fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
-            self.inner.list(prefix)
-        }
-        fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
-            self.inner.truncate(name, len)
-        }
-        fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
-            self.inner.sync(name)
-        }
-        fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
-            self.inner.write_atomic(name, bytes)
-        }
-        fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
-            self.inner.remove(name)
-        }
-        fn location(&self, name: &str) -> String {
-            self.inner.location(name)
-        }
-    };
 }
 
 /// A store whose reads of one object wait until the test lets them go.

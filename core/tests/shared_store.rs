@@ -4,9 +4,10 @@
 //! takes in the other's records (verified) and re-bases; a retry that reaches
 //! another engine is still a replay; tampered records from the store are refused.
 
+#[macro_use]
 mod common;
 use common::*;
-use mentisdb_core::{naming, ChainFormat, ErrorKind, MemoryStorage, MentisDb, Storage};
+use mentisdb_core::{naming, ChainFormat, DbConfig, ErrorKind, FixedClock, MemoryStorage, MentisDb, Storage};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -172,4 +173,147 @@ fn announced_bytes_are_taken_in_verified_and_a_gap_reads_the_store() {
     assert!(at3 > at2);
     assert_eq!(b.take_in_appended(&object, at3, &fourth).unwrap(), 2);
     assert_eq!(head(&b, "n"), head(&a, "n"));
+}
+
+/// B's view of a shared store: its conditional appends wait at a gate the
+/// test opens, and its reads from an offset are counted.
+#[derive(Debug)]
+struct HeldWrites {
+    inner: Arc<MemoryStorage>,
+    gate: std::sync::Mutex<Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>>,
+    reads_from: std::sync::atomic::AtomicUsize,
+}
+
+impl Storage for HeldWrites {
+    fn backend_name(&self) -> &'static str {
+        "held-writes"
+    }
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        self.inner.read(name)
+    }
+    fn read_from(&self, name: &str, offset: u64) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        self.reads_from.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.read_from(name, offset)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.append(name, bytes)
+    }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        let gate = self.gate.lock().unwrap().take();
+        if let Some((entered, release)) = gate {
+            entered.send(()).unwrap();
+            release.recv().unwrap();
+        }
+        self.inner.append_at(name, expected_len, bytes)
+    }
+    passes_to_inner!();
+}
+
+impl HeldWrites {
+    /// Starts an append of "from b" to `chain` through `b` and returns once
+    /// its write waits at the gate (the append leads: it holds the chain),
+    /// with the thread and the sender that opens the gate.
+    fn hold_an_append(&self, b: &Arc<MentisDb>, chain: &'static str) -> (std::thread::JoinHandle<Value>, std::sync::mpsc::Sender<()>) {
+        let (entered_tx, entered) = std::sync::mpsc::channel();
+        let (release, release_rx) = std::sync::mpsc::channel();
+        *self.gate.lock().unwrap() = Some((entered_tx, release_rx));
+        let b = b.clone();
+        let writer = std::thread::spawn(move || append(&b, chain, "from b").unwrap()["thought"].clone());
+        entered.recv().unwrap();
+        (writer, release)
+    }
+}
+
+/// Engine A on a shared store and engine B on the same store through
+/// [`HeldWrites`], both serving `chain` with its first thought.
+struct Racing {
+    shared: Arc<MemoryStorage>,
+    a: MentisDb,
+    held: Arc<HeldWrites>,
+    b: Arc<MentisDb>,
+    object: String,
+}
+
+impl Racing {
+    fn new(chain: &str) -> Self {
+        let shared = Arc::new(MemoryStorage::new());
+        let a = reopen(shared.clone());
+        let held = Arc::new(HeldWrites { inner: shared.clone(), gate: Default::default(), reads_from: Default::default() });
+        let b = Arc::new(MentisDb::open(held.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).expect("open").0);
+        append(&a, chain, "first").unwrap();
+        assert_eq!(head(&b, chain)["thought_count"], 1);
+        Racing { shared, a, held, b, object: naming::chain_object(chain, ChainFormat::Binary) }
+    }
+}
+
+#[test]
+fn an_append_that_lost_a_race_re_bases_on_the_announced_bytes_without_a_read() {
+    let Racing { shared, a, held, b, object } = Racing::new("r");
+    // B's append leads: it holds the chain while its write waits at the gate.
+    let (writer, release) = held.hold_an_append(&b, "r");
+    // A wins the race for the same offset, and its bytes are announced to B.
+    let at = shared.read(&object).unwrap().unwrap().len() as u64;
+    let won = append(&a, "r", "from a").unwrap()["thought"].clone();
+    let bytes = shared.read_from(&object, at).unwrap().unwrap();
+    let (told_tx, told) = std::sync::mpsc::channel();
+    let announcer = {
+        let (b, object, bytes) = (b.clone(), object.clone(), bytes.clone());
+        std::thread::spawn(move || told_tx.send(b.take_in_appended(&object, at, &bytes).unwrap()).unwrap())
+    };
+    // B's chain is busy: the announcement is kept, not waited for.
+    assert_eq!(told.recv_timeout(std::time::Duration::from_secs(30)).expect("the announcement does not wait for the busy chain"), 0);
+    announcer.join().unwrap();
+    let reads_before = held.reads_from.load(std::sync::atomic::Ordering::SeqCst);
+    release.send(()).unwrap();
+    // B's write is refused; it takes A's kept bytes in and re-bases after them.
+    let rebased = writer.join().unwrap();
+    assert_eq!((rebased["index"].as_u64(), &rebased["prev_hash"]), (Some(2), &won["hash"]));
+    assert_eq!(held.reads_from.load(std::sync::atomic::Ordering::SeqCst), reads_before, "the lost race was settled from the announcement, with no read");
+    assert_eq!(b.take_in_announced().unwrap(), 0, "nothing left kept");
+    a.catch_up("r").unwrap();
+    assert_eq!(head(&a, "r"), head(&b, "r"));
+    let fresh = reopen(shared);
+    assert_eq!(contents(&ok(&fresh, "mentisdb_search", json!({"chain_key": "r"}))["thoughts"]), vec!["first", "from a", "from b"]);
+}
+
+#[test]
+fn announcements_kept_on_a_busy_chain_are_taken_in_once_it_is_free() {
+    let Racing { shared, a, held, b, object } = Racing::new("k");
+    // B holds chain "k" (its append waits at the gate) while A appends twice more.
+    let (writer, release) = held.hold_an_append(&b, "k");
+    let mut announced = Vec::new();
+    for content in ["a two", "a three"] {
+        let at = shared.read(&object).unwrap().unwrap().len() as u64;
+        append(&a, "k", content).unwrap();
+        announced.push((at, shared.read_from(&object, at).unwrap().unwrap()));
+    }
+    // The first announcement is kept while B is busy; after B's write (which
+    // took them in to re-base) the second is held already and ignored.
+    let (at, bytes) = announced[0].clone();
+    let kept = {
+        let (b, object) = (b.clone(), object.clone());
+        std::thread::spawn(move || b.take_in_appended(&object, at, &bytes).unwrap())
+    };
+    assert_eq!(kept.join().unwrap(), 0);
+    release.send(()).unwrap();
+    writer.join().unwrap();
+    // An announcement that came while nothing took it in (B's write was
+    // done): taken in by take_in_announced, which waits for the chain.
+    let before = head(&b, "k")["thought_count"].as_u64().unwrap();
+    let at = shared.read(&object).unwrap().unwrap().len() as u64;
+    append(&a, "k", "a four").unwrap();
+    let bytes = shared.read_from(&object, at).unwrap().unwrap();
+    let busy = b.clone();
+    let reader = std::thread::spawn(move || {
+        // A long read holds chain "k" while the announcement comes.
+        for _ in 0..200 {
+            ok(&busy, "mentisdb_search", json!({"chain_key": "k", "text": "a"}));
+        }
+    });
+    let mut taken = b.take_in_appended(&object, at, &bytes).unwrap();
+    taken += b.take_in_announced().unwrap();
+    reader.join().unwrap();
+    assert_eq!(taken, 1, "taken in directly or from the kept bytes, once");
+    assert_eq!(head(&b, "k")["thought_count"].as_u64(), Some(before + 1));
+    assert_eq!(b.take_in_announced().unwrap(), 0);
 }

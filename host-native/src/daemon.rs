@@ -135,6 +135,7 @@ const WEBHOOK_DELIVERY_LEASE: i64 = 7_349_127_340_913;
 /// up, since notifications sent meanwhile are lost. Chains not loaded here
 /// need nothing (they load on first use). Stops with the database.
 fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<ListenerHandle, DaemonError> {
+    let take_in_kept = take_in_kept_announcements(db)?;
     let db: Weak<MentisDb> = Arc::downgrade(db);
     Ok(pg.listen(move |event| {
         let Some(db) = db.upgrade() else { return false };
@@ -154,6 +155,10 @@ fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<Lis
                     tracing::error!(%object, error = %e, "a chain or registry replaced through another instance was refused");
                 }
             }
+            // Announcements put aside while their chain was busy.
+            Event::Told => {
+                let _ = take_in_kept.try_send(());
+            }
             // The pool checks its connections; Resync follows the reconnection.
             Event::Disconnected => {}
             Event::Resync => {
@@ -167,6 +172,30 @@ fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<Lis
         }
         true
     })?)
+}
+
+/// A thread that takes in the announcements put aside on busy chains
+/// (`MentisDb::take_in_announced`) each time it is nudged: it waits for
+/// those chains, so the listener never does (an append that lost a race
+/// waits for the listener to tell it the winner's bytes). Nudges while it
+/// works make one more round; it stops with the listener or the engine.
+fn take_in_kept_announcements(db: &Arc<MentisDb>) -> Result<std::sync::mpsc::SyncSender<()>, DaemonError> {
+    let (nudge, nudged) = std::sync::mpsc::sync_channel::<()>(1);
+    let db: Weak<MentisDb> = Arc::downgrade(db);
+    std::thread::Builder::new()
+        .name("mentisdb-take-in".into())
+        .spawn(move || {
+            while nudged.recv().is_ok() {
+                let Some(db) = db.upgrade() else { return };
+                match db.take_in_announced() {
+                    Ok(0) => {}
+                    Ok(n) => tracing::debug!(thoughts = n, "took in thoughts appended through another instance"),
+                    Err(e) => tracing::error!(error = %e, "appends made through another instance were refused"),
+                }
+            }
+        })
+        .map_err(|e| DaemonError::Storage(mentisdb_core::StorageError::Unavailable(format!("cannot start the take-in thread: {e}"))))?;
+    Ok(nudge)
 }
 
 /// Loads all-MiniLM-L6-v2 from `dir` and registers it: every thought of

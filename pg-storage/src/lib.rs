@@ -30,7 +30,11 @@
 //!   of notifications received together (and "look at everything" after each
 //!   (re)connection), so an instance takes in other instances' appends by
 //!   reading only the new chunks ([`Storage::read_from`](mentisdb_core::Storage::read_from))
-//!   and reads a replaced object again.
+//!   and reads a replaced object again. [`Event::Told`] follows every
+//!   batch (a host takes in what it put aside for busy chains).
+//! - **Lost races** (`told.rs`): a refused append waits briefly until the
+//!   listener has told the host of the winner's append, and reports that
+//!   length, so the host re-bases on the announced bytes without a read.
 //! - **Threads**: calls run on a few dedicated client threads ([`pool`]), so
 //!   they are safe from inside an async runtime.
 //! - **Leases** ([`PgStorage::lease`]): a job only one instance should do
@@ -47,6 +51,7 @@ mod listen;
 mod pool;
 pub mod schema;
 pub mod testdb;
+mod told;
 
 pub use lease::Lease;
 pub use listen::{Event, ListenerHandle};
@@ -70,6 +75,8 @@ pub struct PgStorage {
     pool: Pool,
     /// Conditional appends waiting to share a transaction.
     batcher: Arc<batch::Batcher>,
+    /// What the listener told the host (`told.rs`): a lost race's length.
+    told: Arc<told::Told>,
     config: Config,
     /// `postgres://host:port/db`, never the user or password.
     described: String,
@@ -185,7 +192,7 @@ impl PgStorage {
         let pool = Pool::start(&config, POOL_THREADS)?;
         let location = described.clone();
         pool.run(move |client| schema::ensure(client, &location))?;
-        Ok(PgStorage { pool, batcher: Default::default(), config, described })
+        Ok(PgStorage { pool, batcher: Default::default(), told: Default::default(), config, described })
     }
 
     /// `postgres://host:port/db` (no user, no password), for logs.
@@ -202,13 +209,23 @@ impl PgStorage {
     /// pool check its connections: the server may have closed them all.
     pub fn listen(self: &Arc<Self>, mut on_event: impl FnMut(Event) -> bool + Send + 'static) -> Result<ListenerHandle, StorageError> {
         let store = Arc::downgrade(self);
+        let told = self.told.clone();
+        told.listening();
         listen::spawn(self.config.clone(), self.described.clone(), move |event| {
             if matches!(event, Event::Resync | Event::Disconnected) {
                 if let Some(store) = store.upgrade() {
                     store.pool.suspect_connections();
                 }
             }
-            on_event(event)
+            let appended = match &event {
+                Event::Appended { object, offset, bytes } => Some((object.clone(), offset + bytes.len() as u64)),
+                _ => None,
+            };
+            let go_on = on_event(event);
+            if let Some((object, end)) = appended {
+                told.told(&object, end);
+            }
+            go_on
         })
     }
 
@@ -315,9 +332,18 @@ impl Storage for PgStorage {
             }))?;
             match answer.recv().map_err(|_| StorageError::Unavailable("a PostgreSQL client thread stopped during a call".into()))?? {
                 batch::Answer::Inserted => return Ok(()),
-                batch::Answer::Refused { current } if current != expected_len => return Err(StorageError::Conflict { object, expected: expected_len, actual: current }),
-                // Another writer inserted at this offset at the same moment: read the length it made.
-                batch::Answer::Refused { .. } => {}
+                batch::Answer::Refused { current } => {
+                    // Lost a race. Once the listener told the host of the
+                    // winner's bytes, the host re-bases on them with no read.
+                    let seen = (current != expected_len).then_some(current);
+                    if let Some(end) = self.told.wait_for(&object, seen.unwrap_or(expected_len + 1)) {
+                        return Err(StorageError::Conflict { object, expected: expected_len, actual: end });
+                    }
+                    if let Some(current) = seen {
+                        return Err(StorageError::Conflict { object, expected: expected_len, actual: current });
+                    }
+                    // Another writer inserted at this offset at the same moment: read the length it made.
+                }
             }
         } else {
             // The object's first bytes (or none): replaces its empty chunk, alone.

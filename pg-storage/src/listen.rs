@@ -29,6 +29,10 @@ pub enum Event {
     /// The listener (re)connected: notifications sent while it was not
     /// listening are lost, so look at every object of interest.
     Resync,
+    /// Every notification received so far has been told (sent after each
+    /// batch of them): a host that put announcements aside (a chain busy
+    /// when they came) takes them in now.
+    Told,
     /// The listener lost its connection (a server restart, an outage); it
     /// reconnects by itself and then sends [`Event::Resync`].
     Disconnected,
@@ -93,8 +97,8 @@ fn listen_once(config: &Config, stop: &AtomicBool, on_event: &mut impl FnMut(Eve
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        // Wait up to TICK for a notification, then take every one already
-        // received: an object announced many times meanwhile is told once.
+        // Wait up to TICK for a notification, then take every one already received:
+        // an object announced many times meanwhile is told once.
         let mut batch = Batch::default();
         {
             let mut notifications = client.notifications();
@@ -110,10 +114,14 @@ fn listen_once(config: &Config, stop: &AtomicBool, on_event: &mut impl FnMut(Eve
                 }
             }
         }
+        let told_some = !batch.events.is_empty();
         for event in batch.events {
             if !on_event(event) {
                 return Ok(());
             }
+        }
+        if told_some && !on_event(Event::Told) {
+            return Ok(());
         }
         if client.is_closed() {
             // Surface the failure as an error: a query on a closed client fails.

@@ -13,6 +13,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+/// The next event a listener told other than [`Event::Told`] (which
+/// follows every batch of notifications), waiting up to `millis` for it.
+fn told(rx: &mpsc::Receiver<Event>, millis: u64) -> Result<Event, mpsc::RecvTimeoutError> {
+    let until = std::time::Instant::now() + Duration::from_millis(millis);
+    loop {
+        match rx.recv_timeout(until.saturating_duration_since(std::time::Instant::now()))? {
+            Event::Told => continue,
+            event => return Ok(event),
+        }
+    }
+}
+
 /// A fresh database's URL, or `None` (test skipped) without a server.
 fn fresh(label: &str) -> Option<String> {
     let Some(admin) = testdb::admin_url() else {
@@ -86,30 +98,33 @@ fn writes_are_announced_to_listeners() {
     let s = std::sync::Arc::new(PgStorage::connect(&url).unwrap());
     let (tx, rx) = mpsc::channel();
     let _listener = s.listen(move |e| tx.send(e).is_ok()).unwrap();
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Resync, "a (re)connection asks for a resync");
+    assert_eq!(told(&rx, 10_000).unwrap(), Event::Resync, "a (re)connection asks for a resync");
     let other = PgStorage::connect(&url).unwrap();
     other.append_at("chains/n.mdb", 0, b"x").unwrap();
     other.write_atomic("agents/n.json", b"{}").unwrap();
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Object("chains/n.mdb".into()));
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Replaced("agents/n.json".into()));
+    assert_eq!(told(&rx, 10_000).unwrap(), Event::Object("chains/n.mdb".into()));
+    assert_eq!(told(&rx, 10_000).unwrap(), Event::Replaced("agents/n.json".into()));
     // Later appends are announced with their bytes and offset, in order, each once.
     for n in 1..50u64 {
         other.append_at("chains/n.mdb", n, format!("{}", n % 10).as_bytes()).unwrap();
     }
-    let mut told = Vec::new();
+    let (mut appended, mut told_last) = (Vec::new(), false);
     while let Ok(e) = rx.recv_timeout(Duration::from_millis(1500)) {
+        told_last = e == Event::Told;
         match e {
-            Event::Appended { object, offset, bytes } if object == "chains/n.mdb" => told.push((offset, bytes)),
+            Event::Appended { object, offset, bytes } if object == "chains/n.mdb" => appended.push((offset, bytes)),
+            Event::Told => {}
             other => panic!("unexpected {other:?}"),
         }
     }
-    assert_eq!(told, (1..50u64).map(|n| (n, format!("{}", n % 10).into_bytes())).collect::<Vec<_>>());
+    assert!(told_last, "once every notification received is told, the listener says so");
+    assert_eq!(appended, (1..50u64).map(|n| (n, format!("{}", n % 10).into_bytes())).collect::<Vec<_>>());
     // An append too big for a notification names only its object.
     other.append_at("chains/n.mdb", 50, &vec![b'z'; 10_000]).unwrap();
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Object("chains/n.mdb".into()));
+    assert_eq!(told(&rx, 10_000).unwrap(), Event::Object("chains/n.mdb".into()));
     // A refused append announces nothing.
     let _ = other.append_at("chains/n.mdb", 0, b"y");
-    assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());
+    assert!(told(&rx, 500).is_err());
 }
 
 #[test]
@@ -173,7 +188,7 @@ fn lost_connections_are_unavailable_then_reconnected() {
     s.append("r/x.bin", b"kept").unwrap();
     let (tx, rx) = mpsc::channel();
     let _listener = s.listen(move |e| tx.send(e).is_ok()).unwrap();
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), Event::Resync);
+    assert_eq!(told(&rx, 10_000).unwrap(), Event::Resync);
     // Every connection of this database but the admin's is cut (a server restart, a network cut).
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", &[]).unwrap();
@@ -193,6 +208,6 @@ fn lost_connections_are_unavailable_then_reconnected() {
     assert!(failures <= 4, "each client thread fails at most once: {failures}");
     // The listener says it lost its connection, reconnects, and asks for a
     // resync (notifications may have been missed).
-    assert_eq!(rx.recv_timeout(Duration::from_secs(15)).unwrap(), Event::Disconnected);
-    assert_eq!(rx.recv_timeout(Duration::from_secs(15)).unwrap(), Event::Resync);
+    assert_eq!(told(&rx, 15_000).unwrap(), Event::Disconnected);
+    assert_eq!(told(&rx, 15_000).unwrap(), Event::Resync);
 }

@@ -160,6 +160,10 @@ impl MentisDb {
             group.iter().for_each(|q| q.finish(Err(e.clone())));
             return;
         }
+        // Another engine's appends announced while the chain was busy: the
+        // group then starts from the true tip instead of losing a race. A
+        // refusal is dropped here; the race it causes reads the store.
+        let _ = self.take_in_kept(key, slot, state, false);
         // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
         let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
         let timestamp = format_rfc3339_millis(now_ms);
@@ -200,13 +204,18 @@ impl MentisDb {
                         state.chain.commit_at(p.thought.clone(), now_ms);
                         p.queued.finish(Ok(Written { thought: p.thought, replay: false, head_hash: head_hash.clone() }));
                     }
+                    let _ = self.take_in_kept(key, slot, state, false);
                     return;
                 }
                 // Another engine on the shared store appended first: take
-                // its records in (verified) and re-base the group onto the new tip.
-                Err(StorageError::Conflict { .. }) if rebases < MAX_REBASES => {
+                // its records in (verified; from its announcement when that
+                // came already, else read from the store) and re-base the
+                // group onto the new tip.
+                Err(StorageError::Conflict { actual, .. }) if rebases < MAX_REBASES => {
                     rebases += 1;
-                    if let Err(e) = self.catch_up_locked(key, slot, state) {
+                    let announced = self.take_in_kept(key, slot, state, false).is_ok() && state.byte_len >= actual;
+                    let caught_up = if announced { Ok(0) } else { self.catch_up_locked(key, slot, state) };
+                    if let Err(e) = caught_up {
                         placed.iter().for_each(|p| p.queued.finish(Err(e.clone())));
                         return;
                     }

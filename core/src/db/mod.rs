@@ -72,11 +72,14 @@ struct ChainSlot {
     last_used: std::sync::atomic::AtomicU64,
     /// Appends waiting to be written together (`append_group.rs`).
     queue: append_group::AppendQueue,
+    /// Another engine's appends announced while the chain was busy, not yet
+    /// taken in (`shared_store.rs`).
+    announced: shared_store::Announced,
 }
 
 impl ChainSlot {
     fn new(object: String, agents_object: String, state: ChainState) -> Self {
-        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default(), queue: Default::default() }
+        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default(), queue: Default::default(), announced: Default::default() }
     }
 }
 

@@ -9,6 +9,8 @@ use crate::error::{ToolError, VerifyError};
 use crate::naming;
 use crate::record::{self, ChainFormat};
 use crate::storage::StorageError;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 impl MentisDb {
     /// Takes in what other engines on a shared store appended to chain `key`
@@ -52,17 +54,76 @@ impl MentisDb {
     /// in; bytes it already holds (its own appends) are ignored; after a gap
     /// (an announcement missed) it reads the store as
     /// [`MentisDb::catch_up_object`] does. Returns how many thoughts it took in.
+    ///
+    /// When the chain is busy (an append of this engine is writing, a query
+    /// is reading) the bytes are kept on the chain instead of waiting: the
+    /// next append takes them in before it prepares (or when it loses the
+    /// race they explain, saving a read), and
+    /// [`MentisDb::take_in_announced`] takes in what is left. So one busy
+    /// chain never holds up the announcements of the others.
     pub fn take_in_appended(&self, object: &str, offset: u64, bytes: &[u8]) -> Result<usize, ToolError> {
         let found = self.resident_slot_of(|slot| slot.object == object);
         let Some((key, slot)) = found else { return self.catch_up_object(object) };
-        let mut state = write_lock(&slot.state);
-        if state.deleted || offset + bytes.len() as u64 <= state.byte_len {
+        let mut state = match slot.state.try_write() {
+            Ok(state) => state,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                if slot.announced.keep(offset, bytes, true) {
+                    return Ok(0);
+                }
+                write_lock(&slot.state)
+            }
+        };
+        if state.deleted {
             return Ok(0);
         }
-        if offset == state.byte_len {
-            self.take_in_locked(&key, &mut state, bytes)
-        } else {
-            self.catch_up_locked(&key, &slot, &mut state)
+        slot.announced.keep(offset, bytes, false);
+        self.take_in_kept(&key, &slot, &mut state, true)
+    }
+
+    /// Takes in the announced bytes kept on busy chains
+    /// ([`MentisDb::take_in_appended`]), waiting for each chain's lock. A
+    /// host calls it after each batch of announcements (PostgreSQL's
+    /// `Event::Told`), on a thread of its own so that the thread announcing
+    /// never waits for a chain, and nothing announced stays unserved.
+    /// Returns how many thoughts it took in; a refusal is reported after
+    /// every chain was tried.
+    pub fn take_in_announced(&self) -> Result<usize, ToolError> {
+        let kept: Vec<_> = read_lock(&self.chains).iter().filter(|(_, slot)| !slot.announced.is_empty()).map(|(key, slot)| (key.clone(), slot.clone())).collect();
+        let (mut added, mut refused) = (0, None);
+        for (key, slot) in kept {
+            let mut state = write_lock(&slot.state);
+            if !state.deleted {
+                match self.take_in_kept(&key, &slot, &mut state, true) {
+                    Ok(n) => added += n,
+                    Err(e) => refused = refused.or(Some(e)),
+                }
+            }
+        }
+        refused.map_or(Ok(added), Err)
+    }
+
+    /// Takes in the kept announcements that continue what this engine holds,
+    /// in order, dropping those it holds already (its own appends). With
+    /// `fill_gaps`, kept bytes past a gap (an announcement missed or too big
+    /// to carry its bytes) make it read the store from what it holds.
+    pub(super) fn take_in_kept(&self, key: &str, slot: &ChainSlot, state: &mut ChainState, fill_gaps: bool) -> Result<usize, ToolError> {
+        let mut added = 0;
+        loop {
+            match slot.announced.next_after(state.byte_len) {
+                Next::Continues(bytes) => match self.take_in_locked(key, state, &bytes) {
+                    Ok(n) => added += n,
+                    Err(e) => {
+                        slot.announced.clear();
+                        return Err(e);
+                    }
+                },
+                Next::Gap if fill_gaps => {
+                    slot.announced.clear();
+                    return Ok(added + self.catch_up_locked(key, slot, state)?);
+                }
+                Next::Gap | Next::Nothing => return Ok(added),
+            }
         }
     }
 
@@ -210,5 +271,69 @@ impl MentisDb {
         let thoughts = state.chain.thoughts();
         self.notify_appended(key, &thoughts[thoughts.len() - added..]);
         Ok(added)
+    }
+}
+
+/// Most announcements kept on one busy chain; past it the announcer waits
+/// for the chain (bounds the memory a long-held chain can gather).
+const MAX_KEPT: usize = 1024;
+
+/// Bytes other engines appended to one chain, announced while the chain was
+/// busy here: offset -> bytes, taken in by whoever next holds the chain.
+#[derive(Debug, Default)]
+pub(super) struct Announced {
+    kept: Mutex<BTreeMap<u64, Vec<u8>>>,
+}
+
+/// What the kept announcements hold right after a chain's `byte_len`.
+enum Next {
+    /// Bytes that start exactly there.
+    Continues(Vec<u8>),
+    /// Only bytes that start past it.
+    Gap,
+    Nothing,
+}
+
+impl Announced {
+    fn kept(&self) -> MutexGuard<'_, BTreeMap<u64, Vec<u8>>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `bytes` announced at `offset`; false when `bounded` and full.
+    fn keep(&self, offset: u64, bytes: &[u8], bounded: bool) -> bool {
+        let mut kept = self.kept();
+        if bounded && kept.len() >= MAX_KEPT {
+            return false;
+        }
+        kept.insert(offset, bytes.to_vec());
+        true
+    }
+
+    fn is_empty(&self) -> bool {
+        self.kept().is_empty()
+    }
+
+    fn clear(&self) {
+        self.kept().clear();
+    }
+
+    /// Drops what ends at or before `byte_len` (held already) and takes the
+    /// bytes that start at it.
+    fn next_after(&self, byte_len: u64) -> Next {
+        let mut kept = self.kept();
+        while let Some(entry) = kept.first_entry() {
+            if *entry.key() + entry.get().len() as u64 <= byte_len {
+                entry.remove();
+            } else if *entry.key() == byte_len {
+                return Next::Continues(entry.remove());
+            } else if *entry.key() < byte_len {
+                // Straddles what this engine holds: not record-aligned with it.
+                entry.remove();
+                return Next::Gap;
+            } else {
+                return Next::Gap;
+            }
+        }
+        Next::Nothing
     }
 }

@@ -53,3 +53,28 @@ pub fn has_fields(v: &Value, fields: &[&str]) {
 pub fn contents(v: &Value) -> Vec<String> {
     v.as_array().expect("array").iter().map(|t| t["content"].as_str().unwrap().to_string()).collect()
 }
+
+/// The `Storage` methods a test store passes to its `inner` store unchanged.
+#[allow(unused_macros)]
+macro_rules! passes_to_inner {
+    () => {
+        fn list(&self, prefix: &str) -> Result<Vec<String>, mentisdb_core::StorageError> {
+            self.inner.list(prefix)
+        }
+        fn truncate(&self, name: &str, len: u64) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.truncate(name, len)
+        }
+        fn sync(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.sync(name)
+        }
+        fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.write_atomic(name, bytes)
+        }
+        fn remove(&self, name: &str) -> Result<(), mentisdb_core::StorageError> {
+            self.inner.remove(name)
+        }
+        fn location(&self, name: &str) -> String {
+            self.inner.location(name)
+        }
+    };
+}
