@@ -33,6 +33,7 @@
 pub mod auth;
 pub mod backup;
 pub mod backup_cmd;
+pub mod body_limit;
 pub mod cli;
 pub mod client_setup;
 pub mod config;

@@ -201,7 +201,8 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, loopback_only: bool, extra_ori
 
 /// A POST body that is not JSON is a JSON-RPC parse error (-32700, HTTP
 /// 400), as the spec asks for protocol faults; rmcp alone answers 415
-/// with a plain-text message. Oversized bodies are HTTP 413.
+/// with a plain-text message. Oversized bodies are HTTP 413, answered once
+/// the body was read (`body_limit.rs`).
 async fn reject_malformed_json(
     axum::extract::State(max_body_bytes): axum::extract::State<usize>,
     request: axum::extract::Request,
@@ -216,12 +217,13 @@ async fn reject_malformed_json(
         (status, axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}))).into_response()
     };
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, max_body_bytes).await {
-        Ok(b) => b,
-        Err(_) => {
+    let bytes = match crate::body_limit::read_within(body, max_body_bytes).await {
+        Ok(Some(b)) => b,
+        Ok(None) => {
             let message = format!("request body exceeds {max_body_bytes} bytes (MENTISDB_MAX_BODY_BYTES / --max-body-bytes)");
             return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, message);
         }
+        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, -32700, format!("cannot read the request body: {e}")),
     };
     let message = match serde_json::from_slice::<Value>(&bytes) {
         Ok(v) => v,

@@ -179,11 +179,26 @@ impl From<CallError> for ApiError {
     }
 }
 
+/// A body its `Content-Length` says is over the route's limit: HTTP 413
+/// once the body was read and dropped (`body_limit.rs`), so the client sees
+/// the answer. (A body without a length that grows past the limit is
+/// refused by `DefaultBodyLimit` as it is read.)
+async fn answer_oversized(State(limit): State<usize>, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    if !crate::body_limit::declared_over(&request, limit) {
+        return next.run(request).await;
+    }
+    crate::body_limit::drain(request.into_body()).await;
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE.to_string()).into_response()
+}
+
+/// The message of HTTP 413.
+const TOO_LARGE: &str = "request body is too large (limit set by MENTISDB_MAX_BODY_BYTES / --max-body-bytes)";
+
 impl From<BytesRejection> for ApiError {
     fn from(r: BytesRejection) -> Self {
         let status = r.status();
         let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "request body is too large (limit set by MENTISDB_MAX_BODY_BYTES / --max-body-bytes)".to_string()
+            TOO_LARGE.to_string()
         } else {
             format!("cannot read request body: {}", r.body_text())
         };
@@ -384,10 +399,12 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
+        let limit = if matches!(route.reply, Reply::FromChainBytes) { max_import_bytes } else { max_body_bytes };
         if matches!(route.reply, Reply::FromChainBytes) {
             // Inside the router-wide limit below, so this one applies here.
             methods = methods.layer(DefaultBodyLimit::max(max_import_bytes));
         }
+        methods = methods.layer(axum::middleware::from_fn_with_state(limit, answer_oversized));
         api = api.route(route.path, methods);
     }
     let api = api

@@ -263,7 +263,32 @@ fn oversized_bodies_get_413_json() {
     let (status, v) = post(&d, "/v1/thoughts", json!({"thought_type": "Finding", "content": big}));
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert!(v["error"].as_str().unwrap().contains("too large"), "{v}");
+    // A client that writes its whole (32 MiB) body before it reads gets the
+    // 413 and its message, not a connection reset mid-body, on both ports.
+    let rest = post_whole_body_then_read(&d.rest, "/v1/thoughts", 32 << 20);
+    assert!(rest.starts_with("HTTP/1.1 413"), "{rest:.300}");
+    assert!(rest.contains(r#"{"error":"request body is too large"#), "{rest:.300}");
+    let mcp = post_whole_body_then_read(&d.mcp, "/mcp", 32 << 20);
+    assert!(mcp.starts_with("HTTP/1.1 413"), "{mcp:.300}");
+    assert!(mcp.contains("request body exceeds 2000 bytes"), "{mcp:.300}");
     append(&d, "small", "fits");
+}
+
+/// POSTs `len` bytes to `path` over a plain connection, writing all of them
+/// before reading the answer (as most clients do); the whole answer.
+fn post_whole_body_then_read(base: &str, path: &str, len: usize) -> String {
+    use std::io::Write;
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let head = format!("POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let chunk = vec![b' '; 64 << 10];
+    for _ in 0..len / chunk.len() {
+        stream.write_all(&chunk).expect("the daemon reads the whole body before it answers");
+    }
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
 }
 
 #[test]
