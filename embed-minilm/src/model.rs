@@ -3,14 +3,17 @@
 //! from `model.safetensors`, followed by mean pooling and L2 normalization
 //! (the sentence-transformers pipeline of that model).
 //!
-//! Matrix products go through `ndarray`'s `general_mat_mul`, which runs
-//! `matrixmultiply`'s blocked kernels (SIMD chosen at run time: AVX2/FMA
-//! where the CPU has them) — all safe code on this side. A batch of texts
+//! The dense layers multiply by weights packed once at load for AVX2 + FMA
+//! (`panels.rs`); on CPUs without them, and for attention, products go
+//! through `ndarray`'s `general_mat_mul` (`matrixmultiply`'s blocked
+//! kernels) — all safe code on this side. A batch of texts
 //! shares every dense layer (their tokens are rows of one matrix); each text
 //! attends only to its own tokens.
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+#[cfg(target_arch = "x86_64")]
+use crate::panels::Panels;
 use std::collections::HashMap;
 
 /// Named tensors: name -> (shape, values).
@@ -39,10 +42,32 @@ pub fn read_safetensors(bytes: &[u8]) -> Result<Tensors, String> {
 /// A dense layer: `y = x W^T + b`, `W` stored `[out, in]` row-major.
 #[derive(Debug, Clone)]
 struct Linear {
-    w: Vec<f32>,
+    w: Weights,
     b: Vec<f32>,
     input: usize,
     output: usize,
+}
+
+/// A linear layer's weights as its products read them.
+#[derive(Debug, Clone)]
+enum Weights {
+    /// Packed once for AVX2 + FMA (`panels.rs`): no packing per product,
+    /// which for the few rows of a query cost as much as the product.
+    #[cfg(target_arch = "x86_64")]
+    Panels(Panels),
+    /// `[out, in]` row-major, multiplied by `matrixmultiply` (other CPUs).
+    Rows(Vec<f32>),
+}
+
+impl Weights {
+    fn new(w: Vec<f32>, output: usize, input: usize) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(panels) = Panels::pack(&w, output, input) {
+            return Weights::Panels(panels);
+        }
+        let _ = (output, input);
+        Weights::Rows(w)
+    }
 }
 
 /// A `rows x cols` view of `data` with the given row and column strides.
@@ -60,9 +85,14 @@ impl Linear {
     fn forward(&self, x: &[f32]) -> Vec<f32> {
         let rows = x.len() / self.input;
         let mut y: Vec<f32> = std::iter::repeat_n(&self.b, rows).flatten().copied().collect();
-        if rows > 0 {
-            let wt = view(&self.w, self.output, self.input, self.input, 1).reversed_axes();
-            general_mat_mul(1.0, &view(x, rows, self.input, self.input, 1), &wt, 1.0, &mut view_mut(&mut y, rows, self.output, self.output));
+        match &self.w {
+            #[cfg(target_arch = "x86_64")]
+            Weights::Panels(panels) => panels.multiply_into(x, &mut y),
+            Weights::Rows(w) if rows > 0 => {
+                let wt = view(w, self.output, self.input, self.input, 1).reversed_axes();
+                general_mat_mul(1.0, &view(x, rows, self.input, self.input, 1), &wt, 1.0, &mut view_mut(&mut y, rows, self.output, self.output));
+            }
+            Weights::Rows(_) => {}
         }
         y
     }
@@ -132,7 +162,7 @@ impl Bert {
     /// Builds the encoder from safetensors tensors (`heads` attention heads).
     pub fn from_tensors(mut t: Tensors, heads: usize) -> Result<Self, String> {
         let mut take = |name: &str| t.remove(name).ok_or(format!("model.safetensors: missing {name}"));
-        let linear = |(shape, w): (Vec<usize>, Vec<f32>), (_, b): (Vec<usize>, Vec<f32>)| Linear { w, b, output: shape[0], input: shape[1] };
+        let linear = |(shape, w): (Vec<usize>, Vec<f32>), (_, b): (Vec<usize>, Vec<f32>)| Linear { w: Weights::new(w, shape[0], shape[1]), b, output: shape[0], input: shape[1] };
         let (wshape, word) = take("embeddings.word_embeddings.weight")?;
         let hidden = wshape[1];
         let (pshape, position) = take("embeddings.position_embeddings.weight")?;
@@ -263,12 +293,22 @@ mod tests {
     }
 
     /// `y = x W^T + b`, one dot product at a time.
+    impl Weights {
+        fn weight(&self, o: usize, k: usize, input: usize) -> f32 {
+            match self {
+                #[cfg(target_arch = "x86_64")]
+                Weights::Panels(panels) => panels.weight(o, k),
+                Weights::Rows(w) => w[o * input + k],
+            }
+        }
+    }
+
     fn naive(l: &Linear, x: &[f32]) -> Vec<f32> {
         let rows = x.len() / l.input;
         let mut y = vec![0.0f32; rows * l.output];
         for r in 0..rows {
             for o in 0..l.output {
-                y[r * l.output + o] = l.b[o] + (0..l.input).map(|i| x[r * l.input + i] * l.w[o * l.input + i]).sum::<f32>();
+                y[r * l.output + o] = l.b[o] + (0..l.input).map(|i| x[r * l.input + i] * l.w.weight(o, i, l.input)).sum::<f32>();
             }
         }
         y
@@ -400,7 +440,8 @@ mod tests {
     #[test]
     fn linear_matches_plain_dot_products() {
         let mut seed = 7;
-        let l = Linear { w: weights(&mut seed, 5 * 11), b: weights(&mut seed, 5), input: 11, output: 5 };
+        let w = weights(&mut seed, 5 * 11);
+        let l = Linear { w: Weights::new(w, 5, 11), b: weights(&mut seed, 5), input: 11, output: 5 };
         let x = weights(&mut seed, 3 * 11);
         assert!(close(&l.forward(&x), &naive(&l, &x)));
         assert!(l.forward(&[]).is_empty());
