@@ -219,6 +219,14 @@ impl PgStorage {
             }
             let appended = match &event {
                 Event::Appended { object, offset, bytes } => Some((object.clone(), offset + bytes.len() as u64)),
+                Event::Replaced(object) => {
+                    told.forget(Some(object));
+                    None
+                }
+                Event::Resync => {
+                    told.forget(None);
+                    None
+                }
                 _ => None,
             };
             let go_on = on_event(event);

@@ -43,6 +43,18 @@ impl Told {
         self.changed.notify_all();
     }
 
+    /// `object` was replaced as a whole (it may be shorter now), or, with
+    /// `None`, notifications were missed: what was told of it no longer holds.
+    pub(crate) fn forget(&self, object: Option<&str>) {
+        let mut ends = self.ends.lock().unwrap_or_else(|e| e.into_inner());
+        match object {
+            Some(object) => {
+                ends.remove(object);
+            }
+            None => ends.clear(),
+        }
+    }
+
     /// Waits (up to [`ANNOUNCEMENT_WAIT`]) until the listener has told of an
     /// append to `object` that ends at `at_least` or later; that end, if one came.
     pub(crate) fn wait_for(&self, object: &str, at_least: u64) -> Option<u64> {
@@ -84,5 +96,10 @@ mod tests {
         told.told("chains/a.mdb", 20);
         assert_eq!(told.wait_for("chains/a.mdb", 11), Some(25), "the furthest end told is kept");
         assert_eq!(told.wait_for("chains/b.mdb", 1), None, "another object's announcements are not its");
+        told.forget(Some("chains/a.mdb"));
+        assert_eq!(told.wait_for("chains/a.mdb", 11), None, "a replaced object starts over");
+        told.told("chains/b.mdb", 3);
+        told.forget(None);
+        assert_eq!(told.wait_for("chains/b.mdb", 1), None, "after missed notifications nothing told holds");
     }
 }
