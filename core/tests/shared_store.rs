@@ -74,6 +74,116 @@ fn concurrent_writers_on_three_engines_lose_nothing_and_duplicate_nothing() {
     }
 }
 
+/// What a store announces of an append: the object, the offset, the bytes.
+type Announcement = (String, u64, Vec<u8>);
+
+/// A shared store that announces every append, in the order they are
+/// stored, to every engine's listener (what PostgreSQL `NOTIFY` does).
+#[derive(Debug)]
+struct Announcing {
+    inner: Arc<MemoryStorage>,
+    listeners: Arc<std::sync::Mutex<Vec<std::sync::mpsc::Sender<Announcement>>>>,
+}
+
+impl Storage for Announcing {
+    fn backend_name(&self) -> &'static str {
+        "announcing"
+    }
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        self.inner.read(name)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.append(name, bytes)
+    }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        // Held while storing and announcing: announcements in commit order.
+        let listeners = self.listeners.lock().unwrap();
+        self.inner.append_at(name, expected_len, bytes)?;
+        listeners.iter().for_each(|l| {
+            let _ = l.send((name.to_string(), expected_len, bytes.to_vec()));
+        });
+        Ok(())
+    }
+    passes_to_inner!();
+}
+
+#[test]
+fn engines_told_of_each_others_appends_serve_them_all_without_catching_up() {
+    let shared = Arc::new(MemoryStorage::new());
+    let listeners = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut told = Vec::new();
+    let engines: Vec<Arc<MentisDb>> = (0..3)
+        .map(|_| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            listeners.lock().unwrap().push(tx);
+            told.push(rx);
+            let store = Arc::new(Announcing { inner: shared.clone(), listeners: listeners.clone() });
+            Arc::new(MentisDb::open(store as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).expect("open").0)
+        })
+        .collect();
+    append(&engines[0], "load", "start").unwrap();
+    // Each engine's listener takes in what it is told, then what it kept for busy chains.
+    let listening: Vec<_> = engines
+        .iter()
+        .zip(told)
+        .map(|(db, rx)| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut errors = Vec::new();
+                while let Ok((object, offset, bytes)) = rx.recv() {
+                    errors.extend(db.take_in_appended(&object, offset, &bytes).err());
+                    if let Ok((object, offset, bytes)) = rx.try_recv() {
+                        errors.extend(db.take_in_appended(&object, offset, &bytes).err());
+                        continue;
+                    }
+                    errors.extend(db.take_in_announced().err());
+                }
+                errors.extend(db.take_in_announced().err());
+                errors
+            })
+        })
+        .collect();
+    // Readers keep every engine's chain busy, so announcements are often kept for later.
+    let reading = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let readers: Vec<_> = engines
+        .iter()
+        .map(|db| {
+            let (db, reading) = (db.clone(), reading.clone());
+            std::thread::spawn(move || {
+                while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                    ok(&db, "mentisdb_search", json!({"chain_key": "load", "text": "n1", "limit": 5}));
+                }
+            })
+        })
+        .collect();
+    let acknowledged: BTreeSet<String> = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..12)
+            .map(|w| {
+                let db = engines[w % 3].clone();
+                s.spawn(move || (0..25).map(|i| append(&db, "load", &format!("w{w} n{i}")).expect("append")["thought"]["id"].as_str().unwrap().to_string()).collect::<Vec<_>>())
+            })
+            .collect();
+        writers.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(acknowledged.len(), 300);
+    // The store stops announcing; each listener ends after what it was told.
+    listeners.lock().unwrap().clear();
+    for l in listening {
+        let errors = l.join().unwrap();
+        assert!(errors.is_empty(), "announced appends were refused: {errors:?}");
+    }
+    reading.store(false, std::sync::atomic::Ordering::Relaxed);
+    readers.into_iter().for_each(|r| r.join().unwrap());
+    let fresh = reopen(shared);
+    let all = ok(&fresh, "mentisdb_search", json!({"chain_key": "load", "limit": 1000}))["thoughts"].clone();
+    let stored: BTreeSet<String> = all.as_array().unwrap().iter().skip(1).map(|t| t["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(stored, acknowledged, "every acknowledged append is stored once");
+    assert_eq!(head(&fresh, "load")["thought_count"], 301);
+    for db in &engines {
+        assert_eq!(head(db, "load"), head(&fresh, "load"), "every engine serves the whole chain from what it was told");
+    }
+}
+
 #[test]
 fn a_retry_that_reaches_another_engine_is_a_replay() {
     let storage = Arc::new(MemoryStorage::new());
@@ -175,20 +285,34 @@ fn announced_bytes_are_taken_in_verified_and_a_gap_reads_the_store() {
     assert_eq!(head(&b, "n"), head(&a, "n"));
 }
 
-/// B's view of a shared store: its conditional appends wait at a gate the
-/// test opens, and its reads from an offset are counted.
+/// A test's gate: the call that takes it says so on the first channel and
+/// waits for the second.
+type Gate = (std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>);
+
+/// B's view of a shared store: its next conditional append, and its next
+/// read of one object, wait at gates the test opens; its reads from an
+/// offset are counted.
 #[derive(Debug)]
-struct HeldWrites {
+struct Held {
     inner: Arc<MemoryStorage>,
-    gate: std::sync::Mutex<Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>>,
+    gate: std::sync::Mutex<Option<Gate>>,
+    read_gate: std::sync::Mutex<Option<(String, Gate)>>,
     reads_from: std::sync::atomic::AtomicUsize,
 }
 
-impl Storage for HeldWrites {
+impl Storage for Held {
     fn backend_name(&self) -> &'static str {
         "held-writes"
     }
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        let gate = {
+            let mut held = self.read_gate.lock().unwrap();
+            if held.as_ref().is_some_and(|(object, _)| object == name) { held.take() } else { None }
+        };
+        if let Some((_, (entered, release))) = gate {
+            entered.send(()).unwrap();
+            release.recv().unwrap();
+        }
         self.inner.read(name)
     }
     fn read_from(&self, name: &str, offset: u64) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
@@ -209,7 +333,7 @@ impl Storage for HeldWrites {
     passes_to_inner!();
 }
 
-impl HeldWrites {
+impl Held {
     /// Starts an append of "from b" to `chain` through `b` and returns once
     /// its write waits at the gate (the append leads: it holds the chain),
     /// with the thread and the sender that opens the gate.
@@ -225,11 +349,11 @@ impl HeldWrites {
 }
 
 /// Engine A on a shared store and engine B on the same store through
-/// [`HeldWrites`], both serving `chain` with its first thought.
+/// [`Held`], both serving `chain` with its first thought.
 struct Racing {
     shared: Arc<MemoryStorage>,
     a: MentisDb,
-    held: Arc<HeldWrites>,
+    held: Arc<Held>,
     b: Arc<MentisDb>,
     object: String,
 }
@@ -238,7 +362,7 @@ impl Racing {
     fn new(chain: &str) -> Self {
         let shared = Arc::new(MemoryStorage::new());
         let a = reopen(shared.clone());
-        let held = Arc::new(HeldWrites { inner: shared.clone(), gate: Default::default(), reads_from: Default::default() });
+        let held = Arc::new(Held { inner: shared.clone(), gate: Default::default(), read_gate: Default::default(), reads_from: Default::default() });
         let b = Arc::new(MentisDb::open(held.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).expect("open").0);
         append(&a, chain, "first").unwrap();
         assert_eq!(head(&b, chain)["thought_count"], 1);
@@ -297,23 +421,32 @@ fn announcements_kept_on_a_busy_chain_are_taken_in_once_it_is_free() {
     assert_eq!(kept.join().unwrap(), 0);
     release.send(()).unwrap();
     writer.join().unwrap();
-    // An announcement that came while nothing took it in (B's write was
-    // done): taken in by take_in_announced, which waits for the chain.
+    // An announcement that comes while a reader holds the chain (B copying
+    // it for a backup, its read of the object held at a gate) is kept; once
+    // the reader is done nothing else takes it in: take_in_announced does.
     let before = head(&b, "k")["thought_count"].as_u64().unwrap();
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    *held.read_gate.lock().unwrap() = Some((object.clone(), (entered_tx, release_rx)));
+    let reader = {
+        let b = b.clone();
+        std::thread::spawn(move || b.snapshot("test", &[], |_| Ok::<(), ()>(())).is_ok())
+    };
+    entered.recv().unwrap();
     let at = shared.read(&object).unwrap().unwrap().len() as u64;
     append(&a, "k", "a four").unwrap();
     let bytes = shared.read_from(&object, at).unwrap().unwrap();
-    let busy = b.clone();
-    let reader = std::thread::spawn(move || {
-        // A long read holds chain "k" while the announcement comes.
-        for _ in 0..200 {
-            ok(&busy, "mentisdb_search", json!({"chain_key": "k", "text": "a"}));
-        }
-    });
-    let mut taken = b.take_in_appended(&object, at, &bytes).unwrap();
-    taken += b.take_in_announced().unwrap();
-    reader.join().unwrap();
-    assert_eq!(taken, 1, "taken in directly or from the kept bytes, once");
+    let (told_tx, told) = std::sync::mpsc::channel();
+    let announcer = {
+        let (b, object) = (b.clone(), object.clone());
+        std::thread::spawn(move || told_tx.send(b.take_in_appended(&object, at, &bytes).unwrap()).unwrap())
+    };
+    assert_eq!(told.recv_timeout(std::time::Duration::from_secs(30)).expect("the announcement does not wait for the reader"), 0);
+    announcer.join().unwrap();
+    release.send(()).unwrap();
+    assert!(reader.join().unwrap(), "the backup copy is taken");
+    assert_eq!(head(&b, "k")["thought_count"].as_u64(), Some(before), "kept, not yet served");
+    assert_eq!(b.take_in_announced().unwrap(), 1);
     assert_eq!(head(&b, "k")["thought_count"].as_u64(), Some(before + 1));
     assert_eq!(b.take_in_announced().unwrap(), 0);
 }
