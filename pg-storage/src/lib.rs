@@ -340,6 +340,8 @@ impl Storage for PgStorage {
             }))?;
             match answer.recv().map_err(|_| StorageError::Unavailable("a PostgreSQL client thread stopped during a call".into()))?? {
                 batch::Answer::Inserted => return Ok(()),
+                // Shorter than expected (cut by another writer): nothing to wait for.
+                batch::Answer::Refused { current } if current < expected_len => return Err(StorageError::Conflict { object, expected: expected_len, actual: current }),
                 batch::Answer::Refused { current } => {
                     // Lost a race. Once the listener told the host of the
                     // winner's bytes, the host re-bases on them with no read.
