@@ -36,7 +36,10 @@
 //!   listener has told the host of the winner's append, and reports that
 //!   length, so the host re-bases on the announced bytes without a read.
 //! - **Threads**: calls run on a few dedicated client threads ([`pool`]), so
-//!   they are safe from inside an async runtime.
+//!   they are safe from inside an async runtime. Hot statements are
+//!   prepared once per connection, and each connection asks for generic
+//!   plans (`plan_cache_mode = force_generic_plan`): planned once, not on
+//!   every run.
 //! - **Leases** ([`PgStorage::lease`]): a job only one instance should do
 //!   (delivering webhooks) waits for a session-level advisory lock.
 //!
