@@ -232,24 +232,32 @@ fn main() {
             "--against" => against = args.next().map(PathBuf::from),
             "--deep" => deep = args.next().and_then(|n| n.parse().ok()).filter(|n| *n > LIMIT),
             "-h" | "--help" => {
-                println!("usage: locomo-bench <dir with conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR | --static MODEL_FILE] [--verbose] [--deep N] [--save FILE] [--against FILE]");
+                println!("usage: locomo-bench <dir with conv-*.json, or one conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR | --static MODEL_FILE] [--verbose] [--deep N] [--save FILE] [--against FILE]");
                 return;
             }
             _ => dir = Some(PathBuf::from(a)),
         }
     }
     let dir = dir.unwrap_or_else(|| PathBuf::from("../shared/bench/locomo"));
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("conv-") && n.ends_with(".json")))
-        .collect();
+    let fail = |message: String| -> ! {
+        eprintln!("locomo-bench: {message}");
+        std::process::exit(2);
+    };
+    // One conversation file, or every conv-*.json of a directory.
+    let mut files: Vec<PathBuf> = if dir.is_file() {
+        vec![dir.clone()]
+    } else {
+        std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", dir.display())))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("conv-") && n.ends_with(".json")))
+            .collect()
+    };
     files.sort();
     if files.is_empty() {
-        eprintln!("no conv-*.json in {}", dir.display());
-        std::process::exit(2);
+        fail(format!("no conv-*.json in {}", dir.display()));
     }
-    let convs: Vec<Conversation> = files.iter().map(|f| load(f).unwrap_or_else(|e| panic!("{e}"))).collect();
+    let convs: Vec<Conversation> = files.iter().map(|f| load(f).unwrap_or_else(|e| fail(e.to_string()))).collect();
     let target = match &rest {
         Some(url) => {
             let hp = url.trim_start_matches("http://").trim_end_matches('/');
