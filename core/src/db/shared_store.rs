@@ -322,17 +322,19 @@ impl Announced {
     fn next_after(&self, byte_len: u64) -> Next {
         let mut kept = self.kept();
         while let Some(entry) = kept.first_entry() {
-            if *entry.key() + entry.get().len() as u64 <= byte_len {
+            let start = *entry.key();
+            if start + entry.get().len() as u64 <= byte_len {
                 entry.remove();
-            } else if *entry.key() == byte_len {
+                continue;
+            }
+            if start == byte_len {
                 return Next::Continues(entry.remove());
-            } else if *entry.key() < byte_len {
+            }
+            if start < byte_len {
                 // Straddles what this engine holds: not record-aligned with it.
                 entry.remove();
-                return Next::Gap;
-            } else {
-                return Next::Gap;
             }
+            return Next::Gap;
         }
         Next::Nothing
     }
