@@ -16,6 +16,8 @@ use crate::pool::Connection;
 use crate::{failed, NOTIFY_CHANNEL};
 use mentisdb_core::StorageError;
 use postgres::error::SqlState;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
 
@@ -63,40 +65,46 @@ pub(crate) struct Pending {
     pub(crate) reply: SyncSender<Result<Answer, StorageError>>,
 }
 
-/// Flushes that may run at once: while they run, the chunks queued meanwhile
-/// wait and go in the next flush together (more appends per commit under
-/// load; one flush in flight when appends arrive one at a time).
-/// (Measured, `scripts/pg-bench.sh`: with one, 16 chains through 3
+/// The chunks waiting for a flush, and whether a flush is scheduled.
+///
+/// One flush at a time per instance: while it runs, the chunks queued
+/// meanwhile wait and go in the next flush together (more appends per
+/// commit under load; one flush in flight when appends arrive one at a
+/// time). (Measured, `scripts/pg-bench.sh`: with one, 16 chains through 3
 /// instances went 2,926 -> 4,171 appends/s; with two, 3,745; unlimited,
-/// every pool thread flushing, was the 2,926.)
-const FLUSHES_AT_ONCE: usize = 1;
-
-/// The chunks waiting for a flush.
+/// every pool thread flushing, was the 2,926.) Only the append that finds
+/// no flush scheduled asks a pool thread for one; the others only queue
+/// (asking for each woke a pool thread that found a flush running and
+/// went back to sleep: a context switch per append for nothing).
 #[derive(Default)]
 pub(crate) struct Batcher {
     pending: Mutex<Vec<Pending>>,
-    flushing: std::sync::atomic::AtomicUsize,
+    scheduled: AtomicBool,
 }
 
 impl Batcher {
-    pub(crate) fn push(&self, p: Pending) {
+    /// Queues `p`; true when the caller must ask a pool thread to run
+    /// [`Batcher::flush`] (no flush was scheduled that will take `p`).
+    pub(crate) fn push(&self, p: Pending) -> bool {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        !self.scheduled.swap(true, SeqCst)
     }
 
-    /// Unless [`FLUSHES_AT_ONCE`] flushes run already (one of them takes
-    /// the queued chunks when it ends), flushes until nothing is queued.
+    /// No flush could be asked for (the pool has stopped): the next push asks again.
+    pub(crate) fn unschedule(&self) {
+        self.scheduled.store(false, SeqCst);
+    }
+
+    /// Flushes until nothing is queued, then leaves the next push to
+    /// schedule a flush.
     pub(crate) fn flush(self: &Arc<Self>, conn: &mut Connection) {
-        use std::sync::atomic::Ordering::SeqCst;
         loop {
-            if self.flushing.fetch_add(1, SeqCst) >= FLUSHES_AT_ONCE {
-                self.flushing.fetch_sub(1, SeqCst);
-                return;
-            }
-            let flushed = self.flush_queued(conn);
-            self.flushing.fetch_sub(1, SeqCst);
-            // A chunk queued after the take whose own flush left (this one was
-            // running) is taken here.
-            if !flushed && self.pending.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+            while self.flush_queued(conn) {}
+            self.scheduled.store(false, SeqCst);
+            // A chunk queued between the last (empty) take and the store saw
+            // a flush scheduled and asked for none: this flush takes it,
+            // unless a push since has scheduled another.
+            if self.pending.lock().unwrap_or_else(|e| e.into_inner()).is_empty() || self.scheduled.swap(true, SeqCst) {
                 return;
             }
         }

@@ -335,12 +335,17 @@ impl Storage for PgStorage {
         if !bytes.is_empty() && expected > 0 {
             // Shares a transaction with the appends queued meanwhile (`batch.rs`).
             let (reply, answer) = std::sync::mpsc::sync_channel(1);
-            self.batcher.push(batch::Pending { object: object.clone(), expected, bytes, reply });
-            let batcher = self.batcher.clone();
-            self.pool.submit(Box::new(move |conn| {
-                batcher.flush(conn);
-                conn.check();
-            }))?;
+            if self.batcher.push(batch::Pending { object: object.clone(), expected, bytes, reply }) {
+                let batcher = self.batcher.clone();
+                let asked = self.pool.submit(Box::new(move |conn| {
+                    batcher.flush(conn);
+                    conn.check();
+                }));
+                if let Err(e) = asked {
+                    self.batcher.unschedule();
+                    return Err(e);
+                }
+            }
             match answer.recv().map_err(|_| StorageError::Unavailable("a PostgreSQL client thread stopped during a call".into()))?? {
                 batch::Answer::Inserted => return Ok(()),
                 // Shorter than expected (cut by another writer): nothing to wait for.

@@ -24,8 +24,17 @@ const ANNOUNCEMENT_WAIT: Duration = Duration::from_millis(5);
 #[derive(Debug, Default)]
 pub(crate) struct Told {
     listening: AtomicBool,
-    ends: Mutex<HashMap<String, u64>>,
+    ends: Mutex<Ends>,
     changed: Condvar,
+}
+
+/// What [`Told`] guards with its lock.
+#[derive(Debug, Default)]
+struct Ends {
+    by_object: HashMap<String, u64>,
+    /// Refused appends waiting in [`Told::wait_for`]: the listener wakes
+    /// them only when there are any (a wake-up is a system call).
+    waiters: usize,
 }
 
 impl Told {
@@ -37,10 +46,17 @@ impl Told {
     /// The listener told its host that `object` was appended up to `end`.
     pub(crate) fn told(&self, object: &str, end: u64) {
         let mut ends = self.ends.lock().unwrap_or_else(|e| e.into_inner());
-        let known = ends.entry(object.to_string()).or_default();
-        *known = end.max(*known);
+        match ends.by_object.get_mut(object) {
+            Some(known) => *known = end.max(*known),
+            None => {
+                ends.by_object.insert(object.to_string(), end);
+            }
+        }
+        let waiters = ends.waiters;
         drop(ends);
-        self.changed.notify_all();
+        if waiters > 0 {
+            self.changed.notify_all();
+        }
     }
 
     /// `object` was replaced as a whole (it may be shorter now), or, with
@@ -49,9 +65,9 @@ impl Told {
         let mut ends = self.ends.lock().unwrap_or_else(|e| e.into_inner());
         match object {
             Some(object) => {
-                ends.remove(object);
+                ends.by_object.remove(object);
             }
-            None => ends.clear(),
+            None => ends.by_object.clear(),
         }
     }
 
@@ -64,12 +80,14 @@ impl Told {
         let until = Instant::now() + ANNOUNCEMENT_WAIT;
         let mut ends = self.ends.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            match ends.get(object) {
-                Some(&end) if end >= at_least => return Some(end),
+            match ends.by_object.get(object) {
+                Some(&end) if end >= at_least => break Some(end),
                 _ => {}
             }
-            let left = until.checked_duration_since(Instant::now())?;
+            let Some(left) = until.checked_duration_since(Instant::now()) else { break None };
+            ends.waiters += 1;
             ends = self.changed.wait_timeout(ends, left).unwrap_or_else(|e| e.into_inner()).0;
+            ends.waiters -= 1;
         }
     }
 }

@@ -34,9 +34,22 @@ struct Args {
     /// Appends timed one at a time for the lag figure.
     #[arg(long, default_value_t = 1_000)]
     lag_appends: usize,
+    /// Throughput phases to run, of `one` (one chain, 1 instance), `three`
+    /// (one chain, 3 instances), `many` (16 chains, 3 instances) and
+    /// `affine` (15 chains, each through one instance).
+    #[arg(long, value_delimiter = ',', default_value = "one,three,many,affine")]
+    phases: Vec<Phase>,
     /// Thoughts of the chain opened on first use (0 skips it).
     #[arg(long, default_value_t = 100_000)]
     load_thoughts: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Phase {
+    One,
+    Three,
+    Many,
+    Affine,
 }
 
 async fn instance(url: &str, dir: &std::path::Path) -> mentisdb_native::RunningDaemon {
@@ -63,22 +76,32 @@ async fn run(args: Args, url: String) {
     let per = args.clients_per_instance;
     println!("3 in-process instances on {} (fsync on: an acknowledged append is committed; appends arriving together share a commit)", url.split('@').next_back().unwrap_or(""));
 
-    let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
-    println!("one chain, 1 instance, {per} clients: {one:.0} appends/s");
-    let three = appends(&client, &bases, |_| "three".into(), 3 * per, args.appends).await;
-    println!("one chain, 3 instances, {} clients: {three:.0} appends/s", 3 * per);
-    let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
-    println!("16 chains, 3 instances, {} clients: {many:.0} appends/s", 3 * per);
-    // What a chain-affine load balancer gives: no two instances race on one chain.
-    let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
-    println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s", 3 * per);
+    let has = |p: Phase| args.phases.contains(&p);
+    if has(Phase::One) {
+        let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
+        println!("one chain, 1 instance, {per} clients: {one:.0} appends/s");
+    }
+    if has(Phase::Three) {
+        let three = appends(&client, &bases, |_| "three".into(), 3 * per, args.appends).await;
+        println!("one chain, 3 instances, {} clients: {three:.0} appends/s", 3 * per);
+    }
+    if has(Phase::Many) {
+        let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
+        println!("16 chains, 3 instances, {} clients: {many:.0} appends/s", 3 * per);
+    }
+    if has(Phase::Affine) {
+        // What a chain-affine load balancer gives: no two instances race on one chain.
+        let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
+        println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s", 3 * per);
+    }
+    let phases_run = [Phase::One, Phase::Three, Phase::Many, Phase::Affine].into_iter().filter(|p| has(*p)).count() as u64;
 
     // B first takes in everything the phases above appended, so the lag is measured on a quiet daemon.
     let drained = Instant::now();
     loop {
         let chains: serde_json::Value = client.get(format!("{}/v1/chains", bases[1])).send().await.expect("chains").json().await.expect("chains reply");
         let held: u64 = chains["chains"].as_array().map(|cs| cs.iter().filter_map(|c| c["thought_count"].as_u64()).sum()).unwrap_or(0);
-        if held >= 4 * args.appends as u64 {
+        if held >= phases_run * args.appends as u64 {
             println!("instance B held all {held} thoughts {} ms after the last append", drained.elapsed().as_millis());
             break;
         }
