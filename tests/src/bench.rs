@@ -97,3 +97,31 @@ pub async fn event_latencies(client: &reqwest::Client, writer: &str, reader: &st
     got.sort();
     got
 }
+
+/// What the whole machine spent (Linux `/proc/stat`: every process,
+/// PostgreSQL's included): busy CPU time and context switches so far.
+#[derive(Debug, Clone, Copy)]
+pub struct MachineWork {
+    busy_ticks: u64,
+    context_switches: u64,
+}
+
+impl MachineWork {
+    /// Now; `None` without `/proc/stat`.
+    pub fn now() -> Option<MachineWork> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+        // user nice system idle iowait irq softirq steal ...: busy leaves out idle, iowait and steal.
+        let busy_ticks = cpu.iter().enumerate().filter(|(i, _)| !matches!(i, 3 | 4 | 7)).take(7).map(|(_, v)| v).sum();
+        let context_switches = stat.lines().find_map(|l| l.strip_prefix("ctxt "))?.trim().parse().ok()?;
+        Some(MachineWork { busy_ticks, context_switches })
+    }
+
+    /// "X CPU-ms and Y context switches per 1,000 appends" since `self`
+    /// (the kernel counts CPU time in ticks of 10 ms).
+    pub fn per_thousand_since(self, appends: usize) -> String {
+        let Some(now) = MachineWork::now() else { return "machine work unknown (no /proc/stat)".into() };
+        let per = |v: u64| v as f64 * 1000.0 / appends.max(1) as f64;
+        format!("{:.0} CPU-ms and {:.0} context switches per 1,000 appends", per((now.busy_ticks - self.busy_ticks) * 10), per(now.context_switches - self.context_switches))
+    }
+}

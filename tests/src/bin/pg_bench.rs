@@ -16,7 +16,7 @@
 //! `cargo run --release -p mentisdb-tests --bin mentisdb-pgbench -- --pg-url postgres://mentisdb@127.0.0.1:PORT/postgres`.
 
 use clap::Parser;
-use mentisdb_tests::bench::{appends, event_latencies, percentile};
+use mentisdb_tests::bench::{appends, event_latencies, percentile, MachineWork};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Parser)]
@@ -78,21 +78,25 @@ async fn run(args: Args, url: String) {
 
     let has = |p: Phase| args.phases.contains(&p);
     if has(Phase::One) {
+        let work = MachineWork::now();
         let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
-        println!("one chain, 1 instance, {per} clients: {one:.0} appends/s");
+        println!("one chain, 1 instance, {per} clients: {one:.0} appends/s ({})", machine(work, args.appends));
     }
     if has(Phase::Three) {
+        let work = MachineWork::now();
         let three = appends(&client, &bases, |_| "three".into(), 3 * per, args.appends).await;
-        println!("one chain, 3 instances, {} clients: {three:.0} appends/s", 3 * per);
+        println!("one chain, 3 instances, {} clients: {three:.0} appends/s ({})", 3 * per, machine(work, args.appends));
     }
     if has(Phase::Many) {
+        let work = MachineWork::now();
         let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
-        println!("16 chains, 3 instances, {} clients: {many:.0} appends/s", 3 * per);
+        println!("16 chains, 3 instances, {} clients: {many:.0} appends/s ({})", 3 * per, machine(work, args.appends));
     }
     if has(Phase::Affine) {
         // What a chain-affine load balancer gives: no two instances race on one chain.
+        let work = MachineWork::now();
         let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
-        println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s", 3 * per);
+        println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s ({})", 3 * per, machine(work, args.appends));
     }
     let phases_run = [Phase::One, Phase::Three, Phase::Many, Phase::Affine].into_iter().filter(|p| has(*p)).count() as u64;
 
@@ -143,6 +147,11 @@ async fn run(args: Args, url: String) {
     for d in daemons {
         d.shutdown().await;
     }
+}
+
+/// What the machine spent on a phase's appends.
+fn machine(work: Option<MachineWork>, appends: usize) -> String {
+    work.map_or_else(|| "machine work unknown (no /proc/stat)".into(), |w| w.per_thousand_since(appends))
 }
 
 /// This process's resident memory in KiB (Linux `/proc/self/status`).
