@@ -151,3 +151,22 @@ fn insert(conn: &mut Connection, batch: &[Pending]) -> Result<Vec<(String, i64, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(object: &str) -> Pending {
+        Pending { object: object.into(), expected: 1, bytes: vec![1], reply: std::sync::mpsc::sync_channel(1).0 }
+    }
+
+    #[test]
+    fn only_the_push_that_finds_no_flush_scheduled_asks_for_one() {
+        let batcher = Batcher::default();
+        assert!(batcher.push(pending("chains/a.mdb")), "the first push schedules a flush");
+        assert!(!batcher.push(pending("chains/b.mdb")), "the scheduled flush will take the second");
+        assert_eq!(batcher.pending.lock().unwrap().len(), 2, "both wait for it");
+        batcher.unschedule();
+        assert!(batcher.push(pending("chains/c.mdb")), "a flush that could not be asked for is asked for again");
+    }
+}
