@@ -8,10 +8,31 @@
 /// Largest frame payload accepted when decoding (guards against garbage lengths).
 pub const MAX_FRAME_LEN: u32 = 64 * 1024 * 1024;
 
+/// The CRC-32 (IEEE, as zlib) of `bytes`: `crc32fast` (SIMD) on native
+/// targets, where opening a large chain checks every frame.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// The CRC-32 (IEEE, as zlib) of `bytes` on wasm: one 1 KiB table, where
+/// `crc32fast`'s 16 KiB of tables (random-looking, so they do not
+/// compress) were 16 KB of the browser's gzipped `.wasm`.
+#[cfg(target_family = "wasm")]
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    crc32_small(bytes)
+}
+
+#[cfg(any(target_family = "wasm", test))]
+fn crc32_small(bytes: &[u8]) -> u32 {
+    const IEEE: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+    IEEE.checksum(bytes)
+}
+
 /// Appends one frame holding `payload` to `out`.
 pub(crate) fn push_frame(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(&crc32(payload).to_le_bytes());
     out.extend_from_slice(payload);
 }
 
@@ -39,7 +60,7 @@ pub(crate) fn read_frame(bytes: &[u8], at: usize) -> Frame<'_> {
         return Frame::Bad("incomplete frame payload".into());
     }
     let payload = &rest[8..8 + len];
-    if crc32fast::hash(payload) != crc {
+    if crc32(payload) != crc {
         return Frame::Bad("frame checksum mismatch".into());
     }
     Frame::Ok { payload, end: at + 8 + len }
@@ -54,6 +75,22 @@ pub(crate) fn valid_frame_follows(bytes: &[u8], at: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Frames written by the browser or WASI build verify on the daemon and back.
+        #[test]
+        fn the_wasm_crc32_is_the_native_one(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            prop_assert_eq!(crc32_small(&bytes), crc32(&bytes));
+        }
+    }
+
+    #[test]
+    fn crc32_is_the_ieee_one() {
+        // The check value of CRC-32/ISO-HDLC (zlib's crc32).
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32_small(b"123456789"), 0xCBF4_3926);
+    }
 
     #[test]
     fn frames_round_trip_and_every_cut_is_bad() {

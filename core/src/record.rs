@@ -418,7 +418,7 @@ mod tests {
             let body_type_len = frame + 8 + 4 + 8; // frame header, schema_version, index: now the id's length
             bytes[body_type_len..body_type_len + 4].copy_from_slice(&u32::MAX.to_le_bytes());
             let payload_len = u32::from_le_bytes(bytes[frame..frame + 4].try_into().unwrap()) as usize;
-            let crc = crc32fast::hash(&bytes[frame + 8..frame + 8 + payload_len]);
+            let crc = crate::framing::crc32(&bytes[frame + 8..frame + 8 + payload_len]);
             bytes[frame + 4..frame + 8].copy_from_slice(&crc.to_le_bytes());
         }
         let err = decode_chain_with(&bytes, &Reversed).unwrap_err();
