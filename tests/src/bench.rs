@@ -107,12 +107,16 @@ pub struct MachineWork {
 }
 
 impl MachineWork {
+    /// Said instead of the figures where `/proc/stat` cannot be read.
+    pub const UNKNOWN: &'static str = "machine work unknown (no /proc/stat)";
+
     /// Now; `None` without `/proc/stat`.
     pub fn now() -> Option<MachineWork> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let cpu: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
-        // user nice system idle iowait irq softirq steal ...: busy leaves out idle, iowait and steal.
-        let busy_ticks = cpu.iter().enumerate().filter(|(i, _)| !matches!(i, 3 | 4 | 7)).take(7).map(|(_, v)| v).sum();
+        // user nice system idle iowait irq softirq steal guest guest_nice: busy is
+        // user + nice + system + irq + softirq (guest time is counted in user already).
+        let busy_ticks = cpu.iter().enumerate().filter(|(i, _)| matches!(i, 0 | 1 | 2 | 5 | 6)).map(|(_, v)| v).sum();
         let context_switches = stat.lines().find_map(|l| l.strip_prefix("ctxt "))?.trim().parse().ok()?;
         Some(MachineWork { busy_ticks, context_switches })
     }
@@ -120,7 +124,7 @@ impl MachineWork {
     /// "X CPU-ms and Y context switches per 1,000 appends" since `self`
     /// (the kernel counts CPU time in ticks of 10 ms).
     pub fn per_thousand_since(self, appends: usize) -> String {
-        let Some(now) = MachineWork::now() else { return "machine work unknown (no /proc/stat)".into() };
+        let Some(now) = MachineWork::now() else { return MachineWork::UNKNOWN.into() };
         let per = |v: u64| v as f64 * 1000.0 / appends.max(1) as f64;
         format!("{:.0} CPU-ms and {:.0} context switches per 1,000 appends", per((now.busy_ticks - self.busy_ticks) * 10), per(now.context_switches - self.context_switches))
     }

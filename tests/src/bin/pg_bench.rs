@@ -151,7 +151,7 @@ async fn run(args: Args, url: String) {
 
 /// What the machine spent on a phase's appends.
 fn machine(work: Option<MachineWork>, appends: usize) -> String {
-    work.map_or_else(|| "machine work unknown (no /proc/stat)".into(), |w| w.per_thousand_since(appends))
+    work.map_or_else(|| MachineWork::UNKNOWN.into(), |w| w.per_thousand_since(appends))
 }
 
 /// This process's resident memory in KiB (Linux `/proc/self/status`).
