@@ -247,7 +247,7 @@ impl MentisDb {
                 emit(&mut manifest, name.to_string(), bytes, step)?;
             }
         }
-        manifest.objects.sort_by(|a, b| a.name.cmp(&b.name));
+        crate::sorting::sort_by(&mut manifest.objects, |a, b| a.name.cmp(&b.name));
         Ok(manifest)
     }
 }

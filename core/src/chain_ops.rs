@@ -111,7 +111,7 @@ impl MentisDb {
             let (copies, len) = self
                 .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| !t.is_forgotten()).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
                 .ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
-            let new_agents: BTreeSet<String> = copies.iter().map(|t| t.agent_id.clone()).filter(|a| !remap.contains_key(a)).collect();
+            let new_agents: BTreeSet<String> = crate::sorting::set_from(copies.iter().map(|t| t.agent_id.clone()).filter(|a| !remap.contains_key(a)));
             if !new_agents.is_empty() {
                 let counts = self.agent_thought_counts(target)?;
                 for agent in new_agents {
@@ -200,9 +200,9 @@ fn closest_agent(agent: &str, target_counts: &BTreeMap<String, usize>) -> String
     if target_counts.contains_key(agent) {
         return agent.to_string();
     }
-    let chars: BTreeSet<char> = agent.chars().collect();
+    let chars: BTreeSet<char> = crate::sorting::set_from(agent.chars());
     let jaccard = |other: &str| {
-        let o: BTreeSet<char> = other.chars().collect();
+        let o: BTreeSet<char> = crate::sorting::set_from(other.chars());
         let union = chars.union(&o).count();
         if union == 0 {
             0.0

@@ -41,7 +41,7 @@ impl EntityTypeRecord {
 /// Every entity type of `chain` (declared or carried by a thought), ordered
 /// by label.
 pub fn entity_types(chain: &Chain) -> Vec<EntityTypeRecord> {
-    let mut out: BTreeMap<&str, EntityTypeRecord> = chain.agents().declared_entity_types().map(|l| (l, EntityTypeRecord::unseen(l))).collect();
+    let mut out: BTreeMap<&str, EntityTypeRecord> = crate::sorting::map_from(chain.agents().declared_entity_types().map(|l| (l, EntityTypeRecord::unseen(l))));
     for t in chain.thoughts() {
         let Some(label) = t.entity_type.as_deref() else { continue };
         let rec = out.entry(label).or_insert_with(|| EntityTypeRecord::unseen(label));

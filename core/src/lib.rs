@@ -93,6 +93,7 @@ pub mod record;
 pub mod redact;
 mod render;
 mod sha256;
+mod sorting;
 pub mod signature;
 pub mod skills;
 pub mod storage;

@@ -63,7 +63,7 @@ pub(crate) fn parse_memory_markdown(markdown: &str) -> Vec<MarkdownThought> {
             }
         }
     }
-    out.sort_by_key(|t| t.exported_index);
+    crate::sorting::sort_by_key(&mut out, |t| t.exported_index);
     out
 }
 

@@ -128,7 +128,7 @@ fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTre
         None => Ok(None),
         Some(items) => {
             limits::check_labels(field, items)?;
-            Ok(Some(items.iter().map(|s| s.trim().to_lowercase()).collect()))
+            Ok(Some(crate::sorting::set_from(items.iter().map(|s| s.trim().to_lowercase()))))
         }
     }
 }
@@ -142,7 +142,7 @@ impl ThoughtFilter {
             limits::check_query_text(text)?;
             let needle = text.to_lowercase();
             if let Some(chain) = chain {
-                f.text_agents = chain.agents().records().filter(|r| r.search_text().contains(&needle)).map(|r| r.agent_id.clone()).collect();
+                f.text_agents = crate::sorting::set_from(chain.agents().records().filter(|r| r.search_text().contains(&needle)).map(|r| r.agent_id.clone()));
             }
             f.text = Some(needle);
         }
@@ -158,7 +158,7 @@ impl ThoughtFilter {
         f.concepts_any = lower_set("concepts_any", &args.concepts_any)?;
         if let Some(ids) = &args.agent_ids {
             limits::check_labels("agent_ids", ids)?;
-            f.agent_ids = Some(ids.iter().cloned().collect());
+            f.agent_ids = Some(crate::sorting::set_from(ids.iter().cloned()));
         }
         if let Some(names) = lower_set("agent_names", &args.agent_names)? {
             // A name also matches every agent whose registry display name or alias is that name.

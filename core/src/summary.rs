@@ -51,13 +51,9 @@ pub(crate) fn summary_candidates(chain: &Chain, sources: &[u64], config: Summary
     if sources.is_empty() || config.window_size == 0 {
         return Vec::new();
     }
-    let covered: BTreeSet<u64> = chain
-        .thoughts()
-        .iter()
-        .flat_map(|t| t.relations.iter())
-        .filter(|r| r.kind == RelationKind::Summarizes && r.chain_key.is_none())
-        .filter_map(|r| r.target_index)
-        .collect();
+    let covered: BTreeSet<u64> = crate::sorting::set_from(
+        chain.thoughts().iter().flat_map(|t| t.relations.iter()).filter(|r| r.kind == RelationKind::Summarizes && r.chain_key.is_none()).filter_map(|r| r.target_index),
+    );
     let mut groups: BTreeMap<Group, Vec<u64>> = BTreeMap::new();
     for &i in sources {
         let t = &chain.thoughts()[i as usize];
@@ -80,7 +76,7 @@ pub(crate) fn summary_candidates(chain: &Chain, sources: &[u64], config: Summary
             start += step;
         }
     }
-    out.sort_by(|a, b| (a.indices[0], a.indices.last(), &a.group).cmp(&(b.indices[0], b.indices.last(), &b.group)));
+    crate::sorting::sort_by(&mut out, |a, b| (a.indices[0], a.indices.last(), &a.group).cmp(&(b.indices[0], b.indices.last(), &b.group)));
     out
 }
 

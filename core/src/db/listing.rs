@@ -10,7 +10,7 @@ impl MentisDb {
     pub fn chain_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = read_lock(&self.chains).keys().cloned().collect();
         keys.extend(read_lock(&self.residency.parked).keys().cloned());
-        keys.sort();
+        crate::sorting::sort(&mut keys);
         keys.dedup();
         keys
     }

@@ -93,7 +93,7 @@ impl MentisDb {
         if total <= budget {
             return;
         }
-        candidates.sort();
+        crate::sorting::sort(&mut candidates);
         let mut parked = write_lock(&self.residency.parked);
         for (_, key, size) in candidates {
             if total <= budget {

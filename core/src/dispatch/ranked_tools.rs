@@ -451,7 +451,7 @@ fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &Rank
             h.hit.score.rrf = rrf;
         }
     }
-    deduped.sort_by(|x, y| {
+    crate::sorting::sort_by(&mut deduped, |x, y| {
         y.hit.score.total.total_cmp(&x.hit.score.total).then(x.hit.index.cmp(&y.hit.index)).then(keys[x.chain].cmp(&keys[y.chain])).then(x.id.cmp(&y.id))
     });
     let mut results: Vec<Box<RawValue>> = Vec::new();

@@ -91,7 +91,7 @@ pub fn neighbours(index: &RankedIndex, doc: u32, direction: WalkDirection) -> im
 /// impassable thoughts are ignored. Returns the reached thoughts in walk
 /// order and whether the walk stopped at `max_visited`.
 pub fn walk(index: &RankedIndex, starts: &[u32], direction: WalkDirection, max_depth: u32, max_visited: usize, passable: impl Fn(u32) -> bool) -> (Vec<Reached>, bool) {
-    let mut seen: BTreeSet<u32> = starts.iter().copied().collect();
+    let mut seen: BTreeSet<u32> = crate::sorting::set_from(starts.iter().copied());
     let mut queue: VecDeque<(u32, u32)> = starts.iter().map(|s| (*s, 0)).collect();
     let mut out = Vec::new();
     while let Some((doc, depth)) = queue.pop_front() {
@@ -139,7 +139,7 @@ pub(crate) fn spread_graph<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
     for (seed_score, seed) in seeds {
         let (reached, _) = walk(index, &[seed], options.direction, options.max_depth, options.max_visited, |d| scope.exists(d));
         // Each reached thought's step back towards the seed (a BFS tree).
-        let back: BTreeMap<u32, (u32, EdgeKind)> = reached.iter().map(|r| (r.doc, (r.via.from_index as u32, r.via.edge))).collect();
+        let back: BTreeMap<u32, (u32, EdgeKind)> = crate::sorting::map_from(reached.iter().map(|r| (r.doc, (r.via.from_index as u32, r.via.edge))));
         for r in &reached {
             let share = seed_score * GRAPH_DECAY.powi(r.depth as i32) * edge_weight(r.via.edge);
             let a = acc.entry(r.doc);

@@ -148,7 +148,7 @@ pub(crate) fn best_hits(index: &RankedIndex, acc: &Accumulators, mut scored: Vec
         scored.select_nth_unstable_by(limit - 1, order);
     }
     scored.truncate(limit);
-    scored.sort_by(order);
+    crate::sorting::sort_by(&mut scored, order);
     scored.into_iter().map(|(_, doc, score)| hit(index, acc.get(doc).expect("scored thoughts were touched"), acc.graph.get(&doc), terms, score)).collect()
 }
 

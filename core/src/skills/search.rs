@@ -122,7 +122,7 @@ impl SkillQuery {
     /// The matching skills, newest activity first, at most `limit`.
     pub fn run<'r>(&self, registry: &'r SkillRegistry) -> Vec<&'r Skill> {
         let mut hits: Vec<&Skill> = registry.skills().filter(|s| self.matches(s)).collect();
-        hits.sort_by(|a, b| b.updated_at_millis.cmp(&a.updated_at_millis).then_with(|| a.skill_id.cmp(&b.skill_id)));
+        crate::sorting::sort_by(&mut hits, |a, b| b.updated_at_millis.cmp(&a.updated_at_millis).then_with(|| a.skill_id.cmp(&b.skill_id)));
         hits.truncate(self.limit.unwrap_or(DEFAULT_LIMIT));
         hits
     }
