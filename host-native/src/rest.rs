@@ -399,10 +399,11 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
-        let limit = if matches!(route.reply, Reply::FromChainBytes) { max_import_bytes } else { max_body_bytes };
-        if matches!(route.reply, Reply::FromChainBytes) {
+        let imports = matches!(route.reply, Reply::FromChainBytes);
+        let limit = if imports { max_import_bytes } else { max_body_bytes };
+        if imports {
             // Inside the router-wide limit below, so this one applies here.
-            methods = methods.layer(DefaultBodyLimit::max(max_import_bytes));
+            methods = methods.layer(DefaultBodyLimit::max(limit));
         }
         methods = methods.layer(axum::middleware::from_fn_with_state(limit, answer_oversized));
         api = api.route(route.path, methods);
