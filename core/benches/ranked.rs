@@ -241,7 +241,7 @@ fn vector_recall(db: &MentisDb, queries: &[String]) {
         })
         .expect("chain");
     println!(
-        "hybrid vectors: recall of the exact top 10 nearest {:.3} over {} queries; {} bytes of vector per thought (11-bit codes, scale, 512-bit sketch; f32 would be {})",
+        "hybrid vectors: recall of the exact top 10 nearest {:.3} over {} queries; {} bytes of vector per thought (i16 codes, scale, 512-bit sketch; f32 would be {})",
         kept as f64 / (10 * queries.len()) as f64,
         queries.len(),
         bytes / thoughts(),

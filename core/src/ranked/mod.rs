@@ -19,7 +19,7 @@
 //! * [`expansion`] — with a provider, query words also match the chain's
 //!   words of similar meaning.
 //! * [`quantized`] — vectors as rows of integer codes with a scale (`i8`
-//!   for words, 11-bit `i16` for thoughts; integer dot products).
+//!   for words, `i16` for thoughts, as fine as `i32` sums allow; integer dot products).
 //! * [`sketch`] — thought vectors with a sign sketch each, which shortlists
 //!   the nearest thoughts of a large chain without reading every vector.
 
