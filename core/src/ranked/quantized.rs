@@ -71,14 +71,19 @@ pub struct QuantizedQuery<C: Code = i8> {
 }
 
 impl<C: Code> QuantizedQuery<C> {
-    /// The query's codes (their signs are its sign sketch).
+    /// The query's codes.
     pub fn codes(&self) -> &[C] {
         &self.codes
+    }
+
+    /// The query as a unit `f32` vector (within rounding).
+    pub fn unit(&self) -> Vec<f32> {
+        self.codes.iter().map(|c| wide(*c) as f32 * self.scale).collect()
     }
 }
 
 /// `v` (any length) as a unit vector's codes and scale; `None` for a zero vector.
-fn quantize<C: Code>(mut v: Vec<f32>) -> Option<(Vec<C>, f32)> {
+pub(crate) fn quantize<C: Code>(mut v: Vec<f32>) -> Option<(Vec<C>, f32)> {
     normalize(&mut v);
     let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
