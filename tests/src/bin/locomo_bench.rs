@@ -17,7 +17,10 @@
 //! In-process mode drives the same dispatcher the daemon serves, over an
 //! in-memory store with a fixed clock; `--rest` drives a running daemon.
 //! `--deep N` (a diagnostic, not the procedure) asks for `N` results instead
-//! and adds R@N to every line: how deep the evidence sits.
+//! and adds R@N to every line: how deep the evidence sits. `--dump FILE`
+//! (with `--deep`, to re-rank offline) writes a JSON line per question: its
+//! conversation's position, category and evidence, and every hit's `dia`
+//! tag, chain index and score parts.
 //!
 //! Protocol against overfitting (printed after `overall` whenever there are
 //! at least three conversations): the conversations in sorted order, fold
@@ -220,6 +223,7 @@ fn main() {
     let mut verbose = false;
     let mut deep: Option<usize> = None;
     let (mut save, mut against): (Option<PathBuf>, Option<PathBuf>) = (None, None);
+    let mut dump_to: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -229,10 +233,11 @@ fn main() {
             "--static" => static_model = args.next().map(PathBuf::from),
             "--verbose" | "-v" => verbose = true,
             "--save" => save = args.next().map(PathBuf::from),
+            "--dump" => dump_to = args.next().map(PathBuf::from),
             "--against" => against = args.next().map(PathBuf::from),
             "--deep" => deep = args.next().and_then(|n| n.parse().ok()).filter(|n| *n > LIMIT),
             "-h" | "--help" => {
-                println!("usage: locomo-bench <dir with conv-*.json, or one conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR | --static MODEL_FILE] [--verbose] [--deep N] [--save FILE] [--against FILE]");
+                println!("usage: locomo-bench <dir with conv-*.json, or one conv-*.json> [--rest http://127.0.0.1:PORT] [--hybrid-ngram | --minilm MODEL_DIR | --static MODEL_FILE] [--verbose] [--deep N] [--save FILE] [--against FILE] [--dump FILE]");
                 return;
             }
             _ => dir = Some(PathBuf::from(a)),
@@ -258,6 +263,7 @@ fn main() {
         fail(format!("no conv-*.json in {}", dir.display()));
     }
     let convs: Vec<Conversation> = files.iter().map(|f| load(f).unwrap_or_else(|e| fail(e.to_string()))).collect();
+    let mut dump = dump_to.map(|p| std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| fail(format!("cannot write {}: {e}", p.display())))));
     let target = match &rest {
         Some(url) => {
             let hp = url.trim_start_matches("http://").trim_end_matches('/');
@@ -330,6 +336,10 @@ fn main() {
                         .collect()
                 })
                 .unwrap_or_default();
+            if let Some(out) = &mut dump {
+                let hits: Vec<Value> = resp["results"].as_array().map(|rs| rs.iter().map(|r| json!({ "dia": r["thought"]["tags"][0], "index": r["thought"]["index"], "score": r["score"] })).collect()).unwrap_or_default();
+                writeln!(out, "{}", json!({ "conv": ci, "cat": cat, "evidence": evidence, "hits": hits })).unwrap_or_else(|e| fail(format!("cannot write the dump: {e}")));
+            }
             let share = |k: usize| evidence.iter().filter(|e| found.iter().take(k).any(|f| f == *e)).count() as f64 / evidence.len() as f64;
             let (r5, r10, r_deep) = (share(5), share(10), share(deep.unwrap_or(LIMIT)));
             if verbose && r10 < 1.0 {
