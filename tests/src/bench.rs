@@ -17,18 +17,38 @@ pub async fn append(client: &reqwest::Client, base: &str, chain: &str, content: 
 /// Appends `total` thoughts from `clients` tasks; client `c` sends to
 /// `bases[c % bases.len()]` and chain `chain(c)`. Returns appends per second.
 pub async fn appends(client: &reqwest::Client, bases: &[String], chain: impl Fn(usize) -> String, clients: usize, total: usize) -> f64 {
+    appends_through(client, bases, Balancer::Pinned, chain, clients, total).await
+}
+
+/// How the bench's clients spread their appends over the instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Balancer {
+    /// Client `c` always sends to instance `c % instances`.
+    Pinned,
+    /// Every append goes to the next instance in turn, as an ordinary
+    /// round-robin load balancer sends requests.
+    RoundRobin,
+}
+
+/// [`appends`] with the instances chosen by `balancer`.
+pub async fn appends_through(client: &reqwest::Client, bases: &[String], balancer: Balancer, chain: impl Fn(usize) -> String, clients: usize, total: usize) -> f64 {
     let next = Arc::new(AtomicUsize::new(0));
+    let bases: Arc<[String]> = bases.into();
     let started = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|c| {
-            let (client, base, chain, next) = (client.clone(), bases[c % bases.len()].clone(), chain(c), next.clone());
+            let (client, bases, chain, next) = (client.clone(), bases.clone(), chain(c), next.clone());
             tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= total {
                         break;
                     }
-                    append(&client, &base, &chain, format!("thought {i} of the bench")).await;
+                    let base = match balancer {
+                        Balancer::Pinned => &bases[c % bases.len()],
+                        Balancer::RoundRobin => &bases[i % bases.len()],
+                    };
+                    append(&client, base, &chain, format!("thought {i} of the bench")).await;
                 }
             })
         })

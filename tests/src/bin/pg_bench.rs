@@ -16,7 +16,7 @@
 //! `cargo run --release -p mentisdb-tests --bin mentisdb-pgbench -- --pg-url postgres://mentisdb@127.0.0.1:PORT/postgres`.
 
 use clap::Parser;
-use mentisdb_tests::bench::{appends, event_latencies, percentile, MachineWork};
+use mentisdb_tests::bench::{appends, appends_through, event_latencies, percentile, Balancer, MachineWork};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Parser)]
@@ -35,9 +35,12 @@ struct Args {
     #[arg(long, default_value_t = 1_000)]
     lag_appends: usize,
     /// Throughput phases to run, of `one` (one chain, 1 instance), `three`
-    /// (one chain, 3 instances), `many` (16 chains, 3 instances) and
-    /// `affine` (15 chains, each through one instance).
-    #[arg(long, value_delimiter = ',', default_value = "one,three,many,affine")]
+    /// (one chain, 3 instances), `many` (16 chains, 3 instances; each
+    /// chain's 3 clients always on 3 different instances), `balanced` (16
+    /// chains, every append to the next instance in turn, as a round-robin
+    /// load balancer sends them) and `affine` (15 chains, each through one
+    /// instance).
+    #[arg(long, value_delimiter = ',', default_value = "one,three,many,balanced,affine")]
     phases: Vec<Phase>,
     /// Thoughts of the chain opened on first use (0 skips it).
     #[arg(long, default_value_t = 100_000)]
@@ -49,6 +52,7 @@ enum Phase {
     One,
     Three,
     Many,
+    Balanced,
     Affine,
 }
 
@@ -92,13 +96,18 @@ async fn run(args: Args, url: String) {
         let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
         println!("16 chains, 3 instances, {} clients: {many:.0} appends/s ({})", 3 * per, machine(work, args.appends));
     }
+    if has(Phase::Balanced) {
+        let work = MachineWork::now();
+        let balanced = appends_through(&client, &bases, Balancer::RoundRobin, |c| format!("balanced-{}", c % 16), 3 * per, args.appends).await;
+        println!("16 chains, 3 instances behind a round-robin balancer, {} clients: {balanced:.0} appends/s ({})", 3 * per, machine(work, args.appends));
+    }
     if has(Phase::Affine) {
         // What a chain-affine load balancer gives: no two instances race on one chain.
         let work = MachineWork::now();
         let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
         println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s ({})", 3 * per, machine(work, args.appends));
     }
-    let phases_run = [Phase::One, Phase::Three, Phase::Many, Phase::Affine].into_iter().filter(|p| has(*p)).count() as u64;
+    let phases_run = [Phase::One, Phase::Three, Phase::Many, Phase::Balanced, Phase::Affine].into_iter().filter(|p| has(*p)).count() as u64;
 
     // B first takes in everything the phases above appended, so the lag is measured on a quiet daemon.
     let drained = Instant::now();
