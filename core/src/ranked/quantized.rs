@@ -284,6 +284,29 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever the dimension and the components, a quantized cosine
+        /// is the exact one within rounding, and never overflows.
+        #[test]
+        fn any_dimension_gives_the_exact_cosine_within_rounding(dim in 1usize..3_000, seed in proptest::prelude::any::<u64>(), spread in 0.0f32..4.0) {
+            let mut x = seed | 1;
+            let mut draw = || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // One large shared part (as real vectors have) and a spread of their own.
+                1.0 + spread * ((x >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
+            };
+            let a: Vec<f32> = (0..dim).map(|_| draw()).collect();
+            let b: Vec<f32> = (0..dim).map(|_| draw()).collect();
+            let rows: QuantizedRows<i16> = [Some(a.clone())].into_iter().collect();
+            let got = rows.cosine(&rows.query(&b).unwrap(), 0).unwrap();
+            let exact = cosine(&a, &b);
+            proptest::prop_assert!((got - exact).abs() < 2e-3, "{dim}: {got} against {exact}");
+        }
+    }
+
     #[test]
     fn quantized_cosines_stay_within_a_hundredth_of_the_exact_ones() {
         let e = HashedNgramEmbedder::default();
