@@ -6,8 +6,9 @@
 //! similarity), so recall there says little about a real model. Here the
 //! thoughts are real English sentences: the comments and prose of the text
 //! files on the machine (Cargo's registry sources, rustup's toolchains,
-//! Python's library, `/usr/share`: `.rs`, `.py`, `.md`, `.txt`, and
-//! `.html` without its tags), split into
+//! Python's library, `/usr/share`: `.rs`, `.py`, `.md`, `.txt`, `.rst`,
+//! the comments of `.js`, `.ts`, `.c`, `.h`, `.cc`, `.cpp`, and `.html`
+//! without its tags), split into
 //! sentences and deduplicated, files in path order; every
 //! `--every`-th sentence is held out as a query. The vectors come from the
 //! static word-embedding model (`scripts/make-static-model.sh`). For each
@@ -160,7 +161,7 @@ fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() && !p.is_symlink() {
             text_files(&p, out);
-        } else if p.extension().is_some_and(|x| ["rs", "py", "md", "txt", "html"].iter().any(|k| x == *k)) {
+        } else if p.extension().is_some_and(|x| ["rs", "py", "md", "txt", "html", "js", "ts", "c", "h", "cc", "cpp", "rst"].iter().any(|k| x == *k)) {
             out.push(p);
         }
     }
