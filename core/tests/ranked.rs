@@ -66,7 +66,7 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     assert_eq!(top["matched_terms"], json!(["painting", "sunrises"]));
     assert_eq!(top["match_sources"], json!(["content"]));
     let s = &top["score"];
-    for k in ["lexical", "expansion", "graph", "relation", "importance", "recency", "context", "stretch", "agent", "total"] {
+    for k in ["lexical", "expansion", "graph", "relation", "importance", "recency", "context", "stretch", "agent", "length", "total"] {
         assert!(s[k].is_number(), "score.{k} missing: {s}");
     }
     assert_eq!(s["vector"], 0.0, "no vector signal without a provider");
@@ -77,7 +77,7 @@ fn ranked_search_finds_stemmed_matches_and_explains_scores() {
     }
     let cohesion = s["context"].as_f64().unwrap() + s["stretch"].as_f64().unwrap();
     assert!((s["session_cohesion"].as_f64().unwrap() - cohesion).abs() < 1e-6, "{s}");
-    let sum: f64 = ["lexical", "expansion", "graph", "relation", "importance", "recency", "context", "stretch", "agent"].iter().map(|k| s[k].as_f64().unwrap()).sum();
+    let sum: f64 = ["lexical", "expansion", "graph", "relation", "importance", "recency", "context", "stretch", "agent", "length"].iter().map(|k| s[k].as_f64().unwrap()).sum();
     assert!((sum - s["total"].as_f64().unwrap()).abs() < 1e-4);
     assert_eq!(top["thought"]["content"], "We painted a sunrise over the lake last summer.");
 }
@@ -89,8 +89,10 @@ fn tags_concepts_and_agents_are_searchable_fields() {
     assert_eq!(indices(&r), vec![1]);
     assert_eq!(r["results"][0]["match_sources"], json!(["tags", "concepts"]));
     let r = ranked(&db, json!({"text": "bob"}));
-    assert_eq!(indices(&r), vec![3, 1], "agent matches, newest first on ties");
-    assert_eq!(r["results"][0]["match_sources"], json!(["agent"]));
+    assert_eq!(indices(&r), vec![1, 3], "agent matches; of two that match alike, the one that says more first (the length part)");
+    assert_eq!(r["results"][1]["match_sources"], json!(["agent"]));
+    let length = |i: usize| r["results"][i]["score"]["length"].as_f64().unwrap();
+    assert!(length(0) > 0.0 && length(1) < 0.0, "the longer one above the chain's mean content length, the shorter below");
 }
 
 #[test]

@@ -47,6 +47,10 @@
 //!   that names someone is mostly answered by what that someone wrote
 //!   ("What do Melanie's kids like?"), yet BM25 saturates a name that sits
 //!   on half the thoughts of a two-person chat to almost nothing.
+//! * `length` — `LENGTH_WEIGHT * s * ln(len / mean)`, the log clamped to
+//!   ±1: a thought's content words against the chain's mean. Among
+//!   thoughts that score alike, the one that says more is likelier to hold
+//!   the answer (BM25 has already divided each word's frequency by length).
 //! * `stretch` — how much of the query the stretch around a thought covers:
 //!   `STRETCH_WEIGHT * s * covered / query`, with `query` the summed IDF of
 //!   the query's terms, `covered` the summed IDF of those matched by some
@@ -81,7 +85,7 @@ use crate::chain::Chain;
 
 pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP_MS, CONTEXT_REPLY_BOOST, CONTEXT_SEEDS, CONTEXT_VECTOR_SHARE, CONTEXT_WEIGHT, CONTEXT_WINDOW};
 pub use super::graph::{edge_weight, GraphOptions, GRAPH_DECAY, MAX_GRAPH_SEEDS};
-pub use super::hits::{RankedHit, RankedResults, ScoreParts, AGENT_WEIGHT, IMPORTANCE_WEIGHT, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT};
+pub use super::hits::{RankedHit, RankedResults, ScoreParts, AGENT_WEIGHT, IMPORTANCE_WEIGHT, LENGTH_WEIGHT, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT};
 pub use super::lexical::PHRASE_WEIGHT;
 pub use super::query::{embed_query, exists_as_of, known_word_vectors, query_terms, RankedQuery, WordVectors, MAX_QUERY_TERMS};
 pub use super::stretch::{stretch_neighbours, STRETCH_WEIGHT, STRETCH_WINDOW};
@@ -141,7 +145,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // Admitted candidates with everything but the stretch and the small
     // signals; those that cannot make the cut even with them are never
     // fully scored.
-    let mut partial = partial_scores(&acc, admit, best_lexical);
+    let mut partial = partial_scores(index, &acc, admit, best_lexical);
     let total = partial.len() + dropped.iter().filter(|d| acc.get(**d).is_none() && admit(**d)).count();
     let query_idf: f32 = idfs.iter().sum();
     let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;

@@ -53,6 +53,8 @@ pub struct ScoreReply {
     pub stretch: f64,
     /// The `agent` part (see `ranked/README.md`).
     pub agent: f64,
+    /// The `length` part: the thought's length against the chain's mean (see `ranked/README.md`).
+    pub length: f64,
     /// The `vector` part; 0 without an embedding provider.
     pub vector: f64,
     /// The final score.
@@ -70,7 +72,7 @@ pub struct ScoreReply {
 impl From<&ScoreParts> for ScoreReply {
     fn from(parts: &ScoreParts) -> Self {
         // Destructured without `..`: a new part must be placed here.
-        let ScoreParts { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, vector, rrf, total } = *parts;
+        let ScoreParts { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, length, vector, rrf, total } = *parts;
         ScoreReply {
             lexical: lexical.into(),
             expansion: expansion.into(),
@@ -81,6 +83,7 @@ impl From<&ScoreParts> for ScoreReply {
             context: context.into(),
             stretch: stretch.into(),
             agent: agent.into(),
+            length: length.into(),
             vector: vector.map_or(0.0, f64::from),
             total: total.into(),
             session_cohesion: (context + stretch).into(),
