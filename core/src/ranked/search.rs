@@ -1,5 +1,5 @@
 //! Ranked search over one chain: BM25F seeds, graph expansion over refs and
-//! typed relations, small importance and recency signals, and (when the
+//! typed relations, small importance, recency and length signals, and (when the
 //! host registered an embedding provider) a vector similarity fused in.
 //!
 //! Each result's total is the sum of its parts, all reported:
