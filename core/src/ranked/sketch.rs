@@ -11,7 +11,8 @@
 //! angles between them are small and many planes leave all of them on one
 //! side. Each vector is therefore sketched less the chain's centre, the
 //! mean of its first [`CENTRE_SAMPLE`] vectors (sketches made before the
-//! centre was known are made again then, so all of them always agree); a
+//! centre was known are made again then, so all of them always agree:
+//! 25 ms once at 384 dimensions on this machine, against 26 us a push); a
 //! query likewise. The exact comparison that follows uses the vectors
 //! themselves. Measured on real sentence vectors (`vector-recall` in the
 //! tests crate, 370k thoughts), a shortlist of one thought in 20 by 512
