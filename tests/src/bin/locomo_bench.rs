@@ -361,6 +361,9 @@ fn main() {
     let names: Vec<&str> = convs.iter().map(|c| c.name.as_str()).collect();
     let earlier = against.map(|p| read_outcomes(&p, &outcomes));
     rotation(&names, &outcomes, overall, earlier.as_deref());
+    if let Some(mut out) = dump {
+        out.flush().unwrap_or_else(|e| fail(format!("cannot write the dump: {e}")));
+    }
     if let Some(p) = save {
         let text: String = outcomes.iter().map(|o| format!("{} {} {} {} {}\n", o.0, o.1, o.2, o.3, o.4)).collect();
         std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
