@@ -5,10 +5,14 @@
 //! talks REST to it; [`mcp`] is a minimal streamable-HTTP MCP client
 //! (JSON-RPC over HTTP) for driving the MCP endpoint directly;
 //! [`spec_walk`] is the conformance sequence shared by the core and WASI tests;
-//! [`bench`] holds the REST bench binaries' appends and event reader.
+//! [`bench`] holds the REST bench binaries' appends and event reader;
+//! [`locomo`] and [`longmemeval`] read the retrieval benchmarks' files and
+//! [`embedders`] gives the retrieval benches their embedding providers.
 
 pub mod bench;
 pub mod daemon;
+pub mod embedders;
 pub mod locomo;
+pub mod longmemeval;
 pub mod mcp;
 pub mod spec_walk;

@@ -34,13 +34,9 @@
 //! (a saved earlier run over the same files) adds, per fold, the change in
 //! the tuning and left-out R@10 and R@5, and how many folds win on each.
 
-use mentisdb_core::ranked::embedding::embedding_text;
-use mentisdb_core::ranked::{EmbeddingProvider, HashedNgramEmbedder};
-use mentisdb_embed_minilm::MiniLm;
-use mentisdb_embed_static::StaticEmbedder;
-use mentisdb_tests::locomo::{load, Conversation};
-use std::collections::HashMap;
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
+use mentisdb_tests::embedders::{self, core_texts, Choice, Ingested};
+use mentisdb_tests::locomo::{load, Conversation};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -50,78 +46,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const LIMIT: usize = 10;
-
-/// A provider whose vectors were computed ahead, in parallel (the core
-/// embeds one thought at a time under the chain's write lock).
-#[derive(Debug)]
-struct Precomputed {
-    name: String,
-    vectors: HashMap<String, Vec<f32>>,
-    inner: Arc<dyn EmbeddingProvider>,
-}
-
-impl Precomputed {
-    /// Embeds `texts` not already in the cache file at `cache` (vectors of
-    /// a deterministic model never change), with `threads` threads.
-    fn new(inner: Arc<dyn EmbeddingProvider>, texts: Vec<String>, threads: usize, cache: &Path) -> Self {
-        let t0 = Instant::now();
-        let mut vectors = read_cache(cache);
-        let todo: Vec<String> = texts.into_iter().filter(|t| !vectors.contains_key(t)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-        let cached = vectors.len();
-        if !todo.is_empty() {
-            let chunks: Vec<Vec<String>> = todo.chunks(todo.len().div_ceil(threads.max(1)).max(1)).map(|c| c.to_vec()).collect();
-            let fresh: Vec<(String, Vec<f32>)> = std::thread::scope(|s| {
-                let handles: Vec<_> = chunks
-                    .into_iter()
-                    .map(|chunk| {
-                        let inner = inner.clone();
-                        s.spawn(move || chunk.into_iter().filter_map(|t| inner.embed(&t).map(|v| (t, v))).collect::<Vec<_>>())
-                    })
-                    .collect();
-                handles.into_iter().flat_map(|h| h.join().expect("embedding thread")).collect()
-            });
-            vectors.extend(fresh);
-            write_cache(cache, &vectors);
-        }
-        eprintln!("embedded {} texts with {} in {:.1}s ({cached} from {})", todo.len(), inner.name(), t0.elapsed().as_secs_f64(), cache.display());
-        Precomputed { name: inner.name().to_string(), vectors, inner }
-    }
-}
-
-fn read_cache(path: &Path) -> HashMap<String, Vec<f32>> {
-    let mut out = HashMap::new();
-    let Ok(b) = std::fs::read(path) else { return out };
-    let mut i = 0;
-    let u32_at = |i: usize| b.get(i..i + 4).map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]) as usize);
-    while let (Some(tl), Some(vl)) = (u32_at(i), u32_at(i + 4)) {
-        let (ts, vs) = (i + 8, i + 8 + tl);
-        let Some(text) = b.get(ts..vs).and_then(|t| std::str::from_utf8(t).ok()) else { break };
-        let Some(raw) = b.get(vs..vs + 4 * vl) else { break };
-        out.insert(text.to_string(), raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect());
-        i = vs + 4 * vl;
-    }
-    out
-}
-
-fn write_cache(path: &Path, vectors: &HashMap<String, Vec<f32>>) {
-    let mut b = Vec::new();
-    for (t, v) in vectors {
-        b.extend((t.len() as u32).to_le_bytes());
-        b.extend((v.len() as u32).to_le_bytes());
-        b.extend(t.as_bytes());
-        v.iter().for_each(|x| b.extend(x.to_le_bytes()));
-    }
-    let _ = std::fs::write(path, b);
-}
-
-impl EmbeddingProvider for Precomputed {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn embed(&self, text: &str) -> Option<Vec<f32>> {
-        self.vectors.get(text).cloned().or_else(|| self.inner.embed(text))
-    }
-}
 
 /// Where tool calls go.
 enum Target {
@@ -272,32 +196,20 @@ fn main() {
         }
         None => {
             let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");
-            if hybrid {
-                db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
-            }
-            if let Some(file) = &static_model {
-                let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-                let model = StaticEmbedder::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-                db.set_embedding_provider(Some(Arc::new(model)));
-            }
-            if let Some(dir) = &minilm {
-                let model: Arc<dyn EmbeddingProvider> = Arc::new(MiniLm::load(dir).unwrap_or_else(|e| panic!("{e}")));
-                // What the core embeds: each turn as `embedding_text` gives it,
-                // each question, and every word of both (the index embeds a
-                // term as the word it first saw; labels' terms as themselves).
-                let a = mentisdb_core::ranked::Analyzer;
-                let turns = convs.iter().flat_map(|c| c.turns.iter());
-                let mut texts: Vec<String> = turns.clone().map(|t| embedding_text(&t.0).to_string()).chain(convs.iter().flat_map(|c| c.questions.iter().map(|q| q.0.clone()))).collect();
-                let words: Vec<String> = turns
-                    .flat_map(|t| a.tokens(&t.0).into_iter().map(|t| t.surface).chain(a.label_terms(&format!("dia:{}", t.2))).chain(a.label_terms(&t.1)))
-                    .chain(convs.iter().flat_map(|c| c.questions.iter().flat_map(|q| a.tokens(&q.0).into_iter().map(|t| t.surface))))
-                    .collect();
-                texts.extend(words);
-                // v2: vectors of the matrix-product forward pass (they differ
-                // from the first implementation's in the last float digits).
-                let cache = std::env::temp_dir().join("mentisdb-locomo-minilm-v2.cache");
-                db.set_embedding_provider(Some(Arc::new(Precomputed::new(model, texts, 2, &cache))));
-            }
+            let choice = match (&minilm, &static_model) {
+                (Some(dir), _) => Choice::MiniLm(dir.clone()),
+                (None, Some(file)) => Choice::Static(file.clone()),
+                (None, None) if hybrid => Choice::HashedNgram,
+                (None, None) => Choice::Lexical,
+            };
+            let texts = || {
+                let tags: Vec<Vec<String>> = convs.iter().flat_map(|c| c.turns.iter().map(|t| vec![format!("dia:{}", t.2)])).collect();
+                let turns = convs.iter().flat_map(|c| c.turns.iter()).zip(&tags).map(|(t, tags)| Ingested { content: &t.0, agent: &t.1, tags });
+                core_texts(turns, convs.iter().flat_map(|c| c.questions.iter().map(|q| q.0.as_str())))
+            };
+            // v2: vectors of the matrix-product forward pass (they differ
+            // from the first implementation's in the last float digits).
+            db.set_embedding_provider(embedders::provider(&choice, texts, "mentisdb-locomo-minilm-v2.cache"));
             Target::InProcess(Box::new(db))
         }
     };
