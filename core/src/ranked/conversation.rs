@@ -24,6 +24,9 @@ pub const CONTEXT_SEEDS: usize = 256;
 /// that only resembles the question in meaning is weaker evidence that its
 /// neighbours answer it than one that shares the question's words.
 pub const CONTEXT_VECTOR_SHARE: f32 = 0.5;
+/// Share of the smaller of a thought's context and its own match taken
+/// back from its context ([`overlap_with_own_match`]).
+pub const CONTEXT_OVERLAP: f32 = 0.25;
 
 /// What a direct match lends its neighbours (before the weight, the decay
 /// and the reply boost): `lexical + expansion + CONTEXT_VECTOR_SHARE * vector`.
@@ -75,6 +78,19 @@ pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
 /// shares, so near-ness adds at most the larger of the two and a neighbour
 /// that also refs a match cannot outrank the match. Runs after the graph
 /// stage.
+/// Takes from a thought's `context` [`CONTEXT_OVERLAP`] times the smaller
+/// of it and the thought's own match (`lexical + expansion + vector`): a
+/// thought matched both by itself and by its neighbours mostly shows the
+/// same thing twice (the stretch is about the question's subject), so the
+/// smaller of the two counts three quarters. A thought with no match of its
+/// own keeps all its context.
+pub(crate) fn overlap_with_own_match(acc: &mut Accumulators) {
+    for a in acc.accs.iter_mut() {
+        let own = a.lexical + a.expansion + a.vector.unwrap_or(0.0).max(0.0);
+        a.context -= CONTEXT_OVERLAP * a.context.min(own);
+    }
+}
+
 pub(crate) fn yield_to_graph(acc: &mut Accumulators) {
     for a in acc.accs.iter_mut() {
         a.context = (a.context - a.graph - a.relation).max(0.0);
@@ -149,6 +165,19 @@ mod tests {
         let ctx1 = acc.get(1).unwrap().context;
         let expected = CONTEXT_WEIGHT * (1.5 + CONTEXT_VECTOR_SHARE * 2.0) + CONTEXT_WEIGHT * CONTEXT_VECTOR_SHARE * 2.0;
         assert!((ctx1 - expected).abs() < 1e-6, "both neighbours lend, the vector-only one its share: {ctx1} vs {expected}");
+    }
+
+    #[test]
+    fn context_counts_the_smaller_of_itself_and_the_own_match_three_quarters() {
+        let mut acc = Accumulators::new(3);
+        *acc.entry(0) = Acc { doc: 0, context: 1.0, lexical: 1.5, expansion: 0.5, ..Acc::default() };
+        *acc.entry(1) = Acc { doc: 1, context: 1.0, lexical: 0.25, vector: Some(0.25), ..Acc::default() };
+        *acc.entry(2) = Acc { doc: 2, context: 1.0, vector: Some(-0.5), ..Acc::default() };
+        overlap_with_own_match(&mut acc);
+        let ctx = |d: u32| acc.get(d).unwrap().context;
+        assert_eq!(ctx(0), 1.0 - CONTEXT_OVERLAP * 1.0, "own match 2 > context 1: the context counts 3/4");
+        assert_eq!(ctx(1), 1.0 - CONTEXT_OVERLAP * 0.5, "own match 0.5 < context 1: that half counts 3/4");
+        assert_eq!(ctx(2), 1.0, "no match of its own (a negative vector part is none): all its context");
     }
 
     #[test]

@@ -106,15 +106,20 @@ pub(crate) fn agent_part(a: &Acc, best_lexical: f32) -> f32 {
 }
 
 /// `length`: `LENGTH_WEIGHT * best_lexical * ln(len / mean)`, the log
-/// clamped to ±1 (a thought e times longer than the chain's mean content
+/// clamped to ±1 (a thought e times longer than its author's mean content
 /// or more gains a tenth of the best lexical score, one e times shorter
 /// loses as much): `len` is the thought's content in words as the index
-/// counts them (stopwords aside), `mean` the chain's. BM25 rightly divides
-/// a word's frequency by the length, but among thoughts that score alike
-/// the one that says more is likelier to hold the answer: in LoCoMo's top
-/// 10, turns of 25 words or more are evidence 14.9% of the time, turns
-/// under 10 words 2.7%.
-pub(crate) fn length_part(index: &RankedIndex, doc: u32, mean: f32, best_lexical: f32) -> f32 {
+/// counts them (stopwords aside), `mean` its author's
+/// ([`RankedIndex::author_mean_content_len`]: the thoughts of its
+/// `agent_id`, drawn toward the chain's mean). BM25 rightly divides a
+/// word's frequency by the length, but among thoughts that score alike the
+/// one that says more is likelier to hold the answer: in LoCoMo's top 10,
+/// turns of 25 words or more are evidence 14.9% of the time, turns under 10
+/// words 2.7%. Against its author's mean, not the chain's: where one writer
+/// is always long (an assistant's replies beside a user's short
+/// statements) the chain's mean would favour everything that writer wrote.
+pub(crate) fn length_part(index: &RankedIndex, doc: u32, best_lexical: f32) -> f32 {
+    let mean = index.author_mean_content_len(doc);
     let len = f32::from(index.field_lens(doc)[Field::Content as usize]);
     if mean <= 0.0 || best_lexical <= 0.0 {
         return 0.0;
@@ -123,19 +128,13 @@ pub(crate) fn length_part(index: &RankedIndex, doc: u32, mean: f32, best_lexical
     LENGTH_WEIGHT * best_lexical * ratio.clamp(-1.0, 1.0)
 }
 
-/// The chain's mean content length in words, for [`length_part`].
-pub(crate) fn mean_content_len(index: &RankedIndex) -> f32 {
-    index.avg_field_lens()[Field::Content as usize]
-}
-
 /// Every admitted candidate with its score so far: everything but the
 /// stretch and the small signals (importance, recency).
 pub(crate) fn partial_scores(index: &RankedIndex, acc: &Accumulators, admit: impl Fn(u32) -> bool, best_lexical: f32) -> Vec<(f32, u32)> {
-    let mean = mean_content_len(index);
     acc.accs
         .iter()
         .filter(|a| admit(a.doc))
-        .map(|a| (a.lexical + a.expansion + a.graph + a.relation + a.context + agent_part(a, best_lexical) + length_part(index, a.doc, mean, best_lexical) + a.vector.unwrap_or(0.0), a.doc))
+        .map(|a| (a.lexical + a.expansion + a.graph + a.relation + a.context + agent_part(a, best_lexical) + length_part(index, a.doc, best_lexical) + a.vector.unwrap_or(0.0), a.doc))
         .collect()
 }
 
@@ -156,7 +155,6 @@ pub(crate) fn prune(partial: &mut Vec<(f32, u32)>, limit: usize, headroom: f32) 
 pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accumulators, partial: &[(f32, u32)], as_of_ms: Option<i64>, hybrid: bool, best_lexical: f32) -> Vec<(f32, u32, ScoreParts)> {
     let n = index.len();
     let now = as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
-    let mean = mean_content_len(index);
     partial
         .iter()
         .map(|&(_, doc)| {
@@ -166,7 +164,7 @@ pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accum
             let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
             let agent = agent_part(a, best_lexical);
-            let length = length_part(index, doc, mean, best_lexical);
+            let length = length_part(index, doc, best_lexical);
             let total = a.lexical + a.expansion + a.graph + a.relation + a.context + a.stretch + agent + length + importance + recency + vector.unwrap_or(0.0);
             (total, doc, ScoreParts { lexical: a.lexical, expansion: a.expansion, graph: a.graph, relation: a.relation, importance, recency, context: a.context, stretch: a.stretch, agent, length, vector, rrf: 0.0, total })
         })
@@ -232,17 +230,49 @@ mod tests {
             c.commit(t);
         }
         let index = c.ranked_index();
-        let mean = mean_content_len(&index);
         let words: Vec<u16> = (0..4).map(|d| index.field_lens(d)[Field::Content as usize]).collect();
         assert_eq!(words, vec![1, 2, 7, 0], "content words, stopwords aside");
-        assert!((mean - 10.0 / 4.0).abs() < 1e-6, "their mean over every thought: {mean}");
-        let part = |doc| length_part(&index, doc, mean, 2.0);
+        let mean = index.author_mean_content_len(0);
+        assert!((mean - 10.0 / 4.0).abs() < 1e-6, "one author: the chain's mean over every thought: {mean}");
+        let part = |doc| length_part(&index, doc, 2.0);
         assert!((part(1) - LENGTH_WEIGHT * 2.0 * (2.0f32 / 2.5).ln()).abs() < 1e-6, "ln(len / mean) times a tenth of the best: {}", part(1));
         assert_eq!(part(2), LENGTH_WEIGHT * 2.0, "e times the mean or more: at most a tenth of the best lexical score");
         assert_eq!(part(3), -LENGTH_WEIGHT * 2.0, "no content words: at least minus a tenth");
         assert!(part(0) < part(1) && part(1) < part(2));
-        assert_eq!(length_part(&index, 2, mean, 0.0), 0.0, "no lexical match, no length part");
-        assert_eq!(length_part(&index, 2, 0.0, 2.0), 0.0, "a chain without content words");
+        assert_eq!(length_part(&index, 2, 0.0), 0.0, "no lexical match, no length part");
+        let mut empty = crate::chain::Chain::new("empty", crate::record::ChainFormat::Binary);
+        let t = empty.prepare_append(crate::chain::NewThought::new("ada", crate::thought::ThoughtType::FactLearned, "the"), crate::timestamp::format_rfc3339_millis(1_700_000_000_000), "id".into(), [0; 16]).unwrap();
+        empty.commit(t);
+        assert_eq!(length_part(&empty.ranked_index(), 0, 2.0), 0.0, "a chain without content words");
+    }
+
+    #[test]
+    fn the_length_part_measures_a_thought_against_its_own_authors_mean() {
+        let mut c = crate::chain::Chain::new("two", crate::record::ChainFormat::Binary);
+        let long = "paint fences blue summer morning light violet river stones";
+        let mut items: Vec<(&str, &str)> = Vec::new();
+        for _ in 0..40 {
+            items.push(("user", "paint fences"));
+            items.push(("assistant", long));
+        }
+        items.push(("user", "paint fences blue summer"));
+        items.push(("newcomer", long));
+        for (i, (agent, content)) in items.iter().enumerate() {
+            let t = crate::chain::NewThought::new(agent, crate::thought::ThoughtType::FactLearned, content);
+            let t = c.prepare_append(t, crate::timestamp::format_rfc3339_millis(1_700_000_000_000 + i as i64), format!("id-{i}"), [0; 16]).unwrap();
+            c.commit(t);
+        }
+        let index = c.ranked_index();
+        let chain_mean = index.avg_field_lens()[Field::Content as usize];
+        let user = index.author_mean_content_len(0);
+        let assistant = index.author_mean_content_len(1);
+        assert!(user < 3.0 && assistant > 8.0 && (3.0..8.0).contains(&chain_mean), "user {user}, assistant {assistant}, chain {chain_mean}");
+        let part = |doc| length_part(&index, doc, 1.0);
+        assert!(part(1).abs() < 0.01, "an assistant reply as long as its others gains about nothing: {}", part(1));
+        assert!(part(80) > 0.03, "a user turn twice the user's usual length gains: {}", part(80));
+        assert!(4.0 < chain_mean, "against the chain's mean it would have lost");
+        let against_chain = LENGTH_WEIGHT * (9.0 / chain_mean).ln();
+        assert!(part(81) > 0.8 * against_chain && part(81) < against_chain, "an author with one thought is measured mostly against the chain: {} vs {against_chain}", part(81));
     }
 
     #[test]

@@ -95,6 +95,11 @@ pub struct RankedIndex {
     /// Whether each thought's content asks a question.
     asks: Vec<bool>,
     session_ids: BTreeMap<String, u32>,
+    /// Interned `agent_id` of each thought (its author).
+    authors: Vec<u32>,
+    author_ids: BTreeMap<String, u32>,
+    /// Per author: content words summed (as `field_lens` counts them) and thoughts.
+    author_content: Vec<(u64, u32)>,
     /// Every thought's content as term ids, in order (stopwords dropped),
     /// one after another; thought `doc` ends at `content_ends[doc]`.
     content_terms: Vec<u32>,
@@ -114,6 +119,10 @@ impl std::fmt::Debug for RankedIndex {
             .finish_non_exhaustive()
     }
 }
+
+/// How many thoughts of the chain's mean length an author's mean content
+/// length starts from ([`RankedIndex::author_mean_content_len`]).
+pub const AUTHOR_PRIOR_THOUGHTS: f32 = 10.0;
 
 /// The session of a thought without `session_id`.
 pub const NO_SESSION: u32 = u32::MAX;
@@ -202,6 +211,14 @@ impl RankedIndex {
             None => NO_SESSION,
         };
         self.sessions.push(session);
+        let next = self.author_ids.len() as u32;
+        let author = *self.author_ids.entry(t.agent_id.clone()).or_insert(next);
+        if author == next {
+            self.author_content.push((0, 0));
+        }
+        let sums = &mut self.author_content[author as usize];
+        *sums = (sums.0 + u64::from(lens[Field::Content as usize]), sums.1 + 1);
+        self.authors.push(author);
         self.asks.push(asks_question(&t.content));
         self.edges.add(t);
         // The thought and the words it brought to the chain, in one batch.
@@ -311,6 +328,17 @@ impl RankedIndex {
             *o = s as f32 / n;
         }
         out
+    }
+
+    /// The mean content length (in words, as [`Self::field_lens`] counts
+    /// them) of the thoughts by `doc`'s author (its `agent_id`), drawn
+    /// toward the chain's mean by [`AUTHOR_PRIOR_THOUGHTS`] thoughts of the
+    /// chain's mean length: an author with few thoughts is measured mostly
+    /// against the chain.
+    pub fn author_mean_content_len(&self, doc: u32) -> f32 {
+        let (sum, count) = self.author_content[self.authors[doc as usize] as usize];
+        let chain = self.avg_field_lens()[Field::Content as usize];
+        (sum as f32 + AUTHOR_PRIOR_THOUGHTS * chain) / (count as f32 + AUTHOR_PRIOR_THOUGHTS)
     }
 
     /// Timestamp (epoch ms) of thought `doc`.

@@ -41,14 +41,20 @@
 //!   graph shares both mean "near a match", so they do not stack: the
 //!   reported `context` is only what exceeds `graph + relation`
 //!   (`max(context - graph - relation, 0)`), and a thought's near-ness adds
-//!   `max(graph + relation, context)` to its total.
+//!   `max(graph + relation, context)` to its total. Nor does context stack
+//!   fully with the thought's own match: `CONTEXT_OVERLAP` times the
+//!   smaller of the two (own match: `lexical + expansion + vector`) is
+//!   taken back from it, since both mostly show that the stretch is about
+//!   the question's subject.
 //! * `agent` — `AGENT_WEIGHT * s` (`s` the best lexical score) when a query
 //!   term matches the thought's agent field (id, name, owner): a question
 //!   that names someone is mostly answered by what that someone wrote
 //!   ("What do Melanie's kids like?"), yet BM25 saturates a name that sits
 //!   on half the thoughts of a two-person chat to almost nothing.
 //! * `length` — `LENGTH_WEIGHT * s * ln(len / mean)`, the log clamped to
-//!   ±1: a thought's content words against the chain's mean. Among
+//!   ±1: a thought's content words against its author's mean (its
+//!   `agent_id`'s thoughts, drawn toward the chain's mean by
+//!   `AUTHOR_PRIOR_THOUGHTS` thoughts). Among
 //!   thoughts that score alike, the one that says more is likelier to hold
 //!   the answer (BM25 has already divided each word's frequency by length).
 //! * `stretch` — how much of the query the stretch around a thought covers:
@@ -72,7 +78,7 @@
 
 use super::candidates::{Accumulators, Scope};
 pub use super::candidates::MAX_MATCH_CANDIDATES;
-use super::conversation::{lend_context, yield_to_graph};
+use super::conversation::{lend_context, overlap_with_own_match, yield_to_graph};
 use super::expansion::score_expansions;
 use super::graph::spread_graph;
 use super::hits::{best_hits, full_scores, partial_scores, prune};
@@ -83,7 +89,7 @@ use super::stretch::{add_stretch, max_stretch};
 use super::vectors::score_vectors;
 use crate::chain::Chain;
 
-pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP_MS, CONTEXT_REPLY_BOOST, CONTEXT_SEEDS, CONTEXT_VECTOR_SHARE, CONTEXT_WEIGHT, CONTEXT_WINDOW};
+pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP_MS, CONTEXT_OVERLAP, CONTEXT_REPLY_BOOST, CONTEXT_SEEDS, CONTEXT_VECTOR_SHARE, CONTEXT_WEIGHT, CONTEXT_WINDOW};
 pub use super::graph::{edge_weight, GraphOptions, GRAPH_DECAY, MAX_GRAPH_SEEDS};
 pub use super::hits::{RankedHit, RankedResults, ScoreParts, AGENT_WEIGHT, IMPORTANCE_WEIGHT, LENGTH_WEIGHT, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT};
 pub use super::lexical::PHRASE_WEIGHT;
@@ -141,6 +147,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
         spread_graph(index, &q.graph, q.limit, &scope, &mut acc);
     }
     yield_to_graph(&mut acc);
+    overlap_with_own_match(&mut acc);
 
     // Admitted candidates with everything but the stretch and the small
     // signals; those that cannot make the cut even with them are never
