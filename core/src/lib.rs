@@ -111,7 +111,7 @@ pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};
 pub use checkpoint::LatestCheckpoint;
 pub use proofs::{ConsistencyProof, InclusionProof};
-pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, DEFAULT_DEDUP_SCAN_WINDOW};
+pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, WriteCounts, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;

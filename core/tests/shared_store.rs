@@ -7,7 +7,7 @@
 #[macro_use]
 mod common;
 use common::*;
-use mentisdb_core::{naming, ChainFormat, DbConfig, ErrorKind, FixedClock, MemoryStorage, MentisDb, Storage};
+use mentisdb_core::{naming, ChainFormat, DbConfig, ErrorKind, FixedClock, MemoryStorage, MentisDb, Storage, WriteCounts};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -33,6 +33,9 @@ fn appends_through_two_engines_make_one_linear_chain() {
     // A's view is stale: its append loses the race, takes B's record in, re-bases.
     let third = append(&a, "c", "from a again").unwrap()["thought"].clone();
     assert_eq!((third["index"].as_u64(), &third["prev_hash"]), (Some(2), &second["hash"]));
+    // A wrote three times (its first thought, the refused write, the re-based one) and lost one race.
+    assert_eq!(a.write_counts(), WriteCounts { group_writes: 3, lost_races: 1 });
+    assert_eq!(b.write_counts(), WriteCounts { group_writes: 1, lost_races: 0 });
     // B catches up on demand (what a daemon does on a notification naming the object).
     let object = naming::chain_object("c", ChainFormat::Binary);
     assert_eq!(b.catch_up_object(&object).unwrap(), 1);

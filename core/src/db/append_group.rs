@@ -23,11 +23,40 @@ use crate::record;
 use crate::storage::StorageError;
 use crate::thought::Thought;
 use crate::timestamp::format_rfc3339_millis;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How many times one append re-bases onto another writer's appends before
 /// it gives up (each re-base means another engine won the race meanwhile).
 const MAX_REBASES: usize = 64;
+
+/// How the engine's appends reached storage since it opened
+/// ([`MentisDb::write_counts`]): on a store shared by several engines
+/// (PostgreSQL), how often they raced.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WriteCounts {
+    /// Conditional writes of append groups (one storage write each: one
+    /// transaction on PostgreSQL), retries included.
+    pub group_writes: u64,
+    /// Of those, the writes refused because another engine appended to the
+    /// chain first: each lost race re-based its group and wrote it again.
+    pub lost_races: u64,
+}
+
+/// The counters behind [`WriteCounts`].
+#[derive(Debug, Default)]
+pub(super) struct WriteCounters {
+    group_writes: AtomicU64,
+    lost_races: AtomicU64,
+}
+
+impl MentisDb {
+    /// How this engine's appends reached storage since it opened.
+    pub fn write_counts(&self) -> WriteCounts {
+        WriteCounts { group_writes: self.write_counters.group_writes.load(Relaxed), lost_races: self.write_counters.lost_races.load(Relaxed) }
+    }
+}
 
 /// What became of one queued append, or why it failed.
 pub(super) type Outcome = Result<Written, ToolError>;
@@ -196,6 +225,7 @@ impl MentisDb {
             for p in &placed {
                 bytes.extend(record::encode_thought_with_payload(state.chain.format(), &p.thought, Some(p.payload.clone())));
             }
+            self.write_counters.group_writes.fetch_add(1, Relaxed);
             match self.storage.append_at(&slot.object, state.byte_len, &bytes) {
                 Ok(()) => {
                     state.byte_len += bytes.len() as u64;
@@ -213,6 +243,7 @@ impl MentisDb {
                 // group onto the new tip.
                 Err(StorageError::Conflict { actual, .. }) if rebases < MAX_REBASES => {
                     rebases += 1;
+                    self.write_counters.lost_races.fetch_add(1, Relaxed);
                     let announced = self.take_in_kept(key, slot, state, false).is_ok() && state.byte_len >= actual;
                     let caught_up = if announced { Ok(0) } else { self.catch_up_locked(key, slot, state) };
                     if let Err(e) = caught_up {

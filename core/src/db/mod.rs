@@ -37,6 +37,7 @@ mod residency;
 mod rewrites;
 mod shared_store;
 pub use config::{DbConfig, OpenReport, OpenedChain, RebuiltVectors, DEFAULT_DEDUP_SCAN_WINDOW};
+pub use append_group::WriteCounts;
 pub use residency::ResidencyReport;
 
 #[derive(Debug)]
@@ -118,6 +119,8 @@ pub struct MentisDb {
     /// chain read from storage with no lock held is served only if none left
     /// meanwhile ([`MentisDb::slot_or_load`]).
     unloads: std::sync::atomic::AtomicU64,
+    /// Group writes and lost races ([`MentisDb::write_counts`]).
+    write_counters: append_group::WriteCounters,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -192,7 +195,7 @@ impl MentisDb {
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
         let (webhooks, webhooks_problem) = crate::webhooks::WebhookStore::open(storage.as_ref())?;
         report.refused.extend(webhooks_problem.map(|p| (naming::WEBHOOKS_OBJECT.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()), residency, unloads: Default::default() };
+        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()), residency, unloads: Default::default(), write_counters: Default::default() };
         Ok((db, report))
     }
 

@@ -11,6 +11,11 @@
 //!    it (every record read from PostgreSQL and verified), and how much its
 //!    resident memory grew.
 //!
+//! Each throughput phase also prints how the instances' appends reached
+//! PostgreSQL: group writes (one transaction each) and lost races (a write
+//! refused because another instance appended to the chain first, then
+//! re-based and written again) per 1,000 appends (`MentisDb::write_counts`).
+//!
 //! Prints figures; asserts only that requests succeed and every thought
 //! arrives. Start a server as `scripts/stages/25-postgres.sh` does, then
 //! `cargo run --release -p mentisdb-tests --bin mentisdb-pgbench -- --pg-url postgres://mentisdb@127.0.0.1:PORT/postgres`.
@@ -82,30 +87,30 @@ async fn run(args: Args, url: String) {
 
     let has = |p: Phase| args.phases.contains(&p);
     if has(Phase::One) {
-        let work = MachineWork::now();
+        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
         let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
-        println!("one chain, 1 instance, {per} clients: {one:.0} appends/s ({})", machine(work, args.appends));
+        println!("one chain, 1 instance, {per} clients: {one:.0} appends/s ({}; {})", machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
     }
     if has(Phase::Three) {
-        let work = MachineWork::now();
+        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
         let three = appends(&client, &bases, |_| "three".into(), 3 * per, args.appends).await;
-        println!("one chain, 3 instances, {} clients: {three:.0} appends/s ({})", 3 * per, machine(work, args.appends));
+        println!("one chain, 3 instances, {} clients: {three:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
     }
     if has(Phase::Many) {
-        let work = MachineWork::now();
+        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
         let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
-        println!("16 chains, 3 instances, {} clients: {many:.0} appends/s ({})", 3 * per, machine(work, args.appends));
+        println!("16 chains, 3 instances, {} clients: {many:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
     }
     if has(Phase::Balanced) {
-        let work = MachineWork::now();
+        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
         let balanced = appends_through(&client, &bases, Balancer::RoundRobin, |c| format!("balanced-{}", c % 16), 3 * per, args.appends).await;
-        println!("16 chains, 3 instances behind a round-robin balancer, {} clients: {balanced:.0} appends/s ({})", 3 * per, machine(work, args.appends));
+        println!("16 chains, 3 instances behind a round-robin balancer, {} clients: {balanced:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
     }
     if has(Phase::Affine) {
         // What a chain-affine load balancer gives: no two instances race on one chain.
-        let work = MachineWork::now();
+        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
         let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
-        println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s ({})", 3 * per, machine(work, args.appends));
+        println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
     }
     let phases_run = [Phase::One, Phase::Three, Phase::Many, Phase::Balanced, Phase::Affine].into_iter().filter(|p| has(*p)).count() as u64;
 
@@ -156,6 +161,18 @@ async fn run(args: Args, url: String) {
     for d in daemons {
         d.shutdown().await;
     }
+}
+
+/// Group writes and lost races summed over the instances.
+fn write_counts(daemons: &[mentisdb_native::RunningDaemon]) -> (u64, u64) {
+    daemons.iter().map(|d| d.db.write_counts()).fold((0, 0), |acc, c| (acc.0 + c.group_writes, acc.1 + c.lost_races))
+}
+
+/// How the instances' writes went during a phase of `appends` appends:
+/// storage writes (one transaction each) and lost races per 1,000 appends.
+fn races(before: (u64, u64), after: (u64, u64), appends: usize) -> String {
+    let per = |n: u64| n as f64 * 1000.0 / appends.max(1) as f64;
+    format!("{:.0} group writes and {:.0} lost races per 1,000 appends", per(after.0 - before.0), per(after.1 - before.1))
 }
 
 /// What the machine spent on a phase's appends.
