@@ -36,7 +36,7 @@ fn build(tokens_required: bool) -> Value {
         "responses": {
             "200": {"description": "The daemon and its storage answer.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["status", "service", "storage"],
-                "properties": {"status": {"type": "string"}, "service": {"type": "string"}, "storage": {"type": "object", "required": ["backend", "reachable"], "properties": {"backend": {"type": "string"}, "reachable": {"type": "boolean"}}}}
+                "properties": {"status": {"type": "string"}, "service": {"type": "string"}, "storage": {"type": "object", "required": ["backend", "reachable", "group_writes", "lost_races"], "properties": {"backend": {"type": "string"}, "reachable": {"type": "boolean"}, "group_writes": {"type": "integer", "minimum": 0, "description": "Conditional writes of append groups since the daemon started (retries included)."}, "lost_races": {"type": "integer", "minimum": 0, "description": "Of those, writes refused because another daemon on the shared database appended to the chain first (each re-based and written again)."}}}}
             }}}},
             "503": {"description": "The storage backend does not answer; reads of chains in memory still work.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["status", "service", "storage", "error"],

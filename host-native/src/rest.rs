@@ -303,6 +303,7 @@ const HEALTH_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 /// chains in memory still work then; writes answer 503 until it is back).
 async fn health(State(db): State<Arc<MentisDb>>) -> Response {
     let backend = db.storage().backend_name();
+    let writes = db.write_counts();
     let probe = tokio::time::timeout(HEALTH_PROBE_TIMEOUT, tokio::task::spawn_blocking(move || db.storage().probe())).await;
     let failure = match probe {
         Ok(Ok(Ok(()))) => None,
@@ -311,10 +312,10 @@ async fn health(State(db): State<Arc<MentisDb>>) -> Response {
         Err(_) => Some(format!("no answer within {} s", HEALTH_PROBE_TIMEOUT.as_secs())),
     };
     match failure {
-        None => Json(json!({ "status": "ok", "service": "mentisdb", "storage": {"backend": backend, "reachable": true} })).into_response(),
+        None => Json(json!({ "status": "ok", "service": "mentisdb", "storage": {"backend": backend, "reachable": true, "group_writes": writes.group_writes, "lost_races": writes.lost_races} })).into_response(),
         Some(error) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "unavailable", "service": "mentisdb", "storage": {"backend": backend, "reachable": false}, "error": error })),
+            Json(json!({ "status": "unavailable", "service": "mentisdb", "storage": {"backend": backend, "reachable": false, "group_writes": writes.group_writes, "lost_races": writes.lost_races}, "error": error })),
         )
             .into_response(),
     }

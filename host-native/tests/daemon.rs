@@ -39,7 +39,7 @@ fn rest_contract_errors_and_restart_after_sigkill() {
     let d = Daemon::start(&dir, &[], &[]);
     let health: Value = client().get(format!("{}/health", d.rest)).send().unwrap().json().unwrap();
     // The spec's two fields, plus the storage backend's state.
-    assert_eq!(health, json!({"status": "ok", "service": "mentisdb", "storage": {"backend": "file", "reachable": true}}));
+    assert_eq!(health, json!({"status": "ok", "service": "mentisdb", "storage": {"backend": "file", "reachable": true, "group_writes": 0, "lost_races": 0}}));
     let boot = ok(&d, "/v1/bootstrap", json!({"chain_key": "r", "content": "purpose"}));
     assert_eq!(boot["bootstrapped"], true);
     for i in 0..20 {
@@ -47,6 +47,10 @@ fn rest_contract_errors_and_restart_after_sigkill() {
     }
     let found = ok(&d, "/v1/search", json!({"chain_key": "r", "text": "fact 7"}));
     assert!(found["thoughts"].as_array().unwrap().iter().any(|t| t["content"] == "durable fact 7"), "{found}");
+    let health: Value = client().get(format!("{}/health", d.rest)).send().unwrap().json().unwrap();
+    let storage = &health["storage"];
+    assert_eq!(storage["group_writes"], 21, "one write per append made one after another, the bootstrap too: {health}");
+    assert_eq!(storage["lost_races"], 0, "a daemon alone on its files never races: {health}");
     // The spec's listed errors: 400 with {"error"}.
     for (body, needle) in [
         (json!({"chain_key": "r", "thought_type": "Insigth", "content": "x"}), "thought_type"),

@@ -132,6 +132,17 @@ fn two_daemons_on_one_database_serve_one_chain() {
     assert_eq!(stored[1..].iter().collect::<BTreeSet<_>>(), acknowledged.iter().collect::<BTreeSet<_>>());
     assert_eq!(b.ids("shared"), stored, "both daemons serve the same order");
 
+    // Each daemon's /health counts its group writes and the races it lost
+    // (a lost race is one of its writes, re-based and written again).
+    let writes = |d: &Daemon| {
+        let health = raw(d, "GET", "/health", Value::Null).1;
+        (health["storage"]["group_writes"].as_u64().unwrap(), health["storage"]["lost_races"].as_u64().unwrap())
+    };
+    let (wa, wb) = (writes(&a), writes(&b));
+    assert!(wa.0 > 0 && wb.0 > 0 && wa.1 <= wa.0 && wb.1 <= wb.0, "{wa:?} {wb:?}");
+    let stored_writes = wa.0 - wa.1 + wb.0 - wb.1;
+    assert!((1..=61).contains(&stored_writes), "every stored write carried at least one of the 61 thoughts: {wa:?} {wb:?}");
+
     // A chain created through B after A started is served by A.
     b.append("later", "made on b");
     assert_eq!(a.head("later")["thought_count"], 1);
