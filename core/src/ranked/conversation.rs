@@ -78,22 +78,22 @@ pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
 /// shares, so near-ness adds at most the larger of the two and a neighbour
 /// that also refs a match cannot outrank the match. Runs after the graph
 /// stage.
+pub(crate) fn yield_to_graph(acc: &mut Accumulators) {
+    for a in acc.accs.iter_mut() {
+        a.context = (a.context - a.graph - a.relation).max(0.0);
+    }
+}
+
 /// Takes from a thought's `context` [`CONTEXT_OVERLAP`] times the smaller
 /// of it and the thought's own match (`lexical + expansion + vector`): a
 /// thought matched both by itself and by its neighbours mostly shows the
 /// same thing twice (the stretch is about the question's subject), so the
 /// smaller of the two counts three quarters. A thought with no match of its
-/// own keeps all its context.
+/// own keeps all its context. Runs after [`yield_to_graph`].
 pub(crate) fn overlap_with_own_match(acc: &mut Accumulators) {
     for a in acc.accs.iter_mut() {
         let own = a.lexical + a.expansion + a.vector.unwrap_or(0.0).max(0.0);
         a.context -= CONTEXT_OVERLAP * a.context.min(own);
-    }
-}
-
-pub(crate) fn yield_to_graph(acc: &mut Accumulators) {
-    for a in acc.accs.iter_mut() {
-        a.context = (a.context - a.graph - a.relation).max(0.0);
     }
 }
 
