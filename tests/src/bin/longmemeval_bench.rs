@@ -34,6 +34,11 @@
 //! returned) and over sessions (the evidence sessions; sessions ranked by
 //! their best turn, from the top 50 turns).
 //!
+//! `--rest http://HOST:PORT` drives a running `mentisdbd` over REST instead
+//! (`POST /v1/thoughts`, `POST /v1/ranked-search`; chain keys get the run's
+//! start time so earlier runs do not mix in; the daemon's own embedding
+//! provider, if any, applies and `--minilm`/`--static` are refused).
+//!
 //! `--dump FILE` (a diagnostic, to re-rank offline) writes a JSON line per
 //! question: its id, type, evidence sessions and number of evidence turns,
 //! and each of its top 50 hits' session, turn, role, whether it is an
@@ -61,12 +66,37 @@ enum Haystack {
 /// Where a thought of a chain came from: (session index, turn index).
 type Origin = (usize, usize);
 
+/// Where tool calls go: the dispatcher in process, or a daemon's REST routes.
+enum Target {
+    InProcess(Box<MentisDb>),
+    Rest { base: String, client: reqwest::blocking::Client },
+}
+
+impl Target {
+    fn call(&self, tool: &str, route: &str, args: serde_json::Value) -> Result<serde_json::Value, String> {
+        match self {
+            Target::InProcess(db) => db.call(tool, args).map_err(|e| e.to_string()),
+            Target::Rest { base, client } => {
+                let reply = client.post(format!("{base}{route}")).json(&args).send().map_err(|e| format!("POST {route}: {e}"))?;
+                let status = reply.status();
+                let body: serde_json::Value = reply.json().map_err(|e| format!("POST {route}: {e}"))?;
+                if status.is_success() {
+                    Ok(body)
+                } else {
+                    Err(format!("POST {route}: HTTP {status}: {body}"))
+                }
+            }
+        }
+    }
+}
+
 fn main() {
     let mut file: Option<PathBuf> = None;
     let mut haystack = Haystack::Own;
     let mut choice = Choice::Lexical;
     let mut limit_questions = usize::MAX;
     let mut dump_to: Option<PathBuf> = None;
+    let mut rest: Option<String> = None;
     let fail = |message: String| -> ! {
         eprintln!("longmemeval-bench: {message}");
         std::process::exit(2);
@@ -83,10 +113,11 @@ fn main() {
             }
             "--minilm" => choice = Choice::MiniLm(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--minilm needs a directory".into()))),
             "--static" => choice = Choice::Static(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--static needs a model file".into()))),
+            "--rest" => rest = Some(args.next().unwrap_or_else(|| fail("--rest needs http://HOST:PORT".into())).trim_end_matches('/').to_string()),
             "--dump" => dump_to = Some(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--dump needs a file".into()))),
             "--limit-questions" => limit_questions = args.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| fail("--limit-questions needs a number".into())),
             "-h" | "--help" => {
-                println!("usage: longmemeval-bench <longmemeval_oracle.json | longmemeval_s.json> [--haystack own|pooled] [--minilm MODEL_DIR | --static MODEL_FILE] [--limit-questions N] [--dump FILE]");
+                println!("usage: longmemeval-bench <longmemeval_oracle.json | longmemeval_s.json> [--haystack own|pooled] [--minilm MODEL_DIR | --static MODEL_FILE] [--limit-questions N] [--dump FILE] [--rest http://HOST:PORT]");
                 println!("Ranked search's retrieval recall on LongMemEval (see the source's docs for the procedure). Get the file with scripts/fetch-longmemeval.sh.");
                 return;
             }
@@ -99,22 +130,35 @@ fn main() {
     let mut data = load(&file).unwrap_or_else(|e| fail(e));
     data.questions.truncate(limit_questions);
 
-    let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open an in-memory store");
     let contents: Vec<Vec<String>> = data.sessions.iter().map(|s| s.turns.iter().map(|t| format!("[{}] {}: {}", s.date, t.role, t.content)).collect()).collect();
-    let texts = || {
-        let used: Vec<usize> = match haystack {
-            Haystack::Pooled => (0..data.sessions.len()).collect(),
-            Haystack::Own => {
-                let mut u: Vec<usize> = data.questions.iter().flat_map(|q| q.haystack.iter().copied()).collect();
-                u.sort_unstable();
-                u.dedup();
-                u
+    let (target, run) = match &rest {
+        Some(base) => {
+            if !matches!(choice, Choice::Lexical) {
+                fail("with --rest the daemon's own model applies: start it with --minilm-dir or --static-model instead".into());
             }
-        };
-        let thoughts = used.iter().flat_map(|&s| data.sessions[s].turns.iter().zip(&contents[s]).map(|(t, c)| Ingested { content: c, agent: &t.role, tags: &[] }));
-        core_texts(thoughts, data.questions.iter().map(|q| q.text.as_str()))
+            let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().expect("an HTTP client");
+            let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+            (Target::Rest { base: base.clone(), client }, format!("-{run}"))
+        }
+        None => {
+            let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open an in-memory store");
+            let texts = || {
+                let used: Vec<usize> = match haystack {
+                    Haystack::Pooled => (0..data.sessions.len()).collect(),
+                    Haystack::Own => {
+                        let mut u: Vec<usize> = data.questions.iter().flat_map(|q| q.haystack.iter().copied()).collect();
+                        u.sort_unstable();
+                        u.dedup();
+                        u
+                    }
+                };
+                let thoughts = used.iter().flat_map(|&s| data.sessions[s].turns.iter().zip(&contents[s]).map(|(t, c)| Ingested { content: c, agent: &t.role, tags: &[] }));
+                core_texts(thoughts, data.questions.iter().map(|q| q.text.as_str()))
+            };
+            db.set_embedding_provider(embedders::provider(&choice, texts, "mentisdb-longmemeval-minilm.cache"));
+            (Target::InProcess(Box::new(db)), String::new())
+        }
     };
-    db.set_embedding_provider(embedders::provider(&choice, texts, "mentisdb-longmemeval-minilm.cache"));
 
     let mut ingest = (0usize, Duration::ZERO);
     let mut append = |chain: &str, sessions: &[usize]| -> Vec<Origin> {
@@ -123,14 +167,15 @@ fn main() {
         for &s in sessions {
             for (i, (turn, content)) in data.sessions[s].turns.iter().zip(&contents[s]).enumerate() {
                 let args = json!({ "chain_key": chain, "agent_id": turn.role, "thought_type": "FactLearned", "content": content });
-                db.call("mentisdb_append", args).unwrap_or_else(|e| fail(format!("append to {chain} failed: {e}")));
+                target.call("mentisdb_append", "/v1/thoughts", args).unwrap_or_else(|e| fail(format!("append to {chain} failed: {e}")));
                 origins.push((s, i));
             }
         }
         ingest = (ingest.0 + origins.len(), ingest.1 + t0.elapsed());
         origins
     };
-    let pooled = (haystack == Haystack::Pooled).then(|| append("lme-pooled", &(0..data.sessions.len()).collect::<Vec<_>>()));
+    let pooled_chain = format!("lme-pooled{run}");
+    let pooled = (haystack == Haystack::Pooled).then(|| append(&pooled_chain, &(0..data.sessions.len()).collect::<Vec<_>>()));
 
     let (mut turns_by_kind, mut sessions_by_kind): (BTreeMap<String, Tally>, BTreeMap<String, Tally>) = Default::default();
     let (mut turns_all, mut sessions_all) = (Tally::default(), Tally::default());
@@ -138,15 +183,15 @@ fn main() {
     let mut backend = String::from("?");
     for q in &data.questions {
         let (chain, origins) = match &pooled {
-            Some(origins) => ("lme-pooled".to_string(), origins.clone()),
+            Some(origins) => (pooled_chain.clone(), origins.clone()),
             None => {
-                let chain = format!("lme-{}", q.id);
+                let chain = format!("lme-{}{run}", q.id);
                 let origins = append(&chain, &q.haystack);
                 (chain, origins)
             }
         };
         let t0 = Instant::now();
-        let reply = db.call("mentisdb_ranked_search", json!({ "chain_key": chain, "text": q.text, "limit": DEPTH })).unwrap_or_else(|e| fail(format!("ranked search on {chain} failed: {e}")));
+        let reply = target.call("mentisdb_ranked_search", "/v1/ranked-search", json!({ "chain_key": chain, "text": q.text, "limit": DEPTH })).unwrap_or_else(|e| fail(format!("ranked search on {chain} failed: {e}")));
         latencies.push(t0.elapsed());
         backend = reply["backend"].as_str().unwrap_or("?").to_string();
         let ranked: Vec<Origin> = reply["results"].as_array().map(|rs| rs.iter().filter_map(|r| r["thought"]["index"].as_u64().and_then(|i| origins.get(i as usize).copied())).collect()).unwrap_or_default();
@@ -168,7 +213,8 @@ fn main() {
         score(&data, q, &ranked, &mut [turns_by_kind.entry(q.kind.clone()).or_default(), &mut turns_all], &mut [sessions_by_kind.entry(q.kind.clone()).or_default(), &mut sessions_all]);
     }
 
-    println!("--- {} ({} questions with evidence, {} abstention questions left out), haystack {:?}, backend {}", file.display(), data.questions.len(), data.abstentions, haystack, backend);
+    let mode = rest.as_deref().map_or_else(|| "in process".to_string(), |base| format!("over REST at {base}"));
+    println!("--- {} ({} questions with evidence, {} abstention questions left out), haystack {:?}, backend {}, {mode}", file.display(), data.questions.len(), data.abstentions, haystack, backend);
     println!("turns (the has_answer turns of the evidence sessions):");
     turns_by_kind.iter().for_each(|(kind, t)| println!("{}", t.line(kind)));
     println!("{}", turns_all.line("overall"));
