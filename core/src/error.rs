@@ -250,7 +250,9 @@ pub enum ToolError {
     /// The request collides with what is stored (e.g. a chain key in use).
     #[error("{0}")]
     Conflict(String),
-    /// A service the tool needs besides storage is not configured or failed.
+    /// A service the tool needs besides storage is not configured or failed,
+    /// or a chain is too busy now (an append that lost every race to other
+    /// writers on a shared store): retry later (HTTP 503).
     #[error("{0}")]
     Unavailable(String),
     /// An append was refused.

@@ -453,3 +453,58 @@ fn announcements_kept_on_a_busy_chain_are_taken_in_once_it_is_free() {
     assert_eq!(head(&b, "k")["thought_count"].as_u64(), Some(before + 1));
     assert_eq!(b.take_in_announced().unwrap(), 0);
 }
+
+/// A shared store on which another writer wins each of the next `refusals`
+/// appends to a chain: each is refused with the object's length, as
+/// PostgreSQL answers a lost race.
+#[derive(Debug)]
+struct Contended {
+    inner: Arc<MemoryStorage>,
+    refusals: std::sync::atomic::AtomicUsize,
+}
+
+impl Storage for Contended {
+    fn backend_name(&self) -> &'static str {
+        "contended"
+    }
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, mentisdb_core::StorageError> {
+        self.inner.read(name)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.append(name, bytes)
+    }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if name.starts_with("chains/") && self.refusals.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1)).is_ok() {
+            let actual = self.inner.read(name)?.map_or(0, |b| b.len() as u64);
+            return Err(mentisdb_core::StorageError::Conflict { object: name.to_string(), expected: expected_len, actual });
+        }
+        self.inner.append_at(name, expected_len, bytes)
+    }
+    passes_to_inner!();
+}
+
+#[test]
+fn an_append_outlasts_a_long_losing_streak_and_an_endless_one_answers_busy_retry() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let store = Arc::new(Contended { inner: Arc::new(MemoryStorage::new()), refusals: Default::default() });
+    let db = MentisDb::open(store.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).expect("open").0;
+    append(&db, "busy", "first").unwrap();
+    // 200 lost races in a row (more than the 64 an append used to give up after): still stored.
+    store.refusals.store(200, SeqCst);
+    let stored = append(&db, "busy", "after a long streak").unwrap();
+    assert_eq!(stored["thought"]["index"], 1);
+    assert_eq!(db.write_counts().lost_races, 200);
+    // A streak that does not end: the append gives up with a retryable "busy", stores nothing.
+    store.refusals.store(usize::MAX, SeqCst);
+    let args = json!({"chain_key": "busy", "agent_id": "ada", "thought_type": "FactLearned", "content": "never first", "thought_id": "0193c0de-0000-4000-8000-000000000001"});
+    let e = db.call("mentisdb_append", args.clone()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+    assert!(e.to_string().contains("is busy") && e.to_string().contains("retry"), "{e}");
+    assert_eq!(head(&db, "busy")["thought_count"], 2, "nothing of it stored");
+    // The retry, once the others let it through, is stored once.
+    store.refusals.store(0, SeqCst);
+    assert_eq!(db.call("mentisdb_append", args.clone()).unwrap()["thought"]["index"], 2);
+    assert_eq!(db.call("mentisdb_append", args).unwrap()["thought"]["index"], 2, "a second retry is a replay");
+    assert_eq!(head(&db, "busy")["thought_count"], 3);
+}
