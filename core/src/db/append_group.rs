@@ -43,8 +43,9 @@ pub(crate) const MAX_REBASES: usize = 1_000;
 /// (PostgreSQL), how often they raced.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct WriteCounts {
-    /// Conditional writes of append groups (one storage write each: one
-    /// transaction on PostgreSQL), retries included.
+    /// Conditional writes of append groups (one `Storage::append_at` each;
+    /// on PostgreSQL the groups of several chains that arrive together
+    /// share one transaction), retries included.
     pub group_writes: u64,
     /// Of those, the writes refused because another engine appended to the
     /// chain first: each lost race re-based its group and wrote it again.

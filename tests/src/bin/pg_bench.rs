@@ -12,7 +12,8 @@
 //!    resident memory grew.
 //!
 //! Each throughput phase also prints how the instances' appends reached
-//! PostgreSQL: group writes (one transaction each) and lost races (a write
+//! PostgreSQL: group writes (one conditional write of a chain's appends
+//! each; several chains' share a transaction) and lost races (a write
 //! refused because another instance appended to the chain first, then
 //! re-based and written again) per 1,000 appends (`MentisDb::write_counts`).
 //!
@@ -169,7 +170,7 @@ fn write_counts(daemons: &[mentisdb_native::RunningDaemon]) -> (u64, u64) {
 }
 
 /// How the instances' writes went during a phase of `appends` appends:
-/// storage writes (one transaction each) and lost races per 1,000 appends.
+/// group writes (one conditional write each) and lost races per 1,000 appends.
 fn races(before: (u64, u64), after: (u64, u64), appends: usize) -> String {
     let per = |n: u64| n as f64 * 1000.0 / appends.max(1) as f64;
     format!("{:.0} group writes and {:.0} lost races per 1,000 appends", per(after.0 - before.0), per(after.1 - before.1))
