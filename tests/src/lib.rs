@@ -7,7 +7,8 @@
 //! [`spec_walk`] is the conformance sequence shared by the core and WASI tests;
 //! [`bench`] holds the REST bench binaries' appends and event reader;
 //! [`locomo`] and [`longmemeval`] read the retrieval benchmarks' files and
-//! [`embedders`] gives the retrieval benches their embedding providers.
+//! [`embedders`] gives the retrieval benches their embedding providers and
+//! [`tool_target`] sends their tool calls in process or over REST.
 
 pub mod bench;
 pub mod daemon;
@@ -16,3 +17,4 @@ pub mod locomo;
 pub mod longmemeval;
 pub mod mcp;
 pub mod spec_walk;
+pub mod tool_target;

@@ -337,7 +337,7 @@ impl RankedIndex {
     /// against the chain.
     pub fn author_mean_content_len(&self, doc: u32) -> f32 {
         let (sum, count) = self.author_content[self.authors[doc as usize] as usize];
-        let chain = self.avg_field_lens()[Field::Content as usize];
+        let chain = self.field_len_sums[Field::Content as usize] as f32 / self.len().max(1) as f32;
         (sum as f32 + AUTHOR_PRIOR_THOUGHTS * chain) / (count as f32 + AUTHOR_PRIOR_THOUGHTS)
     }
 

@@ -37,68 +37,15 @@
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
 use mentisdb_tests::embedders::{self, core_texts, Choice, Ingested};
 use mentisdb_tests::locomo::{load, Conversation};
+use mentisdb_tests::tool_target::Target;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const LIMIT: usize = 10;
-
-/// Where tool calls go.
-enum Target {
-    InProcess(Box<MentisDb>),
-    Rest { host: String, port: u16 },
-}
-
-impl Target {
-    fn call(&self, tool: &str, route: &str, args: Value) -> Result<Value, String> {
-        match self {
-            Target::InProcess(db) => db.call(tool, args).map_err(|e| e.to_string()),
-            Target::Rest { host, port } => http_post(host, *port, route, &args),
-        }
-    }
-}
-
-/// A minimal HTTP/1.1 POST of a JSON body (loopback daemons only).
-fn http_post(host: &str, port: u16, path: &str, body: &Value) -> Result<Value, String> {
-    let body = body.to_string();
-    let mut s = TcpStream::connect((host, port)).map_err(|e| format!("connect {host}:{port}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    let req = format!("POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("malformed HTTP response")?;
-    let head = String::from_utf8_lossy(&raw[..split]).to_string();
-    let mut payload = raw[split + 4..].to_vec();
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        payload = dechunk(&payload)?;
-    }
-    let status: u16 = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or("no HTTP status")?;
-    let text = String::from_utf8_lossy(&payload);
-    if !(200..300).contains(&status) {
-        return Err(format!("POST {path}: HTTP {status}: {text}"));
-    }
-    serde_json::from_str(&text).map_err(|e| format!("POST {path}: bad JSON: {e}"))
-}
-
-fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = b.windows(2).position(|w| w == b"\r\n").ok_or("bad chunk")?;
-        let size = usize::from_str_radix(String::from_utf8_lossy(&b[..line_end]).split(';').next().unwrap_or("").trim(), 16).map_err(|e| e.to_string())?;
-        b = &b[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        out.extend_from_slice(b.get(..size).ok_or("short chunk")?);
-        b = b.get(size + 2..).unwrap_or(&[]);
-    }
-}
-
 
 /// One asked question's outcome: (conversation, category, R@5, R@10, R@deep).
 type Outcome = (usize, u64, f64, f64, f64);
@@ -190,9 +137,10 @@ fn main() {
     let mut dump = dump_to.map(|p| std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| fail(format!("cannot write {}: {e}", p.display())))));
     let target = match &rest {
         Some(url) => {
-            let hp = url.trim_start_matches("http://").trim_end_matches('/');
-            let (host, port) = hp.rsplit_once(':').expect("--rest needs http://HOST:PORT");
-            Target::Rest { host: host.to_string(), port: port.parse().expect("port") }
+            if !url.starts_with("http://") {
+                fail(format!("--rest needs http://HOST:PORT, not {url}"));
+            }
+            Target::rest(url)
         }
         None => {
             let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open");

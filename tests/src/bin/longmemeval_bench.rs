@@ -47,6 +47,7 @@
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
 use mentisdb_tests::embedders::{self, core_texts, Choice, Ingested};
 use mentisdb_tests::longmemeval::{load, Dataset, Question, Tally};
+use mentisdb_tests::tool_target::Target;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -65,30 +66,6 @@ enum Haystack {
 
 /// Where a thought of a chain came from: (session index, turn index).
 type Origin = (usize, usize);
-
-/// Where tool calls go: the dispatcher in process, or a daemon's REST routes.
-enum Target {
-    InProcess(Box<MentisDb>),
-    Rest { base: String, client: reqwest::blocking::Client },
-}
-
-impl Target {
-    fn call(&self, tool: &str, route: &str, args: serde_json::Value) -> Result<serde_json::Value, String> {
-        match self {
-            Target::InProcess(db) => db.call(tool, args).map_err(|e| e.to_string()),
-            Target::Rest { base, client } => {
-                let reply = client.post(format!("{base}{route}")).json(&args).send().map_err(|e| format!("POST {route}: {e}"))?;
-                let status = reply.status();
-                let body: serde_json::Value = reply.json().map_err(|e| format!("POST {route}: {e}"))?;
-                if status.is_success() {
-                    Ok(body)
-                } else {
-                    Err(format!("POST {route}: HTTP {status}: {body}"))
-                }
-            }
-        }
-    }
-}
 
 fn main() {
     let mut file: Option<PathBuf> = None;
@@ -136,9 +113,8 @@ fn main() {
             if !matches!(choice, Choice::Lexical) {
                 fail("with --rest the daemon's own model applies: start it with --minilm-dir or --static-model instead".into());
             }
-            let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().expect("an HTTP client");
             let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-            (Target::Rest { base: base.clone(), client }, format!("-{run}"))
+            (Target::rest(base), format!("-{run}"))
         }
         None => {
             let (db, _) = MentisDb::open(Arc::new(MemoryStorage::new()), Arc::new(FixedClock::new(1_700_000_000_000, 1)), Arc::new(SequentialIds::default()), DbConfig::default()).expect("open an in-memory store");

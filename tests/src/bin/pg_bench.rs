@@ -88,30 +88,30 @@ async fn run(args: Args, url: String) {
 
     let has = |p: Phase| args.phases.contains(&p);
     if has(Phase::One) {
-        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
+        let start = PhaseStart::now(&daemons);
         let one = appends(&client, &bases[..1], |_| "one".into(), per, args.appends).await;
-        println!("one chain, 1 instance, {per} clients: {one:.0} appends/s ({}; {})", machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
+        start.report(&format!("one chain, 1 instance, {per} clients"), one, &daemons, args.appends);
     }
     if has(Phase::Three) {
-        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
+        let start = PhaseStart::now(&daemons);
         let three = appends(&client, &bases, |_| "three".into(), 3 * per, args.appends).await;
-        println!("one chain, 3 instances, {} clients: {three:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
+        start.report(&format!("one chain, 3 instances, {} clients", 3 * per), three, &daemons, args.appends);
     }
     if has(Phase::Many) {
-        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
+        let start = PhaseStart::now(&daemons);
         let many = appends(&client, &bases, |c| format!("many-{}", c % 16), 3 * per, args.appends).await;
-        println!("16 chains, 3 instances, {} clients: {many:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
+        start.report(&format!("16 chains, 3 instances, {} clients", 3 * per), many, &daemons, args.appends);
     }
     if has(Phase::Balanced) {
-        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
+        let start = PhaseStart::now(&daemons);
         let balanced = appends_through(&client, &bases, Balancer::RoundRobin, |c| format!("balanced-{}", c % 16), 3 * per, args.appends).await;
-        println!("16 chains, 3 instances behind a round-robin balancer, {} clients: {balanced:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
+        start.report(&format!("16 chains, 3 instances behind a round-robin balancer, {} clients", 3 * per), balanced, &daemons, args.appends);
     }
     if has(Phase::Affine) {
         // What a chain-affine load balancer gives: no two instances race on one chain.
-        let (work, counts) = (MachineWork::now(), write_counts(&daemons));
+        let start = PhaseStart::now(&daemons);
         let affine = appends(&client, &bases, |c| format!("affine-{}", c % 3 + 3 * ((c / 3) % 5)), 3 * per, args.appends).await;
-        println!("15 chains, each through one of 3 instances, {} clients: {affine:.0} appends/s ({}; {})", 3 * per, machine(work, args.appends), races(counts, write_counts(&daemons), args.appends));
+        start.report(&format!("15 chains, each through one of 3 instances, {} clients", 3 * per), affine, &daemons, args.appends);
     }
     let phases_run = [Phase::One, Phase::Three, Phase::Many, Phase::Balanced, Phase::Affine].into_iter().filter(|p| has(*p)).count() as u64;
 
@@ -164,21 +164,32 @@ async fn run(args: Args, url: String) {
     }
 }
 
+/// What the machine had spent and the instances had written when a
+/// throughput phase began, to report what the phase cost.
+struct PhaseStart {
+    work: Option<MachineWork>,
+    counts: (u64, u64),
+}
+
+impl PhaseStart {
+    fn now(daemons: &[mentisdb_native::RunningDaemon]) -> Self {
+        PhaseStart { work: MachineWork::now(), counts: write_counts(daemons) }
+    }
+
+    /// Prints `label: rate appends/s`, what the whole machine spent on the
+    /// phase's `appends` appends, and the instances' group writes (one
+    /// conditional write each) and lost races per 1,000 appends.
+    fn report(self, label: &str, rate: f64, daemons: &[mentisdb_native::RunningDaemon], appends: usize) {
+        let machine = self.work.map_or_else(|| MachineWork::UNKNOWN.into(), |w| w.per_thousand_since(appends));
+        let (writes, races) = write_counts(daemons);
+        let per = |n: u64| n as f64 * 1000.0 / appends.max(1) as f64;
+        println!("{label}: {rate:.0} appends/s ({machine}; {:.0} group writes and {:.0} lost races per 1,000 appends)", per(writes - self.counts.0), per(races - self.counts.1));
+    }
+}
+
 /// Group writes and lost races summed over the instances.
 fn write_counts(daemons: &[mentisdb_native::RunningDaemon]) -> (u64, u64) {
     daemons.iter().map(|d| d.db.write_counts()).fold((0, 0), |acc, c| (acc.0 + c.group_writes, acc.1 + c.lost_races))
-}
-
-/// How the instances' writes went during a phase of `appends` appends:
-/// group writes (one conditional write each) and lost races per 1,000 appends.
-fn races(before: (u64, u64), after: (u64, u64), appends: usize) -> String {
-    let per = |n: u64| n as f64 * 1000.0 / appends.max(1) as f64;
-    format!("{:.0} group writes and {:.0} lost races per 1,000 appends", per(after.0 - before.0), per(after.1 - before.1))
-}
-
-/// What the machine spent on a phase's appends.
-fn machine(work: Option<MachineWork>, appends: usize) -> String {
-    work.map_or_else(|| MachineWork::UNKNOWN.into(), |w| w.per_thousand_since(appends))
 }
 
 /// This process's resident memory in KiB (Linux `/proc/self/status`).
