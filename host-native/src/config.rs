@@ -185,7 +185,7 @@ pub struct Config {
     /// A static word-embedding model file (`scripts/make-static-model.sh`
     /// distils all-MiniLM-L6-v2 into one, 4.1 MB): ranked search becomes
     /// hybrid in any build, lighter than `--minilm-dir` and a little less
-    /// precise (LoCoMo R@10 80.1% vs 82.0%; lexical 78.7%). The model the
+    /// precise (LoCoMo R@10 80.7% vs 82.4%; lexical 78.9%). The model the
     /// browser and WASI hosts take.
     #[arg(long, env = "MENTISDB_STATIC_MODEL", conflicts_with = "minilm_dir")]
     pub static_model: Option<PathBuf>,

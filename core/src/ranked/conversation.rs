@@ -24,14 +24,23 @@ pub const CONTEXT_SEEDS: usize = 256;
 /// that only resembles the question in meaning is weaker evidence that its
 /// neighbours answer it than one that shares the question's words.
 pub const CONTEXT_VECTOR_SHARE: f32 = 0.5;
+/// What a match's `vector` part may count in what it lends, at most: this
+/// many times its words' part (`lexical + expansion`). Meaning confirms a
+/// match by words; alone it lends nothing. Without the cap a long turn that
+/// shares a word or two with the question and resembles it in meaning (an
+/// assistant's reply restating the question) lent its neighbours more than
+/// the short turn stating the fact scored itself (LongMemEval).
+pub const CONTEXT_VECTOR_CAP: f32 = 2.0;
 /// Share of the smaller of a thought's context and its own match taken
 /// back from its context ([`overlap_with_own_match`]).
 pub const CONTEXT_OVERLAP: f32 = 0.25;
 
 /// What a direct match lends its neighbours (before the weight, the decay
-/// and the reply boost): `lexical + expansion + CONTEXT_VECTOR_SHARE * vector`.
+/// and the reply boost): `words + CONTEXT_VECTOR_SHARE * min(vector,
+/// CONTEXT_VECTOR_CAP * words)`, `words` its `lexical + expansion`.
 pub(crate) fn lender_score(a: &Acc) -> f32 {
-    a.lexical + a.expansion + CONTEXT_VECTOR_SHARE * a.vector.unwrap_or(0.0)
+    let words = a.lexical + a.expansion;
+    words + CONTEXT_VECTOR_SHARE * a.vector.unwrap_or(0.0).min(CONTEXT_VECTOR_CAP * words)
 }
 
 /// The thoughts within [`CONTEXT_WINDOW`] places of `doc` in append order
@@ -154,17 +163,20 @@ mod tests {
     }
 
     #[test]
-    fn a_match_by_meaning_lends_a_share_of_its_vector_part() {
+    fn a_match_by_words_lends_a_share_of_its_vector_part_up_to_the_cap() {
         let c = chain(&[(None, 0, "a"), (None, 1, "b"), (None, 2, "c")]);
         let idx = c.ranked_index();
         let mut acc = Accumulators::new(idx.len());
         *acc.entry(0) = Acc { doc: 0, lexical: 1.0, expansion: 0.5, vector: Some(2.0), ..Acc::default() };
         acc.entry(2).vector = Some(2.0);
-        assert_eq!(lender_score(acc.get(0).unwrap()), 1.5 + CONTEXT_VECTOR_SHARE * 2.0);
+        assert_eq!(lender_score(acc.get(0).unwrap()), 1.5 + CONTEXT_VECTOR_SHARE * 2.0, "under the cap the whole share counts");
+        assert_eq!(lender_score(acc.get(2).unwrap()), 0.0, "a match by meaning alone lends nothing");
+        let capped = Acc { lexical: 0.5, vector: Some(10.0), ..Acc::default() };
+        assert_eq!(lender_score(&capped), 0.5 + CONTEXT_VECTOR_SHARE * CONTEXT_VECTOR_CAP * 0.5, "meaning counts at most the cap times the words");
         lend_context(&idx, &Scope { exists: |_| true, admit: |_| true }, &mut acc);
         let ctx1 = acc.get(1).unwrap().context;
-        let expected = CONTEXT_WEIGHT * (1.5 + CONTEXT_VECTOR_SHARE * 2.0) + CONTEXT_WEIGHT * CONTEXT_VECTOR_SHARE * 2.0;
-        assert!((ctx1 - expected).abs() < 1e-6, "both neighbours lend, the vector-only one its share: {ctx1} vs {expected}");
+        let expected = CONTEXT_WEIGHT * (1.5 + CONTEXT_VECTOR_SHARE * 2.0);
+        assert!((ctx1 - expected).abs() < 1e-6, "only the match by words lends: {ctx1} vs {expected}");
     }
 
     #[test]

@@ -29,8 +29,9 @@
 //!   stay on one scale and a thought only as similar as the chain's
 //!   average gets nothing.
 //! * `context` — conversational context: a thought gets
-//!   `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1) * (lexical + expansion +
-//!   CONTEXT_VECTOR_SHARE * vector)` of every direct match `d <= CONTEXT_WINDOW` places away from it in append order,
+//!   `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1) * (words + CONTEXT_VECTOR_SHARE *
+//!   min(vector, CONTEXT_VECTOR_CAP * words))`, `words` being `lexical +
+//!   expansion`, of every direct match `d <= CONTEXT_WINDOW` places away from it in append order,
 //!   summed, when the two are in the same session (equal `session_id`, or
 //!   both without one) and stamped at most `CONTEXT_MAX_GAP_MS` apart; a
 //!   match that asks a question (has a `?`) lends `CONTEXT_REPLY_BOOST`
@@ -89,7 +90,7 @@ use super::stretch::{add_stretch, max_stretch};
 use super::vectors::score_vectors;
 use crate::chain::Chain;
 
-pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP_MS, CONTEXT_OVERLAP, CONTEXT_REPLY_BOOST, CONTEXT_SEEDS, CONTEXT_VECTOR_SHARE, CONTEXT_WEIGHT, CONTEXT_WINDOW};
+pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP_MS, CONTEXT_OVERLAP, CONTEXT_REPLY_BOOST, CONTEXT_SEEDS, CONTEXT_VECTOR_CAP, CONTEXT_VECTOR_SHARE, CONTEXT_WEIGHT, CONTEXT_WINDOW};
 pub use super::graph::{edge_weight, GraphOptions, GRAPH_DECAY, MAX_GRAPH_SEEDS};
 pub use super::hits::{RankedHit, RankedResults, ScoreParts, AGENT_WEIGHT, IMPORTANCE_WEIGHT, LENGTH_WEIGHT, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT};
 pub use super::lexical::PHRASE_WEIGHT;
