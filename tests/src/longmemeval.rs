@@ -195,6 +195,49 @@ pub fn first_appearances(items: impl Iterator<Item = usize>) -> Vec<usize> {
     order
 }
 
+/// One question's outcome as the protocol compares runs: whether some
+/// evidence turn is in the top 5 and some evidence session in the top 10.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub turn_any5: bool,
+    pub session_any10: bool,
+}
+
+/// The protocol's two halves of the questions (A: even positions, B: odd),
+/// each as (turns recall_any@5, sessions recall_any@10) in percent.
+pub fn halves(outcomes: &[Outcome]) -> [(f64, f64); 2] {
+    let half = |parity: usize| {
+        let of: Vec<&Outcome> = outcomes.iter().enumerate().filter(|(i, _)| i % 2 == parity).map(|(_, o)| o).collect();
+        let pct = |f: &dyn Fn(&Outcome) -> bool| 100.0 * of.iter().filter(|o| f(o)).count() as f64 / of.len().max(1) as f64;
+        (pct(&|o| o.turn_any5), pct(&|o| o.session_any10))
+    };
+    [half(0), half(1)]
+}
+
+/// `--save`'s file: a line `<question id> <turn any@5> <session any@10>` (0 or 1) per question.
+pub fn save_outcomes(ids: &[String], outcomes: &[Outcome]) -> String {
+    ids.iter().zip(outcomes).map(|(id, o)| format!("{id} {} {}\n", u8::from(o.turn_any5), u8::from(o.session_any10))).collect()
+}
+
+/// Reads a `--save` file back, for the questions `ids` in their order;
+/// refuses one of other questions (another file, or `--limit-questions`).
+pub fn load_outcomes(text: &str, ids: &[String]) -> Result<Vec<Outcome>, String> {
+    let mut saved = std::collections::HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        match parts.as_slice() {
+            [id, t, s] if matches!((*t, *s), ("0" | "1", "0" | "1")) => {
+                saved.insert(id.to_string(), Outcome { turn_any5: *t == "1", session_any10: *s == "1" });
+            }
+            _ => return Err(format!("line {} is not `<question id> <0|1> <0|1>`", n + 1)),
+        }
+    }
+    if saved.len() != ids.len() {
+        return Err(format!("it holds {} questions, this run asked {}", saved.len(), ids.len()));
+    }
+    ids.iter().map(|id| saved.get(id).copied().ok_or_else(|| format!("it has no question {id}"))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +320,22 @@ mod tests {
         t.add(&[false; 10], 1);
         assert_eq!(t.n, 2);
         assert_eq!(t.at[1].0, 1.0, "a question with no evidence found adds nothing");
+    }
+
+    #[test]
+    fn halves_split_by_position_and_a_saved_run_reads_back_for_the_same_questions() {
+        let o = |t: bool, s: bool| Outcome { turn_any5: t, session_any10: s };
+        let outcomes = [o(true, true), o(false, true), o(true, false), o(false, false)];
+        assert_eq!(halves(&outcomes), [(100.0, 50.0), (0.0, 50.0)]);
+        let ids: Vec<String> = ["q1", "q2", "q3", "q4"].map(String::from).to_vec();
+        let text = save_outcomes(&ids, &outcomes);
+        assert_eq!(text.lines().next(), Some("q1 1 1"));
+        assert_eq!(load_outcomes(&text, &ids).unwrap(), outcomes);
+        let mut reordered = ids.clone();
+        reordered.swap(0, 1);
+        assert_eq!(load_outcomes(&text, &reordered).unwrap()[0], outcomes[1], "matched by id, not by line");
+        assert!(load_outcomes(&text, &ids[..3]).unwrap_err().contains("holds 4 questions, this run asked 3"));
+        assert!(load_outcomes("q1 1\n", &ids[..1]).unwrap_err().contains("line 1"));
     }
 
     #[test]

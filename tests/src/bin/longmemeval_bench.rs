@@ -39,6 +39,13 @@
 //! start time so earlier runs do not mix in; the daemon's own embedding
 //! provider, if any, applies and `--minilm`/`--static` are refused).
 //!
+//! The protocol (core/src/ranked/README.md) checks a change on both halves
+//! of the questions: after `overall` the bench prints, for the questions at
+//! even (A) and odd (B) positions, turns `recall_any@5` and sessions
+//! `recall_any@10`. `--save FILE` writes each question's two outcomes;
+//! `--against FILE` (a saved run of the same questions) prints each half's
+//! change and whether both halves gain.
+//!
 //! `--dump FILE` (a diagnostic, to re-rank offline) writes a JSON line per
 //! question: its id, type, evidence sessions and number of evidence turns,
 //! and each of its top 50 hits' session, turn, role, whether it is an
@@ -46,7 +53,7 @@
 
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, SequentialIds};
 use mentisdb_tests::embedders::{self, core_texts, Choice, Ingested};
-use mentisdb_tests::longmemeval::{load, Dataset, Question, Tally};
+use mentisdb_tests::longmemeval::{halves, load, load_outcomes, save_outcomes, Dataset, Outcome, Question, Tally};
 use mentisdb_tests::tool_target::Target;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -74,6 +81,8 @@ fn main() {
     let mut limit_questions = usize::MAX;
     let mut dump_to: Option<PathBuf> = None;
     let mut rest: Option<String> = None;
+    let mut save: Option<PathBuf> = None;
+    let mut against: Option<PathBuf> = None;
     let fail = |message: String| -> ! {
         eprintln!("longmemeval-bench: {message}");
         std::process::exit(2);
@@ -92,9 +101,11 @@ fn main() {
             "--static" => choice = Choice::Static(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--static needs a model file".into()))),
             "--rest" => rest = Some(args.next().unwrap_or_else(|| fail("--rest needs http://HOST:PORT".into())).trim_end_matches('/').to_string()),
             "--dump" => dump_to = Some(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--dump needs a file".into()))),
+            "--save" => save = Some(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--save needs a file".into()))),
+            "--against" => against = Some(args.next().map(PathBuf::from).unwrap_or_else(|| fail("--against needs a file".into()))),
             "--limit-questions" => limit_questions = args.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| fail("--limit-questions needs a number".into())),
             "-h" | "--help" => {
-                println!("usage: longmemeval-bench <longmemeval_oracle.json | longmemeval_s.json> [--haystack own|pooled] [--minilm MODEL_DIR | --static MODEL_FILE] [--limit-questions N] [--dump FILE] [--rest http://HOST:PORT]");
+                println!("usage: longmemeval-bench <longmemeval_oracle.json | longmemeval_s.json> [--haystack own|pooled] [--minilm MODEL_DIR | --static MODEL_FILE] [--limit-questions N] [--save FILE] [--against FILE] [--dump FILE] [--rest http://HOST:PORT]");
                 println!("Ranked search's retrieval recall on LongMemEval (see the source's docs for the procedure). Get the file with scripts/fetch-longmemeval.sh.");
                 return;
             }
@@ -156,6 +167,7 @@ fn main() {
     let (mut turns_by_kind, mut sessions_by_kind): (BTreeMap<String, Tally>, BTreeMap<String, Tally>) = Default::default();
     let (mut turns_all, mut sessions_all) = (Tally::default(), Tally::default());
     let mut latencies = Vec::new();
+    let mut outcomes: Vec<Outcome> = Vec::new();
     let mut backend = String::from("?");
     for q in &data.questions {
         let (chain, origins) = match &pooled {
@@ -186,7 +198,7 @@ fn main() {
             let line = json!({ "id": q.id, "kind": q.kind, "evidence_sessions": q.evidence_sessions, "evidence_turns": evidence.len(), "hits": hits });
             writeln!(out, "{line}").unwrap_or_else(|e| fail(format!("cannot write the dump: {e}")));
         }
-        score(&data, q, &ranked, &mut [turns_by_kind.entry(q.kind.clone()).or_default(), &mut turns_all], &mut [sessions_by_kind.entry(q.kind.clone()).or_default(), &mut sessions_all]);
+        outcomes.push(score(&data, q, &ranked, &mut [turns_by_kind.entry(q.kind.clone()).or_default(), &mut turns_all], &mut [sessions_by_kind.entry(q.kind.clone()).or_default(), &mut sessions_all]));
     }
 
     let mode = rest.as_deref().map_or_else(|| "in process".to_string(), |base| format!("over REST at {base}"));
@@ -197,6 +209,21 @@ fn main() {
     println!("sessions (ranked by their best turn among the top {DEPTH}):");
     sessions_by_kind.iter().for_each(|(kind, t)| println!("{}", t.line(kind)));
     println!("{}", sessions_all.line("overall"));
+    let [a, b] = halves(&outcomes);
+    println!("halves (the protocol's check): A (even positions) turns any@5 {:.1}% sessions any@10 {:.1}% | B (odd) {:.1}% {:.1}%", a.0, a.1, b.0, b.1);
+    let ids: Vec<String> = data.questions.iter().map(|q| q.id.clone()).collect();
+    if let Some(path) = &against {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| fail(format!("cannot read {}: {e}", path.display())));
+        let before = load_outcomes(&text, &ids).unwrap_or_else(|e| fail(format!("{} is not a saved run of these questions: {e}", path.display())));
+        let [was_a, was_b] = halves(&before);
+        let change = |now: (f64, f64), was: (f64, f64)| (now.0 - was.0, now.1 - was.1);
+        let (da, db) = (change(a, was_a), change(b, was_b));
+        let gains = |d: (f64, f64)| d.0 >= 0.0 && d.1 >= 0.0 && (d.0 > 0.0 || d.1 > 0.0);
+        println!("against the earlier run: A turns {:+.1} sessions {:+.1} | B turns {:+.1} sessions {:+.1}; both halves gain: {}", da.0, da.1, db.0, db.1, if gains(da) && gains(db) { "yes" } else { "no" });
+    }
+    if let Some(path) = &save {
+        std::fs::write(path, save_outcomes(&ids, &outcomes)).unwrap_or_else(|e| fail(format!("cannot write {}: {e}", path.display())));
+    }
     if let Some(mut out) = dump {
         out.flush().unwrap_or_else(|e| fail(format!("cannot write the dump: {e}")));
     }
@@ -206,14 +233,17 @@ fn main() {
 }
 
 /// Adds question `q`'s outcome for the `ranked` thoughts to the turn and
-/// session tallies.
-fn score(data: &Dataset, q: &Question, ranked: &[Origin], turns: &mut [&mut Tally], sessions: &mut [&mut Tally]) {
+/// session tallies, and returns it as the protocol compares runs.
+fn score(data: &Dataset, q: &Question, ranked: &[Origin], turns: &mut [&mut Tally], sessions: &mut [&mut Tally]) -> Outcome {
     let evidence = data.evidence_turns(q);
+    let mut turn_any5 = false;
     if !evidence.is_empty() {
         let hits: Vec<bool> = ranked.iter().map(|&(s, i)| evidence.iter().any(|(id, t)| *t == i && *id == data.sessions[s].id)).collect();
+        turn_any5 = hits.iter().take(5).any(|h| *h);
         turns.iter_mut().for_each(|t| t.add(&hits, evidence.len()));
     }
     let order = mentisdb_tests::longmemeval::first_appearances(ranked.iter().map(|&(s, _)| s));
     let hits: Vec<bool> = order.iter().map(|&s| q.evidence_sessions.contains(&data.sessions[s].id)).collect();
     sessions.iter_mut().for_each(|t| t.add(&hits, q.evidence_sessions.len()));
+    Outcome { turn_any5, session_any10: hits.iter().take(10).any(|h| *h) }
 }
