@@ -199,7 +199,9 @@ pub fn first_appearances(items: impl Iterator<Item = usize>) -> Vec<usize> {
 /// evidence turn is in the top 5 and some evidence session in the top 10.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
+    /// Some `has_answer` turn among the first 5 results.
     pub turn_any5: bool,
+    /// Some evidence session among the first 10 sessions (ranked by their best turn).
     pub session_any10: bool,
 }
 
