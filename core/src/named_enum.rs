@@ -9,7 +9,8 @@
 //! - [`FromStr`](std::str::FromStr) and `parse`, failing with [`UnknownName`],
 //!   which lists every value in `NAMES`,
 //! - serde `Serialize` (the wire name) and `Deserialize` (any accepted
-//!   spelling, through `FromStr`),
+//!   spelling, through `FromStr`), and the same reading as a tool argument
+//!   ([`crate::dispatch::args::FromArg`]),
 //! - a `JsonSchema` that is a string with an `enum` of `NAMES`, so MCP
 //!   clients see the allowed values.
 //!
@@ -181,6 +182,16 @@ macro_rules! named_enum {
                     }
                 }
                 deserializer.deserialize_str(NameVisitor)
+            }
+        }
+
+        impl $crate::dispatch::args::FromArg for $name {
+            fn from_arg(value: ::serde_json::Value) -> Result<Self, $crate::dispatch::args::ArgError> {
+                $crate::dispatch::args::name_arg(value, $name::parse)
+            }
+
+            fn placeholder() -> Self {
+                $name::ALL[0]
             }
         }
 

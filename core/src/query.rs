@@ -1,6 +1,7 @@
 //! Thought filters shared by search, markdown export, traversal and ranked
 //! retrieval. Every filter is ANDed; list filters match any of their entries.
 
+use crate::dispatch::args::read_args;
 use crate::chain::Chain;
 use crate::derived::SearchText;
 use crate::limits::{self, LimitError};
@@ -8,12 +9,11 @@ use crate::named_enum::named_enum;
 use crate::thought::{MemoryScope, Thought, ThoughtRole, ThoughtType};
 use crate::timestamp::{parse_rfc3339_millis, TimestampError};
 use schemars::JsonSchema;
-use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::sync::RwLockReadGuard;
 
 /// The filter fields as callers send them (spec names).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, JsonSchema)]
 pub struct FilterArgs {
     /// Case-insensitive substring over content, agent id, tags, concepts and the agent's registry names, aliases, owner and description.
     pub text: Option<String>,
@@ -45,9 +45,10 @@ pub struct FilterArgs {
     /// those tagged `scope:<scope>` (MentisDB 0.10).
     pub scope: Option<MemoryScope>,
 }
+read_args!(FilterArgs { text, thought_types, roles, tags_any, concepts_any, agent_ids, agent_names, agent_owners, min_importance, min_confidence, since, until, entity_type, scope });
 
 /// A timestamp window: `[start, start + delta]` in `unit`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, JsonSchema)]
 pub struct TimeWindow {
     /// Window start, in `unit` since the Unix epoch.
     pub start: i64,
@@ -57,6 +58,7 @@ pub struct TimeWindow {
     /// `seconds` (default) or `milliseconds`.
     pub unit: Option<TimeUnit>,
 }
+read_args!(TimeWindow { start, delta, unit });
 
 named_enum! {
     /// The unit of a [`TimeWindow`] (`s`/`second`/`seconds` or
@@ -377,9 +379,10 @@ mod tests {
         assert!(e.to_string().contains("finite"), "{e}");
         let w = TimeWindow { start: 0, delta: -1, unit: None };
         assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().to_string().contains("negative"));
-        let e = serde_json::from_value::<TimeWindow>(serde_json::json!({"start": 0, "delta": 1, "unit": "hours"})).unwrap_err();
+        use crate::dispatch::args::FromArg;
+        let e = TimeWindow::from_arg(serde_json::json!({"start": 0, "delta": 1, "unit": "hours"})).unwrap_err();
         assert!(e.to_string().contains("expected one of: seconds, milliseconds"), "{e}");
-        let w: TimeWindow = serde_json::from_value(serde_json::json!({"start": 0, "delta": 1, "unit": "ms"})).unwrap();
+        let w = TimeWindow::from_arg(serde_json::json!({"start": 0, "delta": 1, "unit": "ms"})).unwrap();
         assert_eq!(w.unit, Some(TimeUnit::Milliseconds));
     }
 }

@@ -1,6 +1,7 @@
 //! Chain-registry tools: agents (list, get, upsert, describe, alias, keys,
 //! disable) and entity types (list, upsert; `entity_types.rs`).
 
+use super::args::read_args;
 use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 use super::{raw, tools};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
@@ -9,7 +10,6 @@ use crate::dispatch::thought_reads::ChainArgs;
 use crate::error::{AgentError, ToolError};
 use crate::limits;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 tools! {
@@ -27,23 +27,25 @@ tools! {
 }
 
 /// Arguments of `mentisdb_upsert_entity_type`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct EntityTypeArgs {
     pub chain_key: Option<String>,
     /// Entity type label to create or update (trimmed; not empty).
     #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub entity_type: String,
 }
+read_args!(EntityTypeArgs { chain_key, entity_type });
 
 /// A chain and an agent.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct AgentIdArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
 }
+read_args!(AgentIdArgs { chain_key, agent_id });
 
 /// Arguments of `mentisdb_upsert_agent`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct UpsertArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
@@ -53,26 +55,29 @@ pub(super) struct UpsertArgs {
     /// `active` or `revoked`.
     pub status: Option<AgentStatus>,
 }
+read_args!(UpsertArgs { chain_key, agent_id, display_name, agent_owner, description, status });
 
 /// Arguments of `mentisdb_set_agent_description`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct DescriptionArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     /// New description; omit or send an empty string to clear it.
     pub description: Option<String>,
 }
+read_args!(DescriptionArgs { chain_key, agent_id, description });
 
 /// Arguments of `mentisdb_add_agent_alias`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct AliasArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     pub alias: String,
 }
+read_args!(AliasArgs { chain_key, agent_id, alias });
 
 /// Arguments of `mentisdb_add_agent_key`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct AddKeyArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
@@ -82,14 +87,16 @@ pub(super) struct AddKeyArgs {
     /// The 32 bytes of the Ed25519 public key.
     pub public_key_bytes: Vec<u8>,
 }
+read_args!(AddKeyArgs { chain_key, agent_id, key_id, algorithm, public_key_bytes });
 
 /// Arguments of `mentisdb_revoke_agent_key`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct KeyArgs {
     pub chain_key: Option<String>,
     pub agent_id: String,
     pub key_id: String,
 }
+read_args!(KeyArgs { chain_key, agent_id, key_id });
 
 fn check(tool: &str, field: &'static str, v: &str) -> Result<(), ToolError> {
     limits::check_key(field, v).map_err(|m| ToolError::invalid(tool, m))

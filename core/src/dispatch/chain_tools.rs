@@ -5,6 +5,7 @@
 //! the stored bytes (what the browser's `exportChain` gives), import
 //! verifies them before anything is stored.
 
+use super::args::read_args;
 use super::replies::{BranchReply, CatchUpReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
 use crate::error::ImportError;
 use base64::Engine as _;
@@ -13,7 +14,6 @@ use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::limits;
 use schemars::JsonSchema;
-use serde::Deserialize;
 
 tools! {
     tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).many_chains(),
@@ -26,7 +26,7 @@ tools! {
 }
 
 /// Arguments of `mentisdb_branch_from`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct BranchArgs {
     /// The chain holding the thought to branch from.
     pub source_chain_key: String,
@@ -35,47 +35,53 @@ pub(super) struct BranchArgs {
     /// The new chain's key (must not exist).
     pub branch_chain_key: String,
 }
+read_args!(BranchArgs { source_chain_key, branch_thought_id, branch_chain_key });
 
 /// Arguments of `mentisdb_merge_chains`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct MergeArgs {
     /// The chain whose thoughts move; deleted after the merge.
     pub source_chain_key: String,
     /// The chain that receives them (created when absent).
     pub target_chain_key: String,
 }
+read_args!(MergeArgs { source_chain_key, target_chain_key });
 
 /// Arguments of `mentisdb_delete_chain`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct DeleteChainArgs {
     /// The chain to delete (required: there is no default for a deletion).
     pub chain_key: String,
 }
+read_args!(DeleteChainArgs { chain_key });
 
 /// Arguments of `mentisdb_catch_up`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct CatchUpArgs {
     /// The chain; the default chain when omitted.
     pub chain_key: Option<String>,
     /// The index of a thought the caller needs served here (e.g. one an append through another daemon returned).
     pub min_index: Option<u64>,
 }
+read_args!(CatchUpArgs { chain_key, min_index });
 
 /// Arguments of `mentisdb_export_chain`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct ExportChainArgs {
     /// The chain; the default chain when omitted.
     pub chain_key: Option<String>,
 }
+read_args!(ExportChainArgs { chain_key });
 
 /// Arguments of `mentisdb_import_chain`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct ImportChainArgs {
     /// The key the object names in its header (the chain created; must not exist).
     pub chain_key: String,
     /// The chain object, standard base64 (padding optional).
     pub chain_base64: String,
 }
+read_args!(ImportChainArgs { chain_key, chain_base64 });
 
 fn export_chain(db: &MentisDb, a: ExportChainArgs) -> Result<ExportChainReply, ToolError> {
     let (chain_key, format, bytes) = db.export_chain(a.chain_key.as_deref())?;
@@ -144,7 +150,7 @@ fn delete_chain(db: &MentisDb, a: DeleteChainArgs) -> Result<DeleteChainReply, T
 }
 
 /// Arguments of `mentisdb_import_memory_markdown`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct ImportMarkdownArgs {
     /// The chain to append to (created on first use); the default chain when omitted.
     pub chain_key: Option<String>,
@@ -153,6 +159,7 @@ pub(super) struct ImportMarkdownArgs {
     /// The agent of thoughts whose line names none (default `default`).
     pub default_agent_id: Option<String>,
 }
+read_args!(ImportMarkdownArgs { chain_key, markdown, default_agent_id });
 
 fn import_markdown(db: &MentisDb, a: ImportMarkdownArgs) -> Result<ImportMarkdownReply, ToolError> {
     const TOOL: &str = "mentisdb_import_memory_markdown";

@@ -15,6 +15,7 @@
 mod access;
 mod agent_tools;
 mod arg_formats;
+pub(crate) mod args;
 mod chain_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
@@ -35,16 +36,17 @@ pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, R
 pub use graph_mode::GraphMode;
 
 use crate::db::MentisDb;
+use args::{read_args, ReadArgs};
 use crate::error::ToolError;
 use crate::text::{truncate_chars, MAX_ECHO_CHARS};
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// Arguments of tools that take none.
-#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub struct NoArgs {}
+read_args!(NoArgs {});
 
 /// A tool's handler: the database, who is calling (hosts with tokens) and the arguments.
 type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<Box<RawValue>, ToolError>;
@@ -292,44 +294,15 @@ fn args_schema_of<T: JsonSchema>() -> Value {
     v
 }
 
-#[doc(hidden)]
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    let mut args = match args {
+/// A tool's arguments (a JSON object, or `null` for none) read as its
+/// argument type ([`args`] says how).
+pub(crate) fn parse_args<T: ReadArgs>(tool: &str, args: Value) -> Result<T, ToolError> {
+    let args = match args {
         Value::Null => serde_json::Map::new(),
         Value::Object(map) => map,
         _ => return Err(ToolError::invalid(tool, "arguments must be a JSON object")),
     };
-    // JSON has one number type: `10.0` is the integer 10 to most clients
-    // (and to JSON Schema's "integer"); float fields take integers anyway.
-    for value in args.values_mut() {
-        integral_floats_to_integers(value);
-    }
-    // Read from the object, not from a `Value`: a `Value` may also be an
-    // array, and reading a struct from one compiles a second path per
-    // argument type (9 KB of the browser's gzipped `.wasm` for ~40 types).
-    T::deserialize(args).map_err(|e| ToolError::invalid(tool, e.to_string()))
-}
-
-/// Rewrites every finite float with no fractional part as an integer
-/// (saturating above u64's range), in place (no allocation when there is none); whether any was.
-fn integral_floats_to_integers(v: &mut Value) -> bool {
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or(f64::NAN);
-            // Above u64's range the cast saturates: a huge `limit` is then
-            // clamped like any other large one. Below i64's range it stays a
-            // float and is refused.
-            if f.is_finite() && f.fract() == 0.0 && f > i64::MIN as f64 {
-                *v = if f < 0.0 { Value::from(f as i64) } else { Value::from(f as u64) };
-                true
-            } else {
-                false
-            }
-        }
-        Value::Array(a) => a.iter_mut().fold(false, |any, x| integral_floats_to_integers(x) | any),
-        Value::Object(m) => m.values_mut().fold(false, |any, x| integral_floats_to_integers(x) | any),
-        _ => false,
-    }
+    args::read_object(args).map_err(|e| ToolError::invalid(tool, e))
 }
 
 /// Whether `tool` is a known read-only tool (see [`ToolDef::read_only`]).
@@ -385,18 +358,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn integral_floats_are_integers_to_every_tool() {
-        #[derive(Debug, serde::Deserialize)]
-        struct A {
-            limit: u64,
-            score: f32,
-            offset: Option<i64>,
-        }
-        let a: A = parse_args("t", serde_json::json!({"limit": 10.0, "score": 1.0, "offset": -3.0})).unwrap();
-        assert_eq!((a.limit, a.score, a.offset), (10, 1.0, Some(-3)));
-        let a: A = parse_args("t", serde_json::json!({"limit": 1e30, "score": 0.5})).unwrap();
-        assert_eq!(a.limit, u64::MAX, "saturates; the tool clamps it");
-        assert!(parse_args::<A>("t", serde_json::json!({"limit": 2.5, "score": 0})).unwrap_err().to_string().contains("floating point"));
+    fn arguments_are_a_json_object_whose_errors_name_the_field() {
+        assert!(parse_args::<NoArgs>("t", Value::Null).is_ok(), "null is no arguments");
+        let e = parse_args::<NoArgs>("t", serde_json::json!([1])).unwrap_err();
+        assert!(e.to_string().contains("arguments must be a JSON object"), "{e}");
+        let e = parse_args::<thought_tools::AppendArgs>("mentisdb_append", serde_json::json!({"thought_type": "Insight", "content": "c", "refs": [1, -2]})).unwrap_err();
+        assert!(e.to_string().contains("invalid `refs[1]`: expected a non-negative integer"), "{e}");
     }
 
     /// The JSON Schema of every tool's arguments, as schemars generates it.

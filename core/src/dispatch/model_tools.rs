@@ -1,20 +1,20 @@
 //! Tools that need the host's language model: `mentisdb_extract_memories`
 //! (`crate::extract` holds the prompt and the reply reading).
 
+use super::args::read_args;
 use super::tools;
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::extract::Extraction;
 use crate::limits;
 use schemars::JsonSchema;
-use serde::Deserialize;
 
 tools! {
     tool!("mentisdb_extract_memories", "Extract memories from free text through the daemon's language model (an OpenAI-compatible chat-completions endpoint, configured with OPENAI_API_KEY, LLM_BASE_URL and LLM_MODEL). Returns candidate thoughts (thought_type, content, importance, confidence, tags, concepts) without appending them: review, then append what you keep. Fails with kind 'unavailable' when no model is configured.", ExtractArgs => Extraction, extract),
 }
 
 /// Arguments of `mentisdb_extract_memories`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct ExtractArgs {
     /// The text to extract memories from.
     pub text: String,
@@ -25,6 +25,7 @@ pub(super) struct ExtractArgs {
     /// A user prompt to use instead of ours: `{{types}}` becomes the list of thought types, `{{text}}` the text.
     pub prompt_template: Option<String>,
 }
+read_args!(ExtractArgs { text, chain_key, agent_id, prompt_template });
 
 fn extract(db: &MentisDb, a: ExtractArgs) -> Result<Extraction, ToolError> {
     const TOOL: &str = "mentisdb_extract_memories";

@@ -3,13 +3,13 @@
 //! (`crate::proofs` holds the semantics, `crate::merkle` and
 //! `crate::checkpoint` the algorithms and their verifiers).
 
+use super::args::read_args;
 use super::replies::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 use super::{tools, NoArgs};
 use crate::checkpoint;
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use schemars::JsonSchema;
-use serde::Deserialize;
 
 tools! {
     tool!(read "mentisdb_checkpoint", "Return a freshly signed checkpoint of a chain: a C2SP tlog-checkpoint signed note (origin '<signer>/<chain_key>', tree size, base64 RFC 9162 root over the thoughts' chain hashes, then an Ed25519 signature line). Verify it with the key from mentisdb_identity (GET /v1/identity).", ChainArgs => CheckpointReply, make_checkpoint),
@@ -19,14 +19,15 @@ tools! {
 }
 
 /// Just a chain.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct ChainArgs {
     /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<String>,
 }
+read_args!(ChainArgs { chain_key });
 
 /// Arguments of `mentisdb_inclusion_proof`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct InclusionArgs {
     /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<String>,
@@ -36,9 +37,10 @@ pub(super) struct InclusionArgs {
     #[schemars(range(min = 1))]
     pub tree_size: Option<u64>,
 }
+read_args!(InclusionArgs { chain_key, index, tree_size });
 
 /// Arguments of `mentisdb_consistency_proof`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct ConsistencyArgs {
     /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<String>,
@@ -49,6 +51,7 @@ pub(super) struct ConsistencyArgs {
     #[schemars(range(min = 1))]
     pub second: Option<u64>,
 }
+read_args!(ConsistencyArgs { chain_key, first, second });
 
 fn make_checkpoint(db: &MentisDb, a: ChainArgs) -> Result<CheckpointReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;

@@ -1,6 +1,7 @@
 //! Ranked retrieval tools: ranked search, context bundles, and graph
 //! context resolution from one thought.
 
+use super::args::read_args;
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
 use super::replies::{VectorMetadata, VectorStatus, VectorsRebuildReply, 
@@ -18,7 +19,6 @@ use crate::visibility::Visibility;
 use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 tools! {
@@ -62,11 +62,12 @@ tools! {
 }
 
 /// Arguments of `mentisdb_rebuild_vectors`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct RebuildVectorsArgs {
     /// The chain; the default chain when omitted.
     pub chain_key: Option<String>,
 }
+read_args!(RebuildVectorsArgs { chain_key });
 
 fn rebuild_vectors_tool(db: &MentisDb, a: RebuildVectorsArgs) -> Result<VectorsRebuildReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
@@ -112,7 +113,7 @@ pub(super) const DEFAULT_CONTEXT_DEPTH: u32 = 2;
 pub(super) const DEFAULT_CONTEXT_VISITED: usize = 256;
 
 /// Graph expansion settings.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct GraphArgs {
     /// Steps from each seed (0 = no expansion). Default 1 for ranked search, 2 for bundles; clamped to 8.
     pub max_depth: Option<u64>,
@@ -121,9 +122,10 @@ pub(super) struct GraphArgs {
     /// `both` (default), `outgoing`, `incoming`, or `off`.
     pub mode: Option<GraphMode>,
 }
+read_args!(GraphArgs { max_depth, max_visited, mode });
 
 /// Arguments of `mentisdb_ranked_search` and `mentisdb_context_bundles`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct RankedSearchArgs {
     pub chain_key: Option<String>,
     /// The search filters; `text` is the natural-language query.
@@ -147,9 +149,10 @@ pub(super) struct RankedSearchArgs {
     /// Score conversational context: a direct match lends half its score to the thoughts next to it in append order (up to two places away, halving per step; same session_id, at most an hour apart), so an answer next to the turn that asked the question ranks too. Default true.
     pub context: Option<bool>,
 }
+read_args!(RankedSearchArgs { chain_key, limit, graph, as_of, include_invalidated, include_superseded, offset, enable_reranking, rerank_k, context } flatten { filter });
 
 /// Arguments of `mentisdb_lexical_search`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct LexicalSearchArgs {
     pub chain_key: Option<String>,
     /// The text to rank against.
@@ -167,18 +170,20 @@ pub(super) struct LexicalSearchArgs {
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
 }
+read_args!(LexicalSearchArgs { chain_key, text, limit, offset, agent_ids, thought_types, include_invalidated, include_superseded });
 
 /// Arguments of `mentisdb_federated_search`: ranked search's, over `chain_keys`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct FederatedSearchArgs {
     /// The chains to search (at most 64; empty or omitted keys mean the default chain; unknown chains are skipped).
     pub chain_keys: Vec<String>,
     #[serde(flatten)]
     pub ranked: RankedSearchArgs,
 }
+read_args!(FederatedSearchArgs { chain_keys } flatten { ranked });
 
 /// Arguments of `mentisdb_resolve_context`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct ResolveContextArgs {
     pub chain_key: Option<String>,
@@ -192,6 +197,7 @@ pub(super) struct ResolveContextArgs {
     /// `outgoing` (what the thought builds on), `incoming` (what builds on it) or `both` (default).
     pub direction: Option<WalkDirection>,
 }
+read_args!(ResolveContextArgs { chain_key, thought_id, thought_index, thought_hash, max_depth, max_visited, direction });
 
 fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usize) -> GraphOptions {
     let mut o = GraphOptions { max_depth: default_depth, max_visited: default_visited, direction: WalkDirection::Both };

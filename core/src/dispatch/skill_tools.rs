@@ -4,6 +4,7 @@
 //! agent of uploads, deprecations and revocations; the registry itself is
 //! daemon-wide, so read tools only validate it.
 
+use super::args::read_args;
 use super::{raw, tools, Caller, NoArgs};
 use crate::db::MentisDb;
 use crate::dispatch::replies::{
@@ -20,7 +21,6 @@ use crate::skills::search::{SkillQuery, SEARCHABLE_FIELDS};
 use crate::skills::{ChangedBy, NewVersion, SkillError, SkillFormat, SkillStatus, SkillWrite};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// Our own usage skill, returned by `mentisdb_skill_md`.
@@ -40,14 +40,15 @@ tools! {
 }
 
 /// Just a chain (audit context).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct ChainArgs {
     /// Audit context only; the registry is daemon-wide.
     pub chain_key: Option<String>,
 }
+read_args!(ChainArgs { chain_key });
 
 /// Arguments of `mentisdb_upload_skill`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct UploadArgs {
     /// Chain whose agent registry holds `agent_id`; the default chain when omitted.
     pub chain_key: Option<String>,
@@ -64,9 +65,10 @@ pub(super) struct UploadArgs {
     /// Ed25519 signature (64 bytes) over the exact UTF-8 bytes of `content`.
     pub skill_signature: Option<Vec<u8>>,
 }
+read_args!(UploadArgs { chain_key, skill_id, agent_id, format, content, signing_key_id, skill_signature });
 
 /// Arguments of `mentisdb_search_skill`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct SearchArgs {
     pub chain_key: Option<String>,
     /// Case-insensitive substring of skill_id, name, description, tags or triggers.
@@ -90,9 +92,10 @@ pub(super) struct SearchArgs {
     /// Most results (default 100, clamped to 10000).
     pub limit: Option<u64>,
 }
+read_args!(SearchArgs { chain_key, text, skill_ids, names, tags_any, triggers_any, uploaded_by_agent_ids, uploaded_by_agent_names, uploaded_by_agent_owners, statuses, formats, schema_versions, since, until, limit });
 
 /// Arguments of `mentisdb_read_skill`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct ReadArgs {
     pub chain_key: Option<String>,
     pub skill_id: String,
@@ -101,16 +104,18 @@ pub(super) struct ReadArgs {
     /// `markdown`, `md` or `json`; the version's source format when omitted.
     pub format: Option<SkillFormat>,
 }
+read_args!(ReadArgs { chain_key, skill_id, version_id, format });
 
 /// A skill.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct SkillIdArgs {
     pub chain_key: Option<String>,
     pub skill_id: String,
 }
+read_args!(SkillIdArgs { chain_key, skill_id });
 
 /// Arguments of `mentisdb_deprecate_skill` and `mentisdb_revoke_skill`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct StatusArgs {
     /// Chain whose agent registry holds `agent_id`; the default chain when omitted.
     pub chain_key: Option<String>,
@@ -126,6 +131,7 @@ pub(super) struct StatusArgs {
     /// Ed25519 signature over the UTF-8 bytes of `"mentisdb/skill-status/v1\n<skill_id>\n<deprecated|revoked>\n<latest_version_id>\n<reason or empty>"`.
     pub status_signature: Option<Vec<u8>>,
 }
+read_args!(StatusArgs { chain_key, skill_id, reason, agent_id, signing_key_id, status_signature });
 
 fn invalid(field: &'static str, message: impl std::fmt::Display) -> ToolError {
     SkillError::InvalidField { field, message: message.to_string() }.into()

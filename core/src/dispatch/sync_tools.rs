@@ -3,6 +3,7 @@
 //! proofs: the chain's records after an index, byte for byte in its file
 //! format, and an idempotent batch append for the thoughts it wrote offline.
 
+use super::args::read_args;
 use super::replies::{AppendBatchReply, BatchItemReply, ChainRecordsReply};
 use super::thought_tools::{new_thought, AppendArgs};
 use super::tools;
@@ -12,7 +13,6 @@ use crate::record;
 use crate::thought::ThoughtRole;
 use base64::Engine as _;
 use schemars::JsonSchema;
-use serde::Deserialize;
 
 tools! {
     tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as chain-file records (exactly the bytes the daemon's file holds for them, in its storage adapter's format), base64, at most `limit` records (default 1000, clamped to 1..=10000) and about 8 MiB a page; `next` says where the following page starts. A replica decodes and verifies them (hashes, links, indices) before it stores them.", RecordsArgs => ChainRecordsReply, records),
@@ -29,7 +29,7 @@ const PAGE_BYTES: usize = 8 << 20;
 const MAX_BATCH: usize = 1_000;
 
 /// Arguments of `mentisdb_chain_records`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct RecordsArgs {
     /// Chain to read; the default chain when omitted.
     pub chain_key: Option<String>,
@@ -40,9 +40,10 @@ pub(super) struct RecordsArgs {
     /// Most records in this page (default 1000, clamped to 1..=10000).
     pub limit: Option<u64>,
 }
+read_args!(RecordsArgs { chain_key, from, to, limit });
 
 /// Arguments of `mentisdb_append_batch`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct AppendBatchArgs {
     /// Chain to append to (created when absent); the default chain when omitted.
     pub chain_key: Option<String>,
@@ -50,6 +51,7 @@ pub(super) struct AppendBatchArgs {
     /// a thought's own chain_key, when given, must be the batch's.
     pub thoughts: Vec<AppendArgs>,
 }
+read_args!(AppendBatchArgs { chain_key, thoughts });
 
 fn records(db: &MentisDb, a: RecordsArgs) -> Result<ChainRecordsReply, ToolError> {
     const TOOL: &str = "mentisdb_chain_records";

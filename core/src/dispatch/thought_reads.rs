@@ -2,6 +2,7 @@
 //! `thought_tools.rs`): search, list chains, recent context, Markdown
 //! export, summary candidates, get, genesis, traverse and head.
 
+use super::args::read_args;
 use super::locator::ThoughtLocator;
 use super::replies::{
     ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply, SearchReply, SummaryCandidateReply,
@@ -19,17 +20,17 @@ use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
 use crate::summary::{summary_candidates, SummaryConfig};
 use crate::visibility::Visibility;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// Just a chain.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct ChainArgs {
     /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<String>,
 }
+read_args!(ChainArgs { chain_key });
 /// Arguments of `mentisdb_search` and `mentisdb_memory_markdown`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct SearchArgs {
     pub chain_key: Option<String>,
     #[serde(flatten)]
@@ -41,9 +42,10 @@ pub(super) struct SearchArgs {
     /// Alias of include_invalidated (either true includes them).
     pub include_superseded: Option<bool>,
 }
+read_args!(SearchArgs { chain_key, limit, include_invalidated, include_superseded } flatten { filter });
 
 /// How `mentisdb_summary_candidates` cuts windows.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct SummaryConfigArgs {
     /// Thoughts per window; default 50, at most 10000 (0: no candidates).
     pub window_size: Option<u64>,
@@ -57,9 +59,10 @@ pub(super) struct SummaryConfigArgs {
     #[allow(dead_code)]
     pub by_entity_type: Option<bool>,
 }
+read_args!(SummaryConfigArgs { window_size, overlap, by_session, by_agent, by_entity_type });
 
 /// Arguments of `mentisdb_summary_candidates`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct SummaryCandidatesArgs {
     pub chain_key: Option<String>,
     pub config: Option<SummaryConfigArgs>,
@@ -75,9 +78,10 @@ pub(super) struct SummaryCandidatesArgs {
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
 }
+read_args!(SummaryCandidatesArgs { chain_key, config, offset, limit, include_invalidated, include_superseded } flatten { filter });
 
 /// Arguments of `mentisdb_recent_context`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct RecentContextArgs {
     pub chain_key: Option<String>,
     /// How many of the newest thoughts; default 12, clamped to 1..=1000.
@@ -89,9 +93,10 @@ pub(super) struct RecentContextArgs {
     /// Only this agent's thoughts (as MentisDB 0.10.10).
     pub agent_id: Option<String>,
 }
+read_args!(RecentContextArgs { chain_key, last_n, include_invalidated, include_superseded, agent_id });
 
 /// Arguments of `mentisdb_get_thought`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct GetThoughtArgs {
     pub chain_key: Option<String>,
@@ -99,9 +104,10 @@ pub(super) struct GetThoughtArgs {
     pub thought_hash: Option<String>,
     pub thought_index: Option<u64>,
 }
+read_args!(GetThoughtArgs { chain_key, thought_id, thought_hash, thought_index });
 
 /// Arguments of `mentisdb_traverse_thoughts`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::at_most_one_anchor_schema)]
 pub(super) struct TraverseArgs {
     pub chain_key: Option<String>,
@@ -120,6 +126,7 @@ pub(super) struct TraverseArgs {
     pub filter: FilterArgs,
     pub time_window: Option<TimeWindow>,
 }
+read_args!(TraverseArgs { chain_key, anchor_id, anchor_hash, anchor_index, anchor_boundary, direction, include_anchor, chunk_size, time_window } flatten { filter });
 
 pub(super) fn clamp_limit(limit: Option<u64>) -> usize {
     limit.map(|l| (l as usize).clamp(1, limits::MAX_SEARCH_LIMIT)).unwrap_or(limits::MAX_SEARCH_LIMIT)

@@ -3,6 +3,7 @@
 //! context, Markdown export, summary candidates, get, genesis, traverse,
 //! head) are in `thought_reads.rs`.
 
+use super::args::read_args;
 use super::locator::ThoughtLocator;
 use super::replies::{
     AppendReply, BootstrapReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply,
@@ -20,7 +21,6 @@ use crate::limits;
 use crate::record::ChainFormat;
 use crate::thought::{MemoryScope, RelationKind, ThoughtRole, ThoughtType};
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 tools! {
@@ -40,7 +40,7 @@ tools! {
 }
 
 /// Arguments of `mentisdb_bootstrap`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct BootstrapArgs {
     pub chain_key: Option<String>,
     /// Producer id; a system identity when omitted.
@@ -56,9 +56,10 @@ pub(super) struct BootstrapArgs {
     /// `binary` (default) or `jsonl`; only used when the chain is created.
     pub storage_adapter: Option<ChainFormat>,
 }
+read_args!(BootstrapArgs { chain_key, agent_id, agent_name, agent_owner, content, importance, tags, concepts, storage_adapter });
 
 /// A typed relation on append: the target by `target_id` or `target_index`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub struct RelationArg {
     /// What the relation means.
     pub kind: RelationKind,
@@ -67,9 +68,10 @@ pub struct RelationArg {
     /// Set when the target lives in another chain (then `target_id` is required).
     pub chain_key: Option<String>,
 }
+read_args!(RelationArg { kind, target_id, target_index, chain_key });
 
 /// The fields every append tool takes, flattened into its arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct AppendFields {
     pub chain_key: Option<String>,
     /// Producer id; defaults to the chain key.
@@ -104,9 +106,10 @@ pub(super) struct AppendFields {
     /// Memory scope: `user`, `session` or `agent`; stored as the tag `scope:<scope>`.
     pub scope: Option<MemoryScope>,
 }
+read_args!(AppendFields { chain_key, agent_id, agent_name, agent_owner, content, importance, confidence, tags, concepts, refs, relations, session_id, thought_id, signing_key_id, thought_signature, entity_type, scope });
 
 /// Arguments of `mentisdb_append`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct AppendArgs {
     /// One of the 31 thought types, e.g. Decision, Constraint, Mistake, LessonLearned, Goal (any case; `-`, `_` and spaces ignored).
     pub thought_type: ThoughtType,
@@ -115,18 +118,20 @@ pub(super) struct AppendArgs {
     #[serde(flatten)]
     pub fields: AppendFields,
 }
+read_args!(AppendArgs { thought_type, role } flatten { fields });
 
 /// Arguments of `mentisdb_append_retrospective` (role Retrospective).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct RetrospectiveArgs {
     /// Defaults to LessonLearned.
     pub thought_type: Option<ThoughtType>,
     #[serde(flatten)]
     pub fields: AppendFields,
 }
+read_args!(RetrospectiveArgs { thought_type } flatten { fields });
 
 /// Arguments of `mentisdb_forget_thought`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct ForgetArgs {
     pub chain_key: Option<String>,
@@ -139,6 +144,7 @@ pub(super) struct ForgetArgs {
     /// Who forgets it, when the daemon does not know the caller (no token).
     pub agent_id: Option<String>,
 }
+read_args!(ForgetArgs { chain_key, thought_id, thought_hash, thought_index, reason, agent_id });
 
 impl From<RelationArg> for RelationInput {
     fn from(r: RelationArg) -> Self {

@@ -2,6 +2,7 @@
 //! registry; the daemon delivers). All three are admin on every chain: a
 //! webhook sees appends and its URL and filters are daemon-wide state.
 
+use super::args::read_args;
 use super::replies::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};
 use super::tools;
 use crate::db::MentisDb;
@@ -11,7 +12,6 @@ use crate::thought::ThoughtType;
 use crate::timestamp::format_rfc3339_millis;
 use crate::webhooks::{Webhook, WebhookError};
 use schemars::JsonSchema;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 
 tools! {
@@ -26,7 +26,7 @@ const MAX_URL_BYTES: usize = 2048;
 const SECRET_BYTES: std::ops::RangeInclusive<usize> = 16..=256;
 
 /// Arguments of `mentisdb_register_webhook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct RegisterArgs {
     /// Accepted and unused (0.10.10 takes it); use chain_key_filter.
     pub chain_key: Option<String>,
@@ -39,22 +39,25 @@ pub(super) struct RegisterArgs {
     /// The HMAC key of the signatures (16 to 256 bytes); generated when omitted.
     pub secret: Option<String>,
 }
+read_args!(RegisterArgs { chain_key, url, chain_key_filter, thought_type_filter, secret });
 
 /// Arguments of `mentisdb_list_webhooks`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub(super) struct ListArgs {
     /// Accepted and unused (0.10.10 takes it).
     pub chain_key: Option<String>,
 }
+read_args!(ListArgs { chain_key });
 
 /// Arguments of `mentisdb_delete_webhook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub(super) struct DeleteArgs {
     /// Accepted and unused (0.10.10 takes it).
     pub chain_key: Option<String>,
     /// The webhook's id.
     pub id: String,
 }
+read_args!(DeleteArgs { chain_key, id });
 
 fn register(db: &MentisDb, a: RegisterArgs) -> Result<WebhookRegisteredReply, ToolError> {
     const TOOL: &str = "mentisdb_register_webhook";
