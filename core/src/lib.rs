@@ -47,13 +47,15 @@
 //! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
 //! [`limits`], [`query`], [`redact`] (secret redaction on write), [`events`]
 //! (event-stream cursors), [`backup`]
-//! (consistent snapshots and the check before a restore), [`webhooks`] (registrations,
-//! delivery cursors, payloads) and [`timestamp`].
+//! (consistent snapshots and the check before a restore), [`timestamp`] and,
+//! with `daemon-tools`, `webhooks` (registrations, delivery cursors, payloads).
 //! Everything else is private.
 //!
 //! Features: `daemon-tools` (default) adds the tool families only a daemon
 //! can serve (memory extraction through a language model, the daemon's side
-//! of sync, webhooks); the browser build turns it off. `testing` exposes the
+//! of sync, webhooks, and the webhook registry itself: an engine without the
+//! feature neither reads nor serves `webhooks.json`); the browser build
+//! turns it off. `testing` exposes the
 //! storage test kits.
 
 #![warn(missing_docs, unreachable_pub)]
@@ -101,6 +103,7 @@ pub mod sync;
 mod text;
 pub mod thought;
 pub mod timestamp;
+#[cfg(feature = "daemon-tools")]
 pub mod webhooks;
 mod retirements;
 mod summary;

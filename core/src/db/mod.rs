@@ -109,7 +109,9 @@ pub struct MentisDb {
     pub(crate) chat_model: RwLock<Option<Arc<dyn crate::chat_model::ChatModel>>>,
     /// The host's checkpoint key and each chain's latest checkpoint (`proofs.rs`).
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
-    /// Webhook registrations and delivery cursors (`webhooks.rs`).
+    /// Webhook registrations and delivery cursors (`webhooks.rs`; a
+    /// daemon's: without `daemon-tools` there is none).
+    #[cfg(feature = "daemon-tools")]
     webhooks: crate::webhooks::WebhookStore,
     /// Told of every durable thought ([`MentisDb::add_observer`]).
     observers: RwLock<Vec<Arc<dyn AppendObserver>>>,
@@ -193,9 +195,31 @@ impl MentisDb {
         }
         let (skills, skills_report) = crate::skills::SkillStore::open(storage.as_ref())?;
         report.refused.extend(skills_report.problems.into_iter().map(|p| (naming::SKILLS_LOG.to_string(), p)));
-        let (webhooks, webhooks_problem) = crate::webhooks::WebhookStore::open(storage.as_ref())?;
-        report.refused.extend(webhooks_problem.map(|p| (naming::WEBHOOKS_OBJECT.to_string(), p)));
-        let db = MentisDb { storage, clock, ids, config, hasher, chains: RwLock::new(chains), refused: RwLock::new(refused), skills, embedder: RwLock::new(None), chat_model: RwLock::new(None), checkpoints: Default::default(), webhooks, observers: RwLock::new(Vec::new()), residency, unloads: Default::default(), write_counters: Default::default() };
+        #[cfg(feature = "daemon-tools")]
+        let webhooks = {
+            let (webhooks, problem) = crate::webhooks::WebhookStore::open(storage.as_ref())?;
+            report.refused.extend(problem.map(|p| (naming::WEBHOOKS_OBJECT.to_string(), p)));
+            webhooks
+        };
+        let db = MentisDb {
+            storage,
+            clock,
+            ids,
+            config,
+            hasher,
+            chains: RwLock::new(chains),
+            refused: RwLock::new(refused),
+            skills,
+            embedder: RwLock::new(None),
+            chat_model: RwLock::new(None),
+            checkpoints: Default::default(),
+            #[cfg(feature = "daemon-tools")]
+            webhooks,
+            observers: RwLock::new(Vec::new()),
+            residency,
+            unloads: Default::default(),
+            write_counters: Default::default(),
+        };
         Ok((db, report))
     }
 
@@ -469,6 +493,7 @@ impl MentisDb {
     /// The webhook registry: a delivering host installs its URL check
     /// ([`crate::webhooks::WebhookStore::set_targets`]), reads what to
     /// deliver and advances the cursors through it.
+    #[cfg(feature = "daemon-tools")]
     pub fn webhooks(&self) -> &crate::webhooks::WebhookStore {
         &self.webhooks
     }

@@ -139,6 +139,7 @@ impl MentisDb {
             self.skills.reload(self.storage.as_ref())?;
             return Ok(true);
         }
+        #[cfg(feature = "daemon-tools")]
         if object == naming::WEBHOOKS_OBJECT {
             self.webhooks.reload(self.storage.as_ref())?;
             return Ok(true);

@@ -22,6 +22,7 @@ mod proofs;
 mod ranked;
 mod skills;
 mod sync;
+#[cfg(feature = "daemon-tools")]
 mod webhooks;
 
 pub use agents::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
@@ -39,4 +40,5 @@ pub use skills::{
     SkillVersionsReply,
 };
 pub use sync::{AppendBatchReply, BatchItemReply, ChainRecordsReply};
+#[cfg(feature = "daemon-tools")]
 pub use webhooks::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};
