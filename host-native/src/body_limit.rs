@@ -1,12 +1,22 @@
-//! Request bodies over the daemon's limit (`MENTISDB_MAX_BODY_BYTES`).
+//! Request bodies: over the daemon's limit (`MENTISDB_MAX_BODY_BYTES`), and
+//! left unread by whoever answered.
 //!
-//! Such a request is answered HTTP 413 only after the rest of its body was
-//! read and dropped (up to [`DRAIN_LIMIT`]): most clients write their whole
-//! body before they read the answer, and a server that answers and closes
-//! mid-body leaves them a reset connection instead of the 413 and its
-//! message. Past [`DRAIN_LIMIT`] the connection is closed.
+//! A request over the limit is answered HTTP 413 only after the rest of its
+//! body was read and dropped (up to [`DRAIN_LIMIT`]): most clients write
+//! their whole body before they read the answer, and a server that answers
+//! and closes mid-body leaves them a reset connection instead of the 413 and
+//! its message. Past [`DRAIN_LIMIT`] the connection is closed.
+//!
+//! The same holds for every answer given without reading the body (a
+//! `POST /tools/list`, a 401 for a missing token, a 404): a connection
+//! closed with unread input makes the kernel send a reset, which throws away
+//! whatever part of the answer was not yet sent. [`read_rest_after_reply`]
+//! reads such a body to its end once it is dropped.
 
-use axum::body::{Body, Bytes};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes, HttpBody};
 use tokio_stream::StreamExt;
 
 /// Most bytes of an oversized body read (and dropped) before answering.
@@ -40,4 +50,45 @@ pub fn declared_over(request: &axum::extract::Request, max: usize) -> bool {
 /// Reads and drops the rest of `body` (up to [`DRAIN_LIMIT`]).
 pub async fn drain(body: Body) {
     let _ = read_within(body, 0).await;
+}
+
+/// Middleware for every listener: a request body dropped before its end
+/// (its handler ignored it, or the request was refused before it was read)
+/// is read to its end and dropped in the background (up to [`DRAIN_LIMIT`]),
+/// so the connection closes cleanly after the answer instead of resetting.
+pub async fn read_rest_after_reply(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let (parts, body) = request.into_parts();
+    next.run(axum::extract::Request::from_parts(parts, Body::new(DrainOnDrop(Some(body))))).await
+}
+
+/// A request body that, dropped before its end, hands the rest to [`drain`].
+struct DrainOnDrop(Option<Body>);
+
+impl HttpBody for DrainOnDrop {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        match self.0.as_mut() {
+            Some(body) => Pin::new(body).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.as_ref().is_none_or(HttpBody::is_end_stream)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.0.as_ref().map(HttpBody::size_hint).unwrap_or_else(|| http_body::SizeHint::with_exact(0))
+    }
+}
+
+impl Drop for DrainOnDrop {
+    fn drop(&mut self) {
+        let Some(body) = self.0.take().filter(|body| !body.is_end_stream()) else { return };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(drain(body));
+        }
+    }
 }

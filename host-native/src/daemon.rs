@@ -336,6 +336,7 @@ const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Serves `app` on `listener`, over TLS when `tls` is given, until `stop`.
 async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
+    let app = app.layer(axum::middleware::from_fn(crate::body_limit::read_rest_after_reply));
     let Some(tls) = tls else {
         return axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
     };
