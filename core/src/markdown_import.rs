@@ -94,8 +94,8 @@ fn ours(thought_type: ThoughtType, content: &str, meta: &str) -> Option<Markdown
     let mut t = NewThought::new(&agent_id, thought_type, content);
     t.agent_name = agent_name;
     t.role = ThoughtRole::parse(role).ok()?;
-    t.importance = importance.trim().parse().ok();
-    t.confidence = confidence.and_then(|c| c.trim().parse().ok());
+    t.importance = score(importance);
+    t.confidence = confidence.and_then(score);
     for part in labels.split(" | ") {
         if let Some(tags) = part.strip_prefix("tags: ") {
             t.tags = list(tags);
@@ -104,6 +104,14 @@ fn ours(thought_type: ThoughtType, content: &str, meta: &str) -> Option<Markdown
         }
     }
     Some(MarkdownThought { exported_index, thought: t })
+}
+
+/// An importance or confidence such as `0.80`. Read as a JSON number by
+/// serde_json's parser, which every build has anyway: `str::parse` would
+/// link the standard library's exact float tables (10 KB of them, 9 KB of
+/// the browser's gzipped module) for these two numbers alone.
+fn score(s: &str) -> Option<f64> {
+    serde_json::from_str::<f64>(s.trim()).ok()
 }
 
 /// Where `, importance ` follows an RFC 3339 timestamp in `s`.
@@ -144,9 +152,9 @@ fn reference_line(line: &str) -> Option<MarkdownThought> {
         } else if let Some(v) = token.strip_prefix("role ") {
             t.role = ThoughtRole::parse(v.trim()).unwrap_or(ThoughtRole::Memory);
         } else if let Some(v) = token.strip_prefix("importance ") {
-            t.importance = v.trim().parse().ok();
+            t.importance = score(v);
         } else if let Some(v) = token.strip_prefix("confidence ") {
-            t.confidence = v.trim().parse().ok();
+            t.confidence = score(v);
         } else if let Some(v) = token.strip_prefix("tags ") {
             t.tags = list(v);
         }
