@@ -161,7 +161,9 @@ pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accum
             let a = acc.get(doc).expect("partial scores come from touched thoughts");
             let importance = IMPORTANCE_WEIGHT * thoughts[doc as usize].importance as f32;
             let age = (now - index.timestamp(doc)).max(0) as f64;
-            let recency = RECENCY_WEIGHT * 0.5f64.powf(age / RECENCY_HALF_LIFE_MS) as f32;
+            // 0.5^(age / half-life) as 2^-(age / half-life) in f32: `f64::powf` links
+            // libm's `pow` and its 4 KB table into the browser's module.
+            let recency = RECENCY_WEIGHT * (-(age / RECENCY_HALF_LIFE_MS) as f32).exp2();
             let vector = if hybrid { Some(a.vector.unwrap_or(0.0)) } else { None };
             let agent = agent_part(a, best_lexical);
             let length = length_part(index, doc, best_lexical);
