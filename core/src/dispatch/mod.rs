@@ -232,8 +232,8 @@ pub fn canonical_tool_name(name: &str) -> Option<&'static str> {
 /// `input_schemas_json_is_generated` checks that and rewrites the file when
 /// run with `MENTISDB_BLESS_SCHEMAS=1`. Stored as text so that hosts serving
 /// `tools/list` link no schema-generating code (it is most of the browser
-/// build's schema cost).
-const INPUT_SCHEMAS: &str = include_str!("input_schemas.json");
+/// build's schema cost), and embedded minified by `core/build.rs`.
+const INPUT_SCHEMAS: &str = include_str!(concat!(env!("OUT_DIR"), "/input_schemas.min.json"));
 
 /// Every tool with its description and argument schema, in a stable order.
 pub fn tool_specs() -> Vec<ToolSpec> {
