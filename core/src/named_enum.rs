@@ -85,6 +85,15 @@ impl NameMatch {
     }
 }
 
+/// Which variant `input` names, given every variant's spellings (its wire
+/// name first): the variant whose wire name it is exactly (what almost every
+/// caller sends), else the first with a spelling that `rule` matches. One
+/// function for every named enum, reading their tables, rather than a chain
+/// of comparisons compiled into each enum's `parse`.
+pub(crate) fn spelling_index(input: &str, spellings: &[&[&str]], rule: NameMatch) -> Option<usize> {
+    spellings.iter().position(|names| names[0] == input).or_else(|| spellings.iter().position(|names| names.iter().any(|n| rule.matches(n, input))))
+}
+
 /// A named enum's wire name, for code generic over named enums.
 pub(crate) trait WireName: Copy {
     /// The name the value is written as.
@@ -128,19 +137,12 @@ macro_rules! named_enum {
 
             /// Parses any accepted spelling.
             $vis fn parse(s: &str) -> Result<Self, $crate::named_enum::UnknownName> {
-                // The exact wire name first: what almost every caller sends.
-                $(
-                    if s == $wire {
-                        return Ok($name::$variant);
-                    }
-                )+
-                let rule = $crate::named_enum::NameMatch::$rule;
-                $(
-                    if [$wire $(, $listed)* $($(, $hidden)+)?].iter().any(|n| rule.matches(n, s)) {
-                        return Ok($name::$variant);
-                    }
-                )+
-                Err($crate::named_enum::UnknownName::new($kind, s, Self::NAMES))
+                // Every variant's spellings, its wire name first, in `ALL`'s order.
+                const SPELLINGS: &[&[&str]] = &[$(&[$wire $(, $listed)* $($(, $hidden)+)?]),+];
+                match $crate::named_enum::spelling_index(s, SPELLINGS, $crate::named_enum::NameMatch::$rule) {
+                    Some(i) => Ok(Self::ALL[i]),
+                    None => Err($crate::named_enum::UnknownName::new($kind, s, Self::NAMES)),
+                }
             }
         }
 
