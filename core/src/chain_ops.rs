@@ -200,14 +200,26 @@ fn closest_agent(agent: &str, target_counts: &BTreeMap<String, usize>) -> String
     if target_counts.contains_key(agent) {
         return agent.to_string();
     }
-    let chars: BTreeSet<char> = crate::sorting::set_from(agent.chars());
+    // Ids are short (`limits::MAX_KEY_BYTES`): a list searched linearly is
+    // set enough, and the browser's module carries no `BTreeSet<char>` for it.
+    fn distinct_chars(s: &str) -> Vec<char> {
+        let mut chars = Vec::new();
+        for c in s.chars() {
+            if !chars.contains(&c) {
+                chars.push(c);
+            }
+        }
+        chars
+    }
+    let chars = distinct_chars(agent);
     let jaccard = |other: &str| {
-        let o: BTreeSet<char> = crate::sorting::set_from(other.chars());
-        let union = chars.union(&o).count();
+        let o = distinct_chars(other);
+        let shared = chars.iter().filter(|c| o.contains(c)).count();
+        let union = chars.len() + o.len() - shared;
         if union == 0 {
             0.0
         } else {
-            chars.intersection(&o).count() as f64 / union as f64
+            shared as f64 / union as f64
         }
     };
     target_counts
