@@ -21,7 +21,10 @@ export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=fat CARGO_PRO
 # bug: every tool answers bad input with an error) then reaches JavaScript as
 # `RuntimeError: unreachable` without its message;
 # MENTISDB_WASM_PANIC_MESSAGES=1 builds with the stable toolchain instead and
-# keeps them.
+# keeps them. Also: derived `Debug` prints only the type or variant name
+# (-Zfmt-debug=shallow; the core formats no derived `Debug` of a type with
+# fields into a message, only strings, lists and field-less enums, which read
+# the same) and no panic locations (-Zlocation-detail=none): -2.1 KB.
 nightly=nightly-2026-05-19
 if [ "${MENTISDB_WASM_PANIC_MESSAGES:-}" = 1 ]; then
   cargo build --release --target wasm32-unknown-unknown -p mentisdb-wasm
@@ -29,7 +32,7 @@ else
   if ! rustup run "$nightly" rustc --version >/dev/null 2>&1 || ! rustup component list --toolchain "$nightly" --installed | grep -q '^rust-src'; then
     rustup toolchain install "$nightly" --profile minimal --component rust-src
   fi
-  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zfmt-debug=shallow -Zlocation-detail=none" \
     cargo "+$nightly" build --release --target wasm32-unknown-unknown -p mentisdb-wasm \
     -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size
 fi
@@ -38,13 +41,14 @@ wasm-bindgen --target web --out-dir host-wasm/pkg "$CARGO_TARGET_DIR/wasm32-unkn
 wasm=host-wasm/pkg/mentisdb_wasm_bg.wasm
 # wasm-opt: -Oz twice after flattening and re-deriving the control flow
 # (--flatten --rereloop: -3.4 KB gzipped), functions that differ only in
-# constants merged into one (--merge-similar-functions: -0.9 KB), and
+# constants merged into one (--merge-similar-functions: -0.9 KB), no
+# producers or target-features sections (-0.2 KB), and
 # --low-memory-unused (-3.4 KB),
 # which lets it fold constant offsets into loads and stores on the promise
 # that no pointer points into the first 1 KiB of memory: Rust puts the stack
 # there (1 MiB growing down to 0, static data after it), so only a stack
 # already about to overflow would reach it.
-"$e2e/node_modules/.bin/wasm-opt" --low-memory-unused --flatten --rereloop --merge-similar-functions -Oz -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "$wasm" -o "$wasm.opt"
+"$e2e/node_modules/.bin/wasm-opt" --low-memory-unused --flatten --rereloop --merge-similar-functions -Oz -Oz --strip-producers --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "$wasm" -o "$wasm.opt"
 mv "$wasm.opt" "$wasm"
 raw=$(wc -c < "$wasm")
 gz=$(gzip -9 -c "$wasm" | wc -c)
