@@ -29,7 +29,8 @@ nightly=nightly-2026-05-19
 if [ "${MENTISDB_WASM_PANIC_MESSAGES:-}" = 1 ]; then
   cargo build --release --target wasm32-unknown-unknown -p mentisdb-wasm
 else
-  if ! rustup run "$nightly" rustc --version >/dev/null 2>&1 || ! rustup component list --toolchain "$nightly" --installed | grep -q '^rust-src'; then
+  installed=$(rustup component list --toolchain "$nightly" --installed 2>/dev/null || true)
+  if ! grep -q '^rust-src' <<<"$installed"; then
     rustup toolchain install "$nightly" --profile minimal --component rust-src
   fi
   RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zfmt-debug=shallow -Zlocation-detail=none" \
