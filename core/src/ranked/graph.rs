@@ -15,7 +15,7 @@ use super::edges::{Edge, EdgeKind};
 use super::index::RankedIndex;
 use crate::thought::RelationKind;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Score share passed one step along the graph.
 pub const GRAPH_DECAY: f32 = 0.5;
@@ -91,7 +91,11 @@ pub fn neighbours(index: &RankedIndex, doc: u32, direction: WalkDirection) -> im
 /// impassable thoughts are ignored. Returns the reached thoughts in walk
 /// order and whether the walk stopped at `max_visited`.
 pub fn walk(index: &RankedIndex, starts: &[u32], direction: WalkDirection, max_depth: u32, max_visited: usize, passable: impl Fn(u32) -> bool) -> (Vec<Reached>, bool) {
-    let mut seen: BTreeSet<u32> = crate::sorting::set_from(starts.iter().copied());
+    // Sorted: looked up by bisection, at most `max_visited` (10,000)
+    // insertions; keeps a `BTreeSet<u32>` out of the browser's module.
+    let mut seen: Vec<u32> = starts.to_vec();
+    crate::sorting::sort(&mut seen);
+    seen.dedup();
     let mut queue: VecDeque<(u32, u32)> = starts.iter().map(|s| (*s, 0)).collect();
     let mut out = Vec::new();
     while let Some((doc, depth)) = queue.pop_front() {
@@ -99,13 +103,14 @@ pub fn walk(index: &RankedIndex, starts: &[u32], direction: WalkDirection, max_d
             continue;
         }
         for (next, edge, forward) in neighbours(index, doc, direction) {
-            if seen.contains(&next) || !passable(next) || !passable(edge.from) {
+            let Err(slot) = seen.binary_search(&next) else { continue };
+            if !passable(next) || !passable(edge.from) {
                 continue;
             }
             if out.len() >= max_visited {
                 return (out, true);
             }
-            seen.insert(next);
+            seen.insert(slot, next);
             let via = Via { from_index: doc as u64, kind: edge.kind.as_str(), direction: if forward { "outgoing" } else { "incoming" }, edge: edge.kind };
             out.push(Reached { doc: next, depth: depth + 1, via });
             queue.push_back((next, depth + 1));

@@ -216,7 +216,7 @@ impl SyncSession {
         self.snapshot_len = len;
         self.pending = pending;
         self.next_push = 0;
-        self.moves = Moves { keep: keep as u64, ..Moves::default() };
+        self.moves = Moves::keeping(keep as u64);
         self.offered = None;
         self.pulled.clear();
         self.mismatches = None;
@@ -284,7 +284,7 @@ impl SyncSession {
             if s["thought_id"].as_str() != Some(t.id.as_str()) {
                 return Err(bad(WHAT, format!("thought '{}' came back as {}", t.id, s["thought_id"])));
             }
-            self.moves.moved.insert(t.index, index);
+            self.moves.record(t.index, index);
             if s["replay"].as_bool() == Some(true) {
                 self.report.replayed += 1;
             } else {
@@ -329,7 +329,7 @@ impl SyncSession {
                 request = Some(SyncRequest { tool: "mentisdb_consistency_proof", path: "/v1/proofs/consistency", body });
             }
         }
-        let acknowledged = self.moves.moved.values().max().map_or(0, |i| i + 1);
+        let acknowledged = self.moves.acknowledged();
         if offered.head.tree_size < acknowledged {
             return Err(bad(WHAT, format!("the checkpoint covers {} thoughts, fewer than the daemon just acknowledged", offered.head.tree_size)));
         }

@@ -5,25 +5,45 @@
 
 use crate::thought::Thought;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 /// Where the daemon stored the pending thoughts pushed so far: local index ->
 /// daemon index. Indices below `keep` are shared history and stay as they are.
 #[derive(Debug, Default)]
 pub(super) struct Moves {
     pub(super) keep: u64,
-    pub(super) moved: BTreeMap<u64, u64>,
+    /// `(local, daemon)` pairs sorted by local index (pushes go in local
+    /// order, so each is appended; a sorted list rather than a map keeps a
+    /// `BTreeMap<u64, u64>` out of the browser's module).
+    moved: Vec<(u64, u64)>,
 }
 
 impl Moves {
+    /// No pushes yet; indices below `keep` stay as they are.
+    pub(super) fn keeping(keep: u64) -> Self {
+        Moves { keep, moved: Vec::new() }
+    }
+
     /// The daemon's index for local index `i`, or `None` when `i` was a
     /// pending thought that was not pushed (forgotten here).
     pub(super) fn map(&self, i: u64) -> Option<u64> {
         if i < self.keep {
             Some(i)
         } else {
-            self.moved.get(&i).copied()
+            self.moved.binary_search_by_key(&i, |m| m.0).ok().map(|at| self.moved[at].1)
         }
+    }
+
+    /// Records that local thought `local` is the daemon's thought `daemon`.
+    pub(super) fn record(&mut self, local: u64, daemon: u64) {
+        match self.moved.binary_search_by_key(&local, |m| m.0) {
+            Ok(at) => self.moved[at].1 = daemon,
+            Err(at) => self.moved.insert(at, (local, daemon)),
+        }
+    }
+
+    /// One past the highest daemon index a push was acknowledged at (0 when none was).
+    pub(super) fn acknowledged(&self) -> u64 {
+        self.moved.iter().map(|m| m.1).max().map_or(0, |i| i + 1)
     }
 
     /// Whether `t` names a pending thought whose daemon index is not known yet.
