@@ -154,6 +154,15 @@ pub enum AppendError {
         /// Byte offset of the secret in the field as sent.
         offset: usize,
     },
+    /// A field that is not free text (an id, a name, a label) carries a
+    /// secret: only content, tags and concepts are redacted, so it is refused.
+    #[error("refusing a secret of kind {kind} in `{field}`: only content, tags and concepts are redacted, and a secret in an id, name or label would be stored for good; put it in content (it is redacted there) or leave it out")]
+    SecretInField {
+        /// `agent_id`, `session_id`, `relations[<i>].target_id`, ...
+        field: String,
+        /// The redaction rule that matched.
+        kind: &'static str,
+    },
     /// Writing failed; the chain is unchanged.
     #[error(transparent)]
     Storage(#[from] StorageError),

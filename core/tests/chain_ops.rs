@@ -235,7 +235,7 @@ fn a_ranked_search_of_a_branch_also_answers_from_the_chains_it_branched_from() {
     assert!(deeper.contains(&"main".to_string()) && deeper.contains(&"exp".to_string()), "{deeper:?}");
     assert!(found("main").iter().all(|(c, _)| c == "main"));
     // A caller that may not read main gets the branch's own answers only.
-    let caller = mentisdb_core::dispatch::Caller { name: "branch-bot", admin: false, reads: Some(&BranchesOnly) };
+    let caller = mentisdb_core::dispatch::Caller { name: "branch-bot", all_chains: false, admin: false, reads: Some(&BranchesOnly) };
     let raw = db.call_raw_as(Some(caller), "mentisdb_ranked_search", json!({"chain_key": "exp", "text": "kubernetes"})).unwrap();
     let r: serde_json::Value = serde_json::from_str(raw.get()).unwrap();
     let chains: Vec<&str> = r["results"].as_array().unwrap().iter().map(|h| h["chain_key"].as_str().unwrap()).collect();

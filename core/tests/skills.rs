@@ -336,7 +336,7 @@ fn the_operator_changes_a_status_without_an_agent() {
     upload(&db, "alice", Some("deploy"), None, DEPLOY_MD);
     let s = ok(&db, "mentisdb_deprecate_skill", json!({"skill_id": "deploy", "reason": "old"}))["skill"].clone();
     assert_eq!(s["status"], "deprecated");
-    let ops = mentisdb_core::dispatch::Caller { name: "ops", admin: true, reads: None };
+    let ops = mentisdb_core::dispatch::Caller { name: "ops", all_chains: true, admin: true, reads: None };
     let s: Value = serde_json::from_str(db.call_raw_as(Some(ops), "mentisdb_revoke_skill", json!({"skill_id": "deploy"})).unwrap().get()).unwrap();
     assert_eq!(s["skill"]["status"], "revoked");
     let h = ok(&db, "mentisdb_skill_versions", json!({"skill_id": "deploy"}))["status_history"].clone();

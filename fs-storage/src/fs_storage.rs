@@ -41,7 +41,7 @@ impl FsStorage {
     pub fn open(root: impl AsRef<Path>) -> Result<FsStorage, StorageError> {
         let root = root.as_ref();
         let shown = root.display().to_string();
-        fs::create_dir_all(root).map_err(|e| io_err(&shown, format!("cannot create the data directory: {e}")))?;
+        crate::private::create_private_dir(root, true).map_err(|e| io_err(&shown, format!("cannot create the data directory: {e}")))?;
         let root = match fs::canonicalize(root) {
             Ok(absolute) => absolute,
             // WASI has no canonical paths; guest paths are already rooted at a preopen.
@@ -93,7 +93,7 @@ impl FsStorage {
     /// fsyncing the root so the new directory's name is durable.
     fn ensure_parent(&self, name: &str) -> io::Result<()> {
         let Some((dir, _)) = name.split_once('/') else { return Ok(()) };
-        match fs::create_dir(self.root.join(dir)) {
+        match crate::private::create_private_dir(&self.root.join(dir), false) {
             Ok(()) => sync_dir(&self.root),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
             Err(e) => Err(e),
@@ -157,7 +157,7 @@ impl FsStorage {
         for _ in 0..TEMP_NAME_ATTEMPTS {
             let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
             let temp = parent_of(path).join(temp_file_name(file_name, n));
-            let mut file = match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            let mut file = match crate::private::private_file(OpenOptions::new().write(true).create_new(true)).open(&temp) {
                 Ok(f) => f,
                 // Another writer (or an earlier process) holds this name: take the next.
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,

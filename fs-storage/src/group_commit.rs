@@ -46,7 +46,7 @@ impl AppendHandle {
     /// until the caller fsyncs the directory).
     pub fn open(path: &Path) -> io::Result<(AppendHandle, bool)> {
         let existed = path.exists();
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = crate::private::private_file(OpenOptions::new().create(true).append(true)).open(path)?;
         let handle = AppendHandle { file, write_lock: Mutex::new(()), commit: Mutex::new(CommitState::default()), synced_cv: Condvar::new() };
         Ok((handle, !existed))
     }

@@ -24,6 +24,9 @@
 //! - `write_atomic` = temp file + fsync + rename over the target + directory
 //!   fsync: after a crash a reader sees the old or the new contents.
 //!
+//! **The file-mode rule** ([`private`]): directories are created `0700` and
+//! files `0600` whatever the umask; memory is for the daemon's user alone.
+//!
 //! **The temp-file rule** ([`temp_file`]): `write_atomic`'s temp files are
 //! named `.tmp-<file>.<n>` next to their target. They are never listed, and
 //! opening a directory removes any left by an interrupted write, including
@@ -32,6 +35,7 @@
 
 mod fs_storage;
 pub mod group_commit;
+pub mod private;
 #[cfg(any(test, feature = "testing"))]
 pub mod self_check;
 pub mod temp_file;

@@ -215,7 +215,7 @@ pub fn apply(change: &Change, now: std::time::SystemTime) -> Result<Option<PathB
     let backup = match &change.old {
         Some(old) => {
             let backup = backup_path(&change.path, now);
-            std::fs::write(&backup, old).map_err(|e| format!("cannot write the backup {}: {e}", backup.display()))?;
+            mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().write(true).create(true).truncate(true)).open(&backup).and_then(|mut f| std::io::Write::write_all(&mut f, old.as_bytes())).map_err(|e| format!("cannot write the backup {}: {e}", backup.display()))?;
             Some(backup)
         }
         None => None,

@@ -87,6 +87,13 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
 
+    /// MentisDB 0.10's switch (true, false, 1, 0, yes, no, on, off): require
+    /// a bearer token, accepting the active tokens of 0.10's registry
+    /// `<dir>/bearer-tokens.json` (admin on their chains) besides ours. The
+    /// daemon refuses to start when it is on and no token exists at all.
+    #[arg(long, env = "MENTISDB_BEARER_TOKEN_ACCESS", value_parser = parse_switch, num_args = 0..=1, default_missing_value = "true")]
+    pub bearer_token_access: Option<bool>,
+
     /// Token file (TOML, or JSON when named *.json) of scoped tokens, stored
     /// by SHA-256; reloaded on SIGHUP and when it changes. `mentisdbd token
     /// add|list|revoke` edit it. Format: README.md, "Tokens and TLS".
@@ -153,13 +160,19 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_EXPLORER", value_parser = parse_on_off)]
     pub explorer: Option<bool>,
 
-    /// Extra browser origins allowed on the MCP port (comma-separated,
-    /// e.g. `https://app.example.com:443`; loopback origins are always
-    /// allowed there), and the only origins the REST port answers CORS
-    /// requests from (exactly as browsers send `Origin`, e.g.
-    /// `https://app.example.com`): a browser replica syncing from another origin.
+    /// Browser origins allowed to call the daemon besides its own pages
+    /// (comma-separated, exactly as browsers send `Origin`, e.g.
+    /// `https://app.example.com` or `http://localhost:6274`); the REST port
+    /// answers CORS requests from these only. Every other web page is refused.
     #[arg(long, env = "MENTISDB_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
+
+    /// Host names the daemon answers to besides IP addresses and
+    /// `localhost` (comma-separated; `*`: any). Requests naming another
+    /// host are refused (HTTP 421), which stops DNS-rebinding pages. On a
+    /// non-loopback bind any name is accepted unless this is set.
+    #[arg(long, env = "MENTISDB_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
 
     /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr), from
     /// this process: it opens (and locks) the data directory itself. See
@@ -335,6 +348,62 @@ fn parse_flag(s: &str) -> Result<bool, String> {
     }
 }
 
+/// Parses MentisDB 0.10's switch values: `1`, `true`, `yes`, `on` and
+/// `0`, `false`, `no`, `off` (case-insensitive). Anything else is an error,
+/// not "off": a typo must not leave a daemon open.
+fn parse_switch(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => Err(format!("expected true or false (1/0, yes/no, on/off); got '{}'", other.chars().take(32).collect::<String>())),
+    }
+}
+
+/// MentisDB 0.10's settings this daemon does not have (its own features:
+/// dashboard, sounds, update checks, HNSW and fsync tuning). Named apart
+/// from unknown ones in the start-up warning.
+pub const REFERENCE_ONLY_ENV: &[&str] = &[
+    "MENTISDB_AUTO_EDGE_K",
+    "MENTISDB_AUTO_EDGE_THRESHOLD",
+    "MENTISDB_AUTO_FLUSH",
+    "MENTISDB_DASHBOARD_ALLOWED_HOSTS",
+    "MENTISDB_DASHBOARD_PIN",
+    "MENTISDB_DASHBOARD_PORT",
+    "MENTISDB_EMBEDDINGS",
+    "MENTISDB_FSYNC",
+    "MENTISDB_GROUP_COMMIT_MS",
+    "MENTISDB_HNSW_BACKGROUND_BUILD",
+    "MENTISDB_HNSW_EF_CONSTRUCTION",
+    "MENTISDB_HNSW_EF_SEARCH",
+    "MENTISDB_HNSW_THRESHOLD",
+    "MENTISDB_MCP_BOOTSTRAP_INSTRUCTIONS",
+    "MENTISDB_STARTUP_SOUND",
+    "MENTISDB_THOUGHT_SOUNDS",
+    "MENTISDB_UPDATE_CHECK",
+    "MENTISDB_UPDATE_REPO",
+];
+
+/// The one start-up warning line naming every `MENTISDB_*` variable in
+/// `set` that `command` (with its subcommands) does not read, or `None`.
+pub fn unread_env_warning(command: &clap::Command, set: impl IntoIterator<Item = String>) -> Option<String> {
+    fn read_by(cmd: &clap::Command, out: &mut Vec<String>) {
+        out.extend(cmd.get_arguments().filter_map(|a| a.get_env()).map(|e| e.to_string_lossy().into_owned()));
+        for sub in cmd.get_subcommands() {
+            read_by(sub, out);
+        }
+    }
+    let mut known = Vec::new();
+    read_by(command, &mut known);
+    known.extend(ENV_ALIASES.iter().map(|(theirs, _)| theirs.to_string()));
+    let mut unread: Vec<String> = set.into_iter().filter(|k| k.starts_with("MENTISDB_") && !known.contains(k)).collect();
+    if unread.is_empty() {
+        return None;
+    }
+    unread.sort();
+    let named: Vec<String> = unread.iter().map(|k| if REFERENCE_ONLY_ENV.contains(&k.as_str()) { format!("{k} (a MentisDB 0.10 setting this daemon does not have)") } else { format!("{k} (unknown: misspelled?)") }).collect();
+    Some(format!("ignored environment variables: {}; `mentisdbd --help` lists the settings", named.join(", ")))
+}
+
 /// Parses `on`, `off` (and `1`, `0`, `true`, `false`), case-insensitive.
 fn parse_on_off(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -371,7 +440,7 @@ impl Config {
         if self.api_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return Err(ConfigError::EmptyToken);
         }
-        if !self.bind_host.is_loopback() && self.api_token.is_none() && self.tokens_file.is_none() && !self.stdio {
+        if !self.bind_host.is_loopback() && self.api_token.is_none() && self.tokens_file.is_none() && !self.bearer_token_access() && !self.stdio {
             return Err(ConfigError::TokenRequired { host: self.bind_host });
         }
         if self.storage_url.as_ref().is_some_and(|u| !u.is_postgres()) {
@@ -396,6 +465,16 @@ impl Config {
     /// Whether interactions are logged to the console (unset means true).
     pub fn verbose(&self) -> bool {
         self.verbose.unwrap_or(true)
+    }
+
+    /// Whether MentisDB 0.10's `MENTISDB_BEARER_TOKEN_ACCESS` is on (unset means off).
+    pub fn bearer_token_access(&self) -> bool {
+        self.bearer_token_access.unwrap_or(false)
+    }
+
+    /// MentisDB 0.10's token registry, when its switch is on.
+    pub fn reference_token_registry(&self) -> Result<Option<PathBuf>, ConfigError> {
+        Ok(if self.bearer_token_access() { Some(self.data_dir()?.join(crate::tokens::REFERENCE_REGISTRY)) } else { None })
     }
 
     /// Whether appends redact secrets (unset means true).
@@ -461,6 +540,31 @@ mod tests {
         assert_eq!(Config::parse_from(["mentisdbd"]).validate(), Ok(()));
         let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0", "--tokens-file", "t.toml"]);
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_reference_switch_reads_its_values_and_a_typo_is_an_error() {
+        let on = |v: &str| Config::try_parse_from(["mentisdbd", "--bearer-token-access", v]).map(|c| c.bearer_token_access());
+        for v in ["true", "1", "YES", "on"] {
+            assert_eq!(on(v).unwrap(), true, "{v}");
+        }
+        for v in ["false", "0", "no", "OFF"] {
+            assert_eq!(on(v).unwrap(), false, "{v}");
+        }
+        assert!(on("ture").is_err(), "a typo never means off");
+        assert!(!Config::parse_from(["mentisdbd"]).bearer_token_access());
+        let c = Config::parse_from(["mentisdbd", "--bind-host", "0.0.0.0", "--bearer-token-access", "--dir", "/d"]);
+        assert_eq!(c.validate(), Ok(()), "0.10's tokens guard a network bind");
+        assert_eq!(c.reference_token_registry().unwrap(), Some(PathBuf::from("/d/bearer-tokens.json")));
+    }
+
+    #[test]
+    fn unread_variables_are_named_in_one_line() {
+        let cmd = <Config as clap::CommandFactory>::command();
+        let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(unread_env_warning(&cmd, set(&["MENTISDB_DIR", "MENTISDB_DEFAULT_CHAIN_KEY", "HOME", "MENTISDB_BEARER_TOKEN_ACCESS"])), None);
+        let w = unread_env_warning(&cmd, set(&["MENTISDB_API_TOKN", "MENTISDB_DIR", "MENTISDB_FSYNC"])).unwrap();
+        assert!(w.contains("MENTISDB_API_TOKN (unknown: misspelled?)") && w.contains("MENTISDB_FSYNC (a MentisDB 0.10 setting") && !w.contains("MENTISDB_DIR") && !w.contains('\n'), "{w}");
     }
 
     #[test]

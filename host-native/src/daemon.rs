@@ -74,6 +74,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         None => {
             let dir = config.data_dir()?;
             lock = Some(Arc::new(DirLock::acquire(&dir).map_err(DaemonError::Locked)?));
+            warn_if_shared(&dir);
             let storage = FsStorage::open(&dir)?;
             let store = format!("dir={}", storage.root().display());
             (Arc::new(storage), store, None)
@@ -122,6 +123,19 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         tracing::warn!(error = %e, "could not start the index worker; indices are built by queries");
     }
     Ok(OpenedStore { db, report, store, listener, lock, delivery_lease })
+}
+
+/// One warning line when the data directory lets other local users in
+/// (made by an older version, or by hand): what it holds bypasses every
+/// token. New directories and files are created `0700`/`0600`
+/// (`mentisdb_fs_storage::private`).
+fn warn_if_shared(dir: &std::path::Path) {
+    if let Ok(Some(bits)) = mentisdb_fs_storage::private::shared_bits(dir) {
+        if bits != 0 {
+            let warning = format!("data directory {} is open to other local users (mode {:o}); they can read every chain past the tokens: run `chmod -R go-rwx {}`", dir.display(), bits | 0o700, dir.display());
+            tracing::warn!(target: "mentisdb::security", "{warning}");
+        }
+    }
 }
 
 /// The advisory-lock key of webhook delivery on PostgreSQL (any constant
@@ -274,7 +288,8 @@ pub async fn start(config: &Config) -> Result<RunningDaemon, DaemonError> {
 /// Starts both HTTP servers over an opened store.
 pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon, DaemonError> {
     config.validate()?;
-    let auth = Arc::new(TokenStore::new(config.api_token.as_deref(), config.tokens_file.as_deref()).map_err(DaemonError::Tokens)?);
+    let reference_tokens = config.reference_token_registry()?;
+    let auth = Arc::new(TokenStore::new(config.api_token.as_deref(), config.tokens_file.as_deref(), reference_tokens.as_deref()).map_err(DaemonError::Tokens)?);
     let shutdown = CancellationToken::new();
     auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
     if let Some(warning) = config.cleartext_network_warning() {
@@ -293,7 +308,8 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
         crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
     }
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
-    let mcp = crate::mcp::router(opened.db.clone(), auth, config.bind_host.is_loopback(), &config.allowed_origins, config.max_body_bytes, shutdown.child_token());
+    let mcp = crate::mcp::router(opened.db.clone(), auth, config.max_body_bytes, shutdown.child_token());
+    let guard = Arc::new(crate::web_guard::WebGuard::new(config.bind_host.is_loopback(), &config.allowed_hosts, &config.allowed_origins));
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
     // the two ports when only a certificate is given.
     let mut tasks = Vec::new();
@@ -309,7 +325,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
             let addr = SocketAddr::new(config.bind_host, port);
             let listener = bind(addr).await?;
             *addr_out = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
-            tasks.push(tokio::spawn(serve_http(listener, app.clone(), Some(https.clone()), shutdown.clone())));
+            tasks.push(tokio::spawn(serve_http(listener, app.clone(), guard.clone(), Some(https.clone()), shutdown.clone())));
         }
         None
     } else {
@@ -320,7 +336,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
-        tasks.push(tokio::spawn(serve_http(listener, app, tls.clone(), shutdown.clone())));
+        tasks.push(tokio::spawn(serve_http(listener, app, guard.clone(), tls.clone(), shutdown.clone())));
     }
     if let Some(lock) = &opened.lock {
         if let Err(e) = lock.announce(rest_addr, mcp_addr, scheme) {
@@ -334,9 +350,10 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
 /// server is asked to stop.
 const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Serves `app` on `listener`, over TLS when `tls` is given, until `stop`.
-async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
-    let app = app.layer(axum::middleware::from_fn(crate::body_limit::read_rest_after_reply));
+/// Serves `app` on `listener` behind the browser guard (`web_guard.rs`),
+/// over TLS when `tls` is given, until `stop`.
+async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
+    let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::web_guard::guard)).layer(axum::middleware::from_fn(crate::body_limit::read_rest_after_reply));
     let Some(tls) = tls else {
         return axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
     };

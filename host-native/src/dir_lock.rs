@@ -12,6 +12,7 @@
 //! ([`running_daemon`]) to reach the directory's daemon instead of opening
 //! the directory a second time.
 
+use mentisdb_fs_storage::private::{create_private_dir, private_file};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::net::SocketAddr;
@@ -51,13 +52,13 @@ fn parse(text: &str) -> Holder {
 }
 
 fn open(dir: &Path) -> std::io::Result<File> {
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).open(dir.join(LOCK_FILE))
+    private_file(OpenOptions::new().read(true).write(true).create(true).truncate(false)).open(dir.join(LOCK_FILE))
 }
 
 impl DirLock {
     /// Creates `dir` if needed and locks it, or says in one line who holds it.
     pub fn acquire(dir: &Path) -> Result<DirLock, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+        create_private_dir(dir, true).map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
         let path = dir.join(LOCK_FILE);
         let mut file = open(dir).map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
         match file.try_lock() {

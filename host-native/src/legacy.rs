@@ -12,7 +12,7 @@
 //!   `success: true` and the tool's JSON result as `output`, or a failure
 //!   (`success: false`, `output: null`, `error: "..."`) with HTTP 400 (bad
 //!   request body or tool error), 403 (the token may not make the call) or
-//!   404 (no such tool).
+//!   404 (no such tool), 415 when the body is not sent as `application/json`.
 //!
 //! Both sit behind the same token middleware as every other route, and a
 //! call goes through [`call_as`] like every other call.
@@ -22,7 +22,7 @@ use crate::tokens::Identity;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Extension, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::{Json, Router};
 use mentisdb_core::dispatch::canonical_tool_name;
@@ -46,12 +46,18 @@ fn failure(status: StatusCode, error: impl Into<String>) -> (StatusCode, Json<Va
     (status, Json(json!({ "result": { "success": false, "output": null, "error": error.into(), "metadata": {} } })))
 }
 
-async fn execute(State(db): State<Arc<MentisDb>>, Extension(who): Extension<Identity>, body: Result<Bytes, BytesRejection>) -> (StatusCode, Json<Value>) {
+async fn execute(State(db): State<Arc<MentisDb>>, Extension(who): Extension<Identity>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> (StatusCode, Json<Value>) {
     let body = match body {
         Ok(b) => b,
         Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => return failure(r.status(), "request body is too large (limit set by MENTISDB_MAX_BODY_BYTES / --max-body-bytes)"),
         Err(r) => return failure(r.status(), format!("cannot read request body: {}", r.body_text())),
     };
+    // Only JSON: a web page cannot send it to another origin unasked.
+    let mime = crate::web_guard::mime_of(&headers);
+    if !(mime == "application/json" || mime.ends_with("+json")) {
+        let shown = if mime.is_empty() { "none" } else { mime.as_str() };
+        return failure(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("expected content-type: application/json, got {shown}; send {{\"tool\": \"<name>\", \"parameters\": {{...}}}} as JSON"));
+    }
     let request: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => return failure(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}; send {{\"tool\": \"<name>\", \"parameters\": {{...}}}}")),

@@ -55,6 +55,7 @@ pub mod run;
 pub mod stdio_proxy;
 pub mod tls_cert;
 pub mod tokens;
+pub mod web_guard;
 pub mod webhooks;
 pub mod wizard;
 

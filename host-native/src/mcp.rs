@@ -21,9 +21,8 @@
 //! - Beside MCP the port serves MentisDB 0.10's CloudLLM endpoints
 //!   `POST /tools/list` and `POST /tools/execute` ([`crate::legacy`]) and
 //!   `GET /health`.
-//! - Origin validation (DNS rebinding): browser `Origin`s other than loopback
-//!   and the configured ones are refused with 403; `Host` must be loopback
-//!   when bound to loopback.
+//! - Origin and Host (web pages, DNS rebinding) are checked in front of
+//!   every listener by [`crate::web_guard`].
 
 use crate::auth::{call_as, require_token, AuthState, CallError};
 use crate::tokens::Identity;
@@ -173,30 +172,77 @@ fn caller(context: &RequestContext<RoleServer>) -> Result<Identity, ErrorData> {
     }
 }
 
-/// Browser origins always allowed: the loopback hosts on any port.
-const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "https://localhost:*", "http://127.0.0.1:*", "https://127.0.0.1:*", "http://[::1]:*", "https://[::1]:*"];
-
 /// The streamable-HTTP router: the service at `/` and `/mcp`, behind auth.
-pub fn router(db: Arc<MentisDb>, auth: AuthState, loopback_only: bool, extra_origins: &[String], max_body_bytes: usize, shutdown: CancellationToken) -> Router {
-    let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(LOOPBACK_ORIGINS.iter().map(|s| s.to_string()).chain(extra_origins.iter().cloned()))
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(max_body_bytes)
-        .with_cancellation_token(shutdown);
-    if !loopback_only {
-        // Bound to the network: clients use whatever host name reaches us;
-        // the API token (required in this mode) guards access instead.
-        config = config.disable_allowed_hosts();
-    }
+/// Host and Origin are checked for every listener by `web_guard.rs`, so
+/// rmcp's own checks are off (one rule, one list of allowed names).
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, shutdown: CancellationToken) -> Router {
+    let config = StreamableHttpServerConfig::default().disable_allowed_hosts().disable_allowed_origins().with_max_request_body_bytes(max_body_bytes).with_cancellation_token(shutdown);
     let service = MentisMcp::new(db.clone());
     let http = StreamableHttpService::new(move || Ok(service.clone()), Arc::new(LocalSessionManager::default()), config);
+    let owners = Arc::new(SessionOwners::default());
     Router::new()
         .route_service("/mcp", http.clone())
         .route_service("/", http)
         .layer(axum::middleware::from_fn_with_state(max_body_bytes, reject_malformed_json))
+        .layer(axum::middleware::from_fn_with_state(owners, bind_sessions))
         .layer(axum::middleware::from_fn_with_state(auth.clone(), require_token))
         .merge(crate::legacy::router(db, auth, max_body_bytes))
         .route("/health", axum::routing::get(|| async { axum::Json(serde_json::json!({ "status": "ok", "service": "mentisdb" })) }))
+}
+
+/// Which token opened each MCP session (`None`: no tokens configured), so
+/// that a session id answers only to the token that opened it: another
+/// token cannot use, or end, a session it learned the id of.
+#[derive(Default)]
+struct SessionOwners {
+    sessions: std::sync::Mutex<std::collections::HashMap<String, (Option<Arc<str>>, u64)>>,
+    opened: std::sync::atomic::AtomicU64,
+}
+
+/// Sessions remembered at most; past it the oldest is forgotten, and its
+/// client is told to initialize again (HTTP 404, as for an expired session).
+const MAX_SESSIONS: usize = 65_536;
+
+/// Middleware (inside the token check): a request naming a session must
+/// come with the token that opened it; the answer to `initialize` records
+/// its new session's owner; a successful DELETE forgets it.
+async fn bind_sessions(axum::extract::State(owners): axum::extract::State<Arc<SessionOwners>>, request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let caller: Option<Arc<str>> = match request.extensions().get::<Identity>() {
+        Some(Identity::Token(t)) => Some(t.name.clone()),
+        _ => None,
+    };
+    let session = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    if let Some(id) = &session {
+        let owner = owners.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(id).map(|(o, _)| o.clone());
+        if owner.as_ref() != Some(&caller) {
+            let message = match owner {
+                Some(_) => "this MCP session was opened with another token; initialize a session of your own",
+                None => "no such MCP session; initialize again",
+            };
+            return (axum::http::StatusCode::NOT_FOUND, axum::Json(serde_json::json!({ "error": message }))).into_response();
+        }
+    }
+    let deleting = request.method() == axum::http::Method::DELETE;
+    let response = next.run(request).await;
+    let mut sessions = owners.sessions.lock().unwrap_or_else(|e| e.into_inner());
+    match (&session, response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())) {
+        (Some(id), _) if deleting && response.status().is_success() => {
+            sessions.remove(id);
+        }
+        (None, Some(new)) => {
+            let n = owners.opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            sessions.insert(new.to_string(), (caller, n));
+            if sessions.len() > MAX_SESSIONS {
+                if let Some(oldest) = sessions.iter().min_by_key(|(_, (_, n))| *n).map(|(k, _)| k.clone()) {
+                    sessions.remove(&oldest);
+                }
+            }
+        }
+        _ => {}
+    }
+    drop(sessions);
+    response
 }
 
 /// A POST body that is not JSON is a JSON-RPC parse error (-32700, HTTP

@@ -515,23 +515,6 @@ pub fn unpack_mentis_archive(archive: &Path, mut progress: impl FnMut(&str)) -> 
     Ok(out)
 }
 
-/// MentisDB 0.10's `bearer-tokens.json`: tokens by the SHA-256 of their text.
-#[derive(Deserialize)]
-struct RefToken {
-    alias: String,
-    token_hash: String,
-    revoked_at: Option<String>,
-    scope: RefTokenScope,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum RefTokenScope {
-    Global,
-    Chain { chain_key: String },
-    Chains { chain_keys: Vec<String> },
-}
-
 /// What the token step did: names added, names already there, names skipped (revoked).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TokenOutcome {
@@ -547,9 +530,8 @@ pub struct TokenOutcome {
 /// Revoked tokens are left out. Without a token file nothing is written and
 /// a warning says how to import them.
 pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings: &mut Vec<String>) -> Result<TokenOutcome, String> {
-    let path = dir.join("bearer-tokens.json");
-    let Ok(bytes) = std::fs::read(&path) else { return Ok(TokenOutcome::default()) };
-    let tokens: Vec<RefToken> = serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = dir.join(crate::tokens::REFERENCE_REGISTRY);
+    let Some(tokens) = crate::tokens::read_reference_tokens(&path)? else { return Ok(TokenOutcome::default()) };
     let mut outcome = TokenOutcome::default();
     let Some(file) = tokens_file else {
         if !tokens.is_empty() {
@@ -558,16 +540,12 @@ pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings:
         return Ok(outcome);
     };
     for t in tokens {
-        if t.revoked_at.is_some() {
+        if t.revoked {
             outcome.revoked.push(t.alias);
             continue;
         }
-        let chains = match t.scope {
-            RefTokenScope::Global => Vec::new(),
-            RefTokenScope::Chain { chain_key } => vec![chain_key],
-            RefTokenScope::Chains { chain_keys } => chain_keys,
-        };
-        if crate::tokens::import_token(file, &t.alias, &t.token_hash, mentisdb_core::dispatch::Access::Admin, &chains)? {
+        let chains = t.chains;
+        if crate::tokens::import_token(file, &t.alias, &t.sha256_hex, mentisdb_core::dispatch::Access::Admin, &chains)? {
             outcome.imported.push(t.alias);
         } else {
             outcome.present.push(t.alias);

@@ -36,9 +36,13 @@ pub enum Reply {
     /// `application/octet-stream` (the chain object's bytes).
     ChainBytes,
     /// `POST .../{chain_key}/import`: the request body is the chain object's
-    /// bytes (any content type), passed as `chain_base64`; the reply is JSON.
+    /// bytes, sent as [`CHAIN_BYTES_TYPE`] (a type no web page can send
+    /// unasked), passed as `chain_base64`; the reply is JSON.
     FromChainBytes,
 }
+
+/// The content type of a chain object's bytes (export's reply, import's body).
+pub const CHAIN_BYTES_TYPE: &str = "application/octet-stream";
 
 /// One REST endpoint.
 #[derive(Debug, Clone, Copy)]
@@ -265,8 +269,14 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
             reply(&route, value)
         })
     } else if matches!(route.reply, Reply::FromChainBytes) {
-        post(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>, body: Result<Bytes, BytesRejection>| async move {
-            let args = json!({ "chain_key": chain_key, "chain_base64": BASE64.encode(&body?) });
+        post(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
+            let body = body?;
+            let mime = crate::web_guard::mime_of(&headers);
+            if mime != CHAIN_BYTES_TYPE {
+                let shown = if mime.is_empty() { "none" } else { mime.as_str() };
+                return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("expected content-type: {CHAIN_BYTES_TYPE} (the chain object's bytes), got {shown}")));
+            }
+            let args = json!({ "chain_key": chain_key, "chain_base64": BASE64.encode(&body) });
             let value = call_as(st.db, who, route.tool, args).await?;
             reply(&route, value)
         })
@@ -296,12 +306,15 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
 const HEALTH_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `GET /health`: 200 `{"status": "ok", "service", "storage": {"backend",
-/// "reachable": true}}` while the storage backend answers
-/// ([`mentisdb_core::Storage::probe`]: a round trip to PostgreSQL; file
-/// storage always answers); 503 with `"status": "unavailable"`,
-/// `reachable: false` and the reason in `error` when it does not (reads of
-/// chains in memory still work then; writes answer 503 until it is back).
-async fn health(State(db): State<Arc<MentisDb>>) -> Response {
+/// "reachable": true, "group_writes", "lost_races"}}` while the storage
+/// backend answers ([`mentisdb_core::Storage::probe`]: a round trip to
+/// PostgreSQL; file storage always answers); 503 with `"status":
+/// "unavailable"`, `reachable: false` and the reason in `error` when it does
+/// not (reads of chains in memory still work then; writes answer 503 until
+/// it is back). Public: when tokens are on, a request without a known token
+/// gets only `{"status", "service"}` (up or down, for a load balancer).
+async fn health(State((db, auth)): State<(Arc<MentisDb>, AuthState)>, headers: HeaderMap) -> Response {
+    let detailed = !auth.enabled() || auth.identify(headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())).is_ok();
     let backend = db.storage().backend_name();
     let writes = db.write_counts();
     let probe = tokio::time::timeout(HEALTH_PROBE_TIMEOUT, tokio::task::spawn_blocking(move || db.storage().probe())).await;
@@ -311,14 +324,15 @@ async fn health(State(db): State<Arc<MentisDb>>) -> Response {
         Ok(Err(e)) => Some(format!("the probe failed: {e}")),
         Err(_) => Some(format!("no answer within {} s", HEALTH_PROBE_TIMEOUT.as_secs())),
     };
-    match failure {
-        None => Json(json!({ "status": "ok", "service": "mentisdb", "storage": {"backend": backend, "reachable": true, "group_writes": writes.group_writes, "lost_races": writes.lost_races} })).into_response(),
-        Some(error) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "unavailable", "service": "mentisdb", "storage": {"backend": backend, "reachable": false, "group_writes": writes.group_writes, "lost_races": writes.lost_races}, "error": error })),
-        )
-            .into_response(),
+    let (status, word) = if failure.is_none() { (StatusCode::OK, "ok") } else { (StatusCode::SERVICE_UNAVAILABLE, "unavailable") };
+    let mut body = json!({ "status": word, "service": "mentisdb" });
+    if detailed {
+        body["storage"] = json!({"backend": backend, "reachable": failure.is_none(), "group_writes": writes.group_writes, "lost_races": writes.lost_races});
+        if let Some(error) = failure {
+            body["error"] = json!(error);
+        }
     }
+    (status, Json(body)).into_response()
 }
 
 async fn not_found() -> ApiError {
@@ -396,7 +410,7 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 /// `explorer` serves the explorer page; `shutdown` ends every event stream.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, cors_origins: &[String], shutdown: tokio_util::sync::CancellationToken) -> Router {
     let events = crate::events::EventHub::attach(&db, shutdown);
-    let db_for_health = db.clone();
+    let health_state = (db.clone(), auth.clone());
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
@@ -416,7 +430,7 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(RestState { db, events });
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
-    let outer = Router::new().route("/health", get(health)).with_state(db_for_health).merge(public);
+    let outer = Router::new().route("/health", get(health)).with_state(health_state).merge(public);
     let outer = if explorer { outer.merge(crate::explorer::router()) } else { outer };
     match cors(cors_origins) {
         Some(layer) => outer.merge(api).layer(layer),

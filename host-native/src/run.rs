@@ -33,7 +33,7 @@ fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, String> {
     let console = tracing_subscriber::fmt::layer().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(stderr).with_filter(console_filter);
     let file = match &config.log_file {
         Some(path) => {
-            let f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("cannot open MENTISDB_LOG_FILE {}: {e}", path.display()))?;
+            let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|e| format!("cannot open MENTISDB_LOG_FILE {}: {e}", path.display()))?;
             let (file, file_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(f));
             guards.push(file_guard);
             Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))
@@ -114,6 +114,9 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
         tracing::error!("{e}");
         eprintln!("mentisdbd: {e}");
         return ExitCode::from(2);
+    }
+    if let Some(warning) = crate::config::unread_env_warning(&Cli::command(), std::env::vars_os().filter_map(|(k, _)| k.into_string().ok())) {
+        tracing::warn!("{warning}");
     }
     let opened = match tokio::task::block_in_place(|| daemon::open_store(&config)) {
         Ok(o) => o,

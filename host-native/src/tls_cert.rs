@@ -65,7 +65,7 @@ pub fn mint(cert: &Path, key: &Path, extra: &[String], overwrite: bool) -> Resul
 pub(crate) fn write_file(path: &Path, bytes: &[u8], private: bool) -> Result<(), String> {
     use std::io::Write;
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    mentisdb_fs_storage::private::create_private_dir(parent, true).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(|e| format!("cannot write in {}: {e}", parent.display()))?;
     #[cfg(unix)]
     if private {

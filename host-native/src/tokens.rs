@@ -13,7 +13,11 @@
 //! ```
 //!
 //! `MENTISDB_API_TOKEN` adds one admin token for all chains, named
-//! [`API_TOKEN_NAME`]. Without either, every call is allowed.
+//! [`API_TOKEN_NAME`]. MentisDB 0.10's switch `MENTISDB_BEARER_TOKEN_ACCESS=true`
+//! adds the active tokens of 0.10's registry `<dir>/bearer-tokens.json`
+//! ([`REFERENCE_REGISTRY`]: admin on their chains, as 0.10 lets them call
+//! every tool there); the daemon refuses to start when that switch is on and
+//! no token exists at all. Without any token source, every call is allowed.
 
 use mentisdb_core::dispatch::{access_of, call_scope, Access, CallScope, Caller};
 use mentisdb_core::MentisDb;
@@ -48,6 +52,81 @@ pub fn pattern_covers(pattern: &str, key: &str) -> bool {
         Some(prefix) => key.starts_with(prefix),
         None => pattern == key,
     }
+}
+
+/// MentisDB 0.10's token registry, in its data directory.
+pub const REFERENCE_REGISTRY: &str = "bearer-tokens.json";
+
+/// One record of MentisDB 0.10's `bearer-tokens.json` (tokens by the
+/// SHA-256 of their text; a record without `scope` is global, as 0.10 reads it).
+#[derive(Deserialize)]
+struct ReferenceRecord {
+    alias: String,
+    token_hash: String,
+    #[serde(default)]
+    revoked_at: Option<String>,
+    #[serde(default)]
+    scope: ReferenceScope,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ReferenceScope {
+    #[default]
+    Global,
+    Chain { chain_key: String },
+    Chains { chain_keys: Vec<String> },
+}
+
+/// A token of MentisDB 0.10's registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceToken {
+    /// Its alias (our token name).
+    pub alias: String,
+    /// Lowercase hex SHA-256 of the token's text.
+    pub sha256_hex: String,
+    /// The chains it covers; empty for a global token.
+    pub chains: Vec<String>,
+    /// Revoked in 0.10 (never accepted).
+    pub revoked: bool,
+}
+
+/// The tokens of 0.10's registry at `path`, or `None` when it does not exist.
+pub fn read_reference_tokens(path: &Path) -> Result<Option<Vec<ReferenceToken>>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let records: Vec<ReferenceRecord> = serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(
+        records
+            .into_iter()
+            .map(|r| ReferenceToken {
+                alias: r.alias,
+                sha256_hex: r.token_hash.trim().to_ascii_lowercase(),
+                chains: match r.scope {
+                    ReferenceScope::Global => Vec::new(),
+                    ReferenceScope::Chain { chain_key } => vec![chain_key],
+                    ReferenceScope::Chains { chain_keys } => chain_keys,
+                },
+                revoked: r.revoked_at.is_some(),
+            })
+            .collect(),
+    ))
+}
+
+/// The active tokens of 0.10's registry at `path` as our tokens (admin on
+/// their chains); none when the file does not exist.
+fn reference_store_tokens(path: &Path) -> Result<Vec<Token>, String> {
+    let mut out = Vec::new();
+    for t in read_reference_tokens(path)?.unwrap_or_default().into_iter().filter(|t| !t.revoked) {
+        let mut sha256 = [0u8; 32];
+        hex::decode_to_slice(&t.sha256_hex, &mut sha256).map_err(|_| format!("{}: token '{}': token_hash must be 64 hex digits", path.display(), t.alias))?;
+        let chains = if t.chains.is_empty() { all_chains() } else { t.chains };
+        out.push(Token { name: t.alias.into(), sha256, scope: Access::Admin, chains });
+    }
+    Ok(out)
 }
 
 /// One token as the token file lists it.
@@ -250,9 +329,12 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The bearer token of an `Authorization` header value.
+/// The bearer token of an `Authorization` header value (the scheme name
+/// is case-insensitive, RFC 9110 §11.1).
 pub fn bearer(authorization: Option<&str>) -> Option<&str> {
-    authorization.and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))).map(str::trim)
+    let value = authorization?.trim_start();
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
 /// The daemon's tokens: `MENTISDB_API_TOKEN` and the token file's, reloaded
@@ -260,10 +342,15 @@ pub fn bearer(authorization: Option<&str>) -> Option<&str> {
 #[derive(Debug)]
 pub struct TokenStore {
     file: Option<PathBuf>,
+    /// MentisDB 0.10's registry, read when `MENTISDB_BEARER_TOKEN_ACCESS` is on.
+    reference: Option<PathBuf>,
     api_token: Option<Arc<Token>>,
     tokens: RwLock<Arc<Vec<Arc<Token>>>>,
-    stamp: RwLock<Option<FileStamp>>,
+    stamp: RwLock<Stamps>,
 }
+
+/// The stamps of the token file and 0.10's registry when last loaded.
+type Stamps = (Option<FileStamp>, Option<FileStamp>);
 
 /// What tells a changed file: modification time, length and inode.
 type FileStamp = (Option<std::time::SystemTime>, u64, u64);
@@ -278,23 +365,37 @@ fn stamp(path: &Path) -> Option<FileStamp> {
 }
 
 impl TokenStore {
-    /// The store for `api_token` and the token file `file`; reads the file
-    /// now (a missing or malformed file is an error at startup).
-    pub fn new(api_token: Option<&str>, file: Option<&Path>) -> Result<TokenStore, String> {
+    /// The store for `api_token`, the token file `file` and, when given,
+    /// MentisDB 0.10's registry `reference` (`MENTISDB_BEARER_TOKEN_ACCESS`);
+    /// reads the files now (a missing or malformed token file is an error at
+    /// startup). With `reference` given, a store without a single token is
+    /// an error too: 0.10's switch never leaves a daemon open, nor closed to all.
+    pub fn new(api_token: Option<&str>, file: Option<&Path>, reference: Option<&Path>) -> Result<TokenStore, String> {
         let api_token = api_token.map(|t| Arc::new(Token { name: API_TOKEN_NAME.into(), sha256: digest(t), scope: Access::Admin, chains: all_chains() }));
-        let store = TokenStore { file: file.map(Path::to_path_buf), api_token, tokens: RwLock::new(Arc::new(Vec::new())), stamp: RwLock::new(None) };
-        store.reload()?;
+        let store = TokenStore { file: file.map(Path::to_path_buf), reference: reference.map(Path::to_path_buf), api_token, tokens: RwLock::new(Arc::new(Vec::new())), stamp: RwLock::new((None, None)) };
+        let n = store.reload()?;
+        if let Some(reference) = reference.filter(|_| n == 0 && store.api_token.is_none()) {
+            return Err(format!(
+                "MENTISDB_BEARER_TOKEN_ACCESS is on but no token exists ({} holds no active token{}): add one with `mentisdbd token add <name>` and MENTISDB_TOKENS_FILE, or set MENTISDB_API_TOKEN",
+                reference.display(),
+                if store.file.is_some() { ", nor does MENTISDB_TOKENS_FILE" } else { "" }
+            ));
+        }
         Ok(store)
     }
 
     /// A store with no tokens: every call allowed.
     pub fn open() -> TokenStore {
-        TokenStore { file: None, api_token: None, tokens: RwLock::new(Arc::new(Vec::new())), stamp: RwLock::new(None) }
+        TokenStore { file: None, reference: None, api_token: None, tokens: RwLock::new(Arc::new(Vec::new())), stamp: RwLock::new((None, None)) }
     }
 
     /// Whether any token is configured (else every call is allowed).
     pub fn enabled(&self) -> bool {
-        self.api_token.is_some() || self.file.is_some()
+        self.api_token.is_some() || self.file.is_some() || self.reference.is_some()
+    }
+
+    fn stamps(&self) -> Stamps {
+        (self.file.as_deref().and_then(stamp), self.reference.as_deref().and_then(stamp))
     }
 
     /// The token file, if one is configured.
@@ -302,11 +403,25 @@ impl TokenStore {
         self.file.as_deref()
     }
 
-    /// Re-reads the token file. On failure the previous tokens stay.
+    /// Re-reads the token file (and 0.10's registry when it is read). On
+    /// failure the previous tokens stay. Returns how many tokens were loaded.
     pub fn reload(&self) -> Result<usize, String> {
-        let Some(path) = &self.file else { return Ok(0) };
-        let before = stamp(path);
-        let tokens = TokenFile::read(path)?.tokens().map_err(|e| format!("token file {}: {e}", path.display()))?;
+        if self.file.is_none() && self.reference.is_none() {
+            return Ok(0);
+        }
+        let before = self.stamps();
+        let mut tokens = match &self.file {
+            Some(path) => TokenFile::read(path)?.tokens().map_err(|e| format!("token file {}: {e}", path.display()))?,
+            None => Vec::new(),
+        };
+        if let Some(reference) = &self.reference {
+            for t in reference_store_tokens(reference)? {
+                if tokens.iter().any(|o| o.name == t.name) {
+                    return Err(format!("token name '{}' is in both {} and the token file; rename one", t.name, reference.display()));
+                }
+                tokens.push(t);
+            }
+        }
         let n = tokens.len();
         *self.tokens.write().expect("token lock") = Arc::new(tokens.into_iter().map(Arc::new).collect());
         *self.stamp.write().expect("token lock") = before;
@@ -316,8 +431,10 @@ impl TokenStore {
     /// Reloads when the file's time, length or inode changed since the last
     /// load; logs the outcome. Returns whether it reloaded.
     pub fn reload_if_changed(&self) -> bool {
-        let Some(path) = &self.file else { return false };
-        let now = stamp(path);
+        if self.file.is_none() && self.reference.is_none() {
+            return false;
+        }
+        let now = self.stamps();
         if now == *self.stamp.read().expect("token lock") {
             return false;
         }
@@ -357,7 +474,7 @@ impl TokenStore {
     /// Watches for SIGHUP and file changes (checked every `every`) until
     /// `shutdown` is cancelled.
     pub fn spawn_watcher(self: &Arc<Self>, every: std::time::Duration, shutdown: tokio_util::sync::CancellationToken) {
-        if self.file.is_none() {
+        if self.file.is_none() && self.reference.is_none() {
             return;
         }
         let store = self.clone();
@@ -401,8 +518,10 @@ pub struct Forbidden(pub String);
 ///
 /// - A chain tool needs the tool's scope on the chain it touches.
 /// - Daemon-wide reads (`mentisdb_list_chains`, skill reads) need `read`.
-/// - A skill upload needs `write` on its `chain_key`; other changes of the
-///   daemon-wide skill registry (deprecate, revoke) need `admin` on `*`.
+/// - A skill upload needs `write` on its `chain_key`; a token not covering
+///   `*` may create a new skill only (the registry refuses a new version of
+///   an existing one, `Caller::all_chains`); other changes of the
+///   daemon-wide skill registry (deprecate, revoke, delete) need `admin` on `*`.
 /// - A tool over several chains (`mentisdb_federated_search`) needs its
 ///   scope on every chain of `chain_keys`; a call naming a chain the token
 ///   does not cover is refused (403), not answered from the others.
@@ -410,7 +529,7 @@ pub struct Forbidden(pub String);
 pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value) -> Result<Option<Caller<'a>>, Forbidden> {
     let Identity::Token(token) = who else { return Ok(None) };
     let (Some(needed), Some(scope)) = (access_of(tool), call_scope(db, tool, args)) else {
-        return Ok(Some(Caller { name: &token.name, admin: false, reads: Some(token.as_ref()) }));
+        return Ok(Some(Caller { name: &token.name, all_chains: false, admin: false, reads: Some(token.as_ref()) }));
     };
     let (chain, covered) = match &scope {
         CallScope::DaemonWide if needed == Access::Read => (None, true),
@@ -432,8 +551,9 @@ pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value)
         };
         return Err(Forbidden(format!("token '{}' lacks scope '{needed}' for {on} ({tool} needs {needed})", token.name)));
     }
-    let admin = token.scope == Access::Admin;
-    Ok(Some(Caller { name: &token.name, admin, reads: Some(token.as_ref()) }))
+    let all_chains = token.covers_all();
+    let admin = all_chains && token.scope == Access::Admin;
+    Ok(Some(Caller { name: &token.name, all_chains, admin, reads: Some(token.as_ref()) }))
 }
 
 /// `mentisdb_list_chains`' result as `who` may see it: only the chains
@@ -498,7 +618,7 @@ mod tests {
         let path = dir.path().join("tokens.toml");
         let sha = hex::encode(digest("secret"));
         std::fs::write(&path, format!("[[token]]\nname = \"ci\"\nsha256 = \"{sha}\"\nscopes = [\"read\"]\n")).unwrap();
-        let store = TokenStore::new(None, Some(&path)).unwrap();
+        let store = TokenStore::new(None, Some(&path), None).unwrap();
         assert!(store.identify(Some("Bearer secret")).is_ok());
         assert_eq!(store.identify(Some("Bearer other")).unwrap_err(), Unauthorized);
         assert_eq!(store.identify(None).unwrap_err(), Unauthorized);
@@ -509,7 +629,7 @@ mod tests {
         std::fs::write(&path, "").unwrap();
         store.reload().unwrap();
         assert!(store.identify(Some("Bearer secret")).is_err(), "an empty file has no tokens");
-        assert!(TokenStore::new(None, Some(&dir.path().join("missing.toml"))).is_err());
+        assert!(TokenStore::new(None, Some(&dir.path().join("missing.toml")), None).is_err());
     }
 
     #[test]
@@ -524,7 +644,7 @@ mod tests {
         assert!(add_token(&path, "ci", Access::Read, &[]).unwrap_err().contains("already exists"));
         let listed = list_tokens(&path).unwrap();
         assert_eq!(listed.iter().map(|t| (&*t.name, t.scope, t.chains.join(","))).collect::<Vec<_>>(), [("ci", Access::Write, "ci-*".into()), ("ops", Access::Admin, "*".into())]);
-        let store = TokenStore::new(None, Some(&path)).unwrap();
+        let store = TokenStore::new(None, Some(&path), None).unwrap();
         assert!(store.identify(Some(&format!("Bearer {ci}"))).is_ok());
         revoke_token(&path, "ci").unwrap();
         assert!(revoke_token(&path, "ci").unwrap_err().contains("no token named 'ci'"));
@@ -538,10 +658,14 @@ mod tests {
     #[test]
     fn the_api_token_is_admin_on_every_chain_and_no_token_means_open() {
         assert!(matches!(TokenStore::open().identify(None), Ok(Identity::Open)));
-        let store = TokenStore::new(Some("s3cret"), None).unwrap();
+        let store = TokenStore::new(Some("s3cret"), None, None).unwrap();
         let Ok(Identity::Token(t)) = store.identify(Some("Bearer s3cret")) else { panic!("known") };
         assert_eq!((&*t.name, t.scope, t.covers_all()), (API_TOKEN_NAME, Access::Admin, true));
         assert!(store.identify(Some("s3cret")).is_err(), "needs the Bearer scheme");
+        for scheme in ["BEARER", "bearer", "BeArEr"] {
+            assert!(store.identify(Some(&format!("{scheme} s3cret"))).is_ok(), "{scheme}: the scheme is case-insensitive");
+        }
+        assert!(store.identify(Some("Basic s3cret")).is_err() && store.identify(Some("Bearer ")).is_err());
         assert!(generate().unwrap().starts_with(TOKEN_PREFIX) && generate().unwrap().len() == 4 + 64);
     }
 
@@ -567,7 +691,10 @@ mod tests {
         assert!(!ok(&token(Access::Read, &["*"]), "mentisdb_append", json!({})));
         assert!(ok(&Identity::Open, "mentisdb_revoke_skill", json!({})));
         let caller = authorize(&db, &ci_admin, "mentisdb_head", &json!({"chain_key": "ci-1"})).unwrap().unwrap();
-        assert_eq!((caller.name, caller.admin), ("t", true));
+        assert_eq!((caller.name, caller.all_chains, caller.admin), ("t", false, false), "admin on some chains is not admin of the daemon");
+        let root = token(Access::Admin, &["*"]);
+        let caller = authorize(&db, &root, "mentisdb_head", &json!({})).unwrap().unwrap();
+        assert_eq!((caller.all_chains, caller.admin), (true, true));
     }
 
     #[test]

@@ -21,9 +21,15 @@
 //! - Targets (0.10.10's rule against server-side request forgery): http or
 //!   https only; no `localhost`; no loopback, private, link-local, CGNAT,
 //!   multicast, documentation or reserved address, unless inside
-//!   `MENTISDB_WEBHOOK_ALLOWED_CIDRS`. Checked at registration, and against
-//!   every address a host name resolves to before each attempt. Redirects
-//!   are not followed.
+//!   `MENTISDB_WEBHOOK_ALLOWED_CIDRS`; every IANA special-purpose range,
+//!   0.0.0.0/8 and the IPv4-mapped, -compatible and -translated IPv6 forms of
+//!   refused IPv4 addresses are refused too. Checked at registration, and at
+//!   each connection by the delivery client's own resolver
+//!   ([`PinnedResolver`]): a host name is resolved once, refused when any of
+//!   its addresses is, and the connection goes to exactly the checked
+//!   addresses, so a name that flips to 127.0.0.1 after the check (DNS
+//!   rebinding) never reaches it. Redirects are not followed and no proxy
+//!   from the environment is used (a proxy would resolve the name itself).
 //! - Several daemons on one PostgreSQL database: only the daemon holding
 //!   the delivery lease (an advisory lock, `MayDeliver`) delivers; it reads
 //!   the registry (with its cursors) again when it takes the lease, and
@@ -87,19 +93,40 @@ impl UrlPolicy {
         format!("webhook URL points to an internal address ({ip}); loopback, private, link-local and similar addresses need MENTISDB_WEBHOOK_ALLOWED_CIDRS")
     }
 
-    /// Checks `url` and every address its host resolves to now.
-    async fn check_resolved(&self, url: &reqwest::Url) -> Result<(), String> {
-        self.check_url(url.as_str())?;
-        if let Some(url::Host::Domain(domain)) = url.host() {
-            let port = url.port_or_known_default().unwrap_or(80);
-            let addrs = tokio::net::lookup_host((domain, port)).await.map_err(|e| format!("cannot resolve {domain}: {e}"))?;
-            for addr in addrs {
-                if !self.permits(addr.ip()) {
-                    return Err(Self::refused(addr.ip()));
-                }
+}
+
+/// Resolves a host name to its addresses: [`system_lookup`] in the daemon;
+/// tests hand in their own (a name that changes its answer).
+pub type Lookup = Arc<dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Vec<IpAddr>>> + Send>> + Send + Sync>;
+
+/// The system's resolver.
+pub fn system_lookup() -> Lookup {
+    Arc::new(|name: String| Box::pin(async move { Ok(tokio::net::lookup_host((name.as_str(), 0)).await?.map(|a| a.ip()).collect()) }))
+}
+
+/// The delivery client's resolver: resolves a name once, refuses it when
+/// any address is not permitted, and gives the client exactly the checked
+/// addresses to connect to (the check and the connection see one answer).
+pub struct PinnedResolver {
+    policy: UrlPolicy,
+    lookup: Lookup,
+}
+
+impl reqwest::dns::Resolve for PinnedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let (policy, lookup, host) = (self.policy.clone(), self.lookup.clone(), name.as_str().to_string());
+        Box::pin(async move {
+            let ips = lookup(host.clone()).await?;
+            if ips.is_empty() {
+                return Err(format!("{host} resolves to no address").into());
             }
-        }
-        Ok(())
+            if let Some(bad) = ips.iter().find(|ip| !policy.permits(**ip)) {
+                tracing::warn!(target: "mentisdb::webhooks", host = %host, address = %bad, "webhook host resolves to an internal address; not delivered");
+                return Err(UrlPolicy::refused(*bad).into());
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(ips.into_iter().map(|ip| std::net::SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
     }
 }
 
@@ -135,7 +162,8 @@ fn is_internal(ip: IpAddr) -> bool {
 
 fn is_internal_v4(v4: Ipv4Addr) -> bool {
     let [a, b, c, _] = v4.octets();
-    v4.is_loopback()
+    a == 0 // "this network" 0.0.0.0/8: 0.x.y.z reaches the host itself on Linux
+        || v4.is_loopback()
         || v4.is_private()
         || v4.is_link_local()
         || v4.is_unspecified()
@@ -146,6 +174,7 @@ fn is_internal_v4(v4: Ipv4Addr) -> bool {
         || (a == 198 && b == 51 && c == 100) // TEST-NET-2
         || (a == 203 && b == 0 && c == 113) // TEST-NET-3
         || (a == 198 && (b & 0xfe) == 18) // benchmarking 198.18.0.0/15
+        || (a == 192 && b == 88 && c == 99) // 6to4 relay anycast
         || a >= 240 // reserved
 }
 
@@ -153,12 +182,17 @@ fn is_internal_v6(v6: Ipv6Addr) -> bool {
     if v6.is_loopback() || v6.is_unspecified() || v6.is_multicast() {
         return true;
     }
-    if let Some(v4) = v6.to_ipv4_mapped().or_else(|| v6.to_ipv4()) {
+    let seg = v6.segments();
+    // IPv4-translated ::ffff:0:a.b.c.d (SIIT) carries an IPv4 address too.
+    let translated = (seg[..4] == [0, 0, 0, 0] && seg[4] == 0xffff && seg[5] == 0).then(|| Ipv4Addr::new((seg[6] >> 8) as u8, seg[6] as u8, (seg[7] >> 8) as u8, seg[7] as u8));
+    if let Some(v4) = v6.to_ipv4_mapped().or_else(|| v6.to_ipv4()).or(translated) {
         return is_internal_v4(v4);
     }
-    let seg = v6.segments();
-    (seg[0] == 0x64 && seg[1] == 0xff9b) // NAT64 reaches IPv4 targets
-        || (seg[0] == 0x2001 && seg[1] == 0) // Teredo
+    (seg[0] == 0x64 && seg[1] == 0xff9b) // NAT64 (well-known and local-use) reaches IPv4 targets
+        || (seg[0] == 0x100 && seg[1..4] == [0, 0, 0]) // discard-only 100::/64
+        || (seg[0] == 0x2001 && seg[1] < 0x200) // IETF protocol assignments 2001::/23 (Teredo, benchmarking, ORCHID)
+        || (seg[0] == 0x3fff && seg[1] < 0x1000) // documentation 3fff::/20
+        || seg[0] == 0x5f00 // segment routing 5f00::/16
         || seg[0] == 0x2002 // 6to4
         || (seg[0] & 0xfe00) == 0xfc00 // unique local
         || (seg[0] & 0xffc0) == 0xfe80 // link-local
@@ -224,9 +258,16 @@ struct Deliverer {
 /// Installs the URL check on `db`'s webhook registry and starts delivering
 /// until `shutdown`.
 pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken) -> Result<(), String> {
+    start_with_lookup(db, policy, backoff, may_deliver, shutdown, system_lookup())
+}
+
+/// [`start`] resolving host names with `lookup` (tests: a name whose answer changes).
+pub fn start_with_lookup(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken, lookup: Lookup) -> Result<(), String> {
     db.webhooks().set_targets(Some(Arc::new(policy.clone())));
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(PinnedResolver { policy: policy.clone(), lookup }))
         .timeout(ATTEMPT_TIMEOUT)
         .user_agent(concat!("mentisdbd/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -373,7 +414,8 @@ impl Deliverer {
 
     async fn attempt(&self, target: &DeliveryTarget, delivery: &str, body: String) -> Result<(), String> {
         let url = reqwest::Url::parse(&target.webhook.url).map_err(|e| e.to_string())?;
-        self.policy.check_resolved(&url).await?;
+        // Literal addresses here; host names in the client's PinnedResolver.
+        self.policy.check_url(url.as_str())?;
         let response = self
             .client
             .post(url)
@@ -415,6 +457,69 @@ mod tests {
         assert!(UrlPolicy::parse("0.0.0.0/1").unwrap_err().contains("broader than /8"));
         assert!(UrlPolicy::parse("nonsense").is_err());
         assert_eq!(UrlPolicy::parse(" ").unwrap(), UrlPolicy::default());
+        // 0.0.0.0/8, IPv4 in IPv6 (mapped, compatible, translated), special-purpose ranges.
+        for url in ["http://0.0.0.1/", "http://0.1.2.3/", "http://[::ffff:0:7f00:1]/", "http://[::ffff:127.0.0.1]/", "http://[::127.0.0.1]/", "http://[64:ff9b::7f00:1]/", "http://[100::1]/", "http://[2001:2::1]/", "http://[3fff::1]/", "http://192.88.99.1/"] {
+            assert!(strict.check_url(url).is_err(), "{url}");
+        }
+        assert!(strict.check_url("http://[2606:4700::1111]/").is_ok(), "a public IPv6 address");
+    }
+
+    /// A lookup that answers `answers` in turn (the last one from then on)
+    /// and counts its calls.
+    fn flipping(answers: Vec<IpAddr>, calls: Arc<std::sync::atomic::AtomicUsize>) -> Lookup {
+        Arc::new(move |_name: String| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let ip = answers[n.min(answers.len() - 1)];
+            Box::pin(async move { Ok(vec![ip]) })
+        })
+    }
+
+    /// Delivers to `http://flip.test:<receiver>/hook` with `lookup`; returns
+    /// the connections the loopback receiver got and the lookups made.
+    fn deliver_through(policy: UrlPolicy, answers: Vec<IpAddr>) -> (usize, usize) {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async move {
+            let receiver = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = receiver.local_addr().unwrap().port();
+            let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let counted = hits.clone();
+            tokio::spawn(async move {
+                while let Ok((mut conn, _)) = receiver.accept().await {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    use tokio::io::AsyncWriteExt;
+                    let _ = conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+                }
+            });
+            let clock = Arc::new(mentisdb_core::FixedClock::new(1_795_000_000_000, 1));
+            let db = Arc::new(MentisDb::open(Arc::new(mentisdb_core::MemoryStorage::new()), clock, Arc::new(mentisdb_core::SequentialIds::starting_at(1)), Default::default()).unwrap().0);
+            let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let stop = CancellationToken::new();
+            let backoff = Backoff { base: Duration::from_millis(20), max: Duration::from_millis(50) };
+            start_with_lookup(db.clone(), policy, backoff, Arc::new(|| true), stop.clone(), flipping(answers, calls.clone())).unwrap();
+            db.call("mentisdb_register_webhook", serde_json::json!({"url": format!("http://flip.test:{port}/hook")})).unwrap();
+            db.call("mentisdb_append", serde_json::json!({"chain_key": "c", "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while calls.load(std::sync::atomic::Ordering::SeqCst) < 4 && hits.load(std::sync::atomic::Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            stop.cancel();
+            (hits.load(std::sync::atomic::Ordering::SeqCst), calls.load(std::sync::atomic::Ordering::SeqCst))
+        })
+    }
+
+    /// DNS rebinding: a name answering a public address first and
+    /// 127.0.0.1 afterwards never gets a delivery to loopback; the same
+    /// name answering 127.0.0.1 where that is allowed is delivered, so the
+    /// connection goes where this resolver said (the name is in no DNS).
+    #[test]
+    fn a_name_rebound_to_loopback_gets_no_delivery() {
+        let public: IpAddr = "192.0.43.10".parse().unwrap();
+        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+        let (hits, lookups) = deliver_through(UrlPolicy::default(), vec![public, loopback]);
+        assert_eq!(hits, 0, "the loopback receiver was reached");
+        assert!(lookups >= 4, "attempts went on: {lookups} lookups");
+        let (hits, _) = deliver_through(UrlPolicy::parse("127.0.0.0/8").unwrap(), vec![loopback]);
+        assert!(hits >= 1, "an allowed address is delivered to, through this resolver");
     }
 
     #[test]

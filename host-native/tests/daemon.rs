@@ -385,9 +385,11 @@ fn rest_and_mcp_share_one_service_and_mcp_maps_errors() {
     let r = client().post(format!("{}/mcp", d.mcp)).header("origin", "http://evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN, "a foreign browser Origin is refused (DNS rebinding)");
     let r = client().post(format!("{}/mcp", d.mcp)).header("origin", "http://localhost:3000").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
-    assert_eq!(r.status(), StatusCode::OK, "a loopback Origin is accepted");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "another local web server's page is refused too (unless listed in MENTISDB_ALLOWED_ORIGINS)");
+    let r = client().post(format!("{}/mcp", d.mcp)).header("origin", d.mcp.as_str()).header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "the daemon's own origin is accepted");
     let r = client().post(format!("{}/mcp", d.mcp)).header("host", "evil.example").header("accept", "application/json, text/event-stream").json(&initialize()).send().unwrap();
-    assert_eq!(r.status(), StatusCode::FORBIDDEN, "a non-loopback Host is refused on a loopback bind (DNS rebinding)");
+    assert_eq!(r.status(), StatusCode::MISDIRECTED_REQUEST, "a non-loopback Host is refused on a loopback bind (DNS rebinding)");
 }
 
 /// A one-request OpenAI-compatible chat-completions server on a loopback

@@ -137,6 +137,8 @@ fn the_cert_command_mints_for_given_names_and_refuses_to_overwrite_without_force
     // resolves db.example.test to the daemon and trusts the cert connects.
     let mut config = Config::for_dir(&data);
     config.https_rest_port = Some(free_port());
+    // A name other than localhost must be listed (the DNS-rebinding guard).
+    config.allowed_hosts = vec!["db.example.test".into()];
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let daemon = rt.block_on(start(&config)).unwrap();
     let addr = daemon.https_rest_addr.unwrap();

@@ -32,11 +32,12 @@ fn with_token(req: RequestBuilder, token: Option<&str>) -> RequestBuilder {
     }
 }
 
-/// The arguments every call names its chain with: `chain_key`, or
-/// `chain_keys` for a tool over several chains.
+/// The arguments every call names its chain with: `chain_key`, or for a
+/// tool over several chains `chain_keys` (federated search) or the source,
+/// target and branch keys (merge, branch).
 fn chain_args(tool: &str) -> Value {
     match tool_specs().iter().find(|s| s.name == tool).map(|s| s.reach) {
-        Some(Reach::Chains) => json!({"chain_keys": [CHAIN]}),
+        Some(Reach::Chains) => json!({"chain_keys": [CHAIN], "source_chain_key": CHAIN, "target_chain_key": CHAIN, "branch_chain_key": CHAIN}),
         _ => json!({"chain_key": CHAIN}),
     }
 }
@@ -47,6 +48,7 @@ fn rest_call(client: &Client, base: &str, tool: &str, token: Option<&str>) -> (S
     let req = match route.method {
         "GET" => client.get(format!("{url}?chain_key={CHAIN}")),
         "DELETE" => client.delete(url.replace("{id}", "no-such-id")),
+        _ if route.reply == mentisdb_native::rest::Reply::FromChainBytes => client.post(url).header("content-type", "application/octet-stream").body("not a chain object"),
         _ => client.post(url).json(&chain_args(tool)),
     };
     let r = with_token(req, token).send().unwrap();
@@ -105,23 +107,44 @@ fn wait_for(client: &Client, rest: &str, token: &str, status: StatusCode, what: 
     }
 }
 
-/// Who calls, and what the rule must answer for a tool of `access`/`reach`:
-/// `None` = 401, `Some(false)` = 403, `Some(true)` = allowed.
+/// Who calls: a token's scope and chain patterns (`None`: no token).
 struct Who {
-    label: &'static str,
+    label: String,
     token: Option<String>,
-    expect: fn(Access, Reach) -> Option<bool>,
+    grant: Option<(Access, &'static str)>,
 }
 
+/// The rule, cell by cell, from a tool's access class and reach (README's
+/// access table, which core checks against the tool tables): `None` = 401,
+/// `Some(false)` = 403, `Some(true)` = allowed. A chain tool needs its class
+/// on the chain it names ([`CHAIN`]); daemon-wide reads need any token;
+/// daemon-wide changes (skill lifecycle, skill deletion) need admin on `*`.
+fn expected(who: &Who, access: Access, reach: Reach) -> Option<bool> {
+    let (scope, pattern) = who.grant?;
+    let covers_chain = pattern == "*" || pattern == CHAIN || CHAIN.starts_with(pattern.trim_end_matches('*')) && pattern.ends_with('*');
+    let all = pattern == "*";
+    Some(match reach {
+        Reach::Chain | Reach::Chains => covers_chain && scope.covers(access),
+        Reach::DaemonWide if access == Access::Read => true,
+        Reach::ChainAndSkills if access <= Access::Write => covers_chain && scope.covers(access),
+        Reach::DaemonWide | Reach::ChainAndSkills => all && scope == Access::Admin,
+    })
+}
+
+/// Every scope × {every chain, the one chain, a prefix covering it}, one
+/// token of another chain, and no token.
 fn callers(tokens_file: &Path) -> Vec<Who> {
-    let add = |name: &str, scope: Access, chains: &[&str]| Some(add_token(tokens_file, name, scope, &chains.iter().map(|c| c.to_string()).collect::<Vec<_>>()).unwrap());
-    vec![
-        Who { label: "no token", token: None, expect: |_, _| None },
-        Who { label: "read proj-*", token: add("reader", Access::Read, &["proj-*"]), expect: |a, _| Some(a == Access::Read) },
-        Who { label: "write proj-*", token: add("writer", Access::Write, &["proj-*"]), expect: |a, _| Some(a <= Access::Write) },
-        Who { label: "admin *", token: add("root", Access::Admin, &[]), expect: |_, _| Some(true) },
-        Who { label: "admin other-*", token: add("other", Access::Admin, &["other-*"]), expect: |a, r| Some(a == Access::Read && r == Reach::DaemonWide) },
-    ]
+    let mut who = vec![Who { label: "no token".into(), token: None, grant: None }];
+    for scope in [Access::Read, Access::Write, Access::Admin] {
+        for pattern in ["*", CHAIN, "proj-*"] {
+            let name = format!("{scope}-{}", pattern.replace('*', "all"));
+            let token = add_token(tokens_file, &name, scope, &[pattern.to_string()]).unwrap();
+            who.push(Who { label: format!("{scope} on {pattern}"), token: Some(token), grant: Some((scope, pattern)) });
+        }
+    }
+    let other = add_token(tokens_file, "other", Access::Admin, &["other-*".to_string()]).unwrap();
+    who.push(Who { label: "admin on other-*".into(), token: Some(other), grant: Some((Access::Admin, "other-*")) });
+    who
 }
 
 fn daemon_with_tokens() -> (tempfile::TempDir, std::path::PathBuf, Served) {
@@ -144,12 +167,14 @@ fn every_tool_answers_each_token_as_its_class_says_over_rest_and_mcp() {
     let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
     let rest = format!("http://{}", served.daemon.rest_addr);
     let mcp_url = format!("http://{}/mcp", served.daemon.mcp_addr);
-    wait_for(&client, &rest, who[4].token.as_deref().unwrap(), StatusCode::FORBIDDEN, "the token file was never loaded");
+    let other = who.last().unwrap().token.clone().unwrap();
+    let root = who.iter().find(|w| w.grant == Some((Access::Admin, "*"))).unwrap().token.clone().unwrap();
+    wait_for(&client, &rest, &other, StatusCode::FORBIDDEN, "the token file was never loaded");
     let mut checked = 0;
     for w in &who {
         let mcp = Mcp::open(&client, mcp_url.clone(), w.token.as_deref());
         for spec in tool_specs() {
-            let expected = (w.expect)(spec.access, spec.reach);
+            let expected = expected(w, spec.access, spec.reach);
             let case = format!("{} by {}", spec.name, w.label);
             let (status, body) = rest_call(&client, &rest, spec.name, w.token.as_deref());
             match expected {
@@ -179,9 +204,9 @@ fn every_tool_answers_each_token_as_its_class_says_over_rest_and_mcp() {
     // The chain list shows a token only the chains it covers (the chain is
     // made again: the admin's mentisdb_delete_chain call above deleted it).
     served.daemon.db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
-    let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", who[4].token.as_deref());
+    let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", Some(&other));
     assert_eq!(body["chain_keys"], json!(["other-1"]), "{body}");
-    let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", who[3].token.as_deref());
+    let (_, body) = rest_call(&client, &rest, "mentisdb_list_chains", Some(&root));
     assert_eq!(body["chain_keys"], json!(["other-1", CHAIN]), "{body}");
 }
 
@@ -300,4 +325,89 @@ fn a_branch_searched_with_a_token_reads_only_the_ancestor_chains_the_token_cover
     assert_eq!(chains_seen(&everything), ["exp-payroll", "main"]);
     // A token scoped to the branch gets the branch's answers only: nothing leaks from main.
     assert_eq!(chains_seen(&branch_only), ["exp-payroll"]);
+}
+
+/// MentisDB 0.10's switch: `MENTISDB_BEARER_TOKEN_ACCESS=true` turns token
+/// checks on with 0.10's own registry (`<dir>/bearer-tokens.json`), and
+/// with no token anywhere the daemon refuses to start in one line instead
+/// of running open.
+#[test]
+fn the_reference_switch_turns_tokens_on_or_refuses_to_start() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let mut config = Config::for_dir(&data);
+    config.bearer_token_access = Some(true);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let refused = rt.block_on(start(&config)).err().expect("no token: refused");
+    let message = refused.to_string();
+    assert!(message.contains("MENTISDB_BEARER_TOKEN_ACCESS is on but no token exists") && !message.contains('\n'), "{message}");
+    drop(rt);
+
+    let sha = |t: &str| mentisdb_native::tokens::digest(t).iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let registry = json!([
+        {"alias": "ops", "token_hash": sha("ops-secret"), "created_at": "2026-01-01T00:00:00Z", "last_used_at": null, "revoked_at": null, "scope": {"type": "global"}},
+        {"alias": "ci", "token_hash": sha("ci-secret"), "created_at": "2026-01-01T00:00:00Z", "last_used_at": null, "revoked_at": null, "scope": {"type": "chain", "chain_key": "ci"}},
+        {"alias": "gone", "token_hash": sha("gone-secret"), "created_at": "2026-01-01T00:00:00Z", "last_used_at": null, "revoked_at": "2026-02-01T00:00:00Z", "scope": {"type": "global"}},
+    ]);
+    std::fs::write(data.join("bearer-tokens.json"), registry.to_string()).unwrap();
+    let served = serve(config);
+    for chain in ["ci", "prod"] {
+        served.daemon.db.call("mentisdb_append", json!({"chain_key": chain, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+    }
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    let head = |chain: &str, token: Option<&str>| with_token(client.post(format!("{rest}/v1/head")).json(&json!({"chain_key": chain})), token).send().unwrap().status();
+    assert_eq!(head("ci", None), StatusCode::UNAUTHORIZED, "the switch closes the daemon");
+    assert_eq!(head("prod", Some("ops-secret")), StatusCode::OK, "a global 0.10 token works on every chain");
+    assert_eq!(head("ci", Some("ci-secret")), StatusCode::OK);
+    assert_eq!(head("prod", Some("ci-secret")), StatusCode::FORBIDDEN, "a chain-scoped 0.10 token only on its chain");
+    assert_eq!(head("ci", Some("gone-secret")), StatusCode::UNAUTHORIZED, "revoked in 0.10");
+}
+
+/// The data directory's path is shown to admins of every chain only.
+#[test]
+fn only_a_daemon_admin_sees_where_the_data_directory_is() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    let reader = add_token(&tokens_file, "reader", Access::Read, &[]).unwrap();
+    let chain_admin = add_token(&tokens_file, "chain-admin", Access::Admin, &[CHAIN.to_string()]).unwrap();
+    let root = add_token(&tokens_file, "root", Access::Admin, &[]).unwrap();
+    served.daemon.db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    wait_for(&client, &rest, &root, StatusCode::OK, "the token file was never loaded");
+    let location = |token: &str| {
+        let head = rest_call(&client, &rest, "mentisdb_head", Some(token)).1;
+        let listed = rest_call(&client, &rest, "mentisdb_list_chains", Some(token)).1;
+        (head["storage_location"].as_str().unwrap().to_string(), listed["chains"][0]["storage_location"].as_str().unwrap().to_string())
+    };
+    let (full, listed_full) = location(&root);
+    assert!(full.starts_with('/') && full.contains("data") && listed_full == full, "{full}");
+    for token in [&reader, &chain_admin] {
+        let (head, listed) = location(token);
+        assert!(!head.contains('/') && full.ends_with(&head) && listed == head, "{head} / {listed}");
+    }
+}
+
+/// An MCP session answers only to the token that opened it: another token
+/// that learned its id can neither use nor end it.
+#[test]
+fn an_mcp_session_belongs_to_the_token_that_opened_it() {
+    let (_root, tokens_file, served) = daemon_with_tokens();
+    let alice = add_token(&tokens_file, "alice", Access::Admin, &[]).unwrap();
+    let bob = add_token(&tokens_file, "bob", Access::Admin, &[]).unwrap();
+    served.daemon.db.call("mentisdb_append", json!({"chain_key": CHAIN, "agent_id": "a", "thought_type": "Finding", "content": "x"})).unwrap();
+    let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let rest = format!("http://{}", served.daemon.rest_addr);
+    wait_for(&client, &rest, &bob, StatusCode::OK, "the token file was never loaded");
+    let url = format!("http://{}/mcp", served.daemon.mcp_addr);
+    let session = Mcp::open(&client, url.clone(), Some(&alice)).unwrap();
+    let id = session.session.clone().expect("a session id");
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let hijack = Mcp { client: &client, url: url.clone(), token: Some(&bob), session: Some(id.clone()) };
+    assert_eq!(hijack.post(list.clone()).status(), StatusCode::NOT_FOUND, "another token cannot use it");
+    let end = |token: &str| with_token(client.delete(&url).header("mcp-session-id", &id), Some(token)).send().unwrap().status();
+    assert_eq!(end(&bob), StatusCode::NOT_FOUND, "another token cannot end it");
+    assert_eq!(session.call("mentisdb_head")["result"]["isError"], false, "the owner's session still works");
+    assert!(end(&alice).is_success());
+    assert_eq!(session.post(list).status(), StatusCode::NOT_FOUND, "ended");
 }

@@ -43,7 +43,8 @@ pub enum Reach {
     /// Its chain (whose agent registry authenticates the agent) and the
     /// daemon-wide skill registry: skill uploads and lifecycle changes.
     ChainAndSkills,
-    /// Every chain its `chain_keys` argument names (`mentisdb_federated_search`).
+    /// Every chain its arguments name (`mentisdb_federated_search`'s
+    /// `chain_keys`, branch and merge's source and target).
     Chains,
 }
 
@@ -91,13 +92,28 @@ impl CallScope {
 pub struct Caller<'a> {
     /// The token's name (recorded on skill versions it uploads).
     pub name: &'a str,
-    /// Whether the token has admin scope over the call (lets it add versions
-    /// to a skill first uploaded by another caller).
+    /// Whether the token covers every chain (`*`). Only such a token may
+    /// change a daemon-wide object that already exists: add a version to a
+    /// skill (a token scoped to some chains may only create new skills).
+    pub all_chains: bool,
+    /// Whether the token has admin scope on every chain (lets it add
+    /// versions to a skill first uploaded through another token).
     pub admin: bool,
     /// Which chains the caller may read beyond the one its call names (a
     /// ranked search of a branch also searches the chains it branched from,
     /// but only those the caller may read). `None`: every chain.
     pub reads: Option<&'a dyn ChainReads>,
+}
+
+/// A chain's `storage_location` as `caller` may see it: whole for an
+/// unauthenticated host (stdio, browser, WASI: the user's own process) and
+/// for an admin of every chain; for any other token only the object's file
+/// name, so the data directory's path (a user name, a layout) is not shown.
+pub(crate) fn shown_location(caller: Option<Caller<'_>>, location: String) -> String {
+    match caller {
+        Some(c) if !c.admin => location.rsplit(['/', '\\']).next().unwrap_or_default().to_string(),
+        _ => location,
+    }
 }
 
 /// Answers whether a caller may read a chain (a host's token rule).
@@ -112,31 +128,44 @@ pub fn access_of(tool: &str) -> Option<Access> {
 }
 
 /// What calling `tool` with `args` touches, or `None` for an unknown tool.
-/// The chain is the `chain_key` argument as the tool resolves it (trimmed;
-/// the default chain when omitted or empty); a `chain_key` that is not a
-/// string is named by its JSON text (the call fails on it anyway). A
-/// [`Reach::Chains`] tool touches each entry of its `chain_keys` array the
-/// same way (a `chain_keys` that is not an array touches none; the call
-/// fails on it), and each of the `source_chain_key`, `target_chain_key` and
-/// `branch_chain_key` arguments it is given (branch and merge).
+///
+/// The chains come from the call's *types*, not its field names: the
+/// arguments are read as the tool's argument type and every
+/// [`super::args::ChainKey`] in it is a chain the call names (trimmed; the
+/// default chain when omitted or empty). A [`Reach::Chain`] tool touches
+/// the chain it names (several, when it names several), a
+/// [`Reach::ChainAndSkills`] tool its chain and the skill registry, a
+/// [`Reach::Chains`] tool every chain it names; a [`Reach::DaemonWide`] tool
+/// touches no chain. The arguments are read leniently (a call whose other
+/// arguments are wrong still names its chain, so a token without rights on
+/// it is told 403, not what else is wrong).
 pub fn call_scope(db: &MentisDb, tool: &str, args: &Value) -> Option<CallScope> {
     let def = find(tool)?;
-    let resolve = |v: Option<&Value>| match v {
-        None | Some(Value::Null) => db.config().default_chain_key.clone(),
-        Some(Value::String(k)) if k.trim().is_empty() => db.config().default_chain_key.clone(),
-        Some(Value::String(k)) => k.trim().to_string(),
-        Some(other) => other.to_string(),
-    };
-    let chain = || resolve(args.get("chain_key"));
-    Some(match def.reach {
-        Reach::Chain => CallScope::Chain(chain()),
-        Reach::DaemonWide => CallScope::DaemonWide,
-        Reach::ChainAndSkills => CallScope::ChainAndSkills(chain()),
-        Reach::Chains => {
-            let mut keys: Vec<String> = args.get("chain_keys").and_then(Value::as_array).map(|ks| ks.iter().map(|k| resolve(Some(k))).collect()).unwrap_or_default();
-            keys.extend(["source_chain_key", "target_chain_key", "branch_chain_key"].into_iter().filter_map(|f| args.get(f)).map(|k| resolve(Some(k))));
-            CallScope::Chains(keys)
+    if def.reach == Reach::DaemonWide {
+        return Some(CallScope::DaemonWide);
+    }
+    let mut named = super::chains_named(def.name, args.clone())?;
+    if def.reach == Reach::Chains {
+        // A tool over the chains it lists: an omitted optional key (a
+        // flattened `chain_key` it does not use) names none.
+        named.retain(Option::is_some);
+    }
+    let default = &db.config().default_chain_key;
+    let mut keys: Vec<String> = Vec::with_capacity(named.len());
+    for key in named {
+        let key = match key.as_deref().map(str::trim) {
+            None | Some("") => default.clone(),
+            Some(k) => k.to_string(),
+        };
+        if !keys.contains(&key) {
+            keys.push(key);
         }
+    }
+    Some(match def.reach {
+        Reach::Chains => CallScope::Chains(keys),
+        _ if keys.len() > 1 => CallScope::Chains(keys),
+        Reach::ChainAndSkills => CallScope::ChainAndSkills(keys.pop().unwrap_or_else(|| default.clone())),
+        _ => CallScope::Chain(keys.pop().unwrap_or_else(|| default.clone())),
     })
 }
 
@@ -173,6 +202,99 @@ mod tests {
         assert!(listed.is_empty(), "README lists tools the dispatcher does not serve: {listed:?}");
     }
 
+    /// A value a schema accepts: the first enum value, a timestamp for a
+    /// date-time, an object of its required properties.
+    fn sample(schema: &Value, defs: &Value) -> Value {
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            return sample(&defs[r.trim_start_matches("#/$defs/")], defs);
+        }
+        if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+            return first.clone();
+        }
+        if let Some(options) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array) {
+            return options.iter().find(|o| o["type"] != "null").map_or(Value::Null, |o| sample(o, defs));
+        }
+        let ty = match &schema["type"] {
+            Value::Array(ts) => ts.iter().find(|t| *t != "null").cloned().unwrap_or(Value::Null),
+            t => t.clone(),
+        };
+        match ty.as_str() {
+            Some("string") if schema["format"] == "date-time" => json!("2026-01-01T00:00:00Z"),
+            Some("string") => json!("x"),
+            Some("integer") => json!(1),
+            Some("number") => json!(0.5),
+            Some("boolean") => json!(false),
+            Some("array") => json!([]),
+            _ => {
+                let mut obj = serde_json::Map::new();
+                for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                    obj.insert(name.to_string(), sample(&schema["properties"][name], defs));
+                }
+                Value::Object(obj)
+            }
+        }
+    }
+
+    /// Whether an argument's name says it names a chain.
+    fn names_a_chain(property: &str) -> bool {
+        property.ends_with("chain_key") || property.ends_with("chain_keys") || property == "chain_key_filter"
+    }
+
+    /// Argument properties that hold a chain key as data, never touching
+    /// that chain (so they are plain strings, not `ChainKey`s), with why.
+    const RECORDED_ONLY: &[(&str, &str)] = &[("relations[].chain_key", "a cross-chain relation is recorded as data; the target chain is never read")];
+
+    /// The schema walk: for every tool, every argument whose name says it
+    /// names a chain (at any depth) must be one the call's scope sees, so a
+    /// new tool cannot name a chain that token scoping misses. Daemon-wide
+    /// tools need daemon-wide rights whatever chain they name.
+    #[test]
+    fn every_argument_naming_a_chain_is_in_the_calls_scope() {
+        let config = crate::DbConfig { default_chain_key: "dflt".into(), ..Default::default() };
+        let clock = std::sync::Arc::new(crate::FixedClock::new(1_795_000_000_000, 1));
+        let db = MentisDb::open(std::sync::Arc::new(crate::MemoryStorage::new()), clock, std::sync::Arc::new(crate::SequentialIds::starting_at(1)), config).unwrap().0;
+        let mut checked = 0;
+        for spec in tool_specs() {
+            let schema = &spec.input_schema;
+            let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
+            let base = sample(schema, &defs);
+            let scope = call_scope(&db, spec.name, &base).unwrap();
+            if spec.reach == Reach::DaemonWide {
+                assert_eq!(scope, CallScope::DaemonWide, "{}", spec.name);
+                continue;
+            }
+            // (A tool over listed chains may be given an empty list: it touches none.)
+            assert!(spec.reach == Reach::Chains || !scope.chains().is_empty(), "{} touches a chain but its arguments name none", spec.name);
+            for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+                if names_a_chain(name) {
+                    let is_list = property["type"] == "array" || property["type"].as_array().is_some_and(|t| t.contains(&json!("array")));
+                    let mut args = base.clone();
+                    args[name.as_str()] = if is_list { json!(["probe-chain"]) } else { json!("probe-chain") };
+                    let scope = call_scope(&db, spec.name, &args).unwrap();
+                    assert!(scope.chains().contains(&"probe-chain"), "{}: argument `{name}` names a chain its scope does not see ({scope:?})", spec.name);
+                    checked += 1;
+                }
+            }
+            // Nested arguments (items of an array of objects) that name a chain.
+            for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+                let items = &property["items"];
+                let item = items.get("$ref").and_then(Value::as_str).map_or(items.clone(), |r| defs[r.trim_start_matches("#/$defs/")].clone());
+                for inner in item["properties"].as_object().into_iter().flatten().map(|(k, _)| k).filter(|k| names_a_chain(k)) {
+                    let path = format!("{name}[].{inner}");
+                    let mut one = sample(&item, &defs);
+                    one[inner.as_str()] = json!("probe-chain");
+                    let mut args = base.clone();
+                    args[name.as_str()] = json!([one]);
+                    let seen = call_scope(&db, spec.name, &args).unwrap().chains().contains(&"probe-chain");
+                    let recorded = RECORDED_ONLY.iter().any(|(p, _)| *p == path);
+                    assert!(seen != recorded, "{}: nested argument `{path}` names a chain: the scope must see it (a ChainKey), or it must be listed in RECORDED_ONLY with why (seen: {seen})", spec.name);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 50, "only {checked} chain arguments checked");
+    }
+
     #[test]
     fn scopes_form_a_hierarchy() {
         assert!(Access::Admin.covers(Access::Write) && Access::Write.covers(Access::Read) && Access::Admin.covers(Access::Read));
@@ -198,7 +320,10 @@ mod tests {
         let federated = call_scope(&db, "mentisdb_federated_search", &json!({"chain_keys": [" a ", "", "b"]})).unwrap();
         assert_eq!(federated, CallScope::Chains(vec!["a".into(), "dflt".into(), "b".into()]));
         assert_eq!((federated.chain(), federated.chains(), federated.is_daemon_wide()), (None, vec!["a", "dflt", "b"], false));
-        assert_eq!(call_scope(&db, "mentisdb_federated_search", &json!({"chain_keys": "a"})), Some(CallScope::Chains(Vec::new())));
+        let merge = call_scope(&db, "mentisdb_merge_chains", &json!({"source_chain_key": "s", "target_chain_key": "t"})).unwrap();
+        assert_eq!(merge.chains(), ["s", "t"]);
+        assert_eq!(call_scope(&db, "mentisdb_federated_search", &json!({"chain_keys": "a"})), Some(CallScope::Chains(Vec::new())), "a chain_keys that does not read names none (the call fails on it)");
+        assert_eq!(call_scope(&db, "mentisdb_append", &json!({"chain_key": 7})), Some(CallScope::Chain("dflt".into())), "nor does a chain_key that does not read (the call fails on it)");
         assert_eq!(access_of("mentisdb_federated_search"), Some(Access::Read));
         assert_eq!(access_of("mentisdb_add_agent_key"), Some(Access::Admin));
         assert_eq!(access_of("mentisdb_append"), Some(Access::Write));

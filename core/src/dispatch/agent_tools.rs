@@ -1,7 +1,7 @@
 //! Chain-registry tools: agents (list, get, upsert, describe, alias, keys,
 //! disable) and entity types (list, upsert; `entity_types.rs`).
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 use super::{raw, tools};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};
@@ -29,7 +29,7 @@ tools! {
 /// Arguments of `mentisdb_upsert_entity_type`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct EntityTypeArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// Entity type label to create or update (trimmed; not empty).
     #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub entity_type: String,
@@ -39,7 +39,7 @@ read_args!(EntityTypeArgs { chain_key, entity_type });
 /// A chain and an agent.
 #[derive(Debug, JsonSchema)]
 pub(super) struct AgentIdArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub agent_id: String,
 }
 read_args!(AgentIdArgs { chain_key, agent_id });
@@ -47,7 +47,7 @@ read_args!(AgentIdArgs { chain_key, agent_id });
 /// Arguments of `mentisdb_upsert_agent`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct UpsertArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub agent_id: String,
     pub display_name: Option<String>,
     pub agent_owner: Option<String>,
@@ -60,7 +60,7 @@ read_args!(UpsertArgs { chain_key, agent_id, display_name, agent_owner, descript
 /// Arguments of `mentisdb_set_agent_description`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct DescriptionArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub agent_id: String,
     /// New description; omit or send an empty string to clear it.
     pub description: Option<String>,
@@ -70,7 +70,7 @@ read_args!(DescriptionArgs { chain_key, agent_id, description });
 /// Arguments of `mentisdb_add_agent_alias`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct AliasArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub agent_id: String,
     pub alias: String,
 }
@@ -79,7 +79,7 @@ read_args!(AliasArgs { chain_key, agent_id, alias });
 /// Arguments of `mentisdb_add_agent_key`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct AddKeyArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub agent_id: String,
     pub key_id: String,
     /// Currently `ed25519`.
@@ -92,7 +92,7 @@ read_args!(AddKeyArgs { chain_key, agent_id, key_id, algorithm, public_key_bytes
 /// Arguments of `mentisdb_revoke_agent_key`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct KeyArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub agent_id: String,
     pub key_id: String,
 }
@@ -138,9 +138,25 @@ fn get_agent(db: &MentisDb, a: AgentIdArgs) -> Result<AgentReply, ToolError> {
     }
 }
 
+/// Refuses the registry fields `fields` when one carries a secret (with
+/// secret redaction on): a registry record is not redacted, and what it
+/// holds is shown to every reader of the chain for good.
+fn no_secrets(db: &MentisDb, tool: &'static str, fields: &[(&str, Option<&str>)]) -> Result<(), ToolError> {
+    if !db.config().redact_secrets {
+        return Ok(());
+    }
+    for (field, value) in fields {
+        if let Some(v) = value {
+            crate::redact::refuse_secret(field, v).map_err(|e| ToolError::invalid(tool, e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
 fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_upsert_agent";
     check(TOOL, "agent_id", &a.agent_id)?;
+    no_secrets(db, TOOL, &[("agent_id", Some(&a.agent_id)), ("display_name", a.display_name.as_deref()), ("agent_owner", a.agent_owner.as_deref()), ("description", a.description.as_deref())])?;
     for (field, v, max) in [("display_name", &a.display_name, limits::MAX_LABEL_BYTES), ("agent_owner", &a.agent_owner, limits::MAX_LABEL_BYTES), ("description", &a.description, limits::MAX_DESCRIPTION_BYTES)] {
         if let Some(v) = v {
             limits::check_label(field, v, max).map_err(|m| ToolError::invalid(TOOL, m))?;
@@ -155,6 +171,7 @@ fn upsert_agent(db: &MentisDb, a: UpsertArgs) -> Result<AgentReply, ToolError> {
 
 fn set_description(db: &MentisDb, a: DescriptionArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_set_agent_description";
+    no_secrets(db, TOOL, &[("description", a.description.as_deref())])?;
     if let Some(d) = &a.description {
         limits::check_label("description", d, limits::MAX_DESCRIPTION_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
     }
@@ -165,6 +182,7 @@ fn set_description(db: &MentisDb, a: DescriptionArgs) -> Result<AgentReply, Tool
 
 fn add_alias(db: &MentisDb, a: AliasArgs) -> Result<AgentReply, ToolError> {
     const TOOL: &str = "mentisdb_add_agent_alias";
+    no_secrets(db, TOOL, &[("alias", Some(&a.alias))])?;
     limits::check_label("alias", &a.alias, limits::MAX_LABEL_BYTES).map_err(|m| ToolError::invalid(TOOL, m))?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let rec = db.edit_agents(&key, false, |reg, _| reg.add_alias(&key, &a.agent_id, &a.alias).cloned())?;
@@ -200,6 +218,7 @@ fn list_entity_types(db: &MentisDb, a: ChainArgs) -> Result<EntityTypeListReply,
 fn upsert_entity_type(db: &MentisDb, a: EntityTypeArgs) -> Result<EntityTypeReply, ToolError> {
     const TOOL: &str = "mentisdb_upsert_entity_type";
     let label = a.entity_type.trim();
+    no_secrets(db, TOOL, &[("entity_type", Some(label))])?;
     if label.is_empty() {
         return Err(ToolError::invalid(TOOL, "entity_type must not be empty"));
     }

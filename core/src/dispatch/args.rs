@@ -76,6 +76,17 @@ pub(crate) trait ReadArgs: Sized {
     fn read(args: &mut Args) -> Self;
 }
 
+/// Reads `T` from `value` whatever its errors: fields that do not read
+/// hold placeholders. For finding what a call names before it runs (a
+/// field that does not read makes the call itself fail).
+pub(crate) fn read_leniently<T: ReadArgs>(value: Value) -> T {
+    let map = match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    T::read(&mut Args::new(map))
+}
+
 /// Reads `T` from a whole object.
 pub(crate) fn read_object<T: ReadArgs>(map: Map<String, Value>) -> Result<T, ArgError> {
     let mut args = Args::new(map);
@@ -96,6 +107,83 @@ pub(crate) trait FromArg: Sized {
     /// A value standing in for one that could not be read (never returned
     /// to a tool: [`Args::finish`] returns the error instead).
     fn placeholder() -> Self;
+
+    /// The chains this value names (a [`ChainKey`] names one; `None` is
+    /// the default chain), pushed to `out`. Only [`ChainKey`], the
+    /// containers and argument structs override it: a field names a chain
+    /// by its type, never by its name.
+    fn chain_refs<'a>(&'a self, _out: &mut Vec<Option<&'a str>>) {}
+
+    /// The chains an absent value of this type names: the default chain
+    /// for an omitted [`ChainKey`], nothing for other types.
+    fn absent_chain_refs(_out: &mut Vec<Option<&str>>) {}
+}
+
+/// A tool argument that names a chain (`chain_key`, an entry of
+/// `chain_keys`, `source_chain_key`...). Its type is what says a call
+/// touches that chain: [`super::call_scope`] collects every `ChainKey` of
+/// a call's parsed arguments, so a new tool cannot name a chain that token
+/// scoping does not see. On the wire and in the schema it is a string.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainKey {
+    key: String,
+    /// Stands in for a field that did not read (it names no chain).
+    placeholder: bool,
+}
+
+impl ChainKey {
+    /// The key as given (not yet trimmed or defaulted).
+    pub fn as_str(&self) -> &str {
+        &self.key
+    }
+}
+
+impl std::ops::Deref for ChainKey {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.key
+    }
+}
+
+impl From<ChainKey> for String {
+    fn from(k: ChainKey) -> String {
+        k.key
+    }
+}
+
+impl schemars::JsonSchema for ChainKey {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        String::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
+    }
+}
+
+impl FromArg for ChainKey {
+    fn from_arg(value: Value) -> Result<Self, ArgError> {
+        String::from_arg(value).map(|key| ChainKey { key, placeholder: false })
+    }
+
+    fn placeholder() -> Self {
+        ChainKey { key: String::new(), placeholder: true }
+    }
+
+    fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
+        // A required key that is missing or not a string names nothing (the call fails on it).
+        if !self.placeholder {
+            out.push(Some(&self.key));
+        }
+    }
+
+    fn absent_chain_refs(out: &mut Vec<Option<&str>>) {
+        out.push(None);
+    }
 }
 
 /// Why an argument could not be read, and where.
@@ -297,6 +385,13 @@ impl<T: FromArg> FromArg for Option<T> {
     fn placeholder() -> Self {
         None
     }
+
+    fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
+        match self {
+            Some(v) => v.chain_refs(out),
+            None => T::absent_chain_refs(out),
+        }
+    }
 }
 
 impl<T: FromArg> FromArg for Vec<T> {
@@ -309,6 +404,10 @@ impl<T: FromArg> FromArg for Vec<T> {
 
     fn placeholder() -> Self {
         Vec::new()
+    }
+
+    fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
+        self.iter().for_each(|v| v.chain_refs(out));
     }
 }
 
@@ -334,6 +433,11 @@ macro_rules! read_args {
 
             fn placeholder() -> Self {
                 $crate::dispatch::args::object_placeholder()
+            }
+
+            fn chain_refs<'a>(&'a self, _out: &mut ::std::vec::Vec<::core::option::Option<&'a str>>) {
+                $($crate::dispatch::args::FromArg::chain_refs(&self.$field, _out);)*
+                $($($crate::dispatch::args::FromArg::chain_refs(&self.$nested, _out);)+)?
             }
         }
     };

@@ -5,7 +5,7 @@
 //! the stored bytes (what the browser's `exportChain` gives), import
 //! verifies them before anything is stored.
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::replies::{BranchReply, CatchUpReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
 use crate::error::ImportError;
 use base64::Engine as _;
@@ -21,7 +21,7 @@ tools! {
     tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage, it is no longer listed or served, and its key can be used again. Writers racing the deletion fail with not_found; nothing else changes.", DeleteChainArgs => DeleteChainReply, delete_chain),
     tool!(read "mentisdb_catch_up", "Read-your-writes across daemons on one shared store: take in every thought other daemons appended to the chain that this daemon has not seen yet (read from the store now and verified, without waiting for its notification), then answer the chain's thought count and head. With min_index, reached says whether the thought at that index is now served here (an index acknowledged by any daemon always is). On a single daemon it changes nothing.", CatchUpArgs => CatchUpReply, catch_up),
     tool!(read "mentisdb_export_chain", "Return a chain's stored object (the file the daemon keeps for it: header and every record, byte for byte what the browser's exportChain gives) as base64, with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
-    tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain, the browser's exportChain, or a daemon's chains/ directory), given as base64. It is decoded and verified (hashes, links, indices, refs) before anything is stored; a torn tail is cut and reported. chain_key must be the key the object names, and a chain that already exists is refused (never overwritten).", ImportChainArgs => ImportChainReply, import_chain),
+    tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain, the browser's exportChain, or a daemon's chains/ directory), given as base64. It is decoded and verified (hashes, links, indices, refs) before anything is stored; a torn tail is cut and reported. chain_key must be the key the object names, and a chain that already exists is refused (never overwritten).", ImportChainArgs => ImportChainReply, import_chain, caller),
     tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 
@@ -29,11 +29,11 @@ tools! {
 #[derive(Debug, JsonSchema)]
 pub(super) struct BranchArgs {
     /// The chain holding the thought to branch from.
-    pub source_chain_key: String,
+    pub source_chain_key: ChainKey,
     /// Id of the thought the branch starts at.
     pub branch_thought_id: String,
     /// The new chain's key (must not exist).
-    pub branch_chain_key: String,
+    pub branch_chain_key: ChainKey,
 }
 read_args!(BranchArgs { source_chain_key, branch_thought_id, branch_chain_key });
 
@@ -41,9 +41,9 @@ read_args!(BranchArgs { source_chain_key, branch_thought_id, branch_chain_key })
 #[derive(Debug, JsonSchema)]
 pub(super) struct MergeArgs {
     /// The chain whose thoughts move; deleted after the merge.
-    pub source_chain_key: String,
+    pub source_chain_key: ChainKey,
     /// The chain that receives them (created when absent).
-    pub target_chain_key: String,
+    pub target_chain_key: ChainKey,
 }
 read_args!(MergeArgs { source_chain_key, target_chain_key });
 
@@ -51,7 +51,7 @@ read_args!(MergeArgs { source_chain_key, target_chain_key });
 #[derive(Debug, JsonSchema)]
 pub(super) struct DeleteChainArgs {
     /// The chain to delete (required: there is no default for a deletion).
-    pub chain_key: String,
+    pub chain_key: ChainKey,
 }
 read_args!(DeleteChainArgs { chain_key });
 
@@ -59,7 +59,7 @@ read_args!(DeleteChainArgs { chain_key });
 #[derive(Debug, JsonSchema)]
 pub(super) struct CatchUpArgs {
     /// The chain; the default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The index of a thought the caller needs served here (e.g. one an append through another daemon returned).
     pub min_index: Option<u64>,
 }
@@ -69,7 +69,7 @@ read_args!(CatchUpArgs { chain_key, min_index });
 #[derive(Debug, JsonSchema)]
 pub(super) struct ExportChainArgs {
     /// The chain; the default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
 }
 read_args!(ExportChainArgs { chain_key });
 
@@ -77,7 +77,7 @@ read_args!(ExportChainArgs { chain_key });
 #[derive(Debug, JsonSchema)]
 pub(super) struct ImportChainArgs {
     /// The key the object names in its header (the chain created; must not exist).
-    pub chain_key: String,
+    pub chain_key: ChainKey,
     /// The chain object, standard base64 (padding optional).
     pub chain_base64: String,
 }
@@ -88,7 +88,7 @@ fn export_chain(db: &MentisDb, a: ExportChainArgs) -> Result<ExportChainReply, T
     Ok(ExportChainReply { chain_key, storage_adapter: format.adapter_name().to_string(), byte_count: bytes.len(), sha256: crate::sha256::to_hex(&crate::sha256::digest(&[&bytes])), chain_base64: base64::engine::general_purpose::STANDARD.encode(&bytes) })
 }
 
-fn import_chain(db: &MentisDb, a: ImportChainArgs) -> Result<ImportChainReply, ToolError> {
+fn import_chain(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ImportChainArgs) -> Result<ImportChainReply, ToolError> {
     const TOOL: &str = "mentisdb_import_chain";
     let want = key(TOOL, "chain_key", &a.chain_key)?;
     let engine = base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, base64::engine::GeneralPurposeConfig::new().with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent));
@@ -108,7 +108,7 @@ fn import_chain(db: &MentisDb, a: ImportChainArgs) -> Result<ImportChainReply, T
         thought_count: report.thought_count,
         torn_tail_bytes: report.torn_tail_bytes,
         head_hash: report.head_hash,
-        storage_location: report.storage_location,
+        storage_location: super::access::shown_location(caller, report.storage_location),
     })
 }
 
@@ -153,7 +153,7 @@ fn delete_chain(db: &MentisDb, a: DeleteChainArgs) -> Result<DeleteChainReply, T
 #[derive(Debug, JsonSchema)]
 pub(super) struct ImportMarkdownArgs {
     /// The chain to append to (created on first use); the default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The MEMORY.md text.
     pub markdown: String,
     /// The agent of thoughts whose line names none (default `default`).

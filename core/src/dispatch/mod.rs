@@ -129,6 +129,16 @@ macro_rules! tools {
             $($crate::dispatch::tool!($($access)? $name, $desc, $args => $reply, $handler $(, $caller)?) $(.$reach())?),+
         ];
 
+        /// How to find the chains a call of `tool` names (every
+        /// [`args::ChainKey`] of its argument type, read leniently; `None`
+        /// for an omitted one, the default chain), if `tool` is in [`TOOLS`].
+        pub(super) fn chains_named(tool: &str) -> Option<$crate::dispatch::ChainsNamed> {
+            match tool {
+                $($name => Some(|args| $crate::dispatch::chain_refs_of(&$crate::dispatch::args::read_leniently::<$args>(args))),)+
+                _ => None,
+            }
+        }
+
         /// The JSON Schema of `tool`'s reply type, if `tool` is in [`TOOLS`].
         pub(super) fn reply_schema(tool: &str) -> Option<serde_json::Value> {
             match tool {
@@ -251,6 +261,41 @@ pub fn tool_specs() -> Vec<ToolSpec> {
         })
         .collect()
 }
+
+/// The [`args::ChainKey`]s of parsed arguments, owned.
+pub(crate) fn chain_refs_of<T: args::FromArg>(args: &T) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    args.chain_refs(&mut out);
+    out.into_iter().map(|k| k.map(str::to_string)).collect()
+}
+
+/// The chains a call names, by the types of its arguments (`None` for an
+/// unknown tool). The arguments are read leniently: a `ChainKey` that
+/// reads is exactly the key the tool will use; one that does not makes the
+/// call fail on it, whatever this says. Kept out of [`ToolDef`] (like
+/// [`output_schema`]) so hosts without tokens (the browser) do not link it.
+pub(crate) fn chains_named(tool: &str, args: Value) -> Option<Vec<Option<String>>> {
+    let families: &[fn(&str) -> Option<ChainsNamed>] = &[
+        thought_tools::chains_named,
+        agent_tools::chains_named,
+        skill_tools::chains_named,
+        ranked_tools::chains_named,
+        chain_tools::chains_named,
+        #[cfg(feature = "daemon-tools")]
+        model_tools::chains_named,
+        proof_tools::chains_named,
+        #[cfg(feature = "daemon-tools")]
+        sync_tools::chains_named,
+        #[cfg(feature = "daemon-tools")]
+        webhook_tools::chains_named,
+    ];
+    let tool = canonical_tool_name(tool)?;
+    families.iter().find_map(|f| f(tool)).map(|named| named(args))
+}
+
+/// Reads a call's arguments and returns the chains they name.
+#[doc(hidden)]
+pub type ChainsNamed = fn(Value) -> Vec<Option<String>>;
 
 /// JSON Schema of `tool`'s result: its reply type in [`replies`], or `None`
 /// for an unknown tool. Not served (`tools/list` and `list-tools` carry only

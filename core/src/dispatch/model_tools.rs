@@ -1,7 +1,7 @@
 //! Tools that need the host's language model: `mentisdb_extract_memories`
 //! (`crate::extract` holds the prompt and the reply reading).
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::tools;
 use crate::db::MentisDb;
 use crate::error::ToolError;
@@ -19,7 +19,7 @@ pub(super) struct ExtractArgs {
     /// The text to extract memories from.
     pub text: String,
     /// The chain the memories are meant for (must exist, unless it is the default chain).
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// Reserved (0.10 accepts it and does not use it).
     pub agent_id: Option<String>,
     /// A user prompt to use instead of ours: `{{types}}` becomes the list of thought types, `{{text}}` the text.

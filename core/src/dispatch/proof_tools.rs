@@ -3,7 +3,7 @@
 //! (`crate::proofs` holds the semantics, `crate::merkle` and
 //! `crate::checkpoint` the algorithms and their verifiers).
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::replies::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 use super::{tools, NoArgs};
 use crate::checkpoint;
@@ -22,7 +22,7 @@ tools! {
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct ChainArgs {
     /// Chain to use; the daemon's default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
 }
 read_args!(ChainArgs { chain_key });
 
@@ -30,7 +30,7 @@ read_args!(ChainArgs { chain_key });
 #[derive(Debug, JsonSchema)]
 pub(super) struct InclusionArgs {
     /// Chain to use; the daemon's default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The thought's index (its leaf).
     pub index: u64,
     /// The tree size to prove against (at most the chain's length); the whole chain when omitted.
@@ -43,7 +43,7 @@ read_args!(InclusionArgs { chain_key, index, tree_size });
 #[derive(Debug, JsonSchema)]
 pub(super) struct ConsistencyArgs {
     /// Chain to use; the daemon's default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The older tree size (at least 1).
     #[schemars(range(min = 1))]
     pub first: u64,

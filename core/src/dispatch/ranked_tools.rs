@@ -1,7 +1,7 @@
 //! Ranked retrieval tools: ranked search, context bundles, and graph
 //! context resolution from one thought.
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
 use super::replies::{VectorMetadata, VectorStatus, VectorsRebuildReply, 
@@ -65,7 +65,7 @@ tools! {
 #[derive(Debug, JsonSchema)]
 pub(super) struct RebuildVectorsArgs {
     /// The chain; the default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
 }
 read_args!(RebuildVectorsArgs { chain_key });
 
@@ -127,7 +127,7 @@ read_args!(GraphArgs { max_depth, max_visited, mode });
 /// Arguments of `mentisdb_ranked_search` and `mentisdb_context_bundles`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct RankedSearchArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The search filters; `text` is the natural-language query.
     #[serde(flatten)]
     pub filter: FilterArgs,
@@ -154,7 +154,7 @@ read_args!(RankedSearchArgs { chain_key, limit, graph, as_of, include_invalidate
 /// Arguments of `mentisdb_lexical_search`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct LexicalSearchArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The text to rank against.
     pub text: String,
     /// Results to return; default 50, clamped to 1..=100.
@@ -176,7 +176,7 @@ read_args!(LexicalSearchArgs { chain_key, text, limit, offset, agent_ids, though
 #[derive(Debug, JsonSchema)]
 pub(super) struct FederatedSearchArgs {
     /// The chains to search (at most 64; empty or omitted keys mean the default chain; unknown chains are skipped).
-    pub chain_keys: Vec<String>,
+    pub chain_keys: Vec<ChainKey>,
     #[serde(flatten)]
     pub ranked: RankedSearchArgs,
 }
@@ -186,7 +186,7 @@ read_args!(FederatedSearchArgs { chain_keys } flatten { ranked });
 #[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct ResolveContextArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub thought_id: Option<String>,
     pub thought_index: Option<u64>,
     pub thought_hash: Option<String>,

@@ -3,7 +3,7 @@
 //! proofs: the chain's records after an index, byte for byte in its file
 //! format, and an idempotent batch append for the thoughts it wrote offline.
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::replies::{AppendBatchReply, BatchItemReply, ChainRecordsReply};
 use super::thought_tools::{new_thought, AppendArgs};
 use super::tools;
@@ -32,7 +32,7 @@ const MAX_BATCH: usize = 1_000;
 #[derive(Debug, JsonSchema)]
 pub(super) struct RecordsArgs {
     /// Chain to read; the default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// Index of the first record (default 0).
     pub from: Option<u64>,
     /// Index after the last record wanted (default: the chain's length; at most the length).
@@ -46,7 +46,7 @@ read_args!(RecordsArgs { chain_key, from, to, limit });
 #[derive(Debug, JsonSchema)]
 pub(super) struct AppendBatchArgs {
     /// Chain to append to (created when absent); the default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The thoughts, in order (1 to 1000), each as mentisdb_append's arguments;
     /// a thought's own chain_key, when given, must be the batch's.
     pub thoughts: Vec<AppendArgs>,

@@ -2,7 +2,7 @@
 //! `thought_tools.rs`): search, list chains, recent context, Markdown
 //! export, summary candidates, get, genesis, traverse and head.
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::locator::ThoughtLocator;
 use super::replies::{
     ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply, SearchReply, SummaryCandidateReply,
@@ -26,13 +26,13 @@ use serde_json::value::RawValue;
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct ChainArgs {
     /// Chain to use; the daemon's default chain when omitted.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
 }
 read_args!(ChainArgs { chain_key });
 /// Arguments of `mentisdb_search` and `mentisdb_memory_markdown`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct SearchArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     #[serde(flatten)]
     pub filter: FilterArgs,
     /// Keep the newest `limit` matches (clamped to 10000).
@@ -64,7 +64,7 @@ read_args!(SummaryConfigArgs { window_size, overlap, by_session, by_agent, by_en
 /// Arguments of `mentisdb_summary_candidates`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct SummaryCandidatesArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub config: Option<SummaryConfigArgs>,
     /// Only thoughts matching these filters are sources.
     #[serde(flatten)]
@@ -83,7 +83,7 @@ read_args!(SummaryCandidatesArgs { chain_key, config, offset, limit, include_inv
 /// Arguments of `mentisdb_recent_context`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct RecentContextArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// How many of the newest thoughts; default 12, clamped to 1..=1000.
     pub last_n: Option<u64>,
     /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
@@ -99,7 +99,7 @@ read_args!(RecentContextArgs { chain_key, last_n, include_invalidated, include_s
 #[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct GetThoughtArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub thought_id: Option<String>,
     pub thought_hash: Option<String>,
     pub thought_index: Option<u64>,
@@ -110,7 +110,7 @@ read_args!(GetThoughtArgs { chain_key, thought_id, thought_hash, thought_index }
 #[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::at_most_one_anchor_schema)]
 pub(super) struct TraverseArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub anchor_id: Option<String>,
     pub anchor_hash: Option<String>,
     pub anchor_index: Option<u64>,
@@ -162,7 +162,7 @@ pub(super) fn memory_markdown(db: &MentisDb, a: SearchArgs) -> Result<MarkdownRe
     Ok(MarkdownReply { markdown: render::memory_markdown(&key, total, head.as_deref(), &refs) })
 }
 
-pub(super) fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<ListChainsReply, ToolError> {
+pub(super) fn list_chains(db: &MentisDb, caller: Option<super::Caller<'_>>, _a: NoArgs) -> Result<ListChainsReply, ToolError> {
     let mut chains = Vec::new();
     for key in db.chain_keys() {
         // Parked chains answer from their summary, without loading.
@@ -174,7 +174,7 @@ pub(super) fn list_chains(db: &MentisDb, _a: NoArgs) -> Result<ListChainsReply, 
             storage_adapter: format.adapter_name().to_string(),
             thought_count,
             agent_count,
-            storage_location: location,
+            storage_location: super::access::shown_location(caller, location),
         });
     }
     let chain_keys = chains.iter().map(|c| c.chain_key.clone()).collect();
@@ -222,9 +222,9 @@ pub(super) fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, Tool
     db.read_chain(&key, |c| raw(GenesisReply { chain_key: key.clone(), thought: c.and_then(|c| c.thoughts().first()) }))
 }
 
-pub(super) fn head(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
+pub(super) fn head(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let location = db.storage_location(&key);
+    let location = super::access::shown_location(caller, db.storage_location(&key));
     db.read_chain(&key, |c| {
         raw(match c {
             Some(c) => HeadReply {

@@ -3,7 +3,7 @@
 //! context, Markdown export, summary candidates, get, genesis, traverse,
 //! head) are in `thought_reads.rs`.
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::locator::ThoughtLocator;
 use super::replies::{
     AppendReply, BootstrapReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply,
@@ -28,7 +28,7 @@ tools! {
     tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs => AppendReply, append),
     tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
     tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs => SearchReply, search_tool),
-    tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains).daemon_wide(),
+    tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains, caller).daemon_wide(),
     tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
     tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
     tool!(read "mentisdb_summary_candidates", "Windows of thoughts a caller may summarize (nothing is generated or written): the matching thoughts (the search filters; superseded, corrected and invalidated ones left out unless include_invalidated), grouped by session (config.by_session, default true) and/or agent (config.by_agent), cut into windows of config.window_size (default 50) sharing config.overlap thoughts; windows wholly covered by existing Summarizes relations are skipped. Pages with offset/limit (default 100).", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
@@ -36,13 +36,13 @@ tools! {
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
     tool!(admin "mentisdb_forget_thought", "Forget one thought (exactly one of thought_id, thought_hash or thought_index) for a reason: its content, tags, concepts and signature are erased from memory and storage for good, while its index, id, type, time and hash stay and the chain still verifies. Operators only (admin scope).", ForgetArgs => ForgetReply, forget, caller),
-    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head),
+    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head, caller),
 }
 
 /// Arguments of `mentisdb_bootstrap`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct BootstrapArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// Producer id; a system identity when omitted.
     pub agent_id: Option<String>,
     pub agent_name: Option<String>,
@@ -65,6 +65,8 @@ pub struct RelationArg {
     pub kind: RelationKind,
     pub target_id: Option<String>,
     pub target_index: Option<u64>,
+    // Recorded as data: that chain is never read, so a plain string, not a
+    // `ChainKey` the call touches (see `access.rs` RECORDED_ONLY).
     /// Set when the target lives in another chain (then `target_id` is required).
     pub chain_key: Option<String>,
 }
@@ -73,7 +75,7 @@ read_args!(RelationArg { kind, target_id, target_index, chain_key });
 /// The fields every append tool takes, flattened into its arguments.
 #[derive(Debug, JsonSchema)]
 pub(super) struct AppendFields {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// Producer id; defaults to the chain key.
     pub agent_id: Option<String>,
     /// Display name; defaults to agent_id.
@@ -134,7 +136,7 @@ read_args!(RetrospectiveArgs { thought_type } flatten { fields });
 #[derive(Debug, JsonSchema)]
 #[schemars(transform = super::locator::exactly_one_schema)]
 pub(super) struct ForgetArgs {
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     pub thought_id: Option<String>,
     pub thought_hash: Option<String>,
     pub thought_index: Option<u64>,

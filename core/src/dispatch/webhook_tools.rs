@@ -2,7 +2,7 @@
 //! registry; the daemon delivers). All three are admin on every chain: a
 //! webhook sees appends and its URL and filters are daemon-wide state.
 
-use super::args::read_args;
+use super::args::{read_args, ChainKey};
 use super::replies::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};
 use super::tools;
 use crate::db::MentisDb;
@@ -29,11 +29,11 @@ const SECRET_BYTES: std::ops::RangeInclusive<usize> = 16..=256;
 #[derive(Debug, JsonSchema)]
 pub(super) struct RegisterArgs {
     /// Accepted and unused (0.10.10 takes it); use chain_key_filter.
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The http:// or https:// URL to POST to.
     pub url: String,
     /// Only appends to this chain.
-    pub chain_key_filter: Option<String>,
+    pub chain_key_filter: Option<ChainKey>,
     /// Only thoughts of these types.
     pub thought_type_filter: Option<Vec<ThoughtType>>,
     /// The HMAC key of the signatures (16 to 256 bytes); generated when omitted.
@@ -45,7 +45,7 @@ read_args!(RegisterArgs { chain_key, url, chain_key_filter, thought_type_filter,
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct ListArgs {
     /// Accepted and unused (0.10.10 takes it).
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
 }
 read_args!(ListArgs { chain_key });
 
@@ -53,7 +53,7 @@ read_args!(ListArgs { chain_key });
 #[derive(Debug, JsonSchema)]
 pub(super) struct DeleteArgs {
     /// Accepted and unused (0.10.10 takes it).
-    pub chain_key: Option<String>,
+    pub chain_key: Option<ChainKey>,
     /// The webhook's id.
     pub id: String,
 }

@@ -161,6 +161,22 @@ pub(crate) fn redact_new_thought(input: &mut NewThought) -> Result<Vec<Redaction
         redactions.extend(placed.iter().map(|p| Redaction { field: field.clone(), kind: p.kind.to_string(), start: p.start as u64, end: p.end as u64 }));
         Ok(())
     };
+    // Ids, names and labels are not redacted (a placeholder would change
+    // what they name): a secret in one is refused before anything is written.
+    let labels = [("thought_id", &input.thought_id), ("agent_name", &input.agent_name), ("agent_owner", &input.agent_owner), ("session_id", &input.session_id), ("entity_type", &input.entity_type), ("signing_key_id", &input.signing_key_id)];
+    refuse_secret("agent_id", &input.agent_id)?;
+    for (field, value) in labels {
+        if let Some(v) = value {
+            refuse_secret(field, v)?;
+        }
+    }
+    for (i, r) in input.relations.iter().enumerate() {
+        for (name, value) in [("target_id", &r.target_id), ("chain_key", &r.chain_key)] {
+            if let Some(v) = value {
+                refuse_secret(&format!("relations[{i}].{name}"), v)?;
+            }
+        }
+    }
     one(&|| "content".to_string(), &mut input.content)?;
     for (i, tag) in input.tags.iter_mut().enumerate() {
         one(&|| format!("tags[{i}]"), tag)?;
@@ -169,6 +185,15 @@ pub(crate) fn redact_new_thought(input: &mut NewThought) -> Result<Vec<Redaction
         one(&|| format!("concepts[{i}]"), concept)?;
     }
     Ok(redactions)
+}
+
+/// Refuses `value` of the id, name or label `field` when it carries a
+/// secret ([`AppendError::SecretInField`]); such fields are never redacted.
+pub fn refuse_secret(field: &str, value: &str) -> Result<(), AppendError> {
+    match scan(value).first() {
+        Some(found) => Err(AppendError::SecretInField { field: field.to_string(), kind: found.kind }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

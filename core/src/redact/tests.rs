@@ -94,6 +94,30 @@ fn a_signed_thought_with_a_secret_is_refused_unchanged() {
     assert_eq!(redact_new_thought(&mut input).unwrap(), []);
 }
 
+#[test]
+fn a_secret_in_an_id_name_or_label_is_refused() {
+    const SECRET: &str = concat!("AKIA", "IOSFODNN7EXAMPLE");
+    type Set = Box<dyn Fn(&mut NewThought)>;
+    let cases: Vec<(&str, Set)> = vec![
+        ("agent_id", Box::new(|t| t.agent_id = format!("bot-{SECRET}"))),
+        ("agent_name", Box::new(|t| t.agent_name = Some(SECRET.into()))),
+        ("agent_owner", Box::new(|t| t.agent_owner = Some(SECRET.into()))),
+        ("session_id", Box::new(|t| t.session_id = Some(format!("s {SECRET}")))),
+        ("entity_type", Box::new(|t| t.entity_type = Some(SECRET.into()))),
+        ("thought_id", Box::new(|t| t.thought_id = Some(SECRET.into()))),
+        ("relations[0].target_id", Box::new(|t| t.relations = vec![crate::chain::RelationInput { kind: crate::thought::RelationKind::References, target_id: Some(SECRET.into()), target_index: None, chain_key: Some("other".into()) }])),
+    ];
+    for (field, set) in cases {
+        let mut input = NewThought::new("a", ThoughtType::Finding, "plain");
+        set(&mut input);
+        let before = input.clone();
+        let e = redact_new_thought(&mut input).unwrap_err();
+        assert_eq!(e, AppendError::SecretInField { field: field.into(), kind: "aws_access_key_id" }, "{field}");
+        assert!(e.to_string().contains("put it in content"), "{e}");
+        assert_eq!(input, before, "{field}: nothing changed");
+    }
+}
+
 /// The straightforward scan the fast one must agree with: every rule tried
 /// at every byte, skipping only inside a rule's own match where the rule says
 /// so (`skips_inside_match`), never where a check raised `resume` to save work.

@@ -152,11 +152,17 @@ impl SkillRegistry {
         }
     }
 
-    /// Whether `caller` may add a version to `skill`: when the creator's
+    /// Whether `caller` may add a version to `skill`. A skill is
+    /// daemon-wide: through a daemon with tokens only a token covering every
+    /// chain may change one that exists (a token scoped to some chains may
+    /// create new skills, never rewrite another team's). When the creator's
     /// upload had an authenticated caller (a token name), new versions must
-    /// come from that same caller or from an admin token. Uploads of skills
-    /// created without a caller are not restricted by caller.
+    /// also come from that same token or from an admin token on every chain.
     fn check_caller(skill: &Skill, caller: Option<crate::dispatch::Caller<'_>>, actor: &Actor) -> Result<(), SkillError> {
+        if let Some(c) = caller.filter(|c| !c.all_chains) {
+            let owner_rule = format!("token '{}' covers only some chains; an existing skill is daemon-wide and takes new versions only from a token covering every chain ('*')", c.name);
+            return Err(SkillError::NotOwner { agent_id: actor.agent_id.clone(), skill_id: skill.skill_id.clone(), action: "add a version to", owner_rule });
+        }
         let Some(creator) = &skill.first().uploaded_by_caller else { return Ok(()) };
         if caller.is_some_and(|c| c.admin || c.name == creator) {
             return Ok(());
@@ -385,7 +391,7 @@ mod tests {
     fn a_skill_created_through_a_token_takes_versions_from_that_token_or_an_admin() {
         let mut reg = SkillRegistry::new();
         let a = actor("a", Some("o"));
-        let token = |name, admin| Some(Caller { name, admin, reads: None });
+        let token = |name, admin| Some(Caller { name, all_chains: true, admin, reads: None });
         upload_as(&mut reg, token("ci", false), Some("s"), &a, "# S\n", 1).unwrap();
         assert_eq!(reg.get("s").unwrap().first().uploaded_by_caller.as_deref(), Some("ci"));
         upload_as(&mut reg, token("ci", false), Some("s"), &a, "# S\n2\n", 2).unwrap();
@@ -396,6 +402,24 @@ mod tests {
         // Skills created without a token are not restricted by caller.
         upload(&mut reg, Some("t"), &a, "# T\n", 4).unwrap();
         upload_as(&mut reg, token("anyone", false), Some("t"), &a, "# T\n2\n", 5).unwrap();
+    }
+
+    #[test]
+    fn a_token_scoped_to_some_chains_creates_skills_but_never_changes_one() {
+        let mut reg = SkillRegistry::new();
+        let team_b = actor("b", Some("team-b"));
+        let scoped = |name| Some(Caller { name, all_chains: false, admin: true, reads: None });
+        // Team B's skill, made by a daemon-wide token.
+        upload_as(&mut reg, Some(Caller { name: "ops", all_chains: true, admin: true, reads: None }), Some("deploy"), &team_b, "# Deploy\n", 1).unwrap();
+        // An admin of one chain, with an agent claiming team B's owner: refused.
+        let e = upload_as(&mut reg, scoped("chain-a-admin"), Some("deploy"), &team_b, "# Deploy\nrm -rf /\n", 2).unwrap_err();
+        assert!(e.to_string().contains("covers only some chains"), "{e}");
+        assert_eq!(reg.get("deploy").unwrap().versions.len(), 1, "nothing written");
+        // It may create a new skill, and not give that one a second version either.
+        upload_as(&mut reg, scoped("chain-a-admin"), Some("mine"), &team_b, "# Mine\n", 3).unwrap();
+        assert!(upload_as(&mut reg, scoped("chain-a-admin"), Some("mine"), &team_b, "# Mine\n2\n", 4).is_err());
+        // Repeating the latest version exactly is a retry, not a change.
+        upload_as(&mut reg, scoped("chain-a-admin"), Some("mine"), &team_b, "# Mine\n", 5).unwrap();
     }
 
     #[test]

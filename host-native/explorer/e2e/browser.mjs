@@ -5,11 +5,11 @@ import { chromium } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
-export function launch() {
+export function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--no-first-run"],
+      "--disable-component-update", "--disable-sync", "--no-first-run", ...extraArgs],
   });
 }

@@ -14,7 +14,8 @@ export const MENTISDBD = process.env.MENTISDBD ?? join(process.env.CARGO_TARGET_
 /** Spawns mentisdbd on `dir` and REST `port` (0: any); resolves when it listens. */
 async function spawnDaemon(dir, port, token, args, stderr) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("MENTISDB_")));
-  const child = spawn(MENTISDBD, ["--dir", dir, "--bind-host", "127.0.0.1", "--rest-port", String(port), "--mcp-port", "0", "--verbose", "false", "--api-token", token, ...args],
+  const tokenArgs = token ? ["--api-token", token] : [];
+  const child = spawn(MENTISDBD, ["--dir", dir, "--bind-host", "127.0.0.1", "--rest-port", String(port), "--mcp-port", "0", "--verbose", "false", ...tokenArgs, ...args],
     { env, stdio: ["ignore", "pipe", "pipe"] });
   child.stderr.on("data", (d) => stderr.push(d.toString()));
   const line = await new Promise((resolve, reject) => {
@@ -23,7 +24,7 @@ async function spawnDaemon(dir, port, token, args, stderr) {
     child.once("exit", (code) => reject(new Error(`mentisdbd exited ${code}: ${stderr.join("")}`)));
     child.once("error", (e) => reject(new Error(`cannot start ${MENTISDBD} (build it: cargo build -p mentisdb-native --bin mentisdbd): ${e.message}`)));
   });
-  return { child, rest: line.match(/rest=(\S+)/)[1] };
+  return { child, rest: line.match(/rest=(\S+)/)[1], mcp: line.match(/mcp=(\S+)/)[1] };
 }
 
 async function terminate(child, signal = "SIGTERM") {
@@ -32,7 +33,8 @@ async function terminate(child, signal = "SIGTERM") {
 }
 
 /**
- * A running daemon: `url` (REST), `token`, `call(path, body)`, `restart()`
+ * A running daemon: `url` (REST), `mcpUrl`, `token` (`null`: a daemon
+ * without tokens, the default), `call(path, body)`, `restart()`
  * (SIGKILL, then the same directory and port: a crash, as its clients see
  * it; `pause()` and `resume()` are its two halves), `stop()`. SIGKILL because a graceful stop waits for open event
  * streams to end, and the page keeps one open.
@@ -40,12 +42,13 @@ async function terminate(child, signal = "SIGTERM") {
 export async function startDaemon({ token = "explorer-test-token", args = [] } = {}) {
   const dir = await mkdtemp(join(tmpdir(), "mentisdb-explorer-"));
   const stderr = [];
-  let { child, rest } = await spawnDaemon(dir, 0, token, args, stderr);
+  let { child, rest, mcp } = await spawnDaemon(dir, 0, token, args, stderr);
   const url = `http://${rest}`;
+  const mcpUrl = `http://${mcp}`;
   async function call(path, body, method = "POST") {
     const response = await fetch(url + path, {
       method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { "Content-Type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await response.text();
@@ -66,5 +69,5 @@ export async function startDaemon({ token = "explorer-test-token", args = [] } =
     await terminate(child);
     await rm(dir, { recursive: true, force: true });
   }
-  return { url, token, dir, call, restart, pause, resume, stop, stderr };
+  return { url, mcpUrl, token, dir, call, restart, pause, resume, stop, stderr };
 }

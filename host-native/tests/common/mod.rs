@@ -44,7 +44,28 @@ fn command_of(bin: &str, dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) 
 
 impl Daemon {
     pub fn start(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Daemon {
-        let mut child = command(dir, extra_env, args).spawn().expect("spawn mentisdbd");
+        Daemon::spawn(command(dir, extra_env, args))
+    }
+
+    /// [`Daemon::start`] under the file-creation mask `umask` (e.g. `"022"`),
+    /// through `sh -c 'umask ...; exec mentisdbd ...'`.
+    pub fn start_under_umask(umask: &str, dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Daemon {
+        let plain = command(dir, extra_env, args);
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!("umask {umask} && exec \"$0\" \"$@\"")).arg(plain.get_program()).args(plain.get_args());
+        for (k, v) in plain.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        Daemon::spawn(cmd)
+    }
+
+    /// Starts `cmd` (a `mentisdbd` command) and waits for its startup line.
+    pub fn spawn(mut cmd: Command) -> Daemon {
+        let mut child = cmd.spawn().expect("spawn mentisdbd");
         let (tx, stderr) = mpsc::channel();
         let err = child.stderr.take().unwrap();
         std::thread::spawn(move || {

@@ -91,7 +91,7 @@ pub struct ChainInfo {
     pub thought_count: u64,
     /// Agents in the chain's registry.
     pub agent_count: u64,
-    /// Where the chain is stored (host-specific).
+    /// Where the chain is stored (host-specific; through a daemon with tokens, only the file name unless the caller is admin on every chain).
     pub storage_location: String,
 }
 
