@@ -45,7 +45,7 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_merge_chains", json!({"source_chain_key": "b2", "target_chain_key": "b"})),
         ("mentisdb_extract_memories", json!({"text": "an idea"})),
         ("mentisdb_import_memory_markdown", json!({"chain_key": "b", "markdown": "## Idea\n\n- again\n  _(#0 Memory, ag, 2026-11-22T09:30:00.000Z, importance 0.50)_\n"})),
-        ("mentisdb_bootstrap", json!({"chain_key": "a", "thought_type": "Idea", "content": "boot"})),
+        ("mentisdb_bootstrap", json!({"chain_key": "a", "content": "boot"})),
         ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Decision", "content": "Use IndexedDB for storage", "session_id": "s1", "entity_type": "decision", "scope": "user"})),
         ("mentisdb_append", json!({"chain_key": "a", "agent_id": "ag", "thought_type": "Question", "content": "Why is storage slow?", "refs": [1], "relations": [{"kind": "Supports", "target_index": 1}]})),
         ("mentisdb_append_retrospective", json!({"chain_key": "a", "agent_id": "ag", "content": "Batch fsyncs", "refs": [2]})),

@@ -71,8 +71,10 @@ fn serve(name: &str) -> Response {
 }
 
 /// The routes of the page: public (no token), to be merged beside the API.
+/// `GET /` sends a person who opened the REST port in a browser to the page.
 pub fn router() -> Router {
     Router::new()
+        .route("/", get(|| async { axum::response::Redirect::to("/explorer/") }))
         .route(PATH, get(|| async { serve("index.html") }))
         .route("/explorer/", get(|| async { serve("index.html") }))
         .route("/explorer/{file}", get(|Path(file): Path<String>| async move { serve(&file) }))

@@ -336,11 +336,11 @@ async fn health(State((db, auth)): State<(Arc<MentisDb>, AuthState)>, headers: H
 }
 
 async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "no such endpoint; see MENTISDB_REST.md for the endpoint list")
+    ApiError::new(StatusCode::NOT_FOUND, "no such endpoint; GET /openapi.json lists every endpoint (the explorer is at /explorer/)")
 }
 
 async fn method_not_allowed() -> ApiError {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this endpoint; see MENTISDB_REST.md")
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this endpoint; GET /openapi.json lists each endpoint's methods")
 }
 
 /// `GET /openapi.json`: the generated OpenAPI document; public, like `/health`.

@@ -151,7 +151,8 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
         println!("{} {summary}", running.listening_line());
     }
     let scheme = running.scheme;
-    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST at {scheme}://{}  MCP at {scheme}://{}/mcp", running.rest_addr, running.mcp_addr);
+    let explorer = if config.explorer() { format!("  explorer {scheme}://{}/explorer/", running.rest_addr) } else { String::new() };
+    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST {scheme}://{}  MCP {scheme}://{}/mcp{explorer}; next: `mentisdbd wizard` connects an agent", running.rest_addr, running.mcp_addr);
     let token = running.shutdown_token();
     if let Some(db) = stdio_db {
         // `--mode both`: MCP on stdio too, from this process's store.

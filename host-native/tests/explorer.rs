@@ -45,3 +45,18 @@ fn explorer_off_is_404_and_the_variable_switches_it_on() {
     let on = Daemon::start(dir.path(), &[("MENTISDB_EXPLORER", "on")], &[]);
     assert_eq!(client().get(format!("{}/explorer", on.rest)).send().unwrap().status(), StatusCode::OK);
 }
+
+/// A person who opens the REST port in a browser lands on the explorer; an
+/// unknown path's error says where the endpoint list is.
+#[test]
+fn the_rest_root_leads_to_the_explorer_and_unknown_paths_to_the_endpoint_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), &[], &[]);
+    let no_follow = reqwest::blocking::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let root = no_follow.get(format!("{}/", d.rest)).send().unwrap();
+    assert!(root.status().is_redirection(), "{}", root.status());
+    assert_eq!(root.headers()["location"], "/explorer/");
+    let missing = client().get(format!("{}/v1/nope", d.rest)).send().unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert!(missing.text().unwrap().contains("/openapi.json"));
+}

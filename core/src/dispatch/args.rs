@@ -28,6 +28,8 @@
 
 use serde_json::{Map, Value};
 
+pub(crate) use super::chain_key::ChainKey;
+
 /// A tool's arguments, fields taken out as they are read, and the first
 /// error met.
 ///
@@ -40,17 +42,20 @@ use serde_json::{Map, Value};
 pub(crate) struct Args {
     map: Map<String, Value>,
     error: Option<ArgError>,
+    /// The fields read so far: the names the type knows.
+    known: Vec<&'static str>,
 }
 
 impl Args {
     /// The arguments of one call (or of one nested object).
     pub(crate) fn new(map: Map<String, Value>) -> Self {
-        Args { map, error: None }
+        Args { map, error: None, known: Vec::new() }
     }
 
     /// Takes the field `name` out and reads it as a `T`; on an error, keeps
     /// the first and gives a placeholder.
     pub(crate) fn field<T: FromArg>(&mut self, name: &'static str) -> T {
+        self.known.push(name);
         let read = match self.map.remove(name) {
             Some(value) => T::from_arg(value),
             None => T::missing(),
@@ -67,6 +72,19 @@ impl Args {
             Some(e) => Err(e),
             None => Ok(read),
         }
+    }
+
+    /// The fields left unread (the type does not know them): an error for
+    /// the first one close to a known field (`did you mean`), else their
+    /// names, sorted ([`super::unknown_fields`]).
+    pub(crate) fn unknown(&self) -> Result<Vec<String>, ArgError> {
+        for name in self.map.keys() {
+            if let Some(meant) = super::unknown_fields::suggestion(name, &self.known) {
+                let shown = crate::text::truncate_chars(name, 64);
+                return Err(ArgError { path: String::new(), problem: Problem::Invalid(format!("unknown field `{shown}` (did you mean `{meant}`?)")) });
+            }
+        }
+        Ok(self.map.keys().map(|k| crate::text::truncate_chars(k, 64).to_string()).collect())
     }
 }
 
@@ -87,11 +105,18 @@ pub(crate) fn read_leniently<T: ReadArgs>(value: Value) -> T {
     T::read(&mut Args::new(map))
 }
 
-/// Reads `T` from a whole object.
+/// Reads `T` from a whole object. An unknown field close to a known one
+/// is an error; other unknown fields are ignored.
 pub(crate) fn read_object<T: ReadArgs>(map: Map<String, Value>) -> Result<T, ArgError> {
+    read_object_noting_unknown(map).map(|(read, _)| read)
+}
+
+/// [`read_object`], also returning the unknown fields it ignored.
+pub(crate) fn read_object_noting_unknown<T: ReadArgs>(map: Map<String, Value>) -> Result<(T, Vec<String>), ArgError> {
     let mut args = Args::new(map);
     let read = T::read(&mut args);
-    args.finish(read)
+    let unknown = args.unknown()?;
+    args.finish(read).map(|read| (read, unknown))
 }
 
 /// A type one argument's JSON value is read as.
@@ -117,73 +142,6 @@ pub(crate) trait FromArg: Sized {
     /// The chains an absent value of this type names: the default chain
     /// for an omitted [`ChainKey`], nothing for other types.
     fn absent_chain_refs(_out: &mut Vec<Option<&str>>) {}
-}
-
-/// A tool argument that names a chain (`chain_key`, an entry of
-/// `chain_keys`, `source_chain_key`...). Its type is what says a call
-/// touches that chain: [`super::call_scope`] collects every `ChainKey` of
-/// a call's parsed arguments, so a new tool cannot name a chain that token
-/// scoping does not see. On the wire and in the schema it is a string.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChainKey {
-    key: String,
-    /// Stands in for a field that did not read (it names no chain).
-    placeholder: bool,
-}
-
-impl ChainKey {
-    /// The key as given (not yet trimmed or defaulted).
-    pub fn as_str(&self) -> &str {
-        &self.key
-    }
-}
-
-impl std::ops::Deref for ChainKey {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.key
-    }
-}
-
-impl From<ChainKey> for String {
-    fn from(k: ChainKey) -> String {
-        k.key
-    }
-}
-
-impl schemars::JsonSchema for ChainKey {
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        String::schema_name()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        String::json_schema(generator)
-    }
-}
-
-impl FromArg for ChainKey {
-    fn from_arg(value: Value) -> Result<Self, ArgError> {
-        String::from_arg(value).map(|key| ChainKey { key, placeholder: false })
-    }
-
-    fn placeholder() -> Self {
-        ChainKey { key: String::new(), placeholder: true }
-    }
-
-    fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
-        // A required key that is missing or not a string names nothing (the call fails on it).
-        if !self.placeholder {
-            out.push(Some(&self.key));
-        }
-    }
-
-    fn absent_chain_refs(out: &mut Vec<Option<&str>>) {
-        out.push(None);
-    }
 }
 
 /// Why an argument could not be read, and where.
@@ -292,8 +250,20 @@ impl FromArg for bool {
     fn from_arg(value: Value) -> Result<Self, ArgError> {
         match value {
             Value::Bool(b) => Ok(b),
+            // As a form or the MCP Inspector sends it.
+            Value::String(s) if s.trim().eq_ignore_ascii_case("true") => Ok(true),
+            Value::String(s) if s.trim().eq_ignore_ascii_case("false") => Ok(false),
             other => Err(ArgError::expected("true or false", &other)),
         }
+    }
+}
+
+/// A number sent as a string (`"5"`, `" 0.5 "`, as the MCP Inspector and
+/// forms send them) as the number it spells; other values as they are.
+fn unquoted(value: Value) -> Value {
+    match &value {
+        Value::String(s) => s.trim().parse::<serde_json::Number>().map(Value::Number).unwrap_or(value),
+        _ => value,
     }
 }
 
@@ -309,6 +279,7 @@ impl FromArg for u64 {
     }
 
     fn from_arg(value: Value) -> Result<Self, ArgError> {
+        let value = unquoted(value);
         let Value::Number(n) = &value else { return Err(ArgError::expected("a non-negative integer", &value)) };
         // Above u64's range a float saturates: a huge `limit` is then
         // clamped like any other large one.
@@ -326,6 +297,7 @@ impl FromArg for i64 {
     }
 
     fn from_arg(value: Value) -> Result<Self, ArgError> {
+        let value = unquoted(value);
         let Value::Number(n) = &value else { return Err(ArgError::expected("an integer", &value)) };
         match (n.as_i64(), integral(n)) {
             (Some(i), _) => Ok(i),
@@ -353,6 +325,7 @@ impl FromArg for f64 {
     }
 
     fn from_arg(value: Value) -> Result<Self, ArgError> {
+        let value = unquoted(value);
         match &value {
             Value::Number(n) => n.as_f64().ok_or_else(|| ArgError::expected("a number", &value)),
             other => Err(ArgError::expected("a number", other)),
@@ -499,7 +472,9 @@ mod tests {
     fn errors_name_the_argument_and_its_path() {
         assert_eq!(read::<Outer>(json!({"score": 1})).unwrap_err(), "missing field `name`");
         assert_eq!(read::<Outer>(json!({"name": null, "score": 1})).unwrap_err(), "invalid `name`: expected a string, found null");
-        assert_eq!(read::<Outer>(json!({"name": "n", "score": 1, "limit": "10"})).unwrap_err(), "invalid `limit`: expected a non-negative integer, found a string");
+        assert_eq!(read::<Outer>(json!({"name": "n", "score": 1, "limit": "ten"})).unwrap_err(), "invalid `limit`: expected a non-negative integer, found a string");
+        // Numbers sent as strings (the MCP Inspector sends `limit: "5"`) read as what they spell.
+        assert_eq!(read::<Outer>(json!({"name": "n", "score": "1.5", "limit": "10"})).map(|o| (o.limit, o.score)), Ok((Some(10), 1.5)));
         assert_eq!(read::<Outer>(json!({"name": "n", "score": 1, "limit": -1})).unwrap_err(), "invalid `limit`: expected a non-negative integer, found the integer -1");
         assert_eq!(read::<Outer>(json!({"name": "n", "score": 1, "bytes": [1, 256]})).unwrap_err(), "invalid `bytes[1]`: expected a byte (an integer from 0 to 255), found the integer 256");
         assert_eq!(read::<Outer>(json!({"name": "n", "score": 1, "inner": [{"kind": 3}]})).unwrap_err(), "invalid `inner[0].kind`: expected a string, found the integer 3");

@@ -16,6 +16,7 @@ mod access;
 mod agent_tools;
 mod arg_formats;
 pub(crate) mod args;
+mod chain_key;
 mod chain_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
@@ -29,6 +30,7 @@ mod skill_tools;
 mod sync_tools;
 mod thought_tools;
 mod thought_reads;
+mod unknown_fields;
 #[cfg(feature = "daemon-tools")]
 mod webhook_tools;
 
@@ -48,8 +50,9 @@ use serde_json::Value;
 pub struct NoArgs {}
 read_args!(NoArgs {});
 
-/// A tool's handler: the database, who is calling (hosts with tokens) and the arguments.
-type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<Box<RawValue>, ToolError>;
+/// A tool's handler: the database, who is calling (hosts with tokens) and
+/// the arguments; the result, and the unknown argument fields it ignored.
+type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<(Box<RawValue>, Vec<String>), ToolError>;
 
 /// One tool: its name, description, access class, reach and handler. Its
 /// schemas are kept out of this table: the argument schema is read from
@@ -103,12 +106,14 @@ pub struct ToolSpec {
 macro_rules! tool {
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
         $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, _caller, v| {
-            $handler(db, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
+            let (args, unknown) = $crate::dispatch::parse_args_noting_unknown::<$args>($name, v)?;
+            $handler(db, args).map(|out| ($crate::dispatch::to_raw(&out), unknown))
         })
     };
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path, caller) => {
         $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, caller, v| {
-            $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v)?).map(|out| $crate::dispatch::to_raw(&out))
+            let (args, unknown) = $crate::dispatch::parse_args_noting_unknown::<$args>($name, v)?;
+            $handler(db, caller, args).map(|out| ($crate::dispatch::to_raw(&out), unknown))
         })
     };
     (read $($rest:tt)+) => { $crate::dispatch::tool!(@def Read, $($rest)+) };
@@ -341,13 +346,37 @@ fn args_schema_of<T: JsonSchema>() -> Value {
 
 /// A tool's arguments (a JSON object, or `null` for none) read as its
 /// argument type ([`args`] says how).
+#[cfg(test)]
 pub(crate) fn parse_args<T: ReadArgs>(tool: &str, args: Value) -> Result<T, ToolError> {
+    parse_args_noting_unknown(tool, args).map(|(read, _)| read)
+}
+
+/// [`parse_args`], also returning the unknown fields it ignored (an
+/// unknown field close to a known one is an error: [`unknown_fields`]).
+pub(crate) fn parse_args_noting_unknown<T: ReadArgs>(tool: &str, args: Value) -> Result<(T, Vec<String>), ToolError> {
     let args = match args {
         Value::Null => serde_json::Map::new(),
         Value::Object(map) => map,
         _ => return Err(ToolError::invalid(tool, "arguments must be a JSON object")),
     };
-    args::read_object(args).map_err(|e| ToolError::invalid(tool, e))
+    args::read_object_noting_unknown(args).map_err(|e| ToolError::invalid(tool, e))
+}
+
+/// `raw` (a JSON object) with `warnings` naming the ignored `unknown`
+/// fields, added to the reply's own `warnings` when it has them.
+fn with_unknown_warnings(raw: Box<RawValue>, unknown: Vec<String>) -> Box<RawValue> {
+    if unknown.is_empty() {
+        return raw;
+    }
+    let Ok(Value::Object(mut reply)) = serde_json::from_str::<Value>(raw.get()) else { return raw };
+    let notes = unknown.into_iter().map(|f| Value::String(format!("unknown field `{f}` ignored")));
+    match reply.get_mut("warnings") {
+        Some(Value::Array(existing)) => existing.extend(notes),
+        _ => {
+            reply.insert("warnings".into(), Value::Array(notes.collect()));
+        }
+    }
+    to_raw(&reply)
 }
 
 /// Whether `tool` is a known read-only tool (see [`ToolDef::read_only`]).
@@ -384,7 +413,8 @@ impl MentisDb {
     /// Access is the host's to check ([`access_of`], [`call_scope`]).
     pub fn call_raw_as(&self, caller: Option<Caller<'_>>, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
         let def = find(tool).ok_or_else(|| ToolError::UnknownTool(truncate_chars(tool, MAX_ECHO_CHARS).to_string()))?;
-        (def.call)(self, caller, args)
+        let (raw, unknown) = (def.call)(self, caller, args)?;
+        Ok(with_unknown_warnings(raw, unknown))
     }
 
     /// Like [`MentisDb::call`] with the arguments as JSON text.
