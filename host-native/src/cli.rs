@@ -231,7 +231,9 @@ pub enum TokenCommand {
 
 impl Command {
     /// Runs the command; failures are one line on stderr and a non-zero exit.
-    pub fn run(self, config: &Config) -> ExitCode {
+    /// Runs the command; a failure is one line on stderr, prefixed with the
+    /// name the program was run as (`mentisdbd` or `mentisdb`).
+    pub fn run(self, config: &Config, program: &str) -> ExitCode {
         let result = match self {
             Command::Token(t) => config
                 .tokens_file
@@ -278,7 +280,7 @@ impl Command {
         match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("mentisdbd: {e}");
+                eprintln!("{program}: {e}");
                 ExitCode::from(1)
             }
         }

@@ -92,8 +92,8 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         None => crate::identity::load_or_create(&config.data_dir()?),
     }
     .map_err(DaemonError::Identity)?;
-    tracing::info!(name = signer.name(), public_key = %hex::encode(signer.public_key()), "checkpoint signing identity");
-    eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
+    // (The daemon prints the verifier key at start, `run.rs`; CLI commands that open the files do not.)
+    tracing::debug!(name = signer.name(), public_key = %hex::encode(signer.public_key()), "checkpoint signing identity");
     let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);
     db.set_checkpoint_signer(Some(signer), interval);
     let prefetched = match (&config.minilm_dir, &config.static_model) {

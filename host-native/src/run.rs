@@ -72,7 +72,7 @@ pub fn main(name: &'static str) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(serve(cli))
+    runtime.block_on(serve(cli, name))
 }
 
 /// A command-line error as one line: its text up to the usage block, lines joined.
@@ -82,9 +82,9 @@ fn one_line(message: &str) -> String {
     text.join(" ").trim_start_matches("error: ").to_string()
 }
 
-async fn serve(Cli { command, config }: Cli) -> ExitCode {
+async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
     if let Some(command) = command {
-        return command.run(&config);
+        return command.run(&config, name);
     }
     // On PostgreSQL any number of daemons share the store, so `--mode stdio`
     // serves from this process there; on files it goes through the directory's daemon.
@@ -92,13 +92,13 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
     if config.mode == Some(Mode::Stdio) && !in_process_stdio {
         // No logging setup: the daemon logs; this process only relays.
         if let Err(e) = config.validate() {
-            eprintln!("mentisdb: {e}");
+            eprintln!("{name}: {e}");
             return ExitCode::from(2);
         }
         return match stdio_proxy::run(&config).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("mentisdb: {e}");
+                eprintln!("{name}: {e}");
                 ExitCode::from(1)
             }
         };
@@ -106,13 +106,13 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
     let _log_writers = match init_logging(&config) {
         Ok(guards) => guards,
         Err(e) => {
-            eprintln!("mentisdbd: {e}");
+            eprintln!("{name}: {e}");
             return ExitCode::from(2);
         }
     };
     if let Err(e) = config.validate() {
         tracing::error!("{e}");
-        eprintln!("mentisdbd: {e}");
+        eprintln!("{name}: {e}");
         return ExitCode::from(2);
     }
     if let Some(warning) = crate::config::unread_env_warning(&Cli::command(), std::env::vars_os().filter_map(|(k, _)| k.into_string().ok())) {
@@ -121,7 +121,7 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
     let opened = match tokio::task::block_in_place(|| daemon::open_store(&config)) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("mentisdbd: {e}");
+            eprintln!("{name}: {e}");
             return ExitCode::from(1);
         }
     };
@@ -131,17 +131,20 @@ async fn serve(Cli { command, config }: Cli) -> ExitCode {
         return match mcp::serve_stdio(opened.db).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("mentisdbd: stdio MCP failed: {e}");
+                eprintln!("{name}: stdio MCP failed: {e}");
                 ExitCode::from(1)
             }
         };
+    }
+    if let Some(signer) = opened.db.checkpoint_signer() {
+        eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
     }
     let summary = format!("{} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
     let stdio_db = (config.mode == Some(Mode::Both)).then(|| opened.db.clone());
     let running = match daemon::serve(&config, opened).await {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("mentisdbd: {e}");
+            eprintln!("{name}: {e}");
             return ExitCode::from(1);
         }
     };

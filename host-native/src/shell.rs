@@ -33,6 +33,10 @@ impl Target {
     pub fn resolve(config: &Config, url: Option<&str>, token: Option<&str>) -> Result<Target, String> {
         let token = token.map(str::to_string).or_else(|| config.api_token.clone());
         if let Some(url) = url {
+            let url = url.trim();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!("--url '{}' needs a scheme: http://host:port (the daemon's REST address, e.g. http://127.0.0.1:9472)", url.chars().take(100).collect::<String>()));
+            }
             return Ok(Target::rest(url, token));
         }
         if config.storage_url.is_none() {
@@ -43,6 +47,16 @@ impl Target {
             }
         }
         open_store(config).map(Target::Local).map_err(|e| e.to_string())
+    }
+
+    /// A request that never got an answer, with what to try.
+    fn unreachable(url: &str, e: impl std::fmt::Display) -> String {
+        format!("{url}: {e}; is mentisdbd running there? Start it with `mentisdbd`, or pass --url with the REST address its startup line names")
+    }
+
+    /// An answer that is not the REST API's JSON, with what to try.
+    fn not_rest(url: &str, status: u16, text: &str) -> String {
+        format!("{url} answered HTTP {status} without JSON ({}); is this the REST port? The MCP port is another one: the REST address is in the daemon's startup line", text.chars().take(120).collect::<String>())
     }
 
     fn rest(base: &str, token: Option<String>) -> Target {
@@ -75,10 +89,10 @@ impl Target {
                     }
                     req.call()
                 };
-                let mut reply = sent.map_err(|e| format!("{url}: {e}"))?;
+                let mut reply = sent.map_err(|e| Target::unreachable(&url, e))?;
                 let status = reply.status();
                 let text = reply.body_mut().read_to_string().map_err(|e| format!("{url}: reading the reply: {e}"))?;
-                let v: Value = serde_json::from_str(&text).map_err(|_| format!("{url} answered HTTP {}: {}", status.as_u16(), text.chars().take(200).collect::<String>()))?;
+                let v: Value = serde_json::from_str(&text).map_err(|_| Target::not_rest(&url, status.as_u16(), &text))?;
                 if status.is_success() {
                     Ok(v)
                 } else {
@@ -111,10 +125,10 @@ impl Target {
                 if let Some(t) = token {
                     req = req.header("Authorization", &format!("Bearer {t}"));
                 }
-                let mut reply = req.send(bytes).map_err(|e| format!("{url}: {e}"))?;
+                let mut reply = req.send(bytes).map_err(|e| Target::unreachable(&url, e))?;
                 let status = reply.status();
                 let text = reply.body_mut().read_to_string().map_err(|e| format!("{url}: reading the reply: {e}"))?;
-                let v: Value = serde_json::from_str(&text).map_err(|_| format!("{url} answered HTTP {}: {}", status.as_u16(), text.chars().take(200).collect::<String>()))?;
+                let v: Value = serde_json::from_str(&text).map_err(|_| Target::not_rest(&url, status.as_u16(), &text))?;
                 if !status.is_success() {
                     return Err(format!("HTTP {}: {}", status.as_u16(), v["error"].as_str().unwrap_or(text.as_str())));
                 }

@@ -58,6 +58,17 @@ fn url_and_token_and_failures() {
     assert!(!elsewhere.join("chains").exists(), "--url writes nothing locally");
     let (success, _, err) = run(&elsewhere, &[], &["add", "x", "--url", &daemon.rest, "--token", "t0k", "--type", "Musing"]);
     assert!(!success && err.contains("HTTP 400") && err.contains("Musing") && err.trim().lines().count() == 1, "{err}");
+    // Mistakes in --url get a hint, in one line.
+    let (success, _, err) = run(&elsewhere, &[], &["head", "--url", "127.0.0.1:9472"]);
+    assert!(!success && err.contains("needs a scheme") && err.trim().lines().count() == 1, "{err}");
+    let (success, _, err) = run(&elsewhere, &[], &["head", "--url", &daemon.mcp, "--token", "t0k"]);
+    assert!(!success && err.contains("is this the REST port?") && err.trim().lines().count() == 1, "{err}");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (success, _, err) = run(&elsewhere, &[], &["head", "--url", &format!("http://{closed}")]);
+    assert!(!success && err.contains("is mentisdbd running there?") && err.trim().lines().count() == 1, "{err}");
+    // The 0.10 name's errors carry that name.
+    let out = common::command_of_reference_name(&elsewhere, &[], &["head", "--url", "nope"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("mentisdb: "), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -26,6 +26,11 @@ pub fn command(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command
     command_of(env!("CARGO_BIN_EXE_mentisdbd"), dir, extra_env, args)
 }
 
+/// [`command`] for the program's MentisDB 0.10 name, `mentisdb`.
+pub fn command_of_reference_name(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command {
+    command_of(env!("CARGO_BIN_EXE_mentisdb"), dir, extra_env, args)
+}
+
 /// [`command`] for the program `bin` (`mentisdbd`, or its 0.10 name `mentisdb`).
 fn command_of(bin: &str, dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Command {
     let mut cmd = Command::new(bin);
