@@ -74,17 +74,20 @@ impl Args {
         }
     }
 
-    /// The fields left unread (the type does not know them): an error for
-    /// the first one close to a known field (`did you mean`), else their
-    /// names, sorted ([`super::unknown_fields`]).
-    pub(crate) fn unknown(&self) -> Result<Vec<String>, ArgError> {
-        for name in self.map.keys() {
-            if let Some(meant) = super::unknown_fields::suggestion(name, &self.known) {
-                let shown = crate::text::truncate_chars(name, 64);
+    /// Takes the fields left unread (the type does not know them): an
+    /// error for the first one close to a known field (`did you mean`),
+    /// else their names go to `unknown`, sorted ([`super::unknown_fields`]).
+    /// Not generic, and it drains the map the way dropping it would: the
+    /// browser's `.wasm` pays for it once.
+    fn take_unknown(&mut self, unknown: &mut Vec<String>) -> Result<(), ArgError> {
+        for (name, _) in std::mem::take(&mut self.map) {
+            if let Some(meant) = super::unknown_fields::suggestion(&name, &self.known) {
+                let shown = crate::text::truncate_chars(&name, 64);
                 return Err(ArgError { path: String::new(), problem: Problem::Invalid(format!("unknown field `{shown}` (did you mean `{meant}`?)")) });
             }
+            unknown.push(name);
         }
-        Ok(self.map.keys().map(|k| crate::text::truncate_chars(k, 64).to_string()).collect())
+        Ok(())
     }
 }
 
@@ -106,17 +109,12 @@ pub(crate) fn read_leniently<T: ReadArgs>(value: Value) -> T {
 }
 
 /// Reads `T` from a whole object. An unknown field close to a known one
-/// is an error; other unknown fields are ignored.
-pub(crate) fn read_object<T: ReadArgs>(map: Map<String, Value>) -> Result<T, ArgError> {
-    read_object_noting_unknown(map).map(|(read, _)| read)
-}
-
-/// [`read_object`], also returning the unknown fields it ignored.
-pub(crate) fn read_object_noting_unknown<T: ReadArgs>(map: Map<String, Value>) -> Result<(T, Vec<String>), ArgError> {
+/// is an error; the names of other unknown fields go to `unknown`.
+pub(crate) fn read_object<T: ReadArgs>(map: Map<String, Value>, unknown: &mut Vec<String>) -> Result<T, ArgError> {
     let mut args = Args::new(map);
     let read = T::read(&mut args);
-    let unknown = args.unknown()?;
-    args.finish(read).map(|read| (read, unknown))
+    args.take_unknown(unknown)?;
+    args.finish(read)
 }
 
 /// A type one argument's JSON value is read as.
@@ -209,7 +207,8 @@ fn describe(v: &Value) -> String {
 /// Reads an argument type from a nested JSON object (`graph: {...}`).
 pub(crate) fn object_arg<T: ReadArgs>(value: Value) -> Result<T, ArgError> {
     match value {
-        Value::Object(map) => read_object(map),
+        // Unknown fields of a nested object are ignored without a warning.
+        Value::Object(map) => read_object(map, &mut Vec::new()),
         other => Err(ArgError::expected("an object", &other)),
     }
 }
@@ -450,7 +449,7 @@ mod tests {
 
     fn read<T: ReadArgs>(v: Value) -> Result<T, String> {
         let Value::Object(map) = v else { panic!("an object") };
-        read_object(map).map_err(|e| e.to_string())
+        read_object(map, &mut Vec::new()).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -50,9 +50,9 @@ use serde_json::Value;
 pub struct NoArgs {}
 read_args!(NoArgs {});
 
-/// A tool's handler: the database, who is calling (hosts with tokens) and
-/// the arguments; the result, and the unknown argument fields it ignored.
-type Handler = fn(&MentisDb, Option<Caller<'_>>, Value) -> Result<(Box<RawValue>, Vec<String>), ToolError>;
+/// A tool's handler: the database, who is calling (hosts with tokens), the
+/// arguments and where to note the unknown argument fields it ignored.
+type Handler = fn(&MentisDb, Option<Caller<'_>>, Value, &mut Vec<String>) -> Result<Box<RawValue>, ToolError>;
 
 /// One tool: its name, description, access class, reach and handler. Its
 /// schemas are kept out of this table: the argument schema is read from
@@ -105,15 +105,13 @@ pub struct ToolSpec {
 /// The argument and reply types' schemas are built only by [`tools!`].
 macro_rules! tool {
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, _caller, v| {
-            let (args, unknown) = $crate::dispatch::parse_args_noting_unknown::<$args>($name, v)?;
-            $handler(db, args).map(|out| ($crate::dispatch::to_raw(&out), unknown))
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, _caller, v, unknown| {
+            $handler(db, $crate::dispatch::parse_args::<$args>($name, v, unknown)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path, caller) => {
-        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, caller, v| {
-            let (args, unknown) = $crate::dispatch::parse_args_noting_unknown::<$args>($name, v)?;
-            $handler(db, caller, args).map(|out| ($crate::dispatch::to_raw(&out), unknown))
+        $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, caller, v, unknown| {
+            $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v, unknown)?).map(|out| $crate::dispatch::to_raw(&out))
         })
     };
     (read $($rest:tt)+) => { $crate::dispatch::tool!(@def Read, $($rest)+) };
@@ -345,21 +343,15 @@ fn args_schema_of<T: JsonSchema>() -> Value {
 }
 
 /// A tool's arguments (a JSON object, or `null` for none) read as its
-/// argument type ([`args`] says how).
-#[cfg(test)]
-pub(crate) fn parse_args<T: ReadArgs>(tool: &str, args: Value) -> Result<T, ToolError> {
-    parse_args_noting_unknown(tool, args).map(|(read, _)| read)
-}
-
-/// [`parse_args`], also returning the unknown fields it ignored (an
-/// unknown field close to a known one is an error: [`unknown_fields`]).
-pub(crate) fn parse_args_noting_unknown<T: ReadArgs>(tool: &str, args: Value) -> Result<(T, Vec<String>), ToolError> {
+/// argument type ([`args`] says how); the unknown fields it ignored go to
+/// `unknown` (an unknown field close to a known one is an error: [`unknown_fields`]).
+pub(crate) fn parse_args<T: ReadArgs>(tool: &str, args: Value, unknown: &mut Vec<String>) -> Result<T, ToolError> {
     let args = match args {
         Value::Null => serde_json::Map::new(),
         Value::Object(map) => map,
         _ => return Err(ToolError::invalid(tool, "arguments must be a JSON object")),
     };
-    args::read_object_noting_unknown(args).map_err(|e| ToolError::invalid(tool, e))
+    args::read_object(args, unknown).map_err(|e| ToolError::invalid(tool, e))
 }
 
 /// `raw` (a JSON object) with `warnings` naming the ignored `unknown`
@@ -369,7 +361,7 @@ fn with_unknown_warnings(raw: Box<RawValue>, unknown: Vec<String>) -> Box<RawVal
         return raw;
     }
     let Ok(Value::Object(mut reply)) = serde_json::from_str::<Value>(raw.get()) else { return raw };
-    let notes = unknown.into_iter().map(|f| Value::String(format!("unknown field `{f}` ignored")));
+    let notes = unknown.into_iter().map(|f| Value::String(format!("unknown field `{}` ignored", truncate_chars(&f, 64))));
     match reply.get_mut("warnings") {
         Some(Value::Array(existing)) => existing.extend(notes),
         _ => {
@@ -413,7 +405,8 @@ impl MentisDb {
     /// Access is the host's to check ([`access_of`], [`call_scope`]).
     pub fn call_raw_as(&self, caller: Option<Caller<'_>>, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
         let def = find(tool).ok_or_else(|| ToolError::UnknownTool(truncate_chars(tool, MAX_ECHO_CHARS).to_string()))?;
-        let (raw, unknown) = (def.call)(self, caller, args)?;
+        let mut unknown = Vec::new();
+        let raw = (def.call)(self, caller, args, &mut unknown)?;
         Ok(with_unknown_warnings(raw, unknown))
     }
 
@@ -434,10 +427,10 @@ mod tests {
 
     #[test]
     fn arguments_are_a_json_object_whose_errors_name_the_field() {
-        assert!(parse_args::<NoArgs>("t", Value::Null).is_ok(), "null is no arguments");
-        let e = parse_args::<NoArgs>("t", serde_json::json!([1])).unwrap_err();
+        assert!(parse_args::<NoArgs>("t", Value::Null, &mut Vec::new()).is_ok(), "null is no arguments");
+        let e = parse_args::<NoArgs>("t", serde_json::json!([1]), &mut Vec::new()).unwrap_err();
         assert!(e.to_string().contains("arguments must be a JSON object"), "{e}");
-        let e = parse_args::<thought_tools::AppendArgs>("mentisdb_append", serde_json::json!({"thought_type": "Insight", "content": "c", "refs": [1, -2]})).unwrap_err();
+        let e = parse_args::<thought_tools::AppendArgs>("mentisdb_append", serde_json::json!({"thought_type": "Insight", "content": "c", "refs": [1, -2]}), &mut Vec::new()).unwrap_err();
         assert!(e.to_string().contains("invalid `refs[1]`: expected a non-negative integer"), "{e}");
     }
 

@@ -49,7 +49,9 @@ pub(crate) fn suggestion(unknown: &str, known: &[&'static str]) -> Option<&'stat
 /// A name without case, `_` or `-`: `chainKey`, `Chain-Key` and
 /// `chain_key` fold alike.
 fn fold(name: &str) -> String {
-    name.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+    // ASCII only: argument names are ASCII (and Unicode case tables would
+    // cost the browser's .wasm kilobytes).
+    name.chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect()
 }
 
 /// Edit distance with adjacent transpositions (optimal string alignment).
