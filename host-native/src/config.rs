@@ -174,6 +174,14 @@ pub struct Config {
     #[arg(long, env = "MENTISDB_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Vec<String>,
 
+    /// The tools MCP lists to agents (and 0.10's `/tools/list`): `all`,
+    /// `core` (remember and recall: 9 tools, a fifth of the context), or tool
+    /// names separated by commas. Every tool still answers calls; REST is
+    /// unaffected. An MCP client may ask for another profile with
+    /// `/mcp?tools=core`; `mentisdb --mode stdio --tools core` does.
+    #[arg(long, env = "MENTISDB_TOOLS", default_value = "all", global = true)]
+    pub tools: String,
+
     /// Serve MCP over stdin/stdout instead of HTTP (logs go to stderr), from
     /// this process: it opens (and locks) the data directory itself. See
     /// --mode stdio to share the directory's daemon instead.
@@ -432,6 +440,9 @@ pub enum ConfigError {
     /// The API token is empty.
     #[error("MENTISDB_API_TOKEN is set but empty; set a non-empty secret or unset it")]
     EmptyToken,
+    /// MENTISDB_TOOLS names no profile or an unknown tool.
+    #[error("MENTISDB_TOOLS (--tools): {0}")]
+    Tools(String),
 }
 
 impl Config {
@@ -446,6 +457,7 @@ impl Config {
         if self.storage_url.as_ref().is_some_and(|u| !u.is_postgres()) {
             return Err(ConfigError::StorageUrl);
         }
+        self.tool_profile()?;
         match (&self.tls_cert, &self.tls_key) {
             (Some(_), None) => return Err(ConfigError::TlsHalf { given: "the certificate" }),
             (None, Some(_)) => return Err(ConfigError::TlsHalf { given: "the key" }),
@@ -465,6 +477,11 @@ impl Config {
     /// Whether interactions are logged to the console (unset means true).
     pub fn verbose(&self) -> bool {
         self.verbose.unwrap_or(true)
+    }
+
+    /// The tools listed to agents (`MENTISDB_TOOLS`).
+    pub fn tool_profile(&self) -> Result<Vec<&'static str>, ConfigError> {
+        mentisdb_core::dispatch::select_tools(&self.tools).map_err(ConfigError::Tools)
     }
 
     /// Whether MentisDB 0.10's `MENTISDB_BEARER_TOKEN_ACCESS` is on (unset means off).

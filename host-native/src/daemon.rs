@@ -308,7 +308,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
         crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
     }
     let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
-    let mcp = crate::mcp::router(opened.db.clone(), auth, config.max_body_bytes, shutdown.child_token());
+    let mcp = crate::mcp::router(opened.db.clone(), auth, config.max_body_bytes, config.tool_profile()?, shutdown.child_token());
     let guard = Arc::new(crate::web_guard::WebGuard::new(config.bind_host.is_loopback(), &config.allowed_hosts, &config.allowed_origins));
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
     // the two ports when only a certificate is given.

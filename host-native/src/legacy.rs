@@ -30,11 +30,21 @@ use mentisdb_core::{tool_specs, MentisDb, ToolError, ToolSpec};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-/// The legacy routes, with their own body limit and the token check.
-pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize) -> Router {
-    let tools: Arc<Value> = Arc::new(json!({ "tools": tool_specs().iter().map(tool_metadata).collect::<Vec<_>>() }));
+/// The legacy routes, with their own body limit and the token check;
+/// `/tools/list` lists the tools of `listed` (or of `?tools=<profile>`).
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, listed: Vec<&'static str>) -> Router {
+    let all: Arc<Vec<(&'static str, Value)>> = Arc::new(tool_specs().iter().map(|s| (s.name, tool_metadata(s))).collect());
+    let list = move |uri: axum::http::Uri| async move {
+        let names = match crate::mcp::requested_profile(uri.query()) {
+            Some(Ok(names)) => names,
+            Some(Err(e)) => return (StatusCode::BAD_REQUEST, Json(json!({ "error": e }))),
+            None => listed.clone(),
+        };
+        let tools: Vec<&Value> = all.iter().filter(|(n, _)| names.contains(n)).map(|(_, t)| t).collect();
+        (StatusCode::OK, Json(json!({ "tools": tools })))
+    };
     Router::new()
-        .route("/tools/list", post(move || async move { Json((*tools).clone()) }))
+        .route("/tools/list", post(list))
         .route("/tools/execute", post(execute))
         .layer(axum::middleware::from_fn_with_state(auth, require_token))
         .layer(DefaultBodyLimit::max(max_body_bytes))

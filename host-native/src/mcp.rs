@@ -53,11 +53,13 @@ chains, thought types, roles, refs and the recommended workflow (list chains, bo
 recent context at session start, search before acting, append durable thoughts while working, \
 append a retrospective after hard failures, end with a Summary/Checkpoint/Handoff).";
 
-/// The MCP service: a handle on the shared database and the tool list.
+/// The MCP service: a handle on the shared database, the tool list and the
+/// tools it lists unless a request asks for another profile.
 #[derive(Clone)]
 pub struct MentisMcp {
     db: Arc<MentisDb>,
     tools: Arc<Vec<Tool>>,
+    listed: Arc<Vec<&'static str>>,
 }
 
 impl std::fmt::Debug for MentisMcp {
@@ -92,9 +94,17 @@ fn tool_list() -> Vec<Tool> {
 }
 
 impl MentisMcp {
-    pub fn new(db: Arc<MentisDb>) -> Self {
-        MentisMcp { db, tools: Arc::new(tool_list()) }
+    /// The service listing the tools of `listed` (a profile: `select_tools`).
+    pub fn new(db: Arc<MentisDb>, listed: Vec<&'static str>) -> Self {
+        MentisMcp { db, tools: Arc::new(tool_list()), listed: Arc::new(listed) }
     }
+}
+
+/// The tool profile a request asks for with `?tools=...` (on `/mcp` or
+/// `/tools/list`), if it does.
+pub fn requested_profile(query: Option<&str>) -> Option<Result<Vec<&'static str>, String>> {
+    let (_, value) = url::form_urlencoded::parse(query?.as_bytes()).find(|(k, _)| k == "tools")?;
+    Some(mentisdb_core::dispatch::select_tools(&value))
 }
 
 /// The one mapping from a tool outcome to an MCP result. A refused call is
@@ -121,8 +131,14 @@ impl ServerHandler for MentisMcp {
             .with_instructions(INSTRUCTIONS)
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let asked = context.extensions.get::<axum::http::request::Parts>().and_then(|p| requested_profile(p.uri.query()));
+        let listed = match asked {
+            Some(Ok(names)) => names,
+            Some(Err(e)) => return Err(ErrorData::invalid_params(e, None)),
+            None => (*self.listed).clone(),
+        };
+        Ok(ListToolsResult::with_all_items(self.tools.iter().filter(|t| listed.iter().any(|n| t.name == *n)).cloned().collect()))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
@@ -175,9 +191,9 @@ fn caller(context: &RequestContext<RoleServer>) -> Result<Identity, ErrorData> {
 /// The streamable-HTTP router: the service at `/` and `/mcp`, behind auth.
 /// Host and Origin are checked for every listener by `web_guard.rs`, so
 /// rmcp's own checks are off (one rule, one list of allowed names).
-pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, shutdown: CancellationToken) -> Router {
+pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, listed: Vec<&'static str>, shutdown: CancellationToken) -> Router {
     let config = StreamableHttpServerConfig::default().disable_allowed_hosts().disable_allowed_origins().with_max_request_body_bytes(max_body_bytes).with_cancellation_token(shutdown);
-    let service = MentisMcp::new(db.clone());
+    let service = MentisMcp::new(db.clone(), listed.clone());
     let http = StreamableHttpService::new(move || Ok(service.clone()), Arc::new(LocalSessionManager::default()), config);
     let owners = Arc::new(SessionOwners::default());
     Router::new()
@@ -186,7 +202,7 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, shutdow
         .layer(axum::middleware::from_fn_with_state(max_body_bytes, reject_malformed_json))
         .layer(axum::middleware::from_fn_with_state(owners, bind_sessions))
         .layer(axum::middleware::from_fn_with_state(auth.clone(), require_token))
-        .merge(crate::legacy::router(db, auth, max_body_bytes))
+        .merge(crate::legacy::router(db, auth, max_body_bytes, listed))
         .route("/health", axum::routing::get(|| async { axum::Json(serde_json::json!({ "status": "ok", "service": "mentisdb" })) }))
 }
 
@@ -296,10 +312,11 @@ async fn reject_malformed_json(
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
-/// Serves MCP over stdin/stdout until the client closes the stream.
-pub async fn serve_stdio(db: Arc<MentisDb>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// Serves MCP over stdin/stdout until the client closes the stream,
+/// listing the tools of `listed`.
+pub async fn serve_stdio(db: Arc<MentisDb>, listed: Vec<&'static str>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     use rmcp::ServiceExt;
-    let running = MentisMcp::new(db).serve(rmcp::transport::stdio()).await?;
+    let running = MentisMcp::new(db, listed).serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -111,7 +111,7 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
         }
     };
     if let Err(e) = config.validate() {
-        tracing::error!("{e}");
+        // One line on stderr (the console log would repeat it).
         eprintln!("{name}: {e}");
         return ExitCode::from(2);
     }
@@ -128,7 +128,7 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
     let chains: Vec<&str> = opened.report.chains.iter().map(|c| c.chain_key.as_str()).collect();
     if in_process_stdio {
         eprintln!("mentisdbd serving MCP on stdio {} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
-        return match mcp::serve_stdio(opened.db).await {
+        return match mcp::serve_stdio(opened.db, config.tool_profile().unwrap_or_default()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{name}: stdio MCP failed: {e}");
@@ -140,7 +140,7 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
         eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
     }
     let summary = format!("{} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
-    let stdio_db = (config.mode == Some(Mode::Both)).then(|| opened.db.clone());
+    let stdio_db = (config.mode == Some(Mode::Both)).then(|| (opened.db.clone(), config.tool_profile().unwrap_or_default()));
     let running = match daemon::serve(&config, opened).await {
         Ok(r) => r,
         Err(e) => {
@@ -157,10 +157,10 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
     let explorer = if config.explorer() { format!("  explorer {scheme}://{}/explorer/", running.rest_addr) } else { String::new() };
     tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST {scheme}://{}  MCP {scheme}://{}/mcp{explorer}; next: `mentisdbd wizard` connects an agent", running.rest_addr, running.mcp_addr);
     let token = running.shutdown_token();
-    if let Some(db) = stdio_db {
+    if let Some((db, listed)) = stdio_db {
         // `--mode both`: MCP on stdio too, from this process's store.
         tokio::spawn(async move {
-            if let Err(e) = mcp::serve_stdio(db).await {
+            if let Err(e) = mcp::serve_stdio(db, listed).await {
                 tracing::error!(error = %e, "stdio MCP failed");
             }
         });

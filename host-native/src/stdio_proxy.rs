@@ -35,7 +35,12 @@ pub async fn run(config: &Config) -> Result<(), String> {
     } else {
         eprintln!("mentisdb: proxying stdio MCP to the mentisdbd of {} at {base}", dir.display());
     }
-    relay(&client, &format!("{base}/mcp"), config.api_token.as_deref()).await
+    // A tool profile of this agent's own (`--tools`) rides on the URL; the daemon's default otherwise.
+    let url = match config.tools.trim() {
+        "" | "all" => format!("{base}/mcp"),
+        profile => format!("{base}/mcp?{}", url::form_urlencoded::Serializer::new(String::new()).append_pair("tools", profile).finish()),
+    };
+    relay(&client, &url, config.api_token.as_deref()).await
 }
 
 fn http_client(config: &Config) -> Result<reqwest::Client, String> {
@@ -98,9 +103,10 @@ fn spawn_daemon(dir: &Path) -> Result<std::process::Child, String> {
     let mut given = std::env::args_os().skip(1);
     while let Some(a) = given.next() {
         let s = a.to_string_lossy();
-        if s == "--mode" {
+        // The daemon serves every agent: this agent's mode and tool profile stay here.
+        if s == "--mode" || s == "--tools" {
             given.next();
-        } else if !(s.starts_with("--mode=") || s == "--stdio") {
+        } else if !(s.starts_with("--mode=") || s.starts_with("--tools=") || s == "--stdio") {
             args.push(a);
         }
     }

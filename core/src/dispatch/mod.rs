@@ -21,6 +21,7 @@ mod chain_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
 mod model_tools;
+mod profiles;
 mod proof_tools;
 mod locator;
 mod ranked_tools;
@@ -36,6 +37,7 @@ mod webhook_tools;
 
 pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, Reach};
 pub use graph_mode::GraphMode;
+pub use profiles::{select_tools, CORE_TOOLS};
 
 use crate::db::MentisDb;
 use args::{read_args, ReadArgs};

@@ -171,7 +171,13 @@ pub struct StdioServer {
 impl StdioServer {
     /// `mentisdb --mode stdio` on `dir` with `extra_env` (e.g. a storage URL), initialized.
     pub fn start(dir: &Path, extra_env: &[(&str, &str)]) -> StdioServer {
-        let mut cmd = command_of(env!("CARGO_BIN_EXE_mentisdb"), dir, extra_env, &["--mode", "stdio"]);
+        StdioServer::start_with_args(dir, extra_env, &[])
+    }
+
+    /// [`StdioServer::start`] with more arguments (e.g. `--tools core`).
+    pub fn start_with_args(dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> StdioServer {
+        let args: Vec<&str> = ["--mode", "stdio"].iter().chain(args).copied().collect();
+        let mut cmd = command_of(env!("CARGO_BIN_EXE_mentisdb"), dir, extra_env, &args);
         let mut child = cmd.stdin(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn mentisdb --mode stdio");
         let out = BufReader::new(child.stdout.take().unwrap());
         let mut s = StdioServer { child, out };
