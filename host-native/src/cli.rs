@@ -329,15 +329,16 @@ fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: 
     use crate::client_setup::{apply, plan, Dirs, Transport};
     let dirs = Dirs::from_env()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
-    let http = Transport::Http {
-        url: url.unwrap_or_else(|| default_mcp_url(config)),
-        token: token.or_else(|| config.api_token.clone()),
-    };
+    let url = url.unwrap_or_else(|| default_mcp_url(config));
+    let http = Transport::Http { url: url.clone(), token: token.or_else(|| config.api_token.clone()) };
     let local = Transport::Stdio { exe };
     let changes = clients
         .iter()
         .map(|&c| plan(c, &dirs, if stdio || c.stdio_only() { &local } else { &http }))
         .collect::<Result<Vec<_>, _>>()?;
+    if !stdio && clients.iter().any(|c| !c.stdio_only()) {
+        eprintln!("{}", answer_note(&url));
+    }
     for change in &changes {
         let name = change.path.display();
         if change.unchanged() {
@@ -351,6 +352,9 @@ fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: 
             }
         }
     }
+    if !dry_run && changes.iter().any(|c| !c.unchanged()) {
+        eprintln!("next: restart those clients so they load the mentisdb server; keep `mentisdbd` running while they use it");
+    }
     Ok(())
 }
 
@@ -362,18 +366,37 @@ fn wizard(config: &Config, url: Option<String>, token: Option<String>, yes: bool
     crate::wizard::run(&args, &dirs, &mut std::io::stdin().lock(), &mut std::io::stdout())
 }
 
-/// This daemon's MCP URL as a local client reaches it.
+/// The MCP URL a local client reaches: the data directory's running
+/// daemon's (its lock file names where it listens), else the configured port's.
 fn default_mcp_url(config: &Config) -> String {
+    if let Some(holder) = config.data_dir().ok().and_then(|dir| crate::dir_lock::running_daemon(&dir).ok().flatten()) {
+        if let Some(mut addr) = holder.mcp {
+            if addr.ip().is_unspecified() {
+                addr.set_ip(if addr.is_ipv4() { std::net::Ipv4Addr::LOCALHOST.into() } else { std::net::Ipv6Addr::LOCALHOST.into() });
+            }
+            return format!("{}://{addr}/mcp", holder.scheme.as_deref().unwrap_or("http"));
+        }
+    }
     let host = if config.bind_host.is_unspecified() { "127.0.0.1".to_string() } else { config.bind_host.to_string() };
     let host = if host.contains(':') { format!("[{host}]") } else { host };
     format!("http://{host}:{}/mcp", config.mcp_port)
+}
+
+/// One line saying whether a daemon answers at MCP URL `url` (its `/health`).
+pub fn answer_note(url: &str) -> String {
+    let base = url.trim_end_matches('/').trim_end_matches("/mcp");
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(std::time::Duration::from_secs(2))).build().into();
+    match agent.get(format!("{base}/health")).call() {
+        Ok(r) if r.status().is_success() => format!("a mentisdbd answers at {url}"),
+        _ => format!("no mentisdbd answers at {url} yet: start it with `mentisdbd` (same data directory and ports) before the agent connects"),
+    }
 }
 
 /// `mentisdbd cert`: writes the pair and says where, for what names, and its SHA-256.
 fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), String> {
     let (cert, key) = config.tls_files().map_err(|e| e.to_string())?;
     let minted = crate::tls_cert::mint(&cert, &key, names, force)?;
-    eprintln!("wrote {} and {} for {}; restart the daemon to serve it", cert.display(), key.display(), minted.names.join(", "));
+    eprintln!("wrote {} and {} for {}; to serve it, restart the daemon with an HTTPS port (--https-rest-port / --https-mcp-port) or with --tls-cert and --tls-key", cert.display(), key.display(), minted.names.join(", "));
     println!("sha256={}", minted.sha256);
     Ok(())
 }

@@ -171,3 +171,17 @@ fn the_wizard_writes_nothing_without_a_yes_and_refuses_a_bad_answer() {
     let done = t.wait_for("WIZARD-EXIT=");
     assert!(done.contains("'emacs' is not a client") && done.contains("WIZARD-EXIT=1"), "{done}");
 }
+
+/// Without `--url`, setup points the client at the data directory's running
+/// daemon (its lock file names the MCP port) and says whether it answers.
+#[test]
+fn setup_takes_the_url_of_the_running_daemon_and_says_whether_it_answers() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, _, err) = setup(home.path(), &["cursor", "--dry-run"]);
+    assert!(ok && err.contains("no mentisdbd answers at http://127.0.0.1:"), "{err}");
+    let daemon = common::Daemon::start(&home.path().join("data"), &[], &[]);
+    let (ok, diff, err) = setup(home.path(), &["cursor", "--dry-run"]);
+    let url = format!("{}/mcp", daemon.mcp);
+    assert!(ok && diff.contains(&url), "{diff}");
+    assert!(err.contains(&format!("a mentisdbd answers at {url}")), "{err}");
+}
