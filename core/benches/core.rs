@@ -1,4 +1,4 @@
-//! Core figures over the in-memory backend (README "Performance"):
+//! Core figures over the in-memory backend (docs/performance.md):
 //! append rate, open + verify of 1M thoughts, filtered search on 100k thoughts,
 //! and the cost of secret redaction per append.
 //!

@@ -96,7 +96,7 @@ pub struct Config {
 
     /// Token file (TOML, or JSON when named *.json) of scoped tokens, stored
     /// by SHA-256; reloaded on SIGHUP and when it changes. `mentisdbd token
-    /// add|list|revoke` edit it. Format: README.md, "Tokens and TLS".
+    /// add|list|revoke` edit it. Format: docs/security.md, "Tokens and TLS".
     #[arg(long, env = "MENTISDB_TOKENS_FILE", global = true)]
     pub tokens_file: Option<PathBuf>,
 

@@ -114,7 +114,7 @@ struct Who {
     grant: Option<(Access, &'static str)>,
 }
 
-/// The rule, cell by cell, from a tool's access class and reach (README's
+/// The rule, cell by cell, from a tool's access class and reach (docs/security.md's
 /// access table, which core checks against the tool tables): `None` = 401,
 /// `Some(false)` = 403, `Some(true)` = allowed. A chain tool needs its class
 /// on the chain it names ([`CHAIN`]); daemon-wide reads need any token;

@@ -8,7 +8,7 @@
 # with the real mentisdb 0.10.10 (default features off) on the same targets.
 #
 # CI runs the test targets that touch MentisDB plus the doc tests. The whole
-# suite (README, "Using it from Rust"):  CLOUDLLM_WHOLE_SUITE=1 ./scripts/test.sh cloudllm
+# suite (docs/embedding.md):  CLOUDLLM_WHOLE_SUITE=1 ./scripts/test.sh cloudllm
 set -euo pipefail
 root="$PWD"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"

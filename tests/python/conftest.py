@@ -38,7 +38,7 @@ def daemon_binary() -> str:
 
 def spec_dir() -> pathlib.Path:
     explicit = os.environ.get("MENTISDB_SPEC_DIR")
-    path = pathlib.Path(explicit) if explicit else REPO.parent / "shared" / "spec"
+    path = pathlib.Path(explicit) if explicit else REPO / "docs" / "spec"
     if not (path / "MENTISDB_REST.md").exists():
         raise RuntimeError(f"spec not found at {path}; set MENTISDB_SPEC_DIR")
     return path

@@ -346,7 +346,7 @@ fn bad_inputs_over_rest_and_mcp_get_clear_4xx_and_change_nothing() {
     println!("bad-input matrix: {count} cases, {} failed", failures.len());
     assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
     assert!(count >= 60);
-    // A limit above u64's range is clamped like any large limit (README,
+    // A limit above u64's range is clamped like any large limit (docs/agents.md,
     // "OpenAPI and schemathesis"), not refused.
     for (path, body) in [
         ("/v1/search", r#"{"chain_key":"m","limit":1e30}"#),

@@ -175,11 +175,11 @@ mod tests {
     use crate::dispatch::tool_specs;
     use serde_json::json;
 
-    /// The access table of README.md ("Tokens and TLS") is the contract:
+    /// The access table of docs/security.md ("Tokens and TLS") is the contract:
     /// every tool has the class and reach it lists, and it lists every tool.
     #[test]
     fn every_tool_has_the_class_the_readme_lists() {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../docs/security.md");
         let mut listed = std::collections::BTreeMap::new();
         for line in readme.lines() {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -188,7 +188,7 @@ mod tests {
             }
         }
         for spec in tool_specs() {
-            let (access, reach) = listed.remove(spec.name).unwrap_or_else(|| panic!("README's access table lacks {}", spec.name));
+            let (access, reach) = listed.remove(spec.name).unwrap_or_else(|| panic!("docs/security.md's access table lacks {}", spec.name));
             assert_eq!(access, spec.access.as_str(), "{}", spec.name);
             let reach_name = match spec.reach {
                 Reach::Chain => "chain",
@@ -199,7 +199,7 @@ mod tests {
             assert_eq!(reach, reach_name, "{}", spec.name);
             assert_eq!(spec.read_only, spec.access == Access::Read, "{}", spec.name);
         }
-        assert!(listed.is_empty(), "README lists tools the dispatcher does not serve: {listed:?}");
+        assert!(listed.is_empty(), "docs/security.md lists tools the dispatcher does not serve: {listed:?}");
     }
 
     /// A value a schema accepts: the first enum value, a timestamp for a

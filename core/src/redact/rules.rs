@@ -27,7 +27,7 @@ type Check = fn(text: &str, at: usize, start: &str, resume: &mut usize) -> Optio
 pub struct Rule {
     /// The kind named in the placeholder `[REDACTED:<kind>]` and the reply.
     pub kind: &'static str,
-    /// What the rule matches, for people (README table).
+    /// What the rule matches, for people (the table of docs/security.md, "Secret redaction").
     pub matches: &'static str,
     /// What part of a match is replaced.
     pub replaces: &'static str,
