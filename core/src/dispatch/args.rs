@@ -28,7 +28,6 @@
 
 use serde_json::{Map, Value};
 
-pub(crate) use super::chain_key::ChainKey;
 
 /// A tool's arguments, fields taken out as they are read, and the first
 /// error met.

@@ -5,7 +5,8 @@
 //! the stored bytes (what the browser's `exportChain` gives), import
 //! verifies them before anything is stored.
 
-use super::args::{read_args, ChainKey};
+use super::args::read_args;
+use super::chain_key::ChainKey;
 use super::replies::{BranchReply, CatchUpReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
 use crate::error::ImportError;
 use base64::Engine as _;

@@ -1,7 +1,8 @@
 //! Ranked retrieval tools: ranked search, context bundles, and graph
 //! context resolution from one thought.
 
-use super::args::{read_args, ChainKey};
+use super::args::read_args;
+use super::chain_key::ChainKey;
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
 use super::replies::{VectorMetadata, VectorStatus, VectorsRebuildReply, 

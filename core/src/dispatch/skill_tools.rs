@@ -4,7 +4,8 @@
 //! agent of uploads, deprecations and revocations; the registry itself is
 //! daemon-wide, so read tools only validate it.
 
-use super::args::{read_args, ChainKey};
+use super::args::read_args;
+use super::chain_key::ChainKey;
 use super::{raw, tools, Caller, NoArgs};
 use crate::db::MentisDb;
 use crate::dispatch::replies::{

@@ -2,7 +2,8 @@
 //! `thought_tools.rs`): search, list chains, recent context, Markdown
 //! export, summary candidates, get, genesis, traverse and head.
 
-use super::args::{read_args, ChainKey};
+use super::args::read_args;
+use super::chain_key::ChainKey;
 use super::locator::ThoughtLocator;
 use super::replies::{
     ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply, SearchReply, SummaryCandidateReply,

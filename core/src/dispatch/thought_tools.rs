@@ -3,7 +3,8 @@
 //! context, Markdown export, summary candidates, get, genesis, traverse,
 //! head) are in `thought_reads.rs`.
 
-use super::args::{read_args, ChainKey};
+use super::args::read_args;
+use super::chain_key::ChainKey;
 use super::locator::ThoughtLocator;
 use super::replies::{
     AppendReply, BootstrapReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply,

@@ -2,7 +2,8 @@
 //! registry; the daemon delivers). All three are admin on every chain: a
 //! webhook sees appends and its URL and filters are daemon-wide state.
 
-use super::args::{read_args, ChainKey};
+use super::args::read_args;
+use super::chain_key::ChainKey;
 use super::replies::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};
 use super::tools;
 use crate::db::MentisDb;
