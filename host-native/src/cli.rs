@@ -363,7 +363,16 @@ fn wizard(config: &Config, url: Option<String>, token: Option<String>, yes: bool
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
     let args = crate::wizard::WizardArgs { default_url: default_mcp_url(config), url, token: token.or_else(|| config.api_token.clone()), yes, exe };
     let dirs = crate::client_setup::Dirs::from_env()?;
-    crate::wizard::run(&args, &dirs, &mut std::io::stdin().lock(), &mut std::io::stdout())
+    // In a terminal the token is read without echo; from a pipe, as a line.
+    let mut secret = |out: &mut dyn std::io::Write, input: &mut dyn std::io::BufRead, prompt: &str| -> Result<String, String> {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            out.flush().map_err(|e| e.to_string())?;
+            rpassword::prompt_password(prompt).map(|t| t.trim().to_string()).map_err(|e| format!("cannot read the token: {e}"))
+        } else {
+            crate::wizard::secret_from_input(out, input, prompt)
+        }
+    };
+    crate::wizard::run(&args, &dirs, &mut std::io::stdin().lock(), &mut std::io::stdout(), &mut secret)
 }
 
 /// The MCP URL a local client reaches: the data directory's running

@@ -1,10 +1,12 @@
 //! `mentisdbd wizard`: MentisDB 0.10's guided client setup. It finds the
 //! agent clients installed here (a client is found when its configuration
 //! file or directory exists), asks which to set up, the MCP URL and an
-//! optional bearer token, shows the plan (every file and its diff, the
-//! token masked), and writes only after a yes. `--yes` takes the clients
-//! found and the given URL and token without asking. The files are written
-//! exactly as `mentisdbd setup` writes them (`client_setup.rs`).
+//! optional bearer token (not echoed while typed in a terminal), shows the
+//! plan (every file and its diff, the token masked), and writes only after a
+//! yes. A wrong answer is explained and asked again. `--yes` takes the
+//! clients found and the given URL and token without asking. The files are
+//! written exactly as `mentisdbd setup` writes them (`client_setup.rs`); the
+//! end says whether the daemon answers at the URL and what to do next.
 
 use crate::client_setup::{apply, plan, Change, Client, Dirs, Transport};
 use clap::ValueEnum;
@@ -44,6 +46,27 @@ pub fn mask(token: &str) -> String {
     format!("{}…{}", chars[..4].iter().collect::<String>(), chars[chars.len() - 4..].iter().collect::<String>())
 }
 
+/// Reads a secret after `prompt`: in a terminal without echo, else a line of `input`.
+pub type AskSecret<'a> = &'a mut dyn FnMut(&mut dyn Write, &mut dyn BufRead, &str) -> Result<String, String>;
+
+/// Answers a wrong answer may get before the wizard gives up.
+const TRIES: usize = 5;
+
+/// Asks `prompt` until `parse` accepts the answer, saying why it did not.
+fn ask_until<T>(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, String> {
+    let mut last = String::new();
+    for _ in 0..TRIES {
+        match parse(&ask(out, input, prompt)?) {
+            Ok(v) => return Ok(v),
+            Err(why) => {
+                writeln!(out, "  {why}; try again").map_err(|e| e.to_string())?;
+                last = why;
+            }
+        }
+    }
+    Err(format!("{last} ({TRIES} answers refused); nothing was written"))
+}
+
 fn ask(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, String> {
     write!(out, "{prompt}").and_then(|_| out.flush()).map_err(|e| e.to_string())?;
     let mut line = String::new();
@@ -74,8 +97,13 @@ fn selection(answer: &str, all: &[Client], detected: &[Client]) -> Result<Vec<Cl
     Ok(picked)
 }
 
-/// Runs the wizard over `input` and `out` (the terminal).
-pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), String> {
+/// A secret read as a line of `input`, echoed (tests, pipes).
+pub fn secret_from_input(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, String> {
+    ask(out, input, prompt)
+}
+
+/// Runs the wizard over `input` and `out` (the terminal), reading the token with `secret`.
+pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dyn Write, secret: AskSecret<'_>) -> Result<(), String> {
     let w = |out: &mut dyn Write, text: String| writeln!(out, "{text}").map_err(|e| e.to_string());
     let all: Vec<Client> = Client::value_variants().to_vec();
     let detected: Vec<Client> = all.iter().copied().filter(|c| found(*c, dirs)).collect();
@@ -89,25 +117,23 @@ pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dy
     } else {
         let names: Vec<String> = detected.iter().map(|c| client_name(*c)).collect();
         let default = if names.is_empty() { "none found".to_string() } else { names.join(", ") };
-        selection(&ask(out, input, &format!("\nClients to set up (numbers or names; Enter: {default}): "))?, &all, &detected)?
+        ask_until(out, input, &format!("\nClients to set up (numbers or names; Enter: {default}): "), |a| selection(a, &all, &detected))?
     };
     if clients.is_empty() {
         return Err("no client to set up: none was found here; name them, e.g. `mentisdbd setup cursor`".to_string());
     }
+    let http_url = |u: &str| if u.starts_with("http://") || u.starts_with("https://") { Ok(u.to_string()) } else { Err(format!("'{u}' is not an http:// or https:// URL")) };
     let url = match (&args.url, args.yes) {
-        (Some(url), _) => url.clone(),
+        (Some(url), _) => http_url(url).map_err(|e| format!("{e}; nothing was written"))?,
         (None, true) => args.default_url.clone(),
-        (None, false) => Some(ask(out, input, &format!("MCP URL (Enter: {}): ", args.default_url))?).filter(|u| !u.is_empty()).unwrap_or_else(|| args.default_url.clone()),
+        (None, false) => ask_until(out, input, &format!("MCP URL (Enter: {}): ", args.default_url), |a| if a.is_empty() { Ok(args.default_url.clone()) } else { http_url(a) })?,
     };
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(format!("'{url}' is not an http:// or https:// URL; nothing was written"));
-    }
     let token = match (&args.token, args.yes) {
         (Some(t), _) => Some(t.clone()),
         (None, true) => None,
-        (None, false) => Some(ask(out, input, "Bearer token the clients send (Enter: none): ")?).filter(|t| !t.is_empty()),
+        (None, false) => Some(secret(out, input, "Bearer token the clients send (not shown as you type; Enter: none): ")?).filter(|t| !t.is_empty()),
     };
-    let http = Transport::Http { url, token: token.clone() };
+    let http = Transport::Http { url: url.clone(), token: token.clone() };
     let local = Transport::Stdio { exe: args.exe.clone() };
     let changes: Vec<Change> = clients.iter().map(|&c| plan(c, dirs, if c.stdio_only() { &local } else { &http })).collect::<Result<_, _>>()?;
     w(out, "\nPlan:".into())?;
@@ -140,8 +166,12 @@ pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dy
             None => w(out, format!("wrote {}", change.path.display()))?,
         }
     }
-    w(out, "Done: restart the clients to load MentisDB.".into())
+    if clients.iter().any(|c| !c.stdio_only()) {
+        w(out, crate::cli::answer_note(&url))?;
+    }
+    w(out, "Done: restart the clients to load MentisDB; keep `mentisdbd` running while they use it.".into())
 }
+
 
 #[cfg(test)]
 mod tests {
@@ -167,11 +197,11 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let args = WizardArgs { default_url: "http://127.0.0.1:9471/mcp".into(), url: None, token: Some("mdb_0123456789abcdef".into()), yes: true, exe: "mentisdbd".into() };
         let mut out = Vec::new();
-        let err = run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out).unwrap_err();
+        let err = run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out, &mut secret_from_input).unwrap_err();
         assert!(err.contains("none was found here"), "{err}");
         std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
         let mut out = Vec::new();
-        run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out).unwrap();
+        run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out, &mut secret_from_input).unwrap();
         let shown = String::from_utf8(out).unwrap();
         assert!(shown.contains("mdb_…cdef") && !shown.contains("mdb_0123456789abcdef"), "{shown}");
         let written = std::fs::read_to_string(home.path().join(".cursor/mcp.json")).unwrap();

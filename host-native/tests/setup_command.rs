@@ -131,6 +131,7 @@ fn the_wizard_in_a_terminal_asks_shows_a_masked_plan_and_writes_after_yes() {
     t.wait_for("Bearer token");
     t.type_line(token);
     let plan = t.wait_for("Write these files? [y/N]");
+    assert!(!plan.contains(token), "the token is not echoed as it is typed, nor shown whole:\n{plan}");
     assert!(plan.contains("create:") && plan.contains(".cursor/mcp.json") && plan.contains("opencode/opencode.json"), "{plan}");
     assert!(plan.contains("Bearer mdb_…cdef"), "the plan shows the token masked:\n{plan}");
     assert!(!plan.contains(&format!("Bearer {token}")), "the plan never shows the whole token");
@@ -138,6 +139,7 @@ fn the_wizard_in_a_terminal_asks_shows_a_masked_plan_and_writes_after_yes() {
     t.type_line("y");
     let done = t.wait_for("WIZARD-EXIT=");
     assert!(done.contains("WIZARD-EXIT=0") && done.contains("Done: restart the clients"), "{done}");
+    assert!(done.contains("no mentisdbd answers at http://127.0.0.1:9471/mcp"), "the end says the daemon must run:\n{done}");
     let cursor: Value = serde_json::from_str(&std::fs::read_to_string(home.path().join(".cursor/mcp.json")).unwrap()).unwrap();
     assert_eq!(cursor["mcpServers"]["mentisdb"]["url"], "http://127.0.0.1:9471/mcp");
     assert_eq!(cursor["mcpServers"]["mentisdb"]["headers"]["Authorization"], format!("Bearer {token}"));
@@ -147,7 +149,7 @@ fn the_wizard_in_a_terminal_asks_shows_a_masked_plan_and_writes_after_yes() {
 }
 
 #[test]
-fn the_wizard_writes_nothing_without_a_yes_and_refuses_a_bad_answer() {
+fn the_wizard_writes_nothing_without_a_yes_and_asks_again_after_a_wrong_answer() {
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join(".codex")).unwrap();
     let t = Tmux::start(&wizard_command(home.path()));
@@ -165,11 +167,23 @@ fn the_wizard_writes_nothing_without_a_yes_and_refuses_a_bad_answer() {
     assert!(!home.path().join(".codex/config.toml").exists() && !home.path().join(".gemini").exists());
     drop(t);
 
+    // A wrong answer is explained and asked again; a typo is not the end.
     let t = Tmux::start(&wizard_command(home.path()));
     t.wait_for("Clients to set up");
     t.type_line("emacs");
+    let again = t.wait_for("try again");
+    assert!(again.contains("'emacs' is not a client") && again.matches("Clients to set up").count() == 2, "{again}");
+    t.type_line("codex");
+    t.wait_for("MCP URL");
+    t.type_line("127.0.0.1:9471/mcp");
+    t.wait_for("is not an http:// or https:// URL; try again");
+    t.type_line("");
+    t.wait_for("Bearer token");
+    t.type_line("");
+    t.wait_for("Write these files? [y/N]");
+    t.type_line("n");
     let done = t.wait_for("WIZARD-EXIT=");
-    assert!(done.contains("'emacs' is not a client") && done.contains("WIZARD-EXIT=1"), "{done}");
+    assert!(done.contains("Nothing was written.") && done.contains("WIZARD-EXIT=0"), "{done}");
 }
 
 /// Without `--url`, setup points the client at the data directory's running
