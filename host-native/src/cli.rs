@@ -235,11 +235,7 @@ impl Command {
     /// name the program was run as (`mentisdbd` or `mentisdb`).
     pub fn run(self, config: &Config, program: &str) -> ExitCode {
         let result = match self {
-            Command::Token(t) => config
-                .tokens_file
-                .as_deref()
-                .ok_or_else(|| "no token file: set MENTISDB_TOKENS_FILE=<path> or pass --tokens-file <path>".to_string())
-                .and_then(|path| t.run(path)),
+            Command::Token(t) => config.token_file().map_err(|e| e.to_string()).and_then(|(path, _)| t.run(&path)),
             Command::Cert { names, force } => mint_cert(config, &names, force),
             Command::Setup { clients, url, token, stdio, dry_run } => setup_clients(config, &clients, url, token, stdio, dry_run),
             Command::Wizard { url, token, yes } => wizard(config, url, token, yes),
@@ -459,7 +455,8 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
         println!("registered webhook {new} (was {old} in the reference)");
     }
     let mut warnings = summary.warnings.clone();
-    let tokens = import_reference_tokens(source, config.tokens_file.as_deref(), &mut warnings)?;
+    let (tokens_file, _) = config.token_file().map_err(|e| e.to_string())?;
+    let tokens = import_reference_tokens(source, Some(&tokens_file), &mut warnings)?;
     for name in &tokens.imported {
         println!("imported bearer token {name} (same secret)");
     }
@@ -485,7 +482,7 @@ impl TokenCommand {
         match self {
             TokenCommand::Add { name, scope, chains } => {
                 let token = add_token(path, &name, scope, &chains)?;
-                eprintln!("added token '{}' ({scope} on {}) to {}; it is shown only now:", name.trim(), if chains.is_empty() { "*".to_string() } else { chains.join(",") }, path.display());
+                eprintln!("added token '{}' ({scope} on {}) to {}; a daemon reading that file requires tokens within a second; the token is shown only now:", name.trim(), if chains.is_empty() { "*".to_string() } else { chains.join(",") }, path.display());
                 println!("{token}");
             }
             TokenCommand::List => {

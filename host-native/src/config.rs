@@ -97,6 +97,8 @@ pub struct Config {
     /// Token file (TOML, or JSON when named *.json) of scoped tokens, stored
     /// by SHA-256; reloaded on SIGHUP and when it changes. `mentisdbd token
     /// add|list|revoke` edit it. Format: docs/security.md, "Tokens and TLS".
+    /// [default: <dir>/tokens.toml, read when it exists: tokens turn on as
+    /// soon as `mentisdbd token add` creates it]
     #[arg(long, env = "MENTISDB_TOKENS_FILE", global = true)]
     pub tokens_file: Option<PathBuf>,
 
@@ -291,6 +293,9 @@ impl std::fmt::Debug for StorageUrl {
     }
 }
 
+/// The token file's name in the data directory when `--tokens-file` is not given.
+pub const DEFAULT_TOKENS_FILE: &str = "tokens.toml";
+
 /// MentisDB 0.10's names of our settings: `(0.10 name, our name)`. When
 /// the 0.10 name is set it wins (0.10's own precedence); ours keep working.
 pub const ENV_ALIASES: &[(&str, &str)] = &[("MENTISDB_DEFAULT_CHAIN_KEY", "MENTISDB_DEFAULT_KEY"), ("MENTISDB_STORAGE_ADAPTER", "MENTISDB_DEFAULT_STORAGE_ADAPTER")];
@@ -451,7 +456,8 @@ impl Config {
         if self.api_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return Err(ConfigError::EmptyToken);
         }
-        if !self.bind_host.is_loopback() && self.api_token.is_none() && self.tokens_file.is_none() && !self.bearer_token_access() && !self.stdio {
+        let default_tokens = self.tokens_file.is_none() && self.token_file().is_ok_and(|(p, _)| p.is_file());
+        if !self.bind_host.is_loopback() && self.api_token.is_none() && self.tokens_file.is_none() && !default_tokens && !self.bearer_token_access() && !self.stdio {
             return Err(ConfigError::TokenRequired { host: self.bind_host });
         }
         if self.storage_url.as_ref().is_some_and(|u| !u.is_postgres()) {
@@ -482,6 +488,16 @@ impl Config {
     /// The tools listed to agents (`MENTISDB_TOOLS`).
     pub fn tool_profile(&self) -> Result<Vec<&'static str>, ConfigError> {
         mentisdb_core::dispatch::select_tools(&self.tools).map_err(ConfigError::Tools)
+    }
+
+    /// The token file and whether it is the default one (`<dir>/tokens.toml`,
+    /// read only while it exists) rather than one named by `--tokens-file`
+    /// (which must exist).
+    pub fn token_file(&self) -> Result<(PathBuf, bool), ConfigError> {
+        match &self.tokens_file {
+            Some(path) => Ok((path.clone(), false)),
+            None => Ok((self.data_dir()?.join(DEFAULT_TOKENS_FILE), true)),
+        }
     }
 
     /// Whether MentisDB 0.10's `MENTISDB_BEARER_TOKEN_ACCESS` is on (unset means off).

@@ -289,7 +289,8 @@ pub async fn start(config: &Config) -> Result<RunningDaemon, DaemonError> {
 pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon, DaemonError> {
     config.validate()?;
     let reference_tokens = config.reference_token_registry()?;
-    let auth = Arc::new(TokenStore::new(config.api_token.as_deref(), config.tokens_file.as_deref(), reference_tokens.as_deref()).map_err(DaemonError::Tokens)?);
+    let (tokens_file, optional) = config.token_file()?;
+    let auth = Arc::new(TokenStore::with_files(config.api_token.as_deref(), Some((&tokens_file, optional)), reference_tokens.as_deref()).map_err(DaemonError::Tokens)?);
     let shutdown = CancellationToken::new();
     auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
     if let Some(warning) = config.cleartext_network_warning() {

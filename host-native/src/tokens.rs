@@ -215,6 +215,8 @@ fn write_atomically(path: &Path, file: &TokenFile) -> Result<(), String> {
     use std::io::Write;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let fail = |what: &str, e: std::io::Error| format!("cannot {what} token file {}: {e}", path.display());
+    // The data directory's default file may come before the directory.
+    mentisdb_fs_storage::private::create_private_dir(dir, true).map_err(|e| fail("create the directory of the", e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail("create a temporary file for the", e))?;
     tmp.write_all(file.render(path).as_bytes()).map_err(|e| fail("write the", e))?;
     tmp.as_file().sync_all().map_err(|e| fail("fsync the", e))?;
@@ -342,6 +344,11 @@ pub fn bearer(authorization: Option<&str>) -> Option<&str> {
 #[derive(Debug)]
 pub struct TokenStore {
     file: Option<PathBuf>,
+    /// The token file is the data directory's default one: tokens are on
+    /// only while it exists (created by `mentisdbd token add`).
+    file_optional: bool,
+    /// Whether the token file existed at the last load.
+    file_present: std::sync::atomic::AtomicBool,
     /// MentisDB 0.10's registry, read when `MENTISDB_BEARER_TOKEN_ACCESS` is on.
     reference: Option<PathBuf>,
     api_token: Option<Arc<Token>>,
@@ -371,14 +378,29 @@ impl TokenStore {
     /// startup). With `reference` given, a store without a single token is
     /// an error too: 0.10's switch never leaves a daemon open, nor closed to all.
     pub fn new(api_token: Option<&str>, file: Option<&Path>, reference: Option<&Path>) -> Result<TokenStore, String> {
+        TokenStore::with_files(api_token, file.map(|f| (f, false)), reference)
+    }
+
+    /// [`TokenStore::new`] with the token file given as `(path, optional)`:
+    /// an optional file (the data directory's default) turns tokens on only
+    /// while it exists, and its absence is no error.
+    pub fn with_files(api_token: Option<&str>, file: Option<(&Path, bool)>, reference: Option<&Path>) -> Result<TokenStore, String> {
         let api_token = api_token.map(|t| Arc::new(Token { name: API_TOKEN_NAME.into(), sha256: digest(t), scope: Access::Admin, chains: all_chains() }));
-        let store = TokenStore { file: file.map(Path::to_path_buf), reference: reference.map(Path::to_path_buf), api_token, tokens: RwLock::new(Arc::new(Vec::new())), stamp: RwLock::new((None, None)) };
+        let store = TokenStore {
+            file: file.map(|(f, _)| f.to_path_buf()),
+            file_optional: file.is_some_and(|(_, optional)| optional),
+            file_present: std::sync::atomic::AtomicBool::new(false),
+            reference: reference.map(Path::to_path_buf),
+            api_token,
+            tokens: RwLock::new(Arc::new(Vec::new())),
+            stamp: RwLock::new((None, None)),
+        };
         let n = store.reload()?;
         if let Some(reference) = reference.filter(|_| n == 0 && store.api_token.is_none()) {
             return Err(format!(
-                "MENTISDB_BEARER_TOKEN_ACCESS is on but no token exists ({} holds no active token{}): add one with `mentisdbd token add <name>` and MENTISDB_TOKENS_FILE, or set MENTISDB_API_TOKEN",
+                "MENTISDB_BEARER_TOKEN_ACCESS is on but no token exists ({} holds no active token{}): add one with `mentisdbd token add <name>`, or set MENTISDB_API_TOKEN",
                 reference.display(),
-                if store.file.is_some() { ", nor does MENTISDB_TOKENS_FILE" } else { "" }
+                store.file.as_deref().map(|f| format!(", nor does {}", f.display())).unwrap_or_default()
             ));
         }
         Ok(store)
@@ -386,12 +408,13 @@ impl TokenStore {
 
     /// A store with no tokens: every call allowed.
     pub fn open() -> TokenStore {
-        TokenStore { file: None, reference: None, api_token: None, tokens: RwLock::new(Arc::new(Vec::new())), stamp: RwLock::new((None, None)) }
+        TokenStore::with_files(None, None, None).expect("no files to read")
     }
 
     /// Whether any token is configured (else every call is allowed).
     pub fn enabled(&self) -> bool {
-        self.api_token.is_some() || self.file.is_some() || self.reference.is_some()
+        let file = self.file.is_some() && (!self.file_optional || self.file_present.load(std::sync::atomic::Ordering::Acquire));
+        self.api_token.is_some() || file || self.reference.is_some()
     }
 
     fn stamps(&self) -> Stamps {
@@ -410,7 +433,9 @@ impl TokenStore {
             return Ok(0);
         }
         let before = self.stamps();
+        let present = self.file.as_deref().is_some_and(Path::exists);
         let mut tokens = match &self.file {
+            Some(_) if self.file_optional && !present => Vec::new(),
             Some(path) => TokenFile::read(path)?.tokens().map_err(|e| format!("token file {}: {e}", path.display()))?,
             None => Vec::new(),
         };
@@ -424,6 +449,7 @@ impl TokenStore {
         }
         let n = tokens.len();
         *self.tokens.write().expect("token lock") = Arc::new(tokens.into_iter().map(Arc::new).collect());
+        self.file_present.store(present, std::sync::atomic::Ordering::Release);
         *self.stamp.write().expect("token lock") = before;
         Ok(n)
     }

@@ -209,3 +209,31 @@ fn a_directory_others_can_read_is_named_in_one_warning() {
     let d = Daemon::start(&data, &[], &[]);
     assert!(!d.logs().contains("open to other local users"));
 }
+
+/// Without `MENTISDB_TOKENS_FILE`, `mentisdbd token add` writes the data
+/// directory's `tokens.toml` (0600), and the running daemon requires tokens
+/// within a second, without a restart.
+#[test]
+fn a_token_added_to_the_default_file_closes_the_running_daemon() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let d = Daemon::start(&data, &[], &[]);
+    let head = |token: Option<&str>| {
+        let mut req = client().post(format!("{}/v1/head", d.rest)).json(&json!({}));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send().unwrap().status()
+    };
+    assert_eq!(head(None), StatusCode::OK, "no token file: open, as before");
+    let out = common::command(&data, &[], &["token", "add", "ci", "--scope", "read"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert_eq!(mode(&data.join("tokens.toml")), 0o600);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while head(None) != StatusCode::UNAUTHORIZED {
+        assert!(std::time::Instant::now() < deadline, "the daemon never required a token");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(head(Some(&token)), StatusCode::OK);
+}

@@ -252,8 +252,12 @@ fn the_token_command_adds_lists_and_revokes() {
     assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("no token named 'ci-bot'"));
     let bad = cli(&file, &["token", "add", "x", "--scope", "root"]);
     assert!(!bad.status.success());
-    let no_file = std::process::Command::new(env!("CARGO_BIN_EXE_mentisdbd")).env_remove("MENTISDB_TOKENS_FILE").args(["token", "list"]).output().unwrap();
-    assert!(!no_file.status.success() && String::from_utf8_lossy(&no_file.stderr).contains("MENTISDB_TOKENS_FILE"));
+    // Without MENTISDB_TOKENS_FILE, the data directory's tokens.toml.
+    let data = file.parent().unwrap().join("data");
+    let default = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_mentisdbd")).env_remove("MENTISDB_TOKENS_FILE").env("MENTISDB_DIR", &data).args(args).output().unwrap();
+    assert!(default(&["token", "add", "d", "--scope", "read"]).status.success());
+    assert!(data.join("tokens.toml").is_file());
+    assert_eq!(String::from_utf8(default(&["token", "list"]).stdout).unwrap(), "d\tread\t*\n");
 }
 
 #[test]
