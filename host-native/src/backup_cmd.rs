@@ -86,6 +86,26 @@ pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// `mentisdbd verify` while a daemon holds the directory: a consistent
+/// snapshot of it (`GET /v1/admin/backup`, as `backup` takes one) into a
+/// temporary file, checked against its manifest, and every chain opened and
+/// verified from it in memory (as `restore` checks a backup). Returns the
+/// report lines and whether every chain verified.
+pub fn verify_snapshot(base: &str, token: Option<&str>) -> Result<(Vec<String>, bool), String> {
+    let mut temp = tempfile::tempfile().map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    download(base, token, &mut temp).map_err(|e| format!("cannot take a snapshot from the running daemon ({e}); verifying while it runs needs a token that is admin on every chain (MENTISDB_API_TOKEN) when tokens are on"))?;
+    std::io::Seek::rewind(&mut temp).map_err(|e| e.to_string())?;
+    let archive = read_archive(BufReader::new(temp)).map_err(|e| format!("the snapshot: {e}"))?;
+    let spinner = bar(None, "{spinner} verifying every chain of the snapshot [{elapsed}]")?;
+    let checked = backup::check(archive);
+    spinner.finish_and_clear();
+    let checked = checked?;
+    let mut lines = vec![format!("ok      a snapshot of the running daemon at {base}: {} chains ({} thoughts) and the skill registry verified", checked.chains, checked.thoughts)];
+    lines.extend(checked.refused.iter().map(|r| format!("REFUSED {}: {}", r.object, r.reason)));
+    lines.extend(checked.warnings.iter().map(|w| format!("warning {w}")));
+    Ok((lines, checked.refused.is_empty()))
+}
+
 /// Streams `GET /v1/admin/backup` of the daemon at `base` into `file`.
 fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), String> {
     let url = format!("{base}{}", crate::rest::BACKUP_PATH);

@@ -303,7 +303,14 @@ fn verify(config: &Config) -> Result<(), String> {
     if config.storage_url.is_none() {
         let dir = config.data_dir().map_err(|e| e.to_string())?;
         if let Ok(Some(holder)) = crate::dir_lock::running_daemon(&dir) {
-            return Err(format!("a daemon (pid {}) holds {}: stop it to verify the files (it verified them when it started)", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()));
+            // The daemon keeps the files: verify a consistent snapshot it takes.
+            let rest = holder.rest.ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
+            let base = format!("{}://{rest}", holder.scheme.as_deref().unwrap_or("http"));
+            let (lines, sound) = crate::backup_cmd::verify_snapshot(&base, config.api_token.as_deref())?;
+            for line in &lines {
+                println!("{line}");
+            }
+            return if sound { Ok(()) } else { Err("verification failed: see the REFUSED lines above".into()) };
         }
     }
     let store = crate::daemon::open_store(config).map_err(|e| e.to_string())?;
