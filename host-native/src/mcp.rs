@@ -211,9 +211,13 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, listed:
 /// token cannot use, or end, a session it learned the id of.
 #[derive(Default)]
 struct SessionOwners {
-    sessions: std::sync::Mutex<std::collections::HashMap<String, (Option<Arc<str>>, u64)>>,
+    sessions: std::sync::Mutex<std::collections::HashMap<String, Owner>>,
     opened: std::sync::atomic::AtomicU64,
 }
+
+/// A session's owner (its token's name; `None` without tokens) and when it
+/// was opened (a counter: the oldest is forgotten first).
+type Owner = (Option<Arc<str>>, u64);
 
 /// Sessions remembered at most; past it the oldest is forgotten, and its
 /// client is told to initialize again (HTTP 404, as for an expired session).

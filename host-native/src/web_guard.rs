@@ -108,7 +108,7 @@ impl WebGuard {
         }
         match &self.hosts {
             HostRule::Any => true,
-            HostRule::Listed(names) => names.iter().any(|n| *n == name),
+            HostRule::Listed(names) => names.contains(&name),
         }
     }
 
@@ -116,7 +116,7 @@ impl WebGuard {
     /// the rule above, so the page came from this daemon), or listed.
     fn origin_allowed(&self, origin: &str, host: Option<&str>) -> bool {
         let origin = normalize_origin(origin);
-        if self.origins.iter().any(|o| *o == origin) {
+        if self.origins.contains(&origin) {
             return true;
         }
         let Some(host) = host.map(str::to_ascii_lowercase) else { return false };

@@ -47,9 +47,7 @@ fn no_web_page_can_change_or_read_the_daemon() {
         .filter(|r| r.method != "GET")
         .map(|r| (format!("{}{}", d.rest, r.path.replace("{chain_key}", "keep").replace("{id}", "w1")), r.method.parse().unwrap()))
         .collect();
-    for path in ["/v1/admin/flush"] {
-        targets.push((format!("{}{path}", d.rest), reqwest::Method::POST));
-    }
+    targets.push((format!("{}/v1/admin/flush", d.rest), reqwest::Method::POST));
     for path in ["/mcp", "/", "/tools/execute", "/tools/list"] {
         targets.push((format!("{}{path}", d.mcp), reqwest::Method::POST));
     }

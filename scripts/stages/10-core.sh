@@ -6,6 +6,8 @@ rustup target add wasm32-unknown-unknown wasm32-wasip2 >/dev/null 2>&1 || rustup
 # OS-seeded HashMap/HashSet (the core promises no randomness).
 rustup component add clippy >/dev/null 2>&1 || true
 cargo clippy -p mentisdb-core --all-targets -- -D warnings
+# Every crate of the workspace (the core's stricter clippy.toml applies to it alone).
+cargo clippy --workspace --all-targets -- -D warnings
 # No import cycle between the core's modules (ARCHITECTURE.md, "The crates").
 python3 scripts/module_cycles.py core/src
 cargo test -p mentisdb-core --lib --tests --examples
