@@ -302,32 +302,70 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
     }
 }
 
-/// How long `/health` waits for the storage probe.
+/// How long one storage probe may take before `/health` says unavailable.
 const HEALTH_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How often the storage is probed for `/health`.
+const HEALTH_PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What `/health` answers: the outcome of the latest storage probe, kept up
+/// to date by a background task ([`HealthState::watch`]), so a load
+/// balancer polling `/health` never makes the daemon touch storage.
+#[derive(Default)]
+pub struct HealthState {
+    /// Why the latest probe failed; `None` while storage answers.
+    failure: std::sync::RwLock<Option<String>>,
+}
+
+impl HealthState {
+    /// Probes `db`'s storage now and every [`HEALTH_PROBE_EVERY`] until `stop`.
+    pub fn watch(db: Arc<MentisDb>, stop: tokio_util::sync::CancellationToken) -> Arc<HealthState> {
+        let state = Arc::new(HealthState::default());
+        let kept = state.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(HEALTH_PROBE_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let probed = db.clone();
+                let probe = tokio::time::timeout(HEALTH_PROBE_TIMEOUT, tokio::task::spawn_blocking(move || probed.storage().probe())).await;
+                let failure = match probe {
+                    Ok(Ok(Ok(()))) => None,
+                    Ok(Ok(Err(e))) => Some(e.to_string()),
+                    Ok(Err(e)) => Some(format!("the probe failed: {e}")),
+                    Err(_) => Some(format!("no answer within {} s", HEALTH_PROBE_TIMEOUT.as_secs())),
+                };
+                *kept.failure.write().unwrap_or_else(|e| e.into_inner()) = failure;
+            }
+        });
+        state
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
 
 /// `GET /health`: 200 `{"status": "ok", "service", "storage": {"backend",
 /// "reachable": true, "group_writes", "lost_races"}}` while the storage
-/// backend answers ([`mentisdb_core::Storage::probe`]: a round trip to
-/// PostgreSQL; file storage always answers); 503 with `"status":
-/// "unavailable"`, `reachable: false` and the reason in `error` when it does
-/// not (reads of chains in memory still work then; writes answer 503 until
-/// it is back). Public: when tokens are on, a request without a known token
-/// gets only `{"status", "service"}` (up or down, for a load balancer).
-async fn health(State((db, auth)): State<(Arc<MentisDb>, AuthState)>, headers: HeaderMap) -> Response {
+/// backend answers ([`mentisdb_core::Storage::probe`], run every second in
+/// the background: a round trip to PostgreSQL; file storage always
+/// answers); 503 with `"status": "unavailable"`, `reachable: false` and the
+/// reason in `error` when it does not (reads of chains in memory still work
+/// then; writes answer 503 until it is back). Public: when tokens are on, a
+/// request without a known token gets only `{"status", "service"}` (up or
+/// down, for a load balancer). Reads state only: no storage access per call.
+async fn health(State((db, auth, state)): State<(Arc<MentisDb>, AuthState, Arc<HealthState>)>, headers: HeaderMap) -> Response {
     let detailed = !auth.enabled() || auth.identify(headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())).is_ok();
-    let backend = db.storage().backend_name();
-    let writes = db.write_counts();
-    let probe = tokio::time::timeout(HEALTH_PROBE_TIMEOUT, tokio::task::spawn_blocking(move || db.storage().probe())).await;
-    let failure = match probe {
-        Ok(Ok(Ok(()))) => None,
-        Ok(Ok(Err(e))) => Some(e.to_string()),
-        Ok(Err(e)) => Some(format!("the probe failed: {e}")),
-        Err(_) => Some(format!("no answer within {} s", HEALTH_PROBE_TIMEOUT.as_secs())),
-    };
+    let failure = state.failure();
     let (status, word) = if failure.is_none() { (StatusCode::OK, "ok") } else { (StatusCode::SERVICE_UNAVAILABLE, "unavailable") };
     let mut body = json!({ "status": word, "service": "mentisdb" });
     if detailed {
-        body["storage"] = json!({"backend": backend, "reachable": failure.is_none(), "group_writes": writes.group_writes, "lost_races": writes.lost_races});
+        let writes = db.write_counts();
+        body["storage"] = json!({"backend": db.storage().backend_name(), "reachable": failure.is_none(), "group_writes": writes.group_writes, "lost_races": writes.lost_races});
         if let Some(error) = failure {
             body["error"] = json!(error);
         }
@@ -409,8 +447,8 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 /// (a whole chain object; admin only), `max_body_bytes` that of every other route.
 /// `explorer` serves the explorer page; `shutdown` ends every event stream.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, cors_origins: &[String], shutdown: tokio_util::sync::CancellationToken) -> Router {
+    let health_state = (db.clone(), auth.clone(), HealthState::watch(db.clone(), shutdown.clone()));
     let events = crate::events::EventHub::attach(&db, shutdown);
-    let health_state = (db.clone(), auth.clone());
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
