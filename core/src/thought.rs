@@ -233,6 +233,19 @@ pub struct ThoughtRelation {
     pub valid_at: Option<String>,
 }
 
+/// `prev_hash` as MentisDB sends it: `""` for the genesis thought.
+mod prev_hash_wire {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.as_deref().unwrap_or(""))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.filter(|h| !h.is_empty()))
+    }
+}
+
 /// One committed thought: the unit of memory.
 ///
 /// Serialized exactly as the tools return it (the "full stored thought object").
@@ -287,6 +300,10 @@ pub struct Thought {
     #[serde(default)]
     pub source_episode: NoEpisode,
     /// Hash of the previous thought (`None` for genesis), lowercase hex.
+    /// On the wire a genesis thought's is `""`, as MentisDB 0.9 and 0.10
+    /// send it; `null` and `""` both read back as `None`.
+    #[serde(with = "prev_hash_wire")]
+    #[schemars(with = "String")]
     pub prev_hash: Option<String>,
     /// SHA-256 of the canonical encoding, lowercase hex.
     pub hash: String,

@@ -59,7 +59,7 @@ fn append_returns_the_full_thought_with_defaults() {
     has_fields(&r["thought"], THOUGHT_FIELDS);
     assert_eq!(r["thought"]["hash"], r["head_hash"]);
     assert_eq!(r["thought"]["index"], 0);
-    assert_eq!(r["thought"]["prev_hash"], serde_json::Value::Null);
+    assert_eq!(r["thought"]["prev_hash"], "", "genesis: \"\" as MentisDB 0.10.10 sends it");
     assert_eq!(r["thought"]["timestamp"], "2026-11-22T09:30:00.000Z");
     // Defaults: role Memory, agent_id = chain_key, agent_name = agent_id, importance 0.5.
     let r = ok(&db, "mentisdb_append", json!({"chain_key": "c2", "thought_type": "Idea", "content": "x", "importance": 7, "confidence": -3}));

@@ -105,11 +105,13 @@ fn entity_types_are_hashed_filtered_listed_and_survive_reopen_and_forget() {
 }
 
 #[test]
-fn listing_an_unknown_chain_is_empty_and_creates_nothing() {
+fn listing_an_unknown_chain_is_not_found_and_creates_nothing() {
     let (db, storage) = fresh();
-    let list = ok(&db, "mentisdb_list_entity_types", json!({"chain_key": "nobody"}));
-    assert_eq!(list, json!({"chain_key": "nobody", "entity_types": []}));
+    let e = err(&db, "mentisdb_list_entity_types", json!({"chain_key": "nobody"}));
+    assert_eq!((e.kind(), e.to_string()), (mentisdb_core::ErrorKind::NotFound, "chain 'nobody' not found".to_string()), "as MentisDB 0.10.10 answers");
     assert!(storage.list("").unwrap().is_empty());
+    // The default chain reads as empty before its first write.
+    assert_eq!(ok(&db, "mentisdb_list_entity_types", json!({}))["entity_types"], json!([]));
 }
 
 #[test]

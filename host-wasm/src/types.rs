@@ -23,7 +23,7 @@ export interface Thought {
   signing_key_id?: string | null; thought_signature?: number[] | null;
   thought_type: ThoughtType; role: ThoughtRole; content: string;
   confidence?: number | null; importance: number; tags: string[]; concepts: string[];
-  refs: number[]; relations: ThoughtRelation[]; prev_hash?: string | null; hash: string;
+  refs: number[]; relations: ThoughtRelation[]; prev_hash: string; hash: string;
   content_salt?: string | null; forgotten?: Forgotten | null;
   /** Set on schema-3 thoughts only (null otherwise). */
   entity_type?: string | null;

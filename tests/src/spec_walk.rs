@@ -155,7 +155,7 @@ pub fn spec_walk(chain: &str) -> Vec<Step> {
             .eq("/thought/index", json!(0))
             .eq("/thought/thought_type", json!("Summary"))
             .eq("/thought/role", json!("Checkpoint"))
-            .eq("/thought/prev_hash", Value::Null),
+            .eq("/thought/prev_hash", json!("")),
         Step::ok("mentisdb_traverse_thoughts", json!({"chain_key": chain, "anchor_boundary": "genesis", "direction": "forward", "chunk_size": 2}))
             .len("/thoughts", 2)
             .eq("/has_more", json!(true))

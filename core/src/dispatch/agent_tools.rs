@@ -212,7 +212,8 @@ fn disable_agent(db: &MentisDb, a: AgentIdArgs) -> Result<AgentReply, ToolError>
 
 fn list_entity_types(db: &MentisDb, a: ChainArgs) -> Result<EntityTypeListReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let entity_types = db.with_chain(&key, |c| c.map(crate::entity_types::entity_types).unwrap_or_default())?;
+    // A chain that does not exist is 404, as MentisDB 0.10.10 answers (the default chain reads as empty).
+    let entity_types = db.read_chain(&key, |c| c.map(crate::entity_types::entity_types).unwrap_or_default())?;
     Ok(EntityTypeListReply { chain_key: key, entity_types })
 }
 
