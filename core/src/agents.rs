@@ -32,17 +32,41 @@ named_enum! {
     }
 }
 
+/// MentisDB 0.9 and 0.10 write an agent's and a key's status and a key's
+/// algorithm by their variant names (`"Active"`, `"Revoked"`, `"Ed25519"`),
+/// in replies and in the registry sidecar alike; they are read in any case.
+mod variant_names {
+    use super::{AgentStatus, KeyAlgorithm};
+    use serde::Serializer;
+
+    pub(super) fn status<S: Serializer>(v: &AgentStatus, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match v {
+            AgentStatus::Active => "Active",
+            AgentStatus::Revoked => "Revoked",
+        })
+    }
+
+    pub(super) fn algorithm<S: Serializer>(v: &KeyAlgorithm, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match v {
+            KeyAlgorithm::Ed25519 => "Ed25519",
+        })
+    }
+}
+
 /// One public verification key of an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentKey {
     /// The key's id, unique within the agent.
     pub key_id: String,
-    /// The signature algorithm the key verifies.
+    /// The signature algorithm the key verifies (`"Ed25519"`).
+    #[serde(serialize_with = "variant_names::algorithm")]
+    #[schemars(with = "String")]
     pub algorithm: KeyAlgorithm,
     /// The raw public key (32 bytes for Ed25519).
     pub public_key_bytes: Vec<u8>,
     #[schemars(with = "String")]
-    /// Whether the key still verifies new signatures.
+    #[serde(serialize_with = "variant_names::status")]
+    /// Whether the key still verifies new signatures (`"Active"` or `"Revoked"`).
     pub status: AgentStatus,
     /// When the key was added (RFC 3339).
     pub added_at: String,
@@ -69,7 +93,8 @@ pub struct AgentRecord {
     /// Other names the agent has written under.
     pub aliases: Vec<String>,
     #[schemars(with = "String")]
-    /// Whether the agent may append (`active`) or is disabled (`revoked`).
+    #[serde(serialize_with = "variant_names::status")]
+    /// Whether the agent may append (`"Active"`) or is disabled (`"Revoked"`).
     pub status: AgentStatus,
     /// The agent's verification keys, active and revoked.
     pub public_keys: Vec<AgentKey>,
@@ -91,6 +116,26 @@ pub struct AgentRecord {
 }
 
 impl AgentRecord {
+    /// Whether `name` is the agent's display name or one of its aliases (any case).
+    fn is_named(&self, name: &str) -> bool {
+        self.display_name.eq_ignore_ascii_case(name) || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    /// Gives the agent a new display name, keeping the old one among its
+    /// aliases, as MentisDB 0.10 does (a new record's display name is its
+    /// id, so the first rename lists the id as an alias).
+    fn rename(&mut self, name: String) {
+        let name = name.trim().to_string();
+        if name.is_empty() {
+            return;
+        }
+        let old = std::mem::replace(&mut self.display_name, name);
+        // A new spelling of the same name is not another name.
+        if !old.is_empty() && !old.eq_ignore_ascii_case(&self.display_name) && !self.aliases.iter().any(|a| a.eq_ignore_ascii_case(&old)) {
+            self.aliases.push(old);
+        }
+    }
+
     /// Sets the owner under both of its names.
     fn set_owner(&mut self, owner: Option<String>) {
         self.owner.clone_from(&owner);
@@ -246,7 +291,7 @@ impl AgentRegistry {
     pub fn upsert(&mut self, agent_id: &str, patch: AgentUpsert) -> &AgentRecord {
         let rec = self.agents.entry(agent_id.to_string()).or_insert_with(|| AgentRecord::new(agent_id));
         if let Some(v) = patch.display_name {
-            rec.display_name = v;
+            rec.rename(v);
         }
         if let Some(v) = patch.agent_owner {
             rec.set_owner(Some(v));
@@ -274,7 +319,7 @@ impl AgentRegistry {
             return Err(AgentError::InvalidField { field: "alias", message: "must not be empty".into() });
         }
         let rec = self.get_mut(chain_key, agent_id)?;
-        if !rec.aliases.iter().any(|a| a == alias) {
+        if !rec.is_named(alias) {
             rec.aliases.push(alias.to_string());
         }
         Ok(rec)

@@ -124,7 +124,7 @@ fn revoked_keys_no_longer_verify() {
         "public_key_bytes": key(2).verifying_key().to_bytes().to_vec()}));
     let r = ok(&db, "mentisdb_revoke_agent_key", json!({"chain_key": "c1", "agent_id": "signer", "key_id": "k1"}));
     let k1 = r["agent"]["public_keys"].as_array().unwrap().iter().find(|k| k["key_id"] == "k1").unwrap().clone();
-    assert_eq!(k1["status"], "revoked");
+    assert_eq!(k1["status"], "Revoked");
     assert!(k1["revoked_at"].is_string());
     let e = err(&db, "mentisdb_append", signed_args("c1", "id-1", "old key", &key(1), "k1"));
     assert!(e.to_string().contains("key 'k1' is revoked"), "{e}");

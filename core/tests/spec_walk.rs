@@ -318,7 +318,7 @@ fn agent_registry_operations() {
     assert_eq!(a["agent"]["first_seen_index"], 1);
     assert_eq!(a["agent"]["last_seen_index"], 5);
     let u = ok(&db, "mentisdb_upsert_agent", json!({"chain_key": k, "agent_id": "reviewer", "display_name": "Reviewer", "agent_owner": "qa", "description": "Reviews plans"}));
-    assert_eq!(u["agent"]["status"], "active");
+    assert_eq!(u["agent"]["status"], "Active", "as MentisDB 0.9 and 0.10.10 write it");
     assert_eq!(u["agent"]["thought_count"], 0);
     let d = ok(&db, "mentisdb_set_agent_description", json!({"chain_key": k, "agent_id": "reviewer"}));
     assert_eq!(d["agent"]["description"], serde_json::Value::Null, "omitted description clears it");
@@ -330,7 +330,7 @@ fn agent_registry_operations() {
     let reg = ok(&db, "mentisdb_list_agent_registry", json!({"chain_key": k}));
     assert_eq!(reg["agents"].as_array().unwrap().len(), 4);
     let dis = ok(&db, "mentisdb_disable_agent", json!({"chain_key": k, "agent_id": "agent-7"}));
-    assert_eq!(dis["agent"]["status"], "revoked");
+    assert_eq!(dis["agent"]["status"], "Revoked");
     let e = err(&db, "mentisdb_append", json!({"chain_key": k, "agent_id": "agent-7", "thought_type": "Idea", "content": "sneaky"}));
     assert!(e.to_string().contains("agent 'agent-7' is disabled"), "{e}");
     let e = err(&db, "mentisdb_get_agent", json!({"chain_key": k, "agent_id": "ghost"}));

@@ -141,7 +141,7 @@ fn clients_send_the_same_spellings_as_before() {
         "time_window": {"start": 0, "delta": 1, "unit": "ms"}}));
     ok(&db, "mentisdb_upsert_agent", json!({"chain_key": "s", "agent_id": "a", "status": "disabled"}));
     let r = ok(&db, "mentisdb_get_agent", json!({"chain_key": "s", "agent_id": "a"}));
-    assert_eq!(r["agent"]["status"], "revoked");
+    assert_eq!(r["agent"]["status"], "Revoked");
     ok(&db, "mentisdb_ranked_search", json!({"chain_key": "s", "text": "x", "graph": {"mode": " None "}}));
     ok(&db, "mentisdb_resolve_context", json!({"chain_key": "s", "thought_index": 1, "direction": "in"}));
     ok(&db, "mentisdb_search_skill", json!({"statuses": [" Active"], "formats": ["MD"]}));

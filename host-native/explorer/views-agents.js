@@ -22,6 +22,11 @@ export function keyBytes(text) {
   return bytes;
 }
 
+/** Whether an agent's or a key's status is active (`"Active"`, as MentisDB writes it; any case). */
+function isActive(s) {
+  return String(s).toLowerCase() === "active";
+}
+
 function form(id, title, fields, submitText, onSubmit) {
   const inputs = {};
   const wraps = fields.map(([name, label, attrs]) => {
@@ -52,10 +57,10 @@ export async function agentsView(main, chainKey) {
     h("span", { class: "agent-id" }, a.agent_id),
     a.display_name ?? "—",
     a.agent_owner ?? "—",
-    h("span", { class: a.status === "active" ? "ok" : "error" }, a.status),
+    h("span", { class: isActive(a.status) ? "ok" : "error" }, a.status),
     a.aliases.length ? a.aliases.join(", ") : "—",
     a.public_keys.length ? h("ul", { class: "keys" }, a.public_keys.map((k) => h("li", {},
-      h("code", {}, k.key_id), ` ${k.algorithm}`, k.status === "revoked" ? h("span", { class: "error" }, " revoked")
+      h("code", {}, k.key_id), ` ${k.algorithm}`, !isActive(k.status) ? h("span", { class: "error" }, " revoked")
         : button("Revoke", async () => {
           if (confirm(`Revoke key ${k.key_id} of ${a.agent_id}? Signatures made with it will no longer be accepted.`)) {
             await act("Revoke key", "/v1/agents/keys/revoke", { agent_id: a.agent_id, key_id: k.key_id }, `Revoked key ${k.key_id}.`);
@@ -65,7 +70,7 @@ export async function agentsView(main, chainKey) {
     a.thought_count ? `${when(a.first_seen_at)} → ${when(a.last_seen_at)}` : "—",
     h("span", { class: "actions" },
       button("Markdown", () => exportMarkdown(chainKey, a.agent_id), { "aria-label": `Export the thoughts of ${a.agent_id} as Markdown` }),
-      a.status === "active" ? button("Disable", async () => {
+      isActive(a.status) ? button("Disable", async () => {
         if (confirm(`Disable agent ${a.agent_id}? Its appends will be refused.`)) {
           await act("Disable", "/v1/agents/disable", { agent_id: a.agent_id }, `Disabled ${a.agent_id}.`);
         }

@@ -54,8 +54,8 @@ async function signature(chainKey, t) {
   if (!t.thought_signature) return h("span", { class: "muted", id: "signature-state" }, "unsigned (the agent id is asserted, not proven)");
   const registry = await post("/v1/agent-registry", { chain_key: chainKey }).catch(() => null);
   const key = registry?.agents.find((a) => a.agent_id === t.agent_id)?.public_keys.find((k) => k.key_id === t.signing_key_id);
-  const now = key ? `the key is ${key.status} now` : "the key is no longer in the registry";
-  return h("span", { class: key?.status === "active" ? "ok" : "error", id: "signature-state" },
+  const now = key ? `the key is ${String(key.status).toLowerCase()} now` : "the key is no longer in the registry";
+  return h("span", { class: String(key?.status).toLowerCase() === "active" ? "ok" : "error", id: "signature-state" },
     `signed by ${t.agent_id} with key ${t.signing_key_id}, verified by the daemon when appended; ${now}`);
 }
 

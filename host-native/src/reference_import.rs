@@ -631,7 +631,8 @@ fn import_agents(db: &Target, chain_key: &str, agents: &[RefAgent], warnings: &m
             args["description"] = json!(d);
         }
         call("mentisdb_upsert_agent", args);
-        for alias in a.aliases.iter().filter(|al| **al != a.agent_id) {
+        // Every alias, the agent id included when the reference lists it (its first display name).
+        for alias in &a.aliases {
             call("mentisdb_add_agent_alias", json!({ "chain_key": chain_key, "agent_id": a.agent_id, "alias": alias }));
         }
         for k in &a.public_keys {

@@ -179,7 +179,7 @@ pub fn spec_walk(chain: &str) -> Vec<Step> {
             .eq("/agent/agent_id", json!("planner"))
             .eq("/agent/description", json!("Plans the storage work."))
             .eq("/agent/thought_count", json!(2))
-            .eq("/agent/status", json!("active")),
+            .eq("/agent/status", json!("Active")),
         Step::ok("mentisdb_add_agent_alias", json!({"chain_key": chain, "agent_id": "planner", "alias": "architect"})).eq("/agent/aliases", json!(["architect"])),
         Step::ok("mentisdb_search", json!({"chain_key": chain, "agent_names": ["Architect"]})).len("/thoughts", 2),
         Step::ok("mentisdb_upload_skill", json!({"chain_key": chain, "agent_id": "planner", "content": SKILL_MD}))
@@ -193,7 +193,7 @@ pub fn spec_walk(chain: &str) -> Vec<Step> {
         Step::err("mentisdb_upload_skill", json!({"chain_key": chain, "agent_id": "nobody", "content": SKILL_MD}), "not_found", "nobody"),
         Step::ok("mentisdb_get_agent", json!({"chain_key": chain, "agent_id": "planner"})).eq("/agent/display_name", json!("Planner")),
         Step::err("mentisdb_get_agent", json!({"chain_key": chain, "agent_id": "nobody"}), "not_found", "nobody"),
-        Step::ok("mentisdb_disable_agent", json!({"chain_key": chain, "agent_id": "reviewer"})).eq("/agent/status", json!("revoked")),
+        Step::ok("mentisdb_disable_agent", json!({"chain_key": chain, "agent_id": "reviewer"})).eq("/agent/status", json!("Revoked")),
         Step::err("mentisdb_append", json!({"chain_key": chain, "agent_id": "reviewer", "thought_type": "Insight", "content": "after disable"}), "append_rejected", "disabled"),
         Step::ok("mentisdb_list_agent_registry", json!({"chain_key": chain})).len("/agents", 3),
         Step::err("mentisdb_no_such_tool", json!({}), "unknown_tool", "mentisdb_no_such_tool"),

@@ -320,12 +320,12 @@ test("agents: keys, aliases, activity; add, key, revoke, disable", async () => {
   await page.click("button[aria-label='Revoke key laptop of carol']");
   await page.waitForFunction(() => document.querySelector(".keys")?.textContent.includes("revoked"));
   const registry = await daemon.call("/v1/agent-registry", { chain_key: "project" });
-  assert.equal(registry.agents.find((a) => a.agent_id === "carol").public_keys[0].status, "revoked");
+  assert.equal(registry.agents.find((a) => a.agent_id === "carol").public_keys[0].status, "Revoked");
 
   await page.click("button[aria-label='Disable agent bob']");
   await page.waitForFunction(() => !document.querySelector("button[aria-label='Disable agent bob']") && document.body.dataset.ready === "true");
   const bob = (await daemon.call("/v1/agent-registry", { chain_key: "project" })).agents.find((a) => a.agent_id === "bob");
-  assert.equal(bob.status, "revoked");
+  assert.equal(bob.status, "Revoked");
   assert.ok(dialogs.some((d) => d.includes("Disable agent bob")), "disabling asked first");
 });
 
