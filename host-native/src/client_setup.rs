@@ -224,8 +224,17 @@ pub fn apply(change: &Change, now: std::time::SystemTime) -> Result<Option<PathB
     use std::io::Write;
     tmp.write_all(change.new.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(|e| format!("cannot write {}: {e}", change.path.display()))?;
     if let Ok(meta) = std::fs::metadata(&change.path) {
-        // Keep the file's permissions (a config holding a token may be 0600).
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        // Keep the file's permissions (a config holding a token may be 0600),
+        // but never leave a bearer token readable by other users.
+        #[cfg(unix)]
+        let perms = {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = meta.permissions().mode();
+            std::fs::Permissions::from_mode(if change.new.contains("Bearer ") { mode & 0o700 } else { mode })
+        };
+        #[cfg(not(unix))]
+        let perms = meta.permissions();
+        let _ = std::fs::set_permissions(tmp.path(), perms);
     }
     tmp.persist(&change.path).map_err(|e| format!("cannot replace {}: {}", change.path.display(), e.error))?;
     Ok(backup)

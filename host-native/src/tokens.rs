@@ -433,7 +433,25 @@ impl TokenStore {
             return Ok(0);
         }
         let before = self.stamps();
-        let present = self.file.as_deref().is_some_and(Path::exists);
+        // Anything but "not found" (a dangling link, an unreadable directory) counts as present.
+        let present = self.file.as_deref().is_some_and(|p| !matches!(std::fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound));
+        if present {
+            // Once the default file was seen, tokens stay on until the daemon
+            // restarts: deleting or breaking the file never opens it.
+            self.file_present.store(true, std::sync::atomic::Ordering::Release);
+        }
+        // A file that does not load keeps the previous tokens: none, when the
+        // default file just appeared broken, so every call is refused (closed, never open).
+        let tokens = self.load(present)?;
+        let n = tokens.len();
+        *self.tokens.write().expect("token lock") = Arc::new(tokens.into_iter().map(Arc::new).collect());
+        *self.stamp.write().expect("token lock") = before;
+        Ok(n)
+    }
+
+    /// The tokens of the token file (none while an optional one is absent)
+    /// and of 0.10's registry; names must be unique and not the API token's.
+    fn load(&self, present: bool) -> Result<Vec<Token>, String> {
         let mut tokens = match &self.file {
             Some(_) if self.file_optional && !present => Vec::new(),
             Some(path) => TokenFile::read(path)?.tokens().map_err(|e| format!("token file {}: {e}", path.display()))?,
@@ -441,17 +459,13 @@ impl TokenStore {
         };
         if let Some(reference) = &self.reference {
             for t in reference_store_tokens(reference)? {
-                if tokens.iter().any(|o| o.name == t.name) {
-                    return Err(format!("token name '{}' is in both {} and the token file; rename one", t.name, reference.display()));
+                if &*t.name == API_TOKEN_NAME || tokens.iter().any(|o| o.name == t.name) {
+                    return Err(format!("token name '{}' is used twice in {} and the token file (or is reserved for MENTISDB_API_TOKEN); rename one", t.name, reference.display()));
                 }
                 tokens.push(t);
             }
         }
-        let n = tokens.len();
-        *self.tokens.write().expect("token lock") = Arc::new(tokens.into_iter().map(Arc::new).collect());
-        self.file_present.store(present, std::sync::atomic::Ordering::Release);
-        *self.stamp.write().expect("token lock") = before;
-        Ok(n)
+        Ok(tokens)
     }
 
     /// Reloads when the file's time, length or inode changed since the last
@@ -554,8 +568,12 @@ pub struct Forbidden(pub String);
 /// - An unknown tool is let through to fail as unknown.
 pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value) -> Result<Option<Caller<'a>>, Forbidden> {
     let Identity::Token(token) = who else { return Ok(None) };
-    let (Some(needed), Some(scope)) = (access_of(tool), call_scope(db, tool, args)) else {
+    let Some(needed) = access_of(tool) else {
+        // An unknown tool: let through to fail as unknown.
         return Ok(Some(Caller { name: &token.name, all_chains: false, admin: false, reads: Some(token.as_ref()) }));
+    };
+    let Some(scope) = call_scope(db, tool, args) else {
+        return Err(Forbidden(format!("{tool}: the chains this call touches cannot be told; refused")));
     };
     let (chain, covered) = match &scope {
         CallScope::DaemonWide if needed == Access::Read => (None, true),

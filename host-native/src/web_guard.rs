@@ -69,7 +69,13 @@ impl WebGuard {
     /// Why `method` with these headers (and, for HTTP/2, the URI's
     /// authority) is refused, or `None` to let it through.
     pub fn refusal(&self, method: &Method, uri_authority: Option<&str>, headers: &HeaderMap) -> Option<(StatusCode, String)> {
-        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).or(uri_authority).map(str::trim);
+        let host = match headers.get(header::HOST) {
+            Some(v) => match v.to_str() {
+                Ok(h) => Some(h.trim()),
+                Err(_) => return Some((StatusCode::BAD_REQUEST, "the Host header is not text".to_string())),
+            },
+            None => uri_authority.map(str::trim),
+        };
         if let Some(host) = host {
             if !self.host_allowed(host) {
                 let shown: String = host.chars().take(100).collect();
@@ -89,7 +95,9 @@ impl WebGuard {
                 ));
             }
         }
-        if matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE) {
+        // (An empty body carries nothing, whatever its declared type: `curl -d ''` sends a form type.)
+        let empty = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|l| l.trim() == "0");
+        if matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE) && !empty {
             let mime = mime_of(headers);
             if PAGE_SENDABLE_TYPES.contains(&mime.as_str()) {
                 return Some((
@@ -220,5 +228,9 @@ mod tests {
             assert_eq!(status(&g, Method::POST, &[("content-type", t)]), None, "{t}");
         }
         assert_eq!(status(&g, Method::POST, &[]), None, "no body type: the route decides");
+        assert_eq!(status(&g, Method::POST, &[("content-type", "application/x-www-form-urlencoded"), ("content-length", "0")]), None, "an empty body carries nothing");
+        let mut odd = HeaderMap::new();
+        odd.insert(header::HOST, axum::http::HeaderValue::from_bytes(b"\xffhost").unwrap());
+        assert_eq!(g.refusal(&Method::GET, None, &odd).map(|(s, _)| s.as_u16()), Some(400), "a Host that is not text");
     }
 }

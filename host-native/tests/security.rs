@@ -234,4 +234,25 @@ fn a_token_added_to_the_default_file_closes_the_running_daemon() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert_eq!(head(Some(&token)), StatusCode::OK);
+    // Deleting the file never opens the daemon again (until a restart).
+    std::fs::remove_file(data.join("tokens.toml")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert_eq!(head(None), StatusCode::UNAUTHORIZED, "a deleted token file leaves the daemon closed");
+}
+
+/// A default token file that appears broken closes the daemon (no token
+/// matches) rather than leaving it open while the user believes it closed.
+#[test]
+fn a_broken_default_token_file_closes_the_daemon() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let d = Daemon::start(&data, &[], &[]);
+    let head = || client().post(format!("{}/v1/head", d.rest)).json(&json!({})).send().unwrap().status();
+    assert_eq!(head(), StatusCode::OK);
+    std::fs::write(data.join("tokens.toml"), "[[token]]\nname = \"ci\"\nsha256 = \"not hex\"\n").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while head() != StatusCode::UNAUTHORIZED {
+        assert!(std::time::Instant::now() < deadline, "a broken token file left the daemon open");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

@@ -31,6 +31,7 @@ fn setup_writes_keeps_and_is_idempotent() {
     assert!(ok, "{err}");
     assert!(err.contains("ClaudeCode: updated") && err.contains("(backup: ") && err.contains("Codex: wrote"), "{err}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&claude).unwrap()).unwrap();
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&claude).unwrap().permissions()) & 0o077, 0, "a config holding a token is not left readable by others");
     assert_eq!(v["numStartups"], 7);
     assert_eq!(v["mcpServers"]["other"]["command"], "x");
     assert_eq!(v["mcpServers"]["mentisdb"]["url"], "http://127.0.0.1:9999/mcp");

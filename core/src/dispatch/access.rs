@@ -163,6 +163,8 @@ pub fn call_scope(db: &MentisDb, tool: &str, args: &Value) -> Option<CallScope> 
     }
     Some(match def.reach {
         Reach::Chains => CallScope::Chains(keys),
+        // A skill change naming several chains needs daemon-wide rights.
+        Reach::ChainAndSkills if keys.len() > 1 => CallScope::DaemonWide,
         _ if keys.len() > 1 => CallScope::Chains(keys),
         Reach::ChainAndSkills => CallScope::ChainAndSkills(keys.pop().unwrap_or_else(|| default.clone())),
         _ => CallScope::Chain(keys.pop().unwrap_or_else(|| default.clone())),
@@ -242,7 +244,7 @@ mod tests {
 
     /// Argument properties that hold a chain key as data, never touching
     /// that chain (so they are plain strings, not `ChainKey`s), with why.
-    const RECORDED_ONLY: &[(&str, &str)] = &[("relations[].chain_key", "a cross-chain relation is recorded as data; the target chain is never read")];
+    const RECORDED_ONLY: &[(&str, &str)] = &[("relations[].chain_key", "a cross-chain relation is recorded as data; the append never reads the target chain (reads that follow it check the caller's rights)")];
 
     /// The schema walk: for every tool, every argument whose name says it
     /// names a chain (at any depth) must be one the call's scope sees, so a

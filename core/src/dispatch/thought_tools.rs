@@ -66,8 +66,10 @@ pub struct RelationArg {
     pub kind: RelationKind,
     pub target_id: Option<String>,
     pub target_index: Option<u64>,
-    // Recorded as data: that chain is never read, so a plain string, not a
-    // `ChainKey` the call touches (see `access.rs` RECORDED_ONLY).
+    // Recorded as data: the append never reads that chain, so a plain
+    // string, not a `ChainKey` the call touches (see `access.rs`
+    // RECORDED_ONLY); later reads that follow it (a branch's ancestry in
+    // ranked search) check the caller's read rights themselves.
     /// Set when the target lives in another chain (then `target_id` is required).
     pub chain_key: Option<String>,
 }
