@@ -15,8 +15,10 @@
 //!    `Origin` must come from the daemon's own origin (the explorer,
 //!    `http(s)://<the Host it asked for>`) or one listed in
 //!    `MENTISDB_ALLOWED_ORIGINS`; `Origin: null` (sandboxed frames, files)
-//!    is refused. Local clients (curl, SDKs, agents) send no Origin and are
-//!    not affected.
+//!    is refused. Without an Origin, a browser's `Sec-Fetch-Site:
+//!    cross-site` or `same-site` (an `<img>` or `<script>` of another page)
+//!    is refused too, except a navigation (a link the user follows). Local
+//!    clients (curl, SDKs, agents) send neither and are not affected.
 //! 3. **Content type** (HTTP 415): a state-changing request (POST, PUT,
 //!    PATCH, DELETE) may not carry a type a form or a `no-cors` fetch can
 //!    send without a CORS preflight (`text/plain`,
@@ -25,6 +27,7 @@
 //!    `application/octet-stream`.
 //!
 //! Answers are `{"error": "..."}` like every other failure of the daemon.
+//! Every answer let through carries `X-Content-Type-Options: nosniff`.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -83,6 +86,17 @@ impl WebGuard {
                     StatusCode::MISDIRECTED_REQUEST,
                     format!("host '{shown}' is not a name this daemon answers to (a guard against DNS rebinding); use 127.0.0.1 or localhost, or list the name in MENTISDB_ALLOWED_HOSTS"),
                 ));
+            }
+        }
+        // A browser names where a request comes from even without an Origin
+        // (an <img> or <script> of another site's page): refused too, except
+        // a navigation (a link the user follows, shown as a page).
+        let navigation = headers.get("sec-fetch-mode").and_then(|v| v.to_str().ok()).is_some_and(|m| m.eq_ignore_ascii_case("navigate"));
+        if headers.get(header::ORIGIN).is_none() && !navigation {
+            if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+                if site.eq_ignore_ascii_case("cross-site") || site.eq_ignore_ascii_case("same-site") {
+                    return Some((StatusCode::FORBIDDEN, format!("requests a web page of another site makes (Sec-Fetch-Site: {site}) are refused; list its origin in MENTISDB_ALLOWED_ORIGINS to allow it")));
+                }
             }
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
@@ -162,7 +176,12 @@ pub fn mime_of(headers: &HeaderMap) -> String {
 /// Middleware: the guard's answer, or the request goes on.
 pub async fn guard(State(rule): State<Arc<WebGuard>>, request: Request, next: Next) -> Response {
     match rule.refusal(request.method(), request.uri().authority().map(|a| a.as_str()), request.headers()) {
-        None => next.run(request).await,
+        None => {
+            let mut response = next.run(request).await;
+            // No answer is read as another type than it says (a JSON body as script or HTML).
+            response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, axum::http::HeaderValue::from_static("nosniff"));
+            response
+        }
         Some((status, message)) => {
             tracing::warn!(target: "mentisdb::security", status = status.as_u16(), method = %request.method(), path = %request.uri().path(), "{message}");
             (status, Json(serde_json::json!({ "error": message }))).into_response()
@@ -213,6 +232,14 @@ mod tests {
             assert_eq!(status(&g, Method::POST, &[("host", h), ("origin", bad), ("content-type", "application/json")]), Some(403), "{bad}");
         }
         assert_eq!(status(&g, Method::GET, &[("host", h), ("origin", "http://evil.example")]), Some(403), "reads too (EventSource, rebinding)");
+        // An <img src> or <script src> from another site sends no Origin, but says where it comes from.
+        for site in ["cross-site", "same-site"] {
+            assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", site)]), Some(403), "{site}");
+        }
+        for site in ["same-origin", "none"] {
+            assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", site)]), None, "{site}: the daemon's own page, a typed URL");
+        }
+        assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate")]), None, "a link the user follows to the explorer");
     }
 
     #[test]

@@ -87,6 +87,12 @@ fn no_web_page_can_change_or_read_the_daemon() {
         assert_eq!(r.status(), StatusCode::FORBIDDEN, "{url}");
     }
 
+    // An <img src> of another site's page sends no Origin but Sec-Fetch-Site.
+    let r = client().get(format!("{}/v1/admin/backup", d.rest)).header("sec-fetch-site", "cross-site").header("sec-fetch-mode", "no-cors").header("sec-fetch-dest", "image").send().unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "no backup taken for a cross-site <img>");
+    let ok_reply = client().get(format!("{}/v1/chains", d.rest)).send().unwrap();
+    assert_eq!(ok_reply.headers()["x-content-type-options"], "nosniff");
+
     // The chain import takes only its binary type, even from a local client.
     let export = client().get(format!("{}/v1/chains/keep/export", d.rest)).send().unwrap().bytes().unwrap();
     for t in [None, Some("text/plain"), Some("application/json")] {

@@ -98,6 +98,16 @@ test("a page from another origin changes nothing through any route", async () =>
         n++;
       }
     }
+    // Reads a page can start without CORS: images and scripts of the backup and the event stream.
+    for (const path of ["/v1/admin/backup", "/v1/events"]) {
+      const img = document.createElement("img");
+      img.src = all[0].url.replace(/\/v1\/.*$/, path);
+      document.body.append(img);
+      const script = document.createElement("script");
+      script.src = all[0].url.replace(/\/v1\/.*$/, path);
+      document.body.append(script);
+      n += 2;
+    }
     await new Promise((r) => setTimeout(r, 500));
     return n;
   }, { all, harm: HARM });
@@ -105,6 +115,7 @@ test("a page from another origin changes nothing through any route", async () =>
   await page.close();
   assert.deepEqual(await snapshot(), before, "the store is unchanged");
   assert.ok(!daemon.stderr.join("").includes("planted"), "nothing was appended");
+  assert.ok(!daemon.stderr.join("").includes("backup streamed"), "no backup was taken for another site's <img> or <script>");
 });
 
 test("a DNS-rebinding page on the daemon's own port gets nothing", async () => {
