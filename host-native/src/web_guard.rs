@@ -89,9 +89,11 @@ impl WebGuard {
             }
         }
         // A browser names where a request comes from even without an Origin
-        // (an <img> or <script> of another site's page): refused too, except
-        // a navigation (a link the user follows, shown as a page).
-        let navigation = headers.get("sec-fetch-mode").and_then(|v| v.to_str().ok()).is_some_and(|m| m.eq_ignore_ascii_case("navigate"));
+        // (an <img>, <script> or <iframe> of another site's page): refused
+        // too, except a top-level navigation (a link the user follows, shown
+        // as the page itself).
+        let header_is = |name: &str, value: &str| headers.get(name).and_then(|v| v.to_str().ok()).is_some_and(|v| v.eq_ignore_ascii_case(value));
+        let navigation = header_is("sec-fetch-mode", "navigate") && (headers.get("sec-fetch-dest").is_none() || header_is("sec-fetch-dest", "document"));
         if headers.get(header::ORIGIN).is_none() && !navigation {
             if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
                 if site.eq_ignore_ascii_case("cross-site") || site.eq_ignore_ascii_case("same-site") {
@@ -239,7 +241,8 @@ mod tests {
         for site in ["same-origin", "none"] {
             assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", site)]), None, "{site}: the daemon's own page, a typed URL");
         }
-        assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate")]), None, "a link the user follows to the explorer");
+        assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document")]), None, "a link the user follows to the explorer");
+        assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "iframe")]), Some(403), "a hidden frame of another page");
     }
 
     #[test]

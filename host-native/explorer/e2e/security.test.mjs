@@ -106,7 +106,10 @@ test("a page from another origin changes nothing through any route", async () =>
       const script = document.createElement("script");
       script.src = all[0].url.replace(/\/v1\/.*$/, path);
       document.body.append(script);
-      n += 2;
+      const frame = document.createElement("iframe");
+      frame.src = all[0].url.replace(/\/v1\/.*$/, path);
+      document.body.append(frame);
+      n += 3;
     }
     await new Promise((r) => setTimeout(r, 500));
     return n;
@@ -115,7 +118,7 @@ test("a page from another origin changes nothing through any route", async () =>
   await page.close();
   assert.deepEqual(await snapshot(), before, "the store is unchanged");
   assert.ok(!daemon.stderr.join("").includes("planted"), "nothing was appended");
-  assert.ok(!daemon.stderr.join("").includes("backup streamed"), "no backup was taken for another site's <img> or <script>");
+  assert.ok(!daemon.stderr.join("").includes("backup streamed"), "no backup was taken for another site's <img>, <script> or <iframe>");
 });
 
 test("a DNS-rebinding page on the daemon's own port gets nothing", async () => {
