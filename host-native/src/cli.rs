@@ -304,8 +304,7 @@ fn verify(config: &Config) -> Result<(), String> {
         let dir = config.data_dir().map_err(|e| e.to_string())?;
         if let Ok(Some(holder)) = crate::dir_lock::running_daemon(&dir) {
             // The daemon keeps the files: verify a consistent snapshot it takes.
-            let rest = holder.rest.ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
-            let base = format!("{}://{rest}", holder.scheme.as_deref().unwrap_or("http"));
+            let base = holder.rest_base().ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
             let (lines, sound) = crate::backup_cmd::verify_snapshot(&base, config.api_token.as_deref())?;
             for line in &lines {
                 println!("{line}");
@@ -381,13 +380,8 @@ fn wizard(config: &Config, url: Option<String>, token: Option<String>, yes: bool
 /// The MCP URL a local client reaches: the data directory's running
 /// daemon's (its lock file names where it listens), else the configured port's.
 fn default_mcp_url(config: &Config) -> String {
-    if let Some(holder) = config.data_dir().ok().and_then(|dir| crate::dir_lock::running_daemon(&dir).ok().flatten()) {
-        if let Some(mut addr) = holder.mcp {
-            if addr.ip().is_unspecified() {
-                addr.set_ip(if addr.is_ipv4() { std::net::Ipv4Addr::LOCALHOST.into() } else { std::net::Ipv6Addr::LOCALHOST.into() });
-            }
-            return format!("{}://{addr}/mcp", holder.scheme.as_deref().unwrap_or("http"));
-        }
+    if let Some(base) = config.data_dir().ok().and_then(|dir| crate::dir_lock::running_daemon(&dir).ok().flatten()).and_then(|h| h.mcp_base()) {
+        return format!("{base}/mcp");
     }
     let host = if config.bind_host.is_unspecified() { "127.0.0.1".to_string() } else { config.bind_host.to_string() };
     let host = if host.contains(':') { format!("[{host}]") } else { host };

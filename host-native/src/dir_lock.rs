@@ -37,6 +37,26 @@ pub struct Holder {
     pub scheme: Option<String>,
 }
 
+impl Holder {
+    /// The base URL of the holder's REST listener as a local client reaches it.
+    pub fn rest_base(&self) -> Option<String> {
+        self.rest.map(|a| self.base(a))
+    }
+
+    /// The base URL of the holder's MCP listener as a local client reaches it.
+    pub fn mcp_base(&self) -> Option<String> {
+        self.mcp.map(|a| self.base(a))
+    }
+
+    /// `scheme://addr`, a wildcard bind reached on loopback.
+    fn base(&self, mut addr: SocketAddr) -> String {
+        if addr.ip().is_unspecified() {
+            addr.set_ip(if addr.is_ipv4() { std::net::Ipv4Addr::LOCALHOST.into() } else { std::net::Ipv6Addr::LOCALHOST.into() });
+        }
+        format!("{}://{addr}", self.scheme.as_deref().unwrap_or("http"))
+    }
+}
+
 fn parse(text: &str) -> Holder {
     let mut h = Holder::default();
     for line in text.lines() {

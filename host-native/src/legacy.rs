@@ -64,7 +64,7 @@ async fn execute(State(db): State<Arc<MentisDb>>, Extension(who): Extension<Iden
     };
     // Only JSON: a web page cannot send it to another origin unasked.
     let mime = crate::web_guard::mime_of(&headers);
-    if !(mime == "application/json" || mime.ends_with("+json")) {
+    if !crate::web_guard::is_json(&mime) {
         let shown = if mime.is_empty() { "none" } else { mime.as_str() };
         return failure(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("expected content-type: application/json, got {shown}; send {{\"tool\": \"<name>\", \"parameters\": {{...}}}} as JSON"));
     }

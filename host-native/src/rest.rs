@@ -230,8 +230,8 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
         return Ok(Value::Null);
     }
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    if !(mime == "application/json" || mime.ends_with("+json")) {
+    let mime = crate::web_guard::mime_of(headers);
+    if !crate::web_guard::is_json(&mime) {
         let shown = if content_type.is_empty() { "none" } else { content_type };
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -42,8 +42,8 @@ impl Target {
         if config.storage_url.is_none() {
             let dir = config.data_dir().map_err(|e| e.to_string())?;
             if let Ok(Some(holder)) = running_daemon(&dir) {
-                let rest = holder.rest.ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment or pass --url", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
-                return Ok(Target::rest(&format!("{}://{rest}", holder.scheme.as_deref().unwrap_or("http")), token));
+                let base = holder.rest_base().ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment or pass --url", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
+                return Ok(Target::rest(&base, token));
             }
         }
         open_store(config).map(Target::Local).map_err(|e| e.to_string())

@@ -17,7 +17,6 @@
 use crate::config::Config;
 use crate::dir_lock::{running_daemon, Holder};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -54,15 +53,6 @@ fn http_client(config: &Config) -> Result<reqwest::Client, String> {
     builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
-/// The base URL of a holder's MCP listener (a wildcard bind is reached on loopback).
-fn base_url(holder: &Holder) -> Option<String> {
-    let mut addr: SocketAddr = holder.mcp?;
-    if addr.ip().is_unspecified() {
-        addr.set_ip(if addr.is_ipv4() { std::net::Ipv4Addr::LOCALHOST.into() } else { std::net::Ipv6Addr::LOCALHOST.into() });
-    }
-    Some(format!("{}://{addr}", holder.scheme.as_deref().unwrap_or("http")))
-}
-
 /// The directory's running daemon, starting one when none holds it.
 /// Returns its base URL and whether this call started it.
 async fn reach_daemon(client: &reqwest::Client, dir: &Path) -> Result<(String, bool), String> {
@@ -70,7 +60,7 @@ async fn reach_daemon(client: &reqwest::Client, dir: &Path) -> Result<(String, b
     let mut child: Option<std::process::Child> = None;
     loop {
         let holder = running_daemon(dir).map_err(|e| format!("cannot read the lock of {}: {e}", dir.display()))?;
-        match holder.as_ref().and_then(base_url) {
+        match holder.as_ref().and_then(Holder::mcp_base) {
             Some(base) if healthy(client, &base).await => return Ok((base, child.is_some())),
             Some(_) => {}
             None if holder.is_some() => {} // a daemon is starting: wait for its addresses

@@ -175,6 +175,11 @@ pub fn mime_of(headers: &HeaderMap) -> String {
     value.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
+/// Whether media type `mime` (as [`mime_of`] gives it) is JSON.
+pub fn is_json(mime: &str) -> bool {
+    mime == "application/json" || mime.ends_with("+json")
+}
+
 /// Middleware: the guard's answer, or the request goes on.
 pub async fn guard(State(rule): State<Arc<WebGuard>>, request: Request, next: Next) -> Response {
     match rule.refusal(request.method(), request.uri().authority().map(|a| a.as_str()), request.headers()) {
