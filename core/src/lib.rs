@@ -116,6 +116,8 @@ pub use checkpoint::LatestCheckpoint;
 pub use proofs::{ConsistencyProof, InclusionProof};
 pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, WriteCounts, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
+#[cfg(feature = "daemon-tools")]
+pub use dispatch::full_input_schemas;
 pub use error::{AgentError, AppendError, ImportError, ToolError, VerifyError};
 pub use error_kind::ErrorKind;
 pub use named_enum::UnknownName;

@@ -15,7 +15,7 @@ use std::sync::RwLockReadGuard;
 /// The filter fields as callers send them (spec names).
 #[derive(Debug, Clone, Default, JsonSchema)]
 pub struct FilterArgs {
-    /// Case-insensitive substring over content, agent id, tags, concepts and the agent's registry names, aliases, owner and description.
+    /// Case-insensitive substring of content, agent, tags or concepts.
     pub text: Option<String>,
     /// Any of these thought types.
     pub thought_types: Option<Vec<ThoughtType>>,
@@ -27,22 +27,21 @@ pub struct FilterArgs {
     pub concepts_any: Option<Vec<String>>,
     /// Any of these agent ids.
     pub agent_ids: Option<Vec<String>>,
-    /// Any of these agent names (display name or alias, case-insensitive).
+    /// Any of these agent names or aliases.
     pub agent_names: Option<Vec<String>>,
     /// Any of these agent owners (case-insensitive).
     pub agent_owners: Option<Vec<String>>,
     /// Minimum importance (inclusive).
     pub min_importance: Option<f64>,
-    /// Minimum confidence (inclusive); thoughts without confidence do not match.
+    /// Minimum confidence (inclusive).
     pub min_confidence: Option<f64>,
     /// RFC 3339 lower bound on the timestamp (inclusive).
     pub since: Option<String>,
     /// RFC 3339 upper bound on the timestamp (inclusive).
     pub until: Option<String>,
-    /// Only thoughts with exactly this entity type (MentisDB 0.10).
+    /// Only thoughts of this entity type.
     pub entity_type: Option<String>,
-    /// Only thoughts of this memory scope (`user`, `session`, `agent`):
-    /// those tagged `scope:<scope>` (MentisDB 0.10).
+    /// Only thoughts of this memory scope (tagged `scope:<scope>`).
     pub scope: Option<MemoryScope>,
 }
 read_args!(FilterArgs { text, thought_types, roles, tags_any, concepts_any, agent_ids, agent_names, agent_owners, min_importance, min_confidence, since, until, entity_type, scope });

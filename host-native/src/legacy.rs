@@ -25,22 +25,21 @@ use axum::extract::{DefaultBodyLimit, Extension, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::{Json, Router};
-use mentisdb_core::dispatch::canonical_tool_name;
-use mentisdb_core::{tool_specs, MentisDb, ToolError, ToolSpec};
+use mentisdb_core::dispatch::{canonical_tool_name, listed_tools};
+use mentisdb_core::{MentisDb, ToolError, ToolSpec};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// The legacy routes, with their own body limit and the token check;
 /// `/tools/list` lists the tools of `listed` (or of `?tools=<profile>`).
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, listed: Vec<&'static str>) -> Router {
-    let all: Arc<Vec<(&'static str, Value)>> = Arc::new(tool_specs().iter().map(|s| (s.name, tool_metadata(s))).collect());
     let list = move |uri: axum::http::Uri| async move {
         let names = match crate::mcp::requested_profile(uri.query()) {
             Some(Ok(names)) => names,
             Some(Err(e)) => return (StatusCode::BAD_REQUEST, Json(json!({ "error": e }))),
             None => listed.clone(),
         };
-        let tools: Vec<&Value> = all.iter().filter(|(n, _)| names.contains(n)).map(|(_, t)| t).collect();
+        let tools: Vec<Value> = listed_tools(&names).iter().map(tool_metadata).collect();
         (StatusCode::OK, Json(json!({ "tools": tools })))
     };
     Router::new()
@@ -149,7 +148,7 @@ mod tests {
 
     #[test]
     fn schemas_flatten_to_cloudllm_parameters() {
-        let specs = tool_specs();
+        let specs = mentisdb_core::tool_specs();
         let append = tool_metadata(specs.iter().find(|s| s.name == "mentisdb_append").unwrap());
         let params = append["parameters"].as_array().unwrap();
         let p = |n: &str| params.iter().find(|p| p["name"] == n).unwrap_or_else(|| panic!("no parameter {n}"));

@@ -27,7 +27,7 @@
 use crate::auth::{call_as, require_token, AuthState, CallError};
 use crate::tokens::Identity;
 use axum::Router;
-use mentisdb_core::{tool_specs, MentisDb, ToolError};
+use mentisdb_core::{tool_specs, MentisDb, ToolError, ToolSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
@@ -71,8 +71,9 @@ impl std::fmt::Debug for MentisMcp {
 /// Tools that erase stored data (MCP `destructiveHint`).
 const DESTRUCTIVE_TOOLS: &[&str] = &["mentisdb_forget_thought"];
 
-fn tool_list() -> Vec<Tool> {
-    tool_specs()
+/// `specs` as MCP tools.
+fn tool_list(specs: Vec<ToolSpec>) -> Vec<Tool> {
+    specs
         .into_iter()
         .map(|spec| {
             let schema = match spec.input_schema {
@@ -86,8 +87,11 @@ fn tool_list() -> Vec<Tool> {
             // Every write is an append or a registry edit, except forgetting,
             // which erases a thought's content; nothing outside this daemon
             // is touched.
+            // A hint left out means its default (`readOnlyHint` false);
+            // `destructiveHint` means something only for a write.
             let destructive = DESTRUCTIVE_TOOLS.contains(&spec.name);
-            tool.annotations = Some(ToolAnnotations::new().read_only(spec.read_only).destructive(destructive).open_world(false));
+            let hints = ToolAnnotations::new().open_world(false);
+            tool.annotations = Some(if spec.read_only { hints.read_only(true) } else { hints.destructive(destructive) });
             tool
         })
         .collect()
@@ -96,7 +100,7 @@ fn tool_list() -> Vec<Tool> {
 impl MentisMcp {
     /// The service listing the tools of `listed` (a profile: `select_tools`).
     pub fn new(db: Arc<MentisDb>, listed: Vec<&'static str>) -> Self {
-        MentisMcp { db, tools: Arc::new(tool_list()), listed: Arc::new(listed) }
+        MentisMcp { db, tools: Arc::new(tool_list(tool_specs())), listed: Arc::new(listed) }
     }
 }
 
@@ -138,7 +142,7 @@ impl ServerHandler for MentisMcp {
             Some(Err(e)) => return Err(ErrorData::invalid_params(e, None)),
             None => (*self.listed).clone(),
         };
-        Ok(ListToolsResult::with_all_items(self.tools.iter().filter(|t| listed.iter().any(|n| t.name == *n)).cloned().collect()))
+        Ok(ListToolsResult::with_all_items(tool_list(mentisdb_core::dispatch::listed_tools(&listed))))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
@@ -331,7 +335,7 @@ mod tests {
 
     #[test]
     fn every_tool_has_an_object_schema() {
-        let tools = tool_list();
+        let tools = tool_list(tool_specs());
         assert_eq!(tools.len(), tool_specs().len());
         for t in &tools {
             assert_eq!(t.input_schema.get("type").and_then(Value::as_str), Some("object"), "{}", t.name);
@@ -341,16 +345,20 @@ mod tests {
 
     #[test]
     fn reads_and_writes_are_annotated() {
-        let tools = tool_list();
+        let tools = tool_list(tool_specs());
         let hint = |name: &str| tools.iter().find(|t| t.name == name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint);
         for read in ["mentisdb_search", "mentisdb_head", "mentisdb_ranked_search", "mentisdb_read_skill"] {
             assert_eq!(hint(read), Some(true), "{read}");
         }
+        // A write is not read-only by MCP's default: the hint is left out.
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_upsert_agent", "mentisdb_upload_skill"] {
-            assert_eq!(hint(write), Some(false), "{write}");
+            assert_eq!(hint(write), None, "{write}");
         }
+        // Every write says whether it destroys; a read says nothing of it.
         let destructive = |t: &Tool| t.annotations.as_ref().and_then(|a| a.destructive_hint);
-        assert!(tools.iter().all(|t| destructive(t) == Some(t.name == "mentisdb_forget_thought")));
+        let read_only = |t: &Tool| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+        assert!(tools.iter().all(|t| destructive(t) == (!read_only(t)).then_some(t.name == "mentisdb_forget_thought")));
+        assert!(tools.iter().all(|t| t.annotations.as_ref().and_then(|a| a.open_world_hint) == Some(false)));
     }
 
     #[test]

@@ -27,7 +27,16 @@ pub fn document(tokens_required: bool) -> &'static Value {
 }
 
 fn build(tokens_required: bool) -> Value {
-    let specs: BTreeMap<&str, ToolSpec> = tool_specs().into_iter().map(|s| (s.name, s)).collect();
+    // OpenAPI states the full argument schemas (text patterns, integer
+    // formats): generated requests must be valid ones.
+    let mut full = mentisdb_core::full_input_schemas();
+    let specs: BTreeMap<&str, ToolSpec> = tool_specs()
+        .into_iter()
+        .map(|mut s| {
+            s.input_schema = full.remove(s.name).expect("every tool has a full schema");
+            (s.name, s)
+        })
+        .collect();
     let mut components = Components::default();
     let mut paths = Map::new();
     paths.insert("/health".into(), json!({"get": {

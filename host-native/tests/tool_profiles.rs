@@ -59,3 +59,27 @@ fn stdio_agents_choose_their_own_profile_and_a_bad_one_stops_the_daemon_in_one_l
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("MENTISDB_TOOLS") && err.contains("mentisdb_nope") && err.trim().lines().count() == 1, "{err}");
 }
+
+/// What every listed tool costs an agent's context: the `tools/list`
+/// result as compact JSON. The budget is MentisDB 0.10.10's listing (44
+/// tools in 43,070 bytes, measured for issue 42); ours lists 57 in no more.
+/// A new tool or a longer description must fit in it (docs/agents.md has
+/// the figures; `listing_schema.rs` and `listed_tools` say what is left out).
+#[test]
+fn every_tool_costs_no_more_context_than_the_reference_listing() {
+    const REFERENCE_0_10_10_BYTES: usize = 43_070;
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Daemon::start(dir.path(), &[], &[]);
+    let size = |profile: &str| {
+        let (s, _) = McpSession::open(format!("{}/mcp?tools={profile}", daemon.mcp));
+        let reply = s.call(2, "tools/list", json!({}));
+        (listed(&reply).len(), serde_json::to_string(&reply["result"]).unwrap().len())
+    };
+    let (all, all_bytes) = size("all");
+    assert_eq!(all, tool_specs().len());
+    assert!(all_bytes <= REFERENCE_0_10_10_BYTES, "tools/list with every tool is {all_bytes} bytes, over the {REFERENCE_0_10_10_BYTES}-byte budget");
+    let (core, core_bytes) = size("core");
+    assert_eq!(core, CORE_TOOLS.len());
+    assert!(core_bytes * 3 < all_bytes, "the core profile ({core_bytes} B) is a small part of the whole ({all_bytes} B)");
+    eprintln!("tools/list: all {all} tools {all_bytes} B, core {core} tools {core_bytes} B");
+}

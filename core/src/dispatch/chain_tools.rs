@@ -17,13 +17,13 @@ use crate::limits;
 use schemars::JsonSchema;
 
 tools! {
-    tool!("mentisdb_branch_from", "Create a new chain that branches off one thought of another chain. The branch starts with a StateSnapshot thought (agent 'mentisdb') holding a BranchesFrom relation to that thought; the source chain is unchanged. branch_chain_key must not be in use.", BranchArgs => BranchReply, branch).many_chains(),
-    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (created when absent), in order, keeping type, role, content, scores, tags and concepts (refs, relations and signatures are chain-local and dropped), mapping each source agent to the most similar agent id the target has; then delete the source chain for good. Nothing is deleted when an append fails.", MergeArgs => MergeReply, merge).many_chains(),
-    tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage, it is no longer listed or served, and its key can be used again. Writers racing the deletion fail with not_found; nothing else changes.", DeleteChainArgs => DeleteChainReply, delete_chain),
-    tool!(read "mentisdb_catch_up", "Read-your-writes across daemons on one shared store: take in every thought other daemons appended to the chain that this daemon has not seen yet (read from the store now and verified, without waiting for its notification), then answer the chain's thought count and head. With min_index, reached says whether the thought at that index is now served here (an index acknowledged by any daemon always is). On a single daemon it changes nothing.", CatchUpArgs => CatchUpReply, catch_up),
-    tool!(read "mentisdb_export_chain", "Return a chain's stored object (the file the daemon keeps for it: header and every record, byte for byte what the browser's exportChain gives) as base64, with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
-    tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain, the browser's exportChain, or a daemon's chains/ directory), given as base64. It is decoded and verified (hashes, links, indices, refs) before anything is stored; a torn tail is cut and reported. chain_key must be the key the object names, and a chain that already exists is refused (never overwritten).", ImportChainArgs => ImportChainReply, import_chain, caller),
-    tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (as mentisdb_memory_markdown exports it, or MentisDB 0.10's layout) to a chain, in their exported order: type, role, content, agent, importance, confidence, tags and concepts come back; refs, relations and times do not. Lines that are not thoughts are skipped. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
+    tool!("mentisdb_branch_from", "Create a new chain branching off one thought of another: it starts with a StateSnapshot holding a BranchesFrom relation to that thought. The source is unchanged.", BranchArgs => BranchReply, branch).many_chains(),
+    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (without refs, relations or signatures), then delete the source chain. Nothing is deleted if an append fails.", MergeArgs => MergeReply, merge).many_chains(),
+    tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage and its key may be used again.", DeleteChainArgs => DeleteChainReply, delete_chain),
+    tool!(read "mentisdb_catch_up", "On daemons sharing one store: take in what other daemons appended to the chain, then answer its count and head (with min_index: whether that thought is served here).", CatchUpArgs => CatchUpReply, catch_up),
+    tool!(read "mentisdb_export_chain", "Return a chain's stored object (header and every record, as stored) as base64 with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
+    tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain), as base64. It is verified before anything is stored; an existing chain is never overwritten.", ImportChainArgs => ImportChainReply, import_chain, caller),
+    tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (mentisdb_memory_markdown's or MentisDB 0.10's) to a chain, in order, without refs, relations or times. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 
 /// Arguments of `mentisdb_branch_from`.
@@ -51,7 +51,7 @@ read_args!(MergeArgs { source_chain_key, target_chain_key });
 /// Arguments of `mentisdb_delete_chain`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct DeleteChainArgs {
-    /// The chain to delete (required: there is no default for a deletion).
+    /// The chain to delete (no default).
     pub chain_key: ChainKey,
 }
 read_args!(DeleteChainArgs { chain_key });
@@ -59,9 +59,9 @@ read_args!(DeleteChainArgs { chain_key });
 /// Arguments of `mentisdb_catch_up`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct CatchUpArgs {
-    /// The chain; the default chain when omitted.
+    /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<ChainKey>,
-    /// The index of a thought the caller needs served here (e.g. one an append through another daemon returned).
+    /// The index of a thought that must be served here.
     pub min_index: Option<u64>,
 }
 read_args!(CatchUpArgs { chain_key, min_index });
@@ -69,7 +69,7 @@ read_args!(CatchUpArgs { chain_key, min_index });
 /// Arguments of `mentisdb_export_chain`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct ExportChainArgs {
-    /// The chain; the default chain when omitted.
+    /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<ChainKey>,
 }
 read_args!(ExportChainArgs { chain_key });
@@ -77,7 +77,7 @@ read_args!(ExportChainArgs { chain_key });
 /// Arguments of `mentisdb_import_chain`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct ImportChainArgs {
-    /// The key the object names in its header (the chain created; must not exist).
+    /// The key the object names (a chain that does not exist yet).
     pub chain_key: ChainKey,
     /// The chain object, standard base64 (padding optional).
     pub chain_base64: String,
@@ -153,11 +153,11 @@ fn delete_chain(db: &MentisDb, a: DeleteChainArgs) -> Result<DeleteChainReply, T
 /// Arguments of `mentisdb_import_memory_markdown`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct ImportMarkdownArgs {
-    /// The chain to append to (created on first use); the default chain when omitted.
+    /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<ChainKey>,
     /// The MEMORY.md text.
     pub markdown: String,
-    /// The agent of thoughts whose line names none (default `default`).
+    /// Agent of thoughts that name none (default `default`).
     pub default_agent_id: Option<String>,
 }
 read_args!(ImportMarkdownArgs { chain_key, markdown, default_agent_id });

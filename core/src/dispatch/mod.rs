@@ -23,6 +23,9 @@ mod graph_mode;
 mod model_tools;
 mod profiles;
 mod proof_tools;
+// Run by core/build.rs, which embeds its output; compiled here for its tests.
+#[cfg(test)]
+mod listing_schema;
 mod locator;
 mod ranked_tools;
 pub mod replies;
@@ -37,7 +40,7 @@ mod webhook_tools;
 
 pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, Reach};
 pub use graph_mode::GraphMode;
-pub use profiles::{select_tools, CORE_TOOLS};
+pub use profiles::{listed_tools, select_tools, CORE_TOOLS};
 
 use crate::db::MentisDb;
 use args::{read_args, ReadArgs};
@@ -247,24 +250,39 @@ pub fn canonical_tool_name(name: &str) -> Option<&'static str> {
 /// `input_schemas_json_is_generated` checks that and rewrites the file when
 /// run with `MENTISDB_BLESS_SCHEMAS=1`. Stored as text so that hosts serving
 /// `tools/list` link no schema-generating code (it is most of the browser
-/// build's schema cost), and embedded minified by `core/build.rs`.
+/// build's schema cost), and embedded minified by `core/build.rs`. Only the
+/// daemon serves it (OpenAPI); the browser embeds the listing form alone.
+#[cfg(any(test, feature = "daemon-tools"))]
 const INPUT_SCHEMAS: &str = include_str!(concat!(env!("OUT_DIR"), "/input_schemas.min.json"));
 
-/// Every tool with its description and argument schema, in a stable order.
+/// The same schemas as agents are shown them ([`listing_schema`]), made by `core/build.rs`.
+const LISTING_SCHEMAS: &str = include_str!(concat!(env!("OUT_DIR"), "/listing_schemas.min.json"));
+
+/// Every tool with its description and the argument schema agents are
+/// shown (no `pattern`, `format` or `title`; see `listing_schema.rs`), in a
+/// stable order: what `tools/list` serves.
 pub fn tool_specs() -> Vec<ToolSpec> {
-    let mut schemas: serde_json::Map<String, Value> = serde_json::from_str(INPUT_SCHEMAS).expect("input_schemas.json is a JSON object");
+    let mut schemas: serde_json::Map<String, Value> = serde_json::from_str(LISTING_SCHEMAS).expect("listing schemas are a JSON object");
     families()
         .iter()
         .flat_map(|f| f.iter())
         .map(|t| ToolSpec {
             name: t.name,
             description: t.description,
-            input_schema: schemas.remove(t.name).expect("input_schemas.json has every tool"),
+            input_schema: schemas.remove(t.name).expect("the listing schemas have every tool"),
             read_only: t.read_only,
             access: t.access,
             reach: t.reach,
         })
         .collect()
+}
+
+/// Every tool's full argument schema (with the text patterns and integer
+/// formats the listing leaves out), keyed by tool name: what an OpenAPI
+/// document states, so that generated requests are valid ones.
+#[cfg(feature = "daemon-tools")]
+pub fn full_input_schemas() -> serde_json::Map<String, Value> {
+    serde_json::from_str(INPUT_SCHEMAS).expect("input_schemas.json is a JSON object")
 }
 
 /// The [`args::ChainKey`]s of parsed arguments, owned.
@@ -455,6 +473,17 @@ mod tests {
                 (t.name.to_string(), schema)
             })
             .collect()
+    }
+
+    #[test]
+    fn agents_are_shown_the_listing_form_of_every_full_schema() {
+        let mut full = full_input_schemas();
+        for spec in tool_specs() {
+            let schema = full.remove(spec.name).expect("a full schema");
+            assert_eq!(spec.input_schema, listing_schema::for_listing(schema), "{}", spec.name);
+            assert!(!spec.input_schema.to_string().contains("\"pattern\""), "{}", spec.name);
+        }
+        assert!(full.is_empty());
     }
 
     #[test]

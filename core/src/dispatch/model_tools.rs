@@ -11,7 +11,7 @@ use crate::limits;
 use schemars::JsonSchema;
 
 tools! {
-    tool!("mentisdb_extract_memories", "Extract memories from free text through the daemon's language model (an OpenAI-compatible chat-completions endpoint, configured with OPENAI_API_KEY, LLM_BASE_URL and LLM_MODEL). Returns candidate thoughts (thought_type, content, importance, confidence, tags, concepts) without appending them: review, then append what you keep. Fails with kind 'unavailable' when no model is configured.", ExtractArgs => Extraction, extract),
+    tool!("mentisdb_extract_memories", "Extract candidate thoughts from free text through the daemon's language model (OPENAI_API_KEY, LLM_BASE_URL, LLM_MODEL), without appending them: review, then append what you keep.", ExtractArgs => Extraction, extract),
 }
 
 /// Arguments of `mentisdb_extract_memories`.
@@ -19,11 +19,11 @@ tools! {
 pub(super) struct ExtractArgs {
     /// The text to extract memories from.
     pub text: String,
-    /// The chain the memories are meant for (must exist, unless it is the default chain).
+    /// The chain the memories are meant for.
     pub chain_key: Option<ChainKey>,
     /// Reserved (0.10 accepts it and does not use it).
     pub agent_id: Option<String>,
-    /// A user prompt to use instead of ours: `{{types}}` becomes the list of thought types, `{{text}}` the text.
+    /// Our prompt's replacement: `{{types}}` and `{{text}}` are filled in.
     pub prompt_template: Option<String>,
 }
 read_args!(ExtractArgs { text, chain_key, agent_id, prompt_template });

@@ -6,7 +6,9 @@
 //! tool, the default), `core` ([`CORE_TOOLS`]) or a list of tool names. A
 //! profile decides what is *listed*; calls are answered for every tool.
 
-use super::{canonical_tool_name, families};
+use super::{canonical_tool_name, families, tool_specs, ToolSpec};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 
 /// The `core` profile: what an agent needs to remember and recall.
 pub const CORE_TOOLS: &[&str] = &[
@@ -43,10 +45,91 @@ pub fn select_tools(profile: &str) -> Result<Vec<&'static str>, String> {
     Ok(all.into_iter().filter(|n| wanted.contains(n)).collect())
 }
 
+/// The specs of the tools `names` (in [`tool_specs`] order) as one listing
+/// shows them to an agent, which reads the whole listing at once: a field's
+/// description or an enum that an earlier tool of the listing already
+/// states is not repeated (the search filters are shared by seven tools,
+/// the thought types by eleven). What a tool accepts does not change.
+pub fn listed_tools(names: &[&str]) -> Vec<ToolSpec> {
+    let mut stated = Stated::default();
+    tool_specs()
+        .into_iter()
+        .filter(|s| names.contains(&s.name))
+        .map(|mut spec| {
+            stated.drop_repeats(&mut spec.input_schema, None);
+            spec
+        })
+        .collect()
+}
+
+/// What earlier tools of a listing stated: `(field name, description)` pairs and enums.
+#[derive(Default)]
+struct Stated {
+    descriptions: BTreeSet<(String, String)>,
+    enums: BTreeSet<String>,
+}
+
+impl Stated {
+    /// Drops from `schema` (the schema of the field `name`, if any) what
+    /// was stated before, and records the rest as stated.
+    fn drop_repeats(&mut self, schema: &mut Value, name: Option<&str>) {
+        let Value::Object(obj) = schema else {
+            if let Value::Array(items) = schema {
+                items.iter_mut().for_each(|v| self.drop_repeats(v, None));
+            }
+            return;
+        };
+        if let (Some(name), Some(Value::String(d))) = (name, obj.get("description")) {
+            if !self.descriptions.insert((name.to_string(), d.clone())) {
+                obj.remove("description");
+            }
+        }
+        // Only lists long enough to be worth a second look (thought types, roles, relation kinds).
+        if let Some(Value::Array(values)) = obj.get("enum").filter(|e| e.as_array().is_some_and(|a| a.len() >= 6)) {
+            if !self.enums.insert(Value::Array(values.clone()).to_string()) {
+                obj.remove("enum");
+            }
+        }
+        for (key, value) in obj.iter_mut() {
+            match (key.as_str(), value) {
+                ("properties" | "$defs", Value::Object(fields)) => self.drop_named(fields),
+                (_, v) => self.drop_repeats(v, None),
+            }
+        }
+    }
+
+    fn drop_named(&mut self, fields: &mut Map<String, Value>) {
+        for (field, schema) in fields.iter_mut() {
+            self.drop_repeats(schema, Some(field));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::tool_specs;
+
+    #[test]
+    fn a_listing_states_each_field_description_and_long_enum_once() {
+        let all = select_tools("all").unwrap();
+        let listed = listed_tools(&all);
+        let full = tool_specs();
+        assert_eq!(listed.len(), full.len());
+        let text = |specs: &[ToolSpec]| serde_json::to_string(specs).unwrap();
+        let count = |hay: &str, needle: &str| hay.matches(needle).count();
+        let filter = "\"description\":\"Any of these tags (case-insensitive).\"";
+        assert!(count(&text(&full), filter) > 1);
+        assert_eq!(count(&text(&listed), filter), 1, "the shared filter's description once");
+        assert_eq!(count(&text(&listed), "\"LessonLearned\""), 1, "the thought types once");
+        for (l, f) in listed.iter().zip(&full) {
+            // Same fields, same required ones: only words were dropped.
+            assert_eq!(l.input_schema["properties"].as_object().map(|p| p.keys().collect::<Vec<_>>()), f.input_schema["properties"].as_object().map(|p| p.keys().collect::<Vec<_>>()), "{}", l.name);
+            assert_eq!(l.input_schema.get("required"), f.input_schema.get("required"), "{}", l.name);
+        }
+        // A listing of one tool states everything it has.
+        let search = listed_tools(&["mentisdb_search"]);
+        assert_eq!(search[0].input_schema, full.iter().find(|s| s.name == "mentisdb_search").unwrap().input_schema);
+    }
 
     #[test]
     fn profiles_name_tools_that_exist() {

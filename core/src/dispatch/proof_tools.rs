@@ -13,10 +13,10 @@ use crate::error::ToolError;
 use schemars::JsonSchema;
 
 tools! {
-    tool!(read "mentisdb_checkpoint", "Return a freshly signed checkpoint of a chain: a C2SP tlog-checkpoint signed note (origin '<signer>/<chain_key>', tree size, base64 RFC 9162 root over the thoughts' chain hashes, then an Ed25519 signature line). Verify it with the key from mentisdb_identity (GET /v1/identity).", ChainArgs => CheckpointReply, make_checkpoint),
-    tool!(read "mentisdb_inclusion_proof", "Prove that thought `index` is in the chain's RFC 9162 Merkle tree of `tree_size` thoughts (default: the whole chain): returns the leaf hash, the root and the audit path (hex, in the order RFC 9162 section 2.1.3.2 consumes it).", InclusionArgs => InclusionProofReply, inclusion),
-    tool!(read "mentisdb_consistency_proof", "Prove that the chain's first `first` thoughts are a prefix of its first `second` thoughts (default: the whole chain): returns both RFC 9162 roots and the consistency proof (hex, in the order RFC 9162 section 2.1.4.2 consumes it).", ConsistencyArgs => ConsistencyProofReply, consistency),
-    tool!(read "mentisdb_identity", "Return the daemon's checkpoint signing identity: signer name, Ed25519 public key, signed-note key id and verifier key.", NoArgs => IdentityReply, identity).daemon_wide(),
+    tool!(read "mentisdb_checkpoint", "Return a freshly signed checkpoint of a chain (a C2SP tlog-checkpoint note over its RFC 9162 Merkle root); verify it with mentisdb_identity's key.", ChainArgs => CheckpointReply, make_checkpoint),
+    tool!(read "mentisdb_inclusion_proof", "Prove that thought `index` is in the chain's RFC 9162 Merkle tree of `tree_size` thoughts (default: all): leaf hash, root and audit path, hex.", InclusionArgs => InclusionProofReply, inclusion),
+    tool!(read "mentisdb_consistency_proof", "Prove that the chain's first `first` thoughts are a prefix of its first `second` (default: all): both RFC 9162 roots and the proof, hex.", ConsistencyArgs => ConsistencyProofReply, consistency),
+    tool!(read "mentisdb_identity", "Return the daemon's checkpoint signing identity (signer, Ed25519 public key, note key id).", NoArgs => IdentityReply, identity).daemon_wide(),
 }
 
 /// Just a chain.
@@ -34,7 +34,7 @@ pub(super) struct InclusionArgs {
     pub chain_key: Option<ChainKey>,
     /// The thought's index (its leaf).
     pub index: u64,
-    /// The tree size to prove against (at most the chain's length); the whole chain when omitted.
+    /// The tree size to prove against; the whole chain when omitted.
     #[schemars(range(min = 1))]
     pub tree_size: Option<u64>,
 }
@@ -48,7 +48,7 @@ pub(super) struct ConsistencyArgs {
     /// The older tree size (at least 1).
     #[schemars(range(min = 1))]
     pub first: u64,
-    /// The newer tree size (at least `first`, at most the chain's length); the whole chain when omitted.
+    /// The newer tree size; the whole chain when omitted.
     #[schemars(range(min = 1))]
     pub second: Option<u64>,
 }

@@ -25,38 +25,38 @@ use serde_json::value::RawValue;
 tools! {
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a natural-language question: BM25 over content, tags, concepts and agent (stemmed, stopwords dropped) with adjacent query words scored as phrases, expanded over refs and typed relations, with small importance, recency and length (a thought's words against the chain's mean) signals, conversational context (thoughts next to a match in the same session; `context: false` turns it off) and, when the host has an embedding provider, vector similarity and query words matching the chain's words of similar meaning. Accepts the search filters; `text` is the query. Superseded, invalidated and corrected thoughts are left out unless include_invalidated (alias include_superseded); as_of answers as the chain stood then. offset/limit page the results; enable_reranking (rerank_k, default 50) adds Reciprocal Rank Fusion of the lexical, vector and graph rankings. Each result explains its score. A branch (mentisdb_branch_from) also answers from the chains it branched from, up its ancestry, merged as mentisdb_federated_search merges (each hit names its chain; with tokens, only the ancestors the caller may read).",
+        "Ask a chain a natural-language question (`text`): BM25 over content, tags, concepts and agent, expanded over refs and relations, with recency, importance and session-context signals and, when the host embeds, vector similarity. Takes the search filters; each hit explains its score.",
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool,
         caller
     ),
     tool!(
         read "mentisdb_context_bundles",
-        "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and typed relations (graph.max_depth, default 2), in deterministic order.",
+        "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and relations (graph.max_depth, default 2).",
         RankedSearchArgs => ContextBundlesReply<'static>,
         context_bundles_tool
     ),
     tool!(
         read "mentisdb_lexical_search",
-        "Rank a chain's thoughts by BM25F over content, tags, concepts and agent for `text` (stemmed, stopwords dropped, phrases scored), without graph, context or vectors; `score` is the lexical score. Pages with offset/limit (default 50, at most 100). Optional thought_types and agent_ids filters. Superseded, invalidated and corrected thoughts are left out unless include_invalidated.",
+        "Rank a chain's thoughts by BM25F for `text` only (no graph, context or vectors), with offset/limit paging and thought_types/agent_ids filters.",
         LexicalSearchArgs => LexicalSearchReply<'static>,
         lexical_search_tool
     ),
     tool!(
         read "mentisdb_federated_search",
-        "Run one ranked search over several chains (chain_keys) and return one merged ranking: every hit names its chain_key, thoughts present in several chains (same id) count once (the better score), then offset/limit page the result. Chains that do not exist are skipped. Takes ranked search's filters, graph, as_of, include_invalidated, enable_reranking (RRF across all chains) and rerank_k. With tokens, the caller needs read scope on every chain named.",
+        "One ranked search over several chains (chain_keys), merged into one ranking whose hits name their chain; a thought in several chains counts once. Takes ranked search's arguments.",
         FederatedSearchArgs => RankedSearchReply<'static>,
         federated_search_tool
     ).many_chains(),
     tool!(
         read "mentisdb_resolve_context",
-        "From one thought (thought_id, thought_index or thought_hash) follow refs and typed relations up to max_depth (default 2) outgoing, incoming or both (default); returns each reached thought with its depth and the edge that reached it.",
+        "From one thought, follow refs and typed relations up to max_depth (default 2); returns each reached thought with its depth and the edge that reached it.",
         ResolveContextArgs => ResolveContextReply<'static>,
         resolve_context_tool
     ),
     tool!(
         "mentisdb_rebuild_vectors",
-        "Embed every thought of a chain again with the daemon's embedding provider (after a model change, or to have every vector ready before the first hybrid query) and report the chain's vector index (MentisDB 0.10's POST /v1/vectors/rebuild). Vectors are derived and live in memory; nothing is written. Without a provider the index is reported disabled.",
+        "Embed every thought of a chain again with the daemon's embedding provider (after a model change) and report the chain's vector index. Nothing is written.",
         RebuildVectorsArgs => VectorsRebuildReply,
         rebuild_vectors_tool
     ),
@@ -65,7 +65,7 @@ tools! {
 /// Arguments of `mentisdb_rebuild_vectors`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct RebuildVectorsArgs {
-    /// The chain; the default chain when omitted.
+    /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<ChainKey>,
 }
 read_args!(RebuildVectorsArgs { chain_key });
@@ -116,9 +116,9 @@ pub(super) const DEFAULT_CONTEXT_VISITED: usize = 256;
 /// Graph expansion settings.
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct GraphArgs {
-    /// Steps from each seed (0 = no expansion). Default 1 for ranked search, 2 for bundles; clamped to 8.
+    /// Steps from each seed (0: none); default 1 (bundles 2), at most 8.
     pub max_depth: Option<u64>,
-    /// Thoughts reached per seed, at most. Default 64 (ranked search) or 256 (bundles); clamped to 1..=10000.
+    /// Thoughts reached per seed; default 64 (bundles 256).
     pub max_visited: Option<u64>,
     /// `both` (default), `outgoing`, `incoming`, or `off`.
     pub mode: Option<GraphMode>,
@@ -132,22 +132,22 @@ pub(super) struct RankedSearchArgs {
     /// The search filters; `text` is the natural-language query.
     #[serde(flatten)]
     pub filter: FilterArgs,
-    /// Results (or bundles) to return; default 10, clamped to 1..=100.
+    /// Results to return; default 10, at most 100.
     pub limit: Option<u64>,
     pub graph: Option<GraphArgs>,
-    /// RFC 3339: answer as the chain stood then (only thoughts with timestamp <= as_of; only their relations retire targets).
+    /// RFC 3339: answer as the chain stood then.
     pub as_of: Option<String>,
-    /// Include thoughts retired by Supersedes, Invalidates or Corrects; default false.
+    /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
-    /// Alias of include_invalidated (either true includes them).
+    /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
-    /// Skip this many results (or bundles) first, for paging; default 0, at most 10000.
+    /// Results to skip, for paging; default 0.
     pub offset: Option<u64>,
-    /// Rerank with Reciprocal Rank Fusion of the lexical, vector and graph rankings; default false.
+    /// Fuse the lexical, vector and graph rankings (RRF); default false.
     pub enable_reranking: Option<bool>,
-    /// Candidates per ranking that RRF fuses; default 50, clamped to 1..=10000.
+    /// Candidates per ranking fused; default 50.
     pub rerank_k: Option<u64>,
-    /// Score conversational context: a direct match lends half its score to the thoughts next to it in append order (up to two places away, halving per step; same session_id, at most an hour apart), so an answer next to the turn that asked the question ranks too. Default true.
+    /// A match lends score to its neighbours in the session; default true.
     pub context: Option<bool>,
 }
 read_args!(RankedSearchArgs { chain_key, limit, graph, as_of, include_invalidated, include_superseded, offset, enable_reranking, rerank_k, context } flatten { filter });
@@ -166,7 +166,7 @@ pub(super) struct LexicalSearchArgs {
     pub agent_ids: Option<Vec<String>>,
     /// Only thoughts of these types.
     pub thought_types: Option<Vec<crate::thought::ThoughtType>>,
-    /// Include thoughts retired by Supersedes, Invalidates or Corrects; default false.
+    /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
@@ -176,7 +176,7 @@ read_args!(LexicalSearchArgs { chain_key, text, limit, offset, agent_ids, though
 /// Arguments of `mentisdb_federated_search`: ranked search's, over `chain_keys`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct FederatedSearchArgs {
-    /// The chains to search (at most 64; empty or omitted keys mean the default chain; unknown chains are skipped).
+    /// The chains to search (at most 64).
     pub chain_keys: Vec<ChainKey>,
     #[serde(flatten)]
     pub ranked: RankedSearchArgs,
@@ -193,9 +193,9 @@ pub(super) struct ResolveContextArgs {
     pub thought_hash: Option<String>,
     /// Steps to follow; default 2, clamped to 8.
     pub max_depth: Option<u64>,
-    /// Thoughts to reach at most; default 256, clamped to 1..=10000.
+    /// Thoughts to reach at most; default 256.
     pub max_visited: Option<u64>,
-    /// `outgoing` (what the thought builds on), `incoming` (what builds on it) or `both` (default).
+    /// `outgoing`, `incoming` or `both` (default).
     pub direction: Option<WalkDirection>,
 }
 read_args!(ResolveContextArgs { chain_key, thought_id, thought_index, thought_hash, max_depth, max_visited, direction });

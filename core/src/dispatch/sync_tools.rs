@@ -16,8 +16,8 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 
 tools! {
-    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as chain-file records (exactly the bytes the daemon's file holds for them, in its storage adapter's format), base64, at most `limit` records (default 1000, clamped to 1..=10000) and about 8 MiB a page; `next` says where the following page starts. A replica decodes and verifies them (hashes, links, indices) before it stores them.", RecordsArgs => ChainRecordsReply, records),
-    tool!("mentisdb_append_batch", "Append several thoughts (each with mentisdb_append's fields; chain_key is the batch's) in order. Each one is idempotent by its thought_id: a retried batch answers the stored thoughts (replay: true) and writes only what is missing. Not atomic: the thoughts before a refused one stay stored (the error names the refused one's position). At most 1000 thoughts.", AppendBatchArgs => AppendBatchReply, append_batch),
+    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as its storage records (base64, at most `limit`, default 1000; `next` names the next page), for a replica to verify and store.", RecordsArgs => ChainRecordsReply, records),
+    tool!("mentisdb_append_batch", "Append several thoughts (mentisdb_append's fields; the batch's chain_key) in order, at most 1000. Idempotent by thought_id; not atomic: the error names the first refused one.", AppendBatchArgs => AppendBatchReply, append_batch),
 }
 
 /// Most records one `mentisdb_chain_records` page holds.
@@ -32,13 +32,13 @@ const MAX_BATCH: usize = 1_000;
 /// Arguments of `mentisdb_chain_records`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct RecordsArgs {
-    /// Chain to read; the default chain when omitted.
+    /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<ChainKey>,
     /// Index of the first record (default 0).
     pub from: Option<u64>,
-    /// Index after the last record wanted (default: the chain's length; at most the length).
+    /// Index after the last record wanted (default: the chain's length).
     pub to: Option<u64>,
-    /// Most records in this page (default 1000, clamped to 1..=10000).
+    /// Most records in this page (default 1000).
     pub limit: Option<u64>,
 }
 read_args!(RecordsArgs { chain_key, from, to, limit });
@@ -46,10 +46,9 @@ read_args!(RecordsArgs { chain_key, from, to, limit });
 /// Arguments of `mentisdb_append_batch`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct AppendBatchArgs {
-    /// Chain to append to (created when absent); the default chain when omitted.
+    /// Chain to use; the daemon's default chain when omitted.
     pub chain_key: Option<ChainKey>,
-    /// The thoughts, in order (1 to 1000), each as mentisdb_append's arguments;
-    /// a thought's own chain_key, when given, must be the batch's.
+    /// 1 to 1000 thoughts, each as mentisdb_append's arguments.
     pub thoughts: Vec<AppendArgs>,
 }
 read_args!(AppendBatchArgs { chain_key, thoughts });

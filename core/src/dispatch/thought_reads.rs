@@ -38,9 +38,9 @@ pub(super) struct SearchArgs {
     pub filter: FilterArgs,
     /// Keep the newest `limit` matches (clamped to 10000).
     pub limit: Option<u64>,
-    /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
+    /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
-    /// Alias of include_invalidated (either true includes them).
+    /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
 }
 read_args!(SearchArgs { chain_key, limit, include_invalidated, include_superseded } flatten { filter });
@@ -48,7 +48,7 @@ read_args!(SearchArgs { chain_key, limit, include_invalidated, include_supersede
 /// How `mentisdb_summary_candidates` cuts windows.
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct SummaryConfigArgs {
-    /// Thoughts per window; default 50, at most 10000 (0: no candidates).
+    /// Thoughts per window; default 50.
     pub window_size: Option<u64>,
     /// Thoughts shared by consecutive windows; default 0.
     pub overlap: Option<u64>,
@@ -56,7 +56,7 @@ pub(super) struct SummaryConfigArgs {
     pub by_session: Option<bool>,
     /// Keep agents apart; default false.
     pub by_agent: Option<bool>,
-    /// Accepted for 0.10.10 clients; thoughts here carry no entity type, so it changes nothing.
+    /// Accepted for 0.10.10 clients; changes nothing.
     #[allow(dead_code)]
     pub by_entity_type: Option<bool>,
 }
@@ -74,7 +74,7 @@ pub(super) struct SummaryCandidatesArgs {
     pub offset: Option<u64>,
     /// Candidates to return; default 100, clamped to 1..=1000.
     pub limit: Option<u64>,
-    /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
+    /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
@@ -87,9 +87,9 @@ pub(super) struct RecentContextArgs {
     pub chain_key: Option<ChainKey>,
     /// How many of the newest thoughts; default 12, clamped to 1..=1000.
     pub last_n: Option<u64>,
-    /// Include thoughts superseded, corrected or invalidated by a later thought; default false.
+    /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
-    /// Alias of include_invalidated (either true includes them).
+    /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
     /// Only this agent's thoughts (as MentisDB 0.10.10).
     pub agent_id: Option<String>,
@@ -119,7 +119,7 @@ pub(super) struct TraverseArgs {
     pub anchor_boundary: Option<AnchorBoundary>,
     /// `forward` (default) or `backward`.
     pub direction: Option<Direction>,
-    /// Include a concrete anchor thought itself; default false.
+    /// Include the anchor itself; default false.
     pub include_anchor: Option<bool>,
     /// Matching thoughts per chunk; default 50, clamped to 1..=1000.
     pub chunk_size: Option<u64>,

@@ -25,19 +25,19 @@ use schemars::JsonSchema;
 use serde_json::value::RawValue;
 
 tools! {
-    tool!("mentisdb_bootstrap", "Create the chain if needed and write one bootstrap memory (Summary/Checkpoint) only when the chain is empty. Nothing is overwritten.", BootstrapArgs => BootstrapReply, bootstrap),
+    tool!("mentisdb_bootstrap", "Create the chain if needed and, only when it is empty, write one bootstrap memory.", BootstrapArgs => BootstrapReply, bootstrap),
     tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs => AppendReply, append),
-    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix: role Retrospective, thought_type defaults to LessonLearned. Link the triggering mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
-    tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time). Returns the newest `limit` matches in append order.", SearchArgs => SearchReply, search_tool),
+    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix (role Retrospective, type LessonLearned by default); link the mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
+    tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time); the newest `limit` matches in append order.", SearchArgs => SearchReply, search_tool),
     tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains, caller).daemon_wide(),
     tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
     tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
-    tool!(read "mentisdb_summary_candidates", "Windows of thoughts a caller may summarize (nothing is generated or written): the matching thoughts (the search filters; superseded, corrected and invalidated ones left out unless include_invalidated), grouped by session (config.by_session, default true) and/or agent (config.by_agent), cut into windows of config.window_size (default 50) sharing config.overlap thoughts; windows wholly covered by existing Summarizes relations are skipped. Pages with offset/limit (default 100).", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
+    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written): the filtered thoughts by session and/or agent, in windows of config.window_size (default 50), skipping windows already summarized.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
-    tool!(read "mentisdb_traverse_thoughts", "Walk the chain in append order from an anchor (id, hash, index, genesis or head), forward or backward, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
-    tool!(admin "mentisdb_forget_thought", "Forget one thought (exactly one of thought_id, thought_hash or thought_index) for a reason: its content, tags, concepts and signature are erased from memory and storage for good, while its index, id, type, time and hash stay and the chain still verifies. Operators only (admin scope).", ForgetArgs => ForgetReply, forget, caller),
-    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought, integrity and storage location.", ChainArgs => HeadReply, head, caller),
+    tool!(read "mentisdb_traverse_thoughts", "Walk a chain in append order from one anchor (id, hash, index, genesis or head), either way, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
+    tool!(admin "mentisdb_forget_thought", "Forget one thought for a reason: its content, tags, concepts and signature are erased for good; its index, id, type, time and hash stay, so the chain still verifies. Admin only.", ForgetArgs => ForgetReply, forget, caller),
+    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought and integrity.", ChainArgs => HeadReply, head, caller),
 }
 
 /// Arguments of `mentisdb_bootstrap`.
@@ -54,12 +54,12 @@ pub(super) struct BootstrapArgs {
     pub importance: Option<f64>,
     pub tags: Option<Vec<String>>,
     pub concepts: Option<Vec<String>>,
-    /// `binary` (default) or `jsonl`; only used when the chain is created.
+    /// `binary` (default) or `jsonl`, for a new chain.
     pub storage_adapter: Option<ChainFormat>,
 }
 read_args!(BootstrapArgs { chain_key, agent_id, agent_name, agent_owner, content, importance, tags, concepts, storage_adapter });
 
-/// A typed relation on append: the target by `target_id` or `target_index`.
+/// A typed relation to `target_id` or `target_index`.
 #[derive(Debug, JsonSchema)]
 pub struct RelationArg {
     /// What the relation means.
@@ -70,7 +70,7 @@ pub struct RelationArg {
     // string, not a `ChainKey` the call touches (see `access.rs`
     // RECORDED_ONLY); later reads that follow it (a branch's ancestry in
     // ranked search) check the caller's read rights themselves.
-    /// Set when the target lives in another chain (then `target_id` is required).
+    /// The target's chain, when another (then give `target_id`).
     pub chain_key: Option<String>,
 }
 read_args!(RelationArg { kind, target_id, target_index, chain_key });
@@ -97,18 +97,15 @@ pub(super) struct AppendFields {
     pub relations: Option<Vec<RelationArg>>,
     /// Session this thought belongs to.
     pub session_id: Option<String>,
-    /// Client-chosen unique id; required for signed appends (the signature binds it).
-    /// Retrying with the same id and fields answers the stored thought
-    /// (`replay: true`, nothing written); the same id with other fields is a `conflict` error.
+    /// Client-chosen unique id (required when signed); a retry answers `replay: true`.
     pub thought_id: Option<String>,
     /// Registered key that signed the thought.
     pub signing_key_id: Option<String>,
-    /// Ed25519 signature bytes over the signable payload (see ARCHITECTURE.md).
+    /// Ed25519 signature over the signable payload (docs/spec).
     pub thought_signature: Option<Vec<u8>>,
-    /// Optional entity type label for categorizing the thought (e.g. `person`,
-    /// `service`); covered by the hash, listed by `mentisdb_list_entity_types`.
+    /// A label such as `person` or `service` (see mentisdb_list_entity_types).
     pub entity_type: Option<String>,
-    /// Memory scope: `user`, `session` or `agent`; stored as the tag `scope:<scope>`.
+    /// Memory scope, stored as the tag `scope:<scope>`.
     pub scope: Option<MemoryScope>,
 }
 read_args!(AppendFields { chain_key, agent_id, agent_name, agent_owner, content, importance, confidence, tags, concepts, refs, relations, session_id, thought_id, signing_key_id, thought_signature, entity_type, scope });
@@ -116,7 +113,7 @@ read_args!(AppendFields { chain_key, agent_id, agent_name, agent_owner, content,
 /// Arguments of `mentisdb_append`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct AppendArgs {
-    /// One of the 31 thought types, e.g. Decision, Constraint, Mistake, LessonLearned, Goal (any case; `-`, `_` and spaces ignored).
+    /// What kind of thought (any case).
     pub thought_type: ThoughtType,
     /// Operational role; default Memory.
     pub role: Option<ThoughtRole>,
@@ -146,7 +143,7 @@ pub(super) struct ForgetArgs {
     /// Why it is forgotten (kept with the forgotten thought).
     #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub reason: String,
-    /// Who forgets it, when the daemon does not know the caller (no token).
+    /// Who forgets it, when there is no token.
     pub agent_id: Option<String>,
 }
 read_args!(ForgetArgs { chain_key, thought_id, thought_hash, thought_index, reason, agent_id });

@@ -16,9 +16,9 @@ use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 tools! {
-    tool!(admin "mentisdb_register_webhook", "Register a webhook: for each thought appended from now on (to chain_key_filter only, and of thought_type_filter's types only, when set) the daemon POSTs {event: 'thought.appended', chain_key, thought, timestamp} to url, signed with HMAC-SHA256 of the body in X-MentisDB-Signature ('sha256=<hex>'), with X-MentisDB-Delivery naming the delivery. Deliveries are in order per webhook, retried with backoff until the receiver answers 2xx, and survive a daemon restart (at least once). Returns the webhook and its secret (given, or generated; shown only here).", RegisterArgs => WebhookRegisteredReply, register).daemon_wide(),
-    tool!(admin "mentisdb_list_webhooks", "List every webhook (id, url, filters, created_at, active) with its delivery state (delivered, last_delivered_at, last_error). Secrets are not listed.", ListArgs => WebhookListReply, list).daemon_wide(),
-    tool!(admin "mentisdb_delete_webhook", "Delete a webhook by id; its pending deliveries are dropped. Returns whether a webhook had that id.", DeleteArgs => WebhookDeletedReply, delete).daemon_wide(),
+    tool!(admin "mentisdb_register_webhook", "Register a webhook: for each new thought (optionally of one chain and some types) the daemon POSTs {event, chain_key, thought, timestamp} to url, HMAC-SHA256-signed in X-MentisDB-Signature, at least once. Returns its secret, shown only here.", RegisterArgs => WebhookRegisteredReply, register).daemon_wide(),
+    tool!(admin "mentisdb_list_webhooks", "List every webhook with its delivery state (delivered, last_delivered_at, last_error); secrets are not listed.", ListArgs => WebhookListReply, list).daemon_wide(),
+    tool!(admin "mentisdb_delete_webhook", "Delete a webhook by id, with its pending deliveries.", DeleteArgs => WebhookDeletedReply, delete).daemon_wide(),
 }
 
 /// Longest webhook URL, in bytes.
@@ -29,7 +29,7 @@ const SECRET_BYTES: std::ops::RangeInclusive<usize> = 16..=256;
 /// Arguments of `mentisdb_register_webhook`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct RegisterArgs {
-    /// Accepted and unused (0.10.10 takes it); use chain_key_filter.
+    /// Unused (0.10.10 takes it); see chain_key_filter.
     pub chain_key: Option<ChainKey>,
     /// The http:// or https:// URL to POST to.
     pub url: String,
@@ -37,7 +37,7 @@ pub(super) struct RegisterArgs {
     pub chain_key_filter: Option<ChainKey>,
     /// Only thoughts of these types.
     pub thought_type_filter: Option<Vec<ThoughtType>>,
-    /// The HMAC key of the signatures (16 to 256 bytes); generated when omitted.
+    /// HMAC key (16 to 256 bytes); generated when omitted.
     pub secret: Option<String>,
 }
 read_args!(RegisterArgs { chain_key, url, chain_key_filter, thought_type_filter, secret });
