@@ -2,7 +2,8 @@
 //! close to one the tool knows is refused with a suggestion and nothing is
 //! written; other unknown fields are accepted (MentisDB 0.10's clients
 //! send extras) and named in the reply's `warnings`; numbers and booleans
-//! sent as strings are read as what they spell.
+//! sent as strings are read as what they spell; a number moved into its
+//! range is named in `warnings` with the value sent and the value used.
 
 mod common;
 
@@ -55,4 +56,21 @@ fn numbers_and_booleans_sent_as_strings_are_read() {
     assert_eq!(r["thought"]["importance"], 0.25);
     let e = db.call("mentisdb_search", json!({"chain_key": "c", "limit": "five"})).unwrap_err();
     assert!(e.to_string().contains("limit"), "{e}");
+}
+
+#[test]
+fn a_number_moved_into_its_range_is_named_in_warnings() {
+    let (db, _) = fresh();
+    let r = ok(&db, "mentisdb_append", json!({"chain_key": "c", "thought_type": "Decision", "content": "x", "importance": 7, "confidence": -1}));
+    assert_eq!(r["thought"]["importance"], 1.0);
+    assert_eq!(r["warnings"], json!(["`importance` 7 is outside 0..=1; 1 was stored", "`confidence` -1 is outside 0..=1; 0 was stored"]));
+    let r = ok(&db, "mentisdb_ranked_search", json!({"chain_key": "c", "text": "x", "limit": 500, "graph": {"max_depth": 99}}));
+    assert_eq!(r["warnings"], json!(["`limit` 500 is outside 1..=100; 100 was used", "`graph.max_depth` 99 is outside 0..=8; 8 was used"]));
+    let r = ok(&db, "mentisdb_append_batch", json!({"chain_key": "c", "thoughts": [
+        {"thought_type": "Decision", "content": "a"}, {"thought_type": "Decision", "content": "b", "importance": 2}]}));
+    assert_eq!(r["warnings"], json!(["`thoughts[1].importance` 2 is outside 0..=1; 1 was stored"]));
+    let r = ok(&db, "mentisdb_recent_context", json!({"chain_key": "c", "last_n": 0, "unheard_of": true}));
+    assert_eq!(r["warnings"], json!(["unknown field `unheard_of` ignored", "`last_n` 0 is outside 1..=1000; 1 was used"]));
+    let r = ok(&db, "mentisdb_search", json!({"chain_key": "c", "limit": 3}));
+    assert!(r.get("warnings").is_none(), "values in range say nothing: {r}");
 }

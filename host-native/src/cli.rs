@@ -284,7 +284,8 @@ impl Command {
 }
 
 /// Runs one tool call for a shell command and prints its result: JSON with
-/// `--json`, else the lines `lines` makes of it.
+/// `--json`, else the lines `lines` makes of it, with the reply's
+/// `warnings` (a value moved into range, say) on stderr.
 fn shell_call(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>, lines: impl Fn(&Value) -> Vec<String>) -> Result<(), String> {
     let target = crate::shell::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
     let reply = target.call(tool, Value::Object(args))?;
@@ -293,6 +294,9 @@ fn shell_call(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::M
     } else {
         for line in lines(&reply) {
             println!("{line}");
+        }
+        for warning in reply["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            eprintln!("warning: {warning}");
         }
     }
     Ok(())

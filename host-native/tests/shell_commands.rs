@@ -57,6 +57,9 @@ fn url_and_token_and_failures() {
     let (success, out, err) = run(&elsewhere, &[], &["add", "via url", "--url", &daemon.rest, "--token", "t0k"]);
     assert!(success && out.starts_with("appended #0"), "{err}");
     assert!(!elsewhere.join("chains").exists(), "--url writes nothing locally");
+    // A value moved into range is said, on stderr.
+    let (success, out, err) = run(&elsewhere, &[], &["add", "too important", "--url", &daemon.rest, "--token", "t0k", "--importance", "7"]);
+    assert!(success && out.starts_with("appended #1") && err.contains("warning: `importance` 7 is outside 0..=1; 1 was stored"), "{out} {err}");
     let (success, _, err) = run(&elsewhere, &[], &["add", "x", "--url", &daemon.rest, "--token", "t0k", "--type", "Musing"]);
     assert!(!success && err.contains("HTTP 400") && err.contains("Musing") && err.trim().lines().count() == 1, "{err}");
     // Mistakes in --url get a hint, in one line.

@@ -75,16 +75,16 @@ impl Args {
 
     /// Takes the fields left unread (the type does not know them): an
     /// error for the first one close to a known field (`did you mean`),
-    /// else their names go to `unknown`, sorted ([`super::unknown_fields`]).
+    /// else a warning naming each goes to `warnings` ([`super::unknown_fields`]).
     /// Not generic, and it drains the map the way dropping it would: the
     /// browser's `.wasm` pays for it once.
-    fn take_unknown(&mut self, unknown: &mut Vec<String>) -> Result<(), ArgError> {
+    fn take_unknown(&mut self, warnings: &mut Vec<String>) -> Result<(), ArgError> {
         for (name, _) in std::mem::take(&mut self.map) {
             if let Some(meant) = super::unknown_fields::suggestion(&name, &self.known) {
                 let shown = crate::text::truncate_chars(&name, 64);
                 return Err(ArgError { path: String::new(), problem: Problem::Invalid(format!("unknown field `{shown}` (did you mean `{meant}`?)")) });
             }
-            unknown.push(name);
+            warnings.push(format!("unknown field `{}` ignored", crate::text::truncate_chars(&name, 64)));
         }
         Ok(())
     }
@@ -108,11 +108,11 @@ pub(crate) fn read_leniently<T: ReadArgs>(value: Value) -> T {
 }
 
 /// Reads `T` from a whole object. An unknown field close to a known one
-/// is an error; the names of other unknown fields go to `unknown`.
-pub(crate) fn read_object<T: ReadArgs>(map: Map<String, Value>, unknown: &mut Vec<String>) -> Result<T, ArgError> {
+/// is an error; other unknown fields are named in `warnings`.
+pub(crate) fn read_object<T: ReadArgs>(map: Map<String, Value>, warnings: &mut Vec<String>) -> Result<T, ArgError> {
     let mut args = Args::new(map);
     let read = T::read(&mut args);
-    args.take_unknown(unknown)?;
+    args.take_unknown(warnings)?;
     args.finish(read)
 }
 
@@ -139,6 +139,11 @@ pub(crate) trait FromArg: Sized {
     /// The chains an absent value of this type names: the default chain
     /// for an omitted [`ChainKey`], nothing for other types.
     fn absent_chain_refs(_out: &mut Vec<Option<&str>>) {}
+
+    /// Warnings about this value, read as the argument `field`: a number
+    /// the tool uses moved into its range ([`super::bounded`]). Only the
+    /// bounded types, the containers and argument structs override it.
+    fn notes(&self, _field: &str, _out: &mut Vec<String>) {}
 }
 
 /// Why an argument could not be read, and where.
@@ -357,6 +362,12 @@ impl<T: FromArg> FromArg for Option<T> {
         None
     }
 
+    fn notes(&self, field: &str, out: &mut Vec<String>) {
+        if let Some(v) = self {
+            v.notes(field, out);
+        }
+    }
+
     fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
         match self {
             Some(v) => v.chain_refs(out),
@@ -375,6 +386,10 @@ impl<T: FromArg> FromArg for Vec<T> {
 
     fn placeholder() -> Self {
         Vec::new()
+    }
+
+    fn notes(&self, field: &str, out: &mut Vec<String>) {
+        self.iter().enumerate().for_each(|(i, v)| v.notes(&format!("{field}[{i}]"), out));
     }
 
     fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
@@ -410,10 +425,24 @@ macro_rules! read_args {
                 $($crate::dispatch::args::FromArg::chain_refs(&self.$field, _out);)*
                 $($($crate::dispatch::args::FromArg::chain_refs(&self.$nested, _out);)+)?
             }
+
+            fn notes(&self, _within: &str, _out: &mut ::std::vec::Vec<::std::string::String>) {
+                $($crate::dispatch::args::FromArg::notes(&self.$field, &$crate::dispatch::args::field_path(_within, stringify!($field)), _out);)*
+                $($($crate::dispatch::args::FromArg::notes(&self.$nested, _within, _out);)+)?
+            }
         }
     };
 }
 pub(crate) use read_args;
+
+/// `field` inside `within` (`thoughts[2].importance`), or `field` at the top.
+pub(crate) fn field_path(within: &str, field: &str) -> String {
+    if within.is_empty() {
+        field.to_string()
+    } else {
+        format!("{within}.{field}")
+    }
+}
 
 #[cfg(test)]
 mod tests {

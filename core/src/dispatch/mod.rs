@@ -16,6 +16,7 @@ mod access;
 mod agent_tools;
 mod arg_formats;
 pub(crate) mod args;
+mod bounded;
 mod chain_key;
 mod chain_tools;
 mod graph_mode;
@@ -363,25 +364,29 @@ fn args_schema_of<T: JsonSchema>() -> Value {
 }
 
 /// A tool's arguments (a JSON object, or `null` for none) read as its
-/// argument type ([`args`] says how); the unknown fields it ignored go to
-/// `unknown` (an unknown field close to a known one is an error: [`unknown_fields`]).
-pub(crate) fn parse_args<T: ReadArgs>(tool: &str, args: Value, unknown: &mut Vec<String>) -> Result<T, ToolError> {
+/// argument type ([`args`] says how). Warnings about them go to
+/// `warnings`: each unknown field ignored (one close to a known field is
+/// an error: [`unknown_fields`]) and each number moved into its range
+/// ([`bounded`]).
+pub(crate) fn parse_args<T: ReadArgs + args::FromArg>(tool: &str, args: Value, warnings: &mut Vec<String>) -> Result<T, ToolError> {
     let args = match args {
         Value::Null => serde_json::Map::new(),
         Value::Object(map) => map,
         _ => return Err(ToolError::invalid(tool, "arguments must be a JSON object")),
     };
-    args::read_object(args, unknown).map_err(|e| ToolError::invalid(tool, e))
+    let read: T = args::read_object(args, warnings).map_err(|e| ToolError::invalid(tool, e))?;
+    read.notes("", warnings);
+    Ok(read)
 }
 
-/// `raw` (a JSON object) with `warnings` naming the ignored `unknown`
-/// fields, added to the reply's own `warnings` when it has them.
-fn with_unknown_warnings(raw: Box<RawValue>, unknown: Vec<String>) -> Box<RawValue> {
-    if unknown.is_empty() {
+/// `raw` (a JSON object) with the argument `warnings` added to the reply's
+/// own `warnings` when it has them.
+fn with_argument_warnings(raw: Box<RawValue>, warnings: Vec<String>) -> Box<RawValue> {
+    if warnings.is_empty() {
         return raw;
     }
     let Ok(Value::Object(mut reply)) = serde_json::from_str::<Value>(raw.get()) else { return raw };
-    let notes = unknown.into_iter().map(|f| Value::String(format!("unknown field `{}` ignored", truncate_chars(&f, 64))));
+    let notes = warnings.into_iter().map(Value::String);
     match reply.get_mut("warnings") {
         Some(Value::Array(existing)) => existing.extend(notes),
         _ => {
@@ -425,9 +430,9 @@ impl MentisDb {
     /// Access is the host's to check ([`access_of`], [`call_scope`]).
     pub fn call_raw_as(&self, caller: Option<Caller<'_>>, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
         let def = find(tool).ok_or_else(|| ToolError::UnknownTool(truncate_chars(tool, MAX_ECHO_CHARS).to_string()))?;
-        let mut unknown = Vec::new();
-        let raw = (def.call)(self, caller, args, &mut unknown)?;
-        Ok(with_unknown_warnings(raw, unknown))
+        let mut warnings = Vec::new();
+        let raw = (def.call)(self, caller, args, &mut warnings)?;
+        Ok(with_argument_warnings(raw, warnings))
     }
 
     /// Like [`MentisDb::call`] with the arguments as JSON text.

@@ -2,6 +2,7 @@
 //! context resolution from one thought.
 
 use super::args::read_args;
+use super::bounded::Bounded;
 use super::chain_key::ChainKey;
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
@@ -113,13 +114,24 @@ pub(super) const DEFAULT_CONTEXT_DEPTH: u32 = 2;
 /// Default reach of one context walk.
 pub(super) const DEFAULT_CONTEXT_VISITED: usize = 256;
 
+/// How many ranked results a call returns.
+type RankedLimit = Bounded<1, { MAX_RANKED_LIMIT as u64 }>;
+/// How many ranked results a call skips.
+type RankedOffset = Bounded<0, { MAX_RANKED_OFFSET as u64 }>;
+/// How many steps a graph walk takes.
+type GraphDepth = Bounded<0, { MAX_GRAPH_DEPTH as u64 }>;
+/// How many thoughts a graph walk reaches.
+type GraphVisited = Bounded<1, { MAX_GRAPH_VISITED as u64 }>;
+/// How many candidates per ranking reciprocal rank fusion takes.
+type RerankK = Bounded<1, { MAX_RERANK_K as u64 }>;
+
 /// Graph expansion settings.
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct GraphArgs {
     /// Steps from each seed (0: none); default 1 (bundles 2), at most 8.
-    pub max_depth: Option<u64>,
+    pub max_depth: Option<GraphDepth>,
     /// Thoughts reached per seed; default 64 (bundles 256).
-    pub max_visited: Option<u64>,
+    pub max_visited: Option<GraphVisited>,
     /// `both` (default), `outgoing`, `incoming`, or `off`.
     pub mode: Option<GraphMode>,
 }
@@ -133,7 +145,7 @@ pub(super) struct RankedSearchArgs {
     #[serde(flatten)]
     pub filter: FilterArgs,
     /// Results to return; default 10, at most 100.
-    pub limit: Option<u64>,
+    pub limit: Option<RankedLimit>,
     pub graph: Option<GraphArgs>,
     /// RFC 3339: answer as the chain stood then.
     pub as_of: Option<String>,
@@ -142,11 +154,11 @@ pub(super) struct RankedSearchArgs {
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
     /// Results to skip, for paging; default 0.
-    pub offset: Option<u64>,
+    pub offset: Option<RankedOffset>,
     /// Fuse the lexical, vector and graph rankings (RRF); default false.
     pub enable_reranking: Option<bool>,
     /// Candidates per ranking fused; default 50.
-    pub rerank_k: Option<u64>,
+    pub rerank_k: Option<RerankK>,
     /// A match lends score to its neighbours in the session; default true.
     pub context: Option<bool>,
 }
@@ -159,9 +171,9 @@ pub(super) struct LexicalSearchArgs {
     /// The text to rank against.
     pub text: String,
     /// Results to return; default 50, clamped to 1..=100.
-    pub limit: Option<u64>,
+    pub limit: Option<RankedLimit>,
     /// Results to skip first; default 0, at most 10000.
-    pub offset: Option<u64>,
+    pub offset: Option<RankedOffset>,
     /// Only thoughts by these agent ids.
     pub agent_ids: Option<Vec<String>>,
     /// Only thoughts of these types.
@@ -192,9 +204,9 @@ pub(super) struct ResolveContextArgs {
     pub thought_index: Option<u64>,
     pub thought_hash: Option<String>,
     /// Steps to follow; default 2, clamped to 8.
-    pub max_depth: Option<u64>,
+    pub max_depth: Option<GraphDepth>,
     /// Thoughts to reach at most; default 256.
-    pub max_visited: Option<u64>,
+    pub max_visited: Option<GraphVisited>,
     /// `outgoing`, `incoming` or `both` (default).
     pub direction: Option<WalkDirection>,
 }
@@ -204,10 +216,10 @@ fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usi
     let mut o = GraphOptions { max_depth: default_depth, max_visited: default_visited, direction: WalkDirection::Both };
     let Some(g) = g else { return o };
     if let Some(d) = g.max_depth {
-        o.max_depth = d.min(MAX_GRAPH_DEPTH as u64) as u32;
+        o.max_depth = d.get() as u32;
     }
     if let Some(v) = g.max_visited {
-        o.max_visited = (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1);
+        o.max_visited = v.get();
     }
     match g.mode.map(GraphMode::direction) {
         None => {}
@@ -233,9 +245,9 @@ struct Prepared {
 
 fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize) -> Result<Prepared, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_RANKED_LIMIT);
-    let offset = a.offset.map_or(0, |o| o.min(MAX_RANKED_OFFSET as u64) as usize);
-    let rerank_k = a.enable_reranking.unwrap_or(false).then(|| a.rerank_k.map_or(DEFAULT_RERANK_K, |k| (k.min(MAX_RERANK_K as u64) as usize).max(1)));
+    let limit = a.limit.map_or(DEFAULT_RANKED_LIMIT, Bounded::get);
+    let offset = a.offset.map_or(0, Bounded::get);
+    let rerank_k = a.enable_reranking.unwrap_or(false).then(|| a.rerank_k.map_or(DEFAULT_RERANK_K, Bounded::get));
     let graph = graph_options(a.graph.as_ref(), default_depth, default_visited);
     let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
     let text = a.filter.text.as_deref().unwrap_or("").trim();
@@ -321,8 +333,8 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
     let direction = a.direction.unwrap_or(WalkDirection::Both);
-    let max_depth = a.max_depth.map_or(DEFAULT_CONTEXT_DEPTH, |d| d.min(MAX_GRAPH_DEPTH as u64) as u32);
-    let max_visited = a.max_visited.map(|v| (v.min(MAX_GRAPH_VISITED as u64) as usize).max(1)).unwrap_or(DEFAULT_CONTEXT_VISITED);
+    let max_depth = a.max_depth.map_or(DEFAULT_CONTEXT_DEPTH, |d| d.get() as u32);
+    let max_visited = a.max_visited.map_or(DEFAULT_CONTEXT_VISITED, Bounded::get);
     db.read_chain(&key, |c| {
         let origin = c.and_then(|c| locator.find(c));
         let (Some(chain), Some(origin)) = (c, origin) else {
@@ -342,8 +354,8 @@ fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawVal
     const TOOL: &str = "mentisdb_lexical_search";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     limits::check_query_text(&a.text).map_err(|m| ToolError::invalid(TOOL, m))?;
-    let limit = a.limit.map(|l| (l.min(MAX_RANKED_LIMIT as u64) as usize).max(1)).unwrap_or(DEFAULT_LEXICAL_LIMIT);
-    let offset = a.offset.map_or(0, |o| o.min(MAX_RANKED_OFFSET as u64) as usize);
+    let limit = a.limit.map_or(DEFAULT_LEXICAL_LIMIT, Bounded::get);
+    let offset = a.offset.map_or(0, Bounded::get);
     let visibility = Visibility::from_args(a.include_invalidated, a.include_superseded, None);
     let args = FilterArgs { agent_ids: a.agent_ids, thought_types: a.thought_types, ..FilterArgs::default() };
     db.read_chain(&key, |c| {

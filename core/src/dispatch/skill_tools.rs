@@ -5,6 +5,7 @@
 //! daemon-wide, so read tools only validate it.
 
 use super::args::read_args;
+use super::bounded::Bounded;
 use super::chain_key::ChainKey;
 use super::{raw, tools, Caller, NoArgs};
 use crate::db::MentisDb;
@@ -91,7 +92,7 @@ pub(super) struct SearchArgs {
     /// RFC 3339; a version uploaded at or before it matches.
     pub until: Option<String>,
     /// Most results (default 100, clamped to 10000).
-    pub limit: Option<u64>,
+    pub limit: Option<Bounded<0, { limits::MAX_SEARCH_LIMIT as u64 }>>,
 }
 read_args!(SearchArgs { chain_key, text, skill_ids, names, tags_any, triggers_any, uploaded_by_agent_ids, uploaded_by_agent_names, uploaded_by_agent_owners, statuses, formats, schema_versions, since, until, limit });
 
@@ -238,7 +239,7 @@ fn search(db: &MentisDb, a: SearchArgs) -> Result<SkillListReply, ToolError> {
         schema_versions: a.schema_versions.unwrap_or_default(),
         since: time("since", a.since)?,
         until: time("until", a.until)?,
-        limit: a.limit.map(|l| (l as usize).min(limits::MAX_SEARCH_LIMIT)),
+        limit: a.limit.map(Bounded::get),
     };
     let skills = db.with_skills(|r| query.run(r).into_iter().map(SkillSummary::from).collect());
     Ok(SkillListReply { skills })

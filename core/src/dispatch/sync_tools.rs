@@ -4,6 +4,7 @@
 //! format, and an idempotent batch append for the thoughts it wrote offline.
 
 use super::args::read_args;
+use super::bounded::Bounded;
 use super::chain_key::ChainKey;
 use super::replies::{AppendBatchReply, BatchItemReply, ChainRecordsReply};
 use super::thought_tools::{new_thought, AppendArgs};
@@ -39,7 +40,7 @@ pub(super) struct RecordsArgs {
     /// Index after the last record wanted (default: the chain's length).
     pub to: Option<u64>,
     /// Most records in this page (default 1000).
-    pub limit: Option<u64>,
+    pub limit: Option<Bounded<1, MAX_RECORDS_PAGE>>,
 }
 read_args!(RecordsArgs { chain_key, from, to, limit });
 
@@ -56,7 +57,7 @@ read_args!(AppendBatchArgs { chain_key, thoughts });
 fn records(db: &MentisDb, a: RecordsArgs) -> Result<ChainRecordsReply, ToolError> {
     const TOOL: &str = "mentisdb_chain_records";
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let limit = a.limit.unwrap_or(DEFAULT_RECORDS_PAGE).clamp(1, MAX_RECORDS_PAGE);
+    let limit = a.limit.map_or(DEFAULT_RECORDS_PAGE, |l| l.get() as u64);
     db.read_chain(&key, |chain| {
         let chain = chain.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist")))?;
         let len = chain.len() as u64;

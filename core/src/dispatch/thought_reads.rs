@@ -3,6 +3,7 @@
 //! export, summary candidates, get, genesis, traverse and head.
 
 use super::args::read_args;
+use super::bounded::Bounded;
 use super::chain_key::ChainKey;
 use super::locator::ThoughtLocator;
 use super::replies::{
@@ -37,7 +38,7 @@ pub(super) struct SearchArgs {
     #[serde(flatten)]
     pub filter: FilterArgs,
     /// Keep the newest `limit` matches (clamped to 10000).
-    pub limit: Option<u64>,
+    pub limit: Option<SearchLimit>,
     /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
@@ -49,9 +50,9 @@ read_args!(SearchArgs { chain_key, limit, include_invalidated, include_supersede
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct SummaryConfigArgs {
     /// Thoughts per window; default 50.
-    pub window_size: Option<u64>,
+    pub window_size: Option<WindowSize>,
     /// Thoughts shared by consecutive windows; default 0.
-    pub overlap: Option<u64>,
+    pub overlap: Option<WindowSize>,
     /// Keep sessions apart; default true.
     pub by_session: Option<bool>,
     /// Keep agents apart; default false.
@@ -73,7 +74,7 @@ pub(super) struct SummaryCandidatesArgs {
     /// Candidates to skip first; default 0.
     pub offset: Option<u64>,
     /// Candidates to return; default 100, clamped to 1..=1000.
-    pub limit: Option<u64>,
+    pub limit: Option<Bounded<1, 1000>>,
     /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
@@ -86,7 +87,7 @@ read_args!(SummaryCandidatesArgs { chain_key, config, offset, limit, include_inv
 pub(super) struct RecentContextArgs {
     pub chain_key: Option<ChainKey>,
     /// How many of the newest thoughts; default 12, clamped to 1..=1000.
-    pub last_n: Option<u64>,
+    pub last_n: Option<Bounded<1, { limits::MAX_RECENT_LAST_N as u64 }>>,
     /// Include retired (superseded etc.) thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
@@ -122,15 +123,20 @@ pub(super) struct TraverseArgs {
     /// Include the anchor itself; default false.
     pub include_anchor: Option<bool>,
     /// Matching thoughts per chunk; default 50, clamped to 1..=1000.
-    pub chunk_size: Option<u64>,
+    pub chunk_size: Option<Bounded<1, { limits::MAX_CHUNK_SIZE as u64 }>>,
     #[serde(flatten)]
     pub filter: FilterArgs,
     pub time_window: Option<TimeWindow>,
 }
 read_args!(TraverseArgs { chain_key, anchor_id, anchor_hash, anchor_index, anchor_boundary, direction, include_anchor, chunk_size, time_window } flatten { filter });
 
-pub(super) fn clamp_limit(limit: Option<u64>) -> usize {
-    limit.map(|l| (l as usize).clamp(1, limits::MAX_SEARCH_LIMIT)).unwrap_or(limits::MAX_SEARCH_LIMIT)
+/// How many matches a filtered search keeps.
+pub(super) type SearchLimit = Bounded<1, { limits::MAX_SEARCH_LIMIT as u64 }>;
+/// Thoughts per summary window (and shared by two).
+type WindowSize = Bounded<0, 10_000>;
+
+pub(super) fn clamp_limit(limit: Option<SearchLimit>) -> usize {
+    limit.map_or(limits::MAX_SEARCH_LIMIT, Bounded::get)
 }
 
 pub(super) fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(String, Vec<Thought>, usize, Option<String>), ToolError> {
@@ -187,7 +193,7 @@ pub(super) fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Rece
     if a.agent_id.as_deref().is_some_and(|id| id.chars().any(char::is_control)) {
         return Err(ToolError::invalid("mentisdb_recent_context", limits::LimitError::ControlCharacters { field: "agent_id" }));
     }
-    let n = a.last_n.map(|n| (n as usize).clamp(1, limits::MAX_RECENT_LAST_N)).unwrap_or(limits::DEFAULT_RECENT_LAST_N);
+    let n = a.last_n.map_or(limits::DEFAULT_RECENT_LAST_N, Bounded::get);
     let prompt = db.read_chain(&key, |c| match c {
         Some(c) => {
             // The newest `n` thoughts the read shows, in append order.
@@ -253,7 +259,7 @@ pub(super) fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Box<RawVal
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let direction = a.direction.unwrap_or(Direction::Forward);
     let include_anchor = a.include_anchor.unwrap_or(false);
-    let chunk_size = a.chunk_size.map(|n| (n as usize).clamp(1, limits::MAX_CHUNK_SIZE)).unwrap_or(limits::DEFAULT_CHUNK_SIZE);
+    let chunk_size = a.chunk_size.map_or(limits::DEFAULT_CHUNK_SIZE, Bounded::get);
     let locators = ThoughtLocator::count(a.anchor_id.as_deref(), a.anchor_hash.as_deref(), a.anchor_index) + a.anchor_boundary.is_some() as u8;
     if locators > 1 {
         return Err(ToolError::invalid(TOOL, "give at most one of anchor_id, anchor_hash, anchor_index or anchor_boundary"));
@@ -284,18 +290,17 @@ pub(super) fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Box<RawVal
 
 pub(super) fn summary_candidates_tool(db: &MentisDb, a: SummaryCandidatesArgs) -> Result<SummaryCandidatesReply, ToolError> {
     const TOOL: &str = "mentisdb_summary_candidates";
-    const MAX_WINDOW: u64 = 10_000;
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let c = a.config.unwrap_or_default();
     let defaults = SummaryConfig::default();
     let config = SummaryConfig {
-        window_size: c.window_size.map_or(defaults.window_size, |w| w.min(MAX_WINDOW) as usize),
-        overlap: c.overlap.map_or(defaults.overlap, |o| o.min(MAX_WINDOW) as usize),
+        window_size: c.window_size.map_or(defaults.window_size, Bounded::get),
+        overlap: c.overlap.map_or(defaults.overlap, Bounded::get),
         by_session: c.by_session.unwrap_or(defaults.by_session),
         by_agent: c.by_agent.unwrap_or(defaults.by_agent),
     };
     let offset = a.offset.unwrap_or(0) as usize;
-    let limit = a.limit.map_or(100, |l| (l as usize).clamp(1, 1000));
+    let limit = a.limit.map_or(100, Bounded::get);
     let visibility = Visibility::from_args(a.include_invalidated, a.include_superseded, None);
     db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;

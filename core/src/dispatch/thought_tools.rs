@@ -4,6 +4,7 @@
 //! head) are in `thought_reads.rs`.
 
 use super::args::read_args;
+use super::bounded::Score;
 use super::chain_key::ChainKey;
 use super::locator::ThoughtLocator;
 use super::replies::{
@@ -51,7 +52,7 @@ pub(super) struct BootstrapArgs {
     /// What this memory is for.
     pub content: String,
     /// Clamped to 0.0..=1.0; default 1.0 for bootstrap.
-    pub importance: Option<f64>,
+    pub importance: Option<Score>,
     pub tags: Option<Vec<String>>,
     pub concepts: Option<Vec<String>>,
     /// `binary` (default) or `jsonl`, for a new chain.
@@ -86,9 +87,9 @@ pub(super) struct AppendFields {
     pub agent_owner: Option<String>,
     pub content: String,
     /// Clamped to 0.0..=1.0; default 0.5.
-    pub importance: Option<f64>,
+    pub importance: Option<Score>,
     /// Clamped to 0.0..=1.0.
-    pub confidence: Option<f64>,
+    pub confidence: Option<Score>,
     pub tags: Option<Vec<String>>,
     pub concepts: Option<Vec<String>>,
     /// Indices of earlier thoughts in this chain.
@@ -162,7 +163,7 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
     input.role = ThoughtRole::Checkpoint;
     input.agent_name = a.agent_name.or_else(|| (agent_id == "system").then(|| "MentisDB System".to_string()));
     input.agent_owner = a.agent_owner;
-    input.importance = Some(a.importance.unwrap_or(1.0));
+    input.importance = Some(a.importance.map_or(1.0, |s| s.0));
     input.tags = a.tags.unwrap_or_default();
     input.concepts = a.concepts.unwrap_or_default();
     let written = db.append_when(&key, format, input, |c| c.is_empty())?;
@@ -187,8 +188,8 @@ pub(super) fn new_thought(key: &str, thought_type: ThoughtType, role: ThoughtRol
     input.role = role;
     input.agent_name = a.agent_name;
     input.agent_owner = a.agent_owner;
-    input.importance = a.importance;
-    input.confidence = a.confidence;
+    input.importance = a.importance.map(|s| s.0);
+    input.confidence = a.confidence.map(|s| s.0);
     input.tags = a.tags.unwrap_or_default();
     if let Some(scope) = a.scope {
         if !input.tags.iter().any(|t| t == scope.as_tag()) {
