@@ -217,7 +217,7 @@ fn context_bundles_pair_seeds_with_support() {
     assert_eq!(seed["locator"], json!({"chain_key": "r", "thought_id": seed["thought"]["id"], "thought_index": 0}));
     assert_eq!(seed["lexical_score"], seed["score"]["lexical"]);
     let caused_by = &bundles[0]["support"][1];
-    assert_eq!((caused_by["locator"]["thought_index"].as_u64(), caused_by["relation_kinds"].clone()), (Some(1), json!(["CausedBy"])));
+    assert_eq!((caused_by["locator"]["thought_index"].as_u64(), caused_by["relation_kinds"].clone()), (Some(1), json!(["caused_by"])));
     assert_eq!(r, db.call("mentisdb_context_bundles", json!({"chain_key": "r", "text": "kubernetes"})).unwrap(), "deterministic");
 }
 

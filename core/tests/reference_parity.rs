@@ -2,7 +2,8 @@
 //! write them (tests/compat/recorded-0.10.10.json and the 0.9.7 fixture
 //! hold the reference's own answers): a genesis thought's `prev_hash` is
 //! `""`, agent and key statuses and algorithms are spelled by their variant
-//! names, and an agent's former display names (its id first) are aliases.
+//! names, an agent's former display names (its id first) are aliases, and
+//! a context bundle's support names its `path` and the relation kinds on it.
 
 mod common;
 
@@ -43,4 +44,30 @@ fn former_display_names_are_aliases() {
     assert_eq!(a["agent"]["aliases"], json!(["ops", "OPS BOT"]));
     let a = ok(&db, "mentisdb_add_agent_alias", json!({"chain_key": "c", "agent_id": "ops", "alias": "operator"}));
     assert_eq!(a["agent"]["aliases"], json!(["ops", "OPS BOT"]), "an alias that is the display name in another case is not added");
+}
+
+#[test]
+fn bundle_support_carries_its_path_and_the_relations_walked_in_snake_case() {
+    let (db, _) = fresh();
+    let append = |body: serde_json::Value| ok(&db, "mentisdb_append", body)["thought"].clone();
+    let root = append(json!({"chain_key": "c", "thought_type": "Decision", "content": "deploy with a canary rollout"}));
+    let cause = append(json!({"chain_key": "c", "thought_type": "Finding", "content": "an outage last spring",
+        "relations": [{"kind": "CausedBy", "target_id": root["id"]}]}));
+    append(json!({"chain_key": "c", "thought_type": "Insight", "content": "smaller blast radius",
+        "relations": [{"kind": "Supports", "target_id": cause["id"]}]}));
+    append(json!({"chain_key": "c", "thought_type": "Idea", "content": "write the runbook", "refs": [0]}));
+    let r = ok(&db, "mentisdb_context_bundles", json!({"chain_key": "c", "text": "canary rollout", "graph": {"max_depth": 2}}));
+    let bundle = &r["bundles"][0];
+    assert_eq!(bundle["seed"]["locator"]["thought_index"], 0, "{r}");
+    let support = bundle["support"].as_array().unwrap();
+    let by_index = |i: u64| support.iter().find(|s| s["thought"]["index"] == i).unwrap_or_else(|| panic!("no support {i}: {r}"));
+    let visited = |s: &serde_json::Value| s["path"]["visited"].as_array().unwrap().iter().map(|l| l["thought_index"].as_u64().unwrap()).collect::<Vec<_>>();
+    let one = by_index(1);
+    assert_eq!((visited(one), &one["path"]["depth"], &one["relation_kinds"]), (vec![0, 1], &json!(1), &json!(["caused_by"])));
+    let two = by_index(2);
+    assert_eq!((visited(two), &two["path"]["depth"], &two["relation_kinds"]), (vec![0, 1, 2], &json!(2), &json!(["caused_by", "supports"])));
+    assert_eq!(two["path"]["seed"]["thought_index"], 0);
+    let by_ref = by_index(3);
+    assert_eq!((visited(by_ref), &by_ref["relation_kinds"]), (vec![0, 3], &json!([])), "a ref is not a relation");
+    assert_eq!(by_ref["via"]["kind"], "ref", "our own `via` still names the edge");
 }

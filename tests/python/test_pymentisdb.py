@@ -84,7 +84,9 @@ def test_client_flow_over_rest(daemon):
     assert seed["locator"]["chain_key"] == "py-client" and seed["locator"]["thought_id"] == first["id"]
     support = bundles["bundles"][0]["support"]
     assert [h["locator"]["thought_index"] for h in support] == [second["thought"]["index"]], "the thought that refs the seed supports it"
-    assert support[0]["depth"] == 1 and support[0]["relation_kinds"] == ["ref"]
+    # A ref is not a relation (MentisDB 0.10.10 lists relation kinds only); the path names both ends.
+    assert support[0]["depth"] == 1 and support[0]["relation_kinds"] == [] and support[0]["via"]["kind"] == "ref"
+    assert [v["thought_index"] for v in support[0]["path"]["visited"]] == [first["index"], second["thought"]["index"]]
 
     # list_chains: GET /v1/chains; ChainSummary.from_dict.
     r = s.get(base + "/v1/chains", timeout=30)

@@ -322,7 +322,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawVal
         let bundles: Vec<BundleReply> = bundles
             .iter()
             .skip(p.offset)
-            .map(|b| BundleReply { seed: SeedReply::of(chain, &b.seed), support: b.support.iter().map(|r| ReachedReply::of(chain, r)).collect() })
+            .map(|b| BundleReply { seed: SeedReply::of(chain, &b.seed), support: ReachedReply::of_walk(chain, &b.support) })
             .collect();
         Ok(raw(ContextBundlesReply { backend, total_bundles: bundles.len() as u64, consumed_hits: consumed_hits as u64, bundles }))
     })?
@@ -344,7 +344,7 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
         Ok(raw(ResolveContextReply {
             chain_key: &key,
             origin,
-            thoughts: reached.iter().map(|r| ReachedReply::of(chain, r)).collect(),
+            thoughts: ReachedReply::of_walk(chain, &reached),
             truncated,
         }))
     })?

@@ -178,6 +178,46 @@ fn path_from_seed(back: &BTreeMap<u32, (u32, EdgeKind)>, seed: u32, doc: u32) ->
     (path, kinds)
 }
 
+/// How a walk reached each of its thoughts: from each reached thought back
+/// to the walk's start, through the thought every step came from.
+pub struct WalkPaths<'r> {
+    by_index: BTreeMap<u64, &'r Reached>,
+}
+
+impl<'r> WalkPaths<'r> {
+    /// The paths of the thoughts of one walk.
+    pub fn new(reached: &'r [Reached]) -> Self {
+        WalkPaths { by_index: reached.iter().map(|r| (u64::from(r.doc), r)).collect() }
+    }
+
+    /// The thoughts from the walk's start to `r` (the start first, `r`
+    /// last) and the relation kinds of the edges walked, first step first,
+    /// each once, as MentisDB 0.10 labels them in a context bundle's
+    /// `relation_kinds` (`caused_by`; refs are not relations).
+    pub fn path(&self, r: &Reached) -> (Vec<u64>, Vec<&'static str>) {
+        let (mut visited, mut edges) = (vec![u64::from(r.doc)], Vec::new());
+        let mut step = r;
+        loop {
+            edges.push(step.via.edge);
+            visited.push(step.via.from_index);
+            match self.by_index.get(&step.via.from_index) {
+                // Each step comes from a thought reached one step earlier.
+                Some(earlier) if earlier.depth < step.depth => step = earlier,
+                _ => break,
+            }
+        }
+        visited.reverse();
+        let mut kinds = Vec::new();
+        for edge in edges.into_iter().rev().filter(|e| matches!(e, EdgeKind::Relation(_))) {
+            let label = kind_label(edge);
+            if !kinds.contains(&label) {
+                kinds.push(label);
+            }
+        }
+        (visited, kinds)
+    }
+}
+
 /// An edge's kind as MentisDB 0.10 names it in `graph_relation_kinds`.
 pub(crate) fn kind_label(edge: EdgeKind) -> &'static str {
     match edge {

@@ -47,7 +47,7 @@ mod vectors;
 pub use analyzer::Analyzer;
 pub use context::{context_bundles, Bundle};
 pub use embedding::{EmbeddingProvider, HashedNgramEmbedder};
-pub use graph::{walk, GraphOptions, Reached, Via, WalkDirection};
+pub use graph::{walk, GraphOptions, Reached, Via, WalkDirection, WalkPaths};
 pub use index::RankedIndex;
 pub use hits::GraphHit;
 pub use search::{ranked_search, RankedHit, RankedQuery, RankedResults, ScoreParts};

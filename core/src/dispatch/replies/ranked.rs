@@ -6,7 +6,7 @@
 //! Python client (`pymentisdb`) reads.
 
 use crate::chain::Chain;
-use crate::ranked::{RankedHit, Reached, ScoreParts, Via};
+use crate::ranked::{RankedHit, Reached, ScoreParts, Via, WalkPaths};
 use crate::thought::Thought;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -193,21 +193,36 @@ pub struct ReachedReply<'c> {
     pub locator: Locator<'c>,
     /// Always 1 (one walk per seed).
     pub seed_path_count: u32,
-    /// The kind of the edge that reached it.
+    /// The relation kinds walked from the start, each once, as MentisDB
+    /// 0.10 labels them (`caused_by`); refs are not relations.
     pub relation_kinds: Vec<&'static str>,
+    /// The way the walk took from its start to this thought.
+    pub path: GraphPathReply<'c>,
 }
 
 impl<'c> ReachedReply<'c> {
-    /// The reply entry of `r`, a thought of `chain` reached by a walk.
-    pub fn of(chain: &'c Chain, r: &Reached) -> Self {
-        ReachedReply {
-            thought: &chain.thoughts()[r.doc as usize],
-            depth: r.depth,
-            via: r.via.into(),
-            locator: Locator::of(chain, r.doc as u64),
-            seed_path_count: 1,
-            relation_kinds: vec![r.via.kind],
-        }
+    /// The reply entries of the thoughts of `chain` one walk reached, in its order.
+    pub fn of_walk(chain: &'c Chain, reached: &[Reached]) -> Vec<Self> {
+        let paths = WalkPaths::new(reached);
+        reached
+            .iter()
+            .map(|r| {
+                let (visited, relation_kinds) = paths.path(r);
+                ReachedReply {
+                    thought: &chain.thoughts()[r.doc as usize],
+                    depth: r.depth,
+                    via: r.via.into(),
+                    locator: Locator::of(chain, u64::from(r.doc)),
+                    seed_path_count: 1,
+                    relation_kinds,
+                    path: GraphPathReply {
+                        seed: Locator::of(chain, visited[0]),
+                        depth: visited.len() as u64 - 1,
+                        visited: visited.iter().map(|i| Locator::of(chain, *i)).collect(),
+                    },
+                }
+            })
+            .collect()
     }
 }
 
