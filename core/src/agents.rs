@@ -6,7 +6,7 @@
 //! Activity (`thought_count`, first/last seen) is derived from the chain when
 //! it is opened and kept current on append, so appends never rewrite the sidecar.
 
-use crate::error::AgentError;
+use crate::storage::StorageError;
 use crate::named_enum::named_enum;
 use crate::signature::parse_public_key;
 use crate::thought::Thought;
@@ -369,3 +369,37 @@ impl AgentRegistry {
         Ok(rec)
     }
 }
+
+/// Why an agent-registry operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// No such agent in the chain's registry.
+    #[error("agent '{agent_id}' is not registered in chain '{chain_key}'")]
+    NotFound {
+        /// The agent looked up.
+        agent_id: String,
+        /// The chain searched.
+        chain_key: String,
+    },
+    /// No such key on the agent.
+    #[error("agent '{agent_id}' has no key '{key_id}'")]
+    KeyNotFound {
+        /// The agent looked up.
+        agent_id: String,
+        /// The key id that is missing.
+        key_id: String,
+    },
+    /// A field failed validation.
+    #[error("invalid {field}: {message}")]
+    InvalidField {
+        /// The field that failed.
+        field: &'static str,
+        /// Why it failed.
+        message: String,
+    },
+    /// Writing the registry failed; the registry is unchanged.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+

@@ -6,6 +6,7 @@
 pub(crate) use crate::error_kind::ErrorKind;
 use crate::record::RecordError;
 use crate::storage::StorageError;
+pub use crate::agents::AgentError;
 
 /// Why a chain did not verify when it was opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -164,39 +165,6 @@ pub enum AppendError {
         kind: &'static str,
     },
     /// Writing failed; the chain is unchanged.
-    #[error(transparent)]
-    Storage(#[from] StorageError),
-}
-
-/// Why an agent-registry operation failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AgentError {
-    /// No such agent in the chain's registry.
-    #[error("agent '{agent_id}' is not registered in chain '{chain_key}'")]
-    NotFound {
-        /// The agent looked up.
-        agent_id: String,
-        /// The chain searched.
-        chain_key: String,
-    },
-    /// No such key on the agent.
-    #[error("agent '{agent_id}' has no key '{key_id}'")]
-    KeyNotFound {
-        /// The agent looked up.
-        agent_id: String,
-        /// The key id that is missing.
-        key_id: String,
-    },
-    /// A field failed validation.
-    #[error("invalid {field}: {message}")]
-    InvalidField {
-        /// The field that failed.
-        field: &'static str,
-        /// Why it failed.
-        message: String,
-    },
-    /// Writing the registry failed; the registry is unchanged.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }

@@ -3,7 +3,7 @@
 //!
 //! The core builds the prompt and reads the reply; the host sends it. A
 //! host that can reach an OpenAI-compatible chat-completions endpoint
-//! registers a [`ChatModel`] ([`MentisDb::set_chat_model`]); `mentisdbd`
+//! registers a [`ChatModel`] (`MentisDb::set_chat_model`); `mentisdbd`
 //! does when `OPENAI_API_KEY` is set (with `LLM_BASE_URL` and `LLM_MODEL`).
 //! Without one the tool fails with a clear message.
 //!
@@ -14,12 +14,9 @@
 //! appended: the agent reviews and appends what it keeps.
 
 pub use crate::chat_model::ChatModel;
-use crate::db::MentisDb;
-use crate::error::ToolError;
 use crate::thought::ThoughtType;
 use serde::Deserialize;
 use serde_json::Value;
-use std::sync::Arc;
 
 /// The system message sent with every extraction.
 pub const SYSTEM_PROMPT: &str = "You are a helpful memory analyst.";
@@ -196,28 +193,6 @@ fn strip_code_fence(raw: &str) -> &str {
     match body.split_once('\n') {
         Some((_lang, inner)) => inner.trim(),
         None => body.trim(),
-    }
-}
-
-impl MentisDb {
-    /// Registers (or with `None` clears) the host's chat model for
-    /// `mentisdb_extract_memories`.
-    pub fn set_chat_model(&self, model: Option<Arc<dyn ChatModel>>) {
-        *self.chat_model.write().unwrap_or_else(|e| e.into_inner()) = model;
-    }
-
-    /// Extracts memories from `text` through the registered chat model.
-    pub fn extract_memories(&self, text: &str, template: Option<&str>) -> Result<Extraction, ToolError> {
-        const TOOL: &str = "mentisdb_extract_memories";
-        let model = self.chat_model.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let model = model.ok_or_else(|| {
-            ToolError::Unavailable("memory extraction is not configured: start the daemon with OPENAI_API_KEY set (and LLM_BASE_URL for a non-OpenAI endpoint, LLM_MODEL for the model; default gpt-4o)".into())
-        })?;
-        if text.trim().is_empty() {
-            return Err(ToolError::invalid(TOOL, "text must not be empty"));
-        }
-        let reply = model.chat(SYSTEM_PROMPT, &user_prompt(text, template), TEMPERATURE).map_err(|e| ToolError::Unavailable(format!("the language model call failed: {e}")))?;
-        read_reply(&reply, model.model()).map_err(|e| ToolError::Unavailable(format!("the language model's reply could not be used: {e}")))
     }
 }
 

@@ -61,7 +61,9 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod agents;
+mod args;
 pub mod backup;
+mod caller;
 pub mod base64;
 pub mod canonical;
 pub mod checkpoint;
@@ -108,7 +110,6 @@ pub mod webhooks;
 mod retirements;
 mod summary;
 mod traverse;
-mod visibility;
 
 pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};

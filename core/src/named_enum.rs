@@ -10,7 +10,7 @@
 //!   which lists every value in `NAMES`,
 //! - serde `Serialize` (the wire name) and `Deserialize` (any accepted
 //!   spelling, through `FromStr`), and the same reading as a tool argument
-//!   ([`crate::dispatch::args::FromArg`]),
+//!   ([`crate::args::FromArg`]),
 //! - a `JsonSchema` that is a string with an `enum` of `NAMES`, so MCP
 //!   clients see the allowed values.
 //!
@@ -187,9 +187,9 @@ macro_rules! named_enum {
             }
         }
 
-        impl $crate::dispatch::args::FromArg for $name {
-            fn from_arg(value: ::serde_json::Value) -> Result<Self, $crate::dispatch::args::ArgError> {
-                $crate::dispatch::args::name_arg(value, $name::parse)
+        impl $crate::args::FromArg for $name {
+            fn from_arg(value: ::serde_json::Value) -> Result<Self, $crate::args::ArgError> {
+                $crate::args::name_arg(value, $name::parse)
             }
 
             fn placeholder() -> Self {

@@ -1,7 +1,7 @@
 //! Thought filters shared by search, markdown export, traversal and ranked
 //! retrieval. Every filter is ANDed; list filters match any of their entries.
 
-use crate::dispatch::args::read_args;
+use crate::args::read_args;
 use crate::chain::Chain;
 use crate::derived::SearchText;
 use crate::limits::{self, LimitError};
@@ -327,7 +327,7 @@ impl BoundFilter<'_> {
 }
 
 /// The newest `limit` matching thoughts that `visibility` shows, returned in append order.
-pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: crate::visibility::Visibility, limit: usize) -> Vec<&'c Thought> {
+pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: crate::chain::visibility::Visibility, limit: usize) -> Vec<&'c Thought> {
     let mut out: Vec<&Thought> = Vec::new();
     let filter = filter.bind(chain);
     let view = visibility.over(chain);
@@ -341,6 +341,12 @@ pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: c
     }
     out.reverse();
     out
+}
+
+impl crate::ranked::ThoughtMatch for ThoughtFilter {
+    fn matches(&self, t: &Thought, timestamp_ms: i64) -> bool {
+        self.matches_fields_at(t, timestamp_ms)
+    }
 }
 
 #[cfg(test)]
@@ -378,7 +384,7 @@ mod tests {
         assert!(e.to_string().contains("finite"), "{e}");
         let w = TimeWindow { start: 0, delta: -1, unit: None };
         assert!(ThoughtFilter::compile(&FilterArgs::default(), Some(&w), None).unwrap_err().to_string().contains("negative"));
-        use crate::dispatch::args::FromArg;
+        use crate::args::FromArg;
         let e = TimeWindow::from_arg(serde_json::json!({"start": 0, "delta": 1, "unit": "hours"})).unwrap_err();
         assert!(e.to_string().contains("expected one of: seconds, milliseconds"), "{e}");
         let w = TimeWindow::from_arg(serde_json::json!({"start": 0, "delta": 1, "unit": "ms"})).unwrap();

@@ -1,5 +1,5 @@
 //! Which thoughts later thoughts retire: the index behind
-//! [`crate::visibility`], kept by each chain and caught up on first use.
+//! [`crate::chain::visibility`], kept by each chain and caught up on first use.
 
 use crate::derived::Derive;
 use crate::thought::Thought;

@@ -10,7 +10,6 @@
 //! renamed to FILE.
 
 use crate::backup::{self, read_archive, restore_into};
-use crate::cli::{BackupArgs, RestoreArgs};
 use crate::config::Config;
 use crate::shell::Target;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -19,6 +18,39 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// `mentisdbd backup` arguments.
+#[derive(Debug, clap::Args)]
+pub struct BackupArgs {
+    /// The archive to write (.tar.gz).
+    #[arg(long = "to", short = 'o', visible_alias = "output", value_name = "FILE")]
+    pub to: std::path::PathBuf,
+    /// A daemon's REST base URL to back up [default: the data directory's
+    /// daemon, else the directory (or --storage-url database) itself].
+    #[arg(long, env = "MENTISDB_URL")]
+    pub url: Option<String>,
+    /// Bearer token (admin on all chains) for the daemon [default: MENTISDB_API_TOKEN].
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Replace FILE when it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `mentisdbd restore` arguments.
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The archive made by `mentisdbd backup` or `GET /v1/admin/backup`.
+    pub archive: std::path::PathBuf,
+    /// The data directory to restore into [default: MENTISDB_DIR / --dir, or
+    /// the database of --storage-url]. No daemon may hold it.
+    #[arg(long, value_name = "DIR")]
+    pub to: Option<std::path::PathBuf>,
+    /// Replace the memory the target already holds (its chains, sidecars,
+    /// skill registry and identity; other files are left alone).
+    #[arg(long, visible_alias = "overwrite")]
+    pub force: bool,
+}
 
 fn bar(len: Option<u64>, template: &str) -> Result<ProgressBar, String> {
     let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
@@ -108,7 +140,7 @@ pub fn verify_snapshot(base: &str, token: Option<&str>) -> Result<(Vec<String>, 
 
 /// Streams `GET /v1/admin/backup` of the daemon at `base` into `file`.
 fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), String> {
-    let url = format!("{base}{}", crate::rest::BACKUP_PATH);
+    let url = format!("{base}{}", crate::routes::BACKUP_PATH);
     // No overall timeout: a large backup takes as long as it takes.
     let agent: ureq::Agent = ureq::Agent::config_builder().timeout_connect(Some(Duration::from_secs(10))).timeout_recv_body(Some(Duration::from_secs(300))).http_status_as_error(false).build().into();
     let mut req = agent.get(&url);

@@ -2,6 +2,7 @@
 //! flag), subcommands manage what the daemon reads. A new subcommand is a
 //! variant of [`Command`] and an arm of [`Command::run`].
 
+use crate::backup_cmd::{BackupArgs, RestoreArgs};
 use crate::config::Config;
 use crate::tokens::{add_token, list_tokens, revoke_token};
 use clap::{Parser, Subcommand};
@@ -153,39 +154,6 @@ pub enum Command {
     /// object's SHA-256 and opens and verifies every chain in memory before
     /// writing anything; refuses a target that holds data unless --force.
     Restore(RestoreArgs),
-}
-
-/// `mentisdbd backup` arguments.
-#[derive(Debug, clap::Args)]
-pub struct BackupArgs {
-    /// The archive to write (.tar.gz).
-    #[arg(long = "to", short = 'o', visible_alias = "output", value_name = "FILE")]
-    pub to: std::path::PathBuf,
-    /// A daemon's REST base URL to back up [default: the data directory's
-    /// daemon, else the directory (or --storage-url database) itself].
-    #[arg(long, env = "MENTISDB_URL")]
-    pub url: Option<String>,
-    /// Bearer token (admin on all chains) for the daemon [default: MENTISDB_API_TOKEN].
-    #[arg(long)]
-    pub token: Option<String>,
-    /// Replace FILE when it exists.
-    #[arg(long)]
-    pub force: bool,
-}
-
-/// `mentisdbd restore` arguments.
-#[derive(Debug, clap::Args)]
-pub struct RestoreArgs {
-    /// The archive made by `mentisdbd backup` or `GET /v1/admin/backup`.
-    pub archive: std::path::PathBuf,
-    /// The data directory to restore into [default: MENTISDB_DIR / --dir, or
-    /// the database of --storage-url]. No daemon may hold it.
-    #[arg(long, value_name = "DIR")]
-    pub to: Option<std::path::PathBuf>,
-    /// Replace the memory the target already holds (its chains, sidecars,
-    /// skill registry and identity; other files are left alone).
-    #[arg(long, visible_alias = "overwrite")]
-    pub force: bool,
 }
 
 /// Where a shell command's call goes, and its output form.

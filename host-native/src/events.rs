@@ -23,7 +23,7 @@
 //! - Comment lines (`:`) every 15 s keep idle connections open.
 //! - Every stream ends when the daemon stops (it never holds up a shutdown).
 
-use crate::rest::{ApiError, RestState};
+use crate::api_error::ApiError;
 use crate::tokens::Identity;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Query, State};
@@ -221,9 +221,17 @@ impl Stream {
     }
 }
 
+/// What the event stream reads: the engine and the hub of its appends
+/// (taken from the REST router's state).
+#[derive(Clone)]
+pub struct EventsState {
+    pub db: Arc<MentisDb>,
+    pub events: Arc<EventHub>,
+}
+
 /// `GET /v1/events`: see the module docs.
 pub async fn events(
-    State(st): State<RestState>,
+    State(st): State<EventsState>,
     Extension(who): Extension<Identity>,
     headers: HeaderMap,
     query: Result<Query<BTreeMap<String, String>>, QueryRejection>,

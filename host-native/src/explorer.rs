@@ -9,7 +9,7 @@
 //! sending the token the user pasted, so it can see and do exactly what that
 //! token may. Switched off, these paths answer 404 like any unknown path.
 
-use crate::rest::ApiError;
+use crate::api_error::ApiError;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};

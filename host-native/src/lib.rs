@@ -30,6 +30,7 @@
 //! [`auth`] (the token middleware and the one call path), [`tokens`]
 //! (token file, store, access rule), [`daemon`] (startup), [`explorer`] (the browser page at `/explorer`), [`dir_lock`] (one daemon per data directory), [`host_env`] (clock, ids).
 
+pub mod api_error;
 pub mod auth;
 pub mod backup;
 pub mod backup_cmd;
@@ -50,6 +51,7 @@ pub mod mcp;
 pub mod openapi;
 pub mod reference_import;
 pub mod rest;
+pub mod routes;
 pub mod shell;
 pub mod run;
 pub mod stdio_proxy;

@@ -14,7 +14,7 @@
 use crate::config::Config;
 use crate::daemon::{open_store, OpenedStore};
 use crate::dir_lock::running_daemon;
-use crate::rest::ROUTES;
+use crate::routes::ROUTES;
 use mentisdb_core::MentisDb;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;

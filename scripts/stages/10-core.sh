@@ -8,8 +8,8 @@ rustup component add clippy >/dev/null 2>&1 || true
 cargo clippy -p mentisdb-core --all-targets -- -D warnings
 # Every crate of the workspace (the core's stricter clippy.toml applies to it alone).
 cargo clippy --workspace --all-targets -- -D warnings
-# No import cycle between the core's modules (ARCHITECTURE.md, "The crates").
-python3 scripts/module_cycles.py core/src
+# Each crate's modules stand in the layers ARCHITECTURE.md draws (no cycle).
+python3 scripts/module_layers.py
 cargo test -p mentisdb-core --lib --tests --examples
 # Benches are compiled (debug) but not run here: figures come from `cargo bench`.
 cargo test -p mentisdb-core --benches --no-run

@@ -23,9 +23,13 @@ mod context;
 mod dedup;
 mod replay;
 mod shared;
+mod secrets;
+pub(crate) mod visibility;
+mod corpus;
 
 pub use append::{NewThought, RelationInput};
 pub use replay::{Appended, Prepared};
+pub(crate) use secrets::redact_new_thought;
 
 /// An open, verified chain.
 ///
@@ -230,7 +234,7 @@ impl Chain {
     }
 
     /// Which thoughts later thoughts retire, caught up with every thought
-    /// (see [`crate::visibility`]).
+    /// (see [`crate::chain::visibility`]).
     pub(crate) fn retirements(&self) -> RwLockReadGuard<'_, Retirements> {
         self.retirements.get(&self.thoughts)
     }

@@ -57,7 +57,7 @@ impl MentisDb {
     }
 
     fn redact(&self, input: &mut NewThought) -> Result<Vec<crate::redact::Redaction>, ToolError> {
-        Ok(if self.config.redact_secrets { crate::redact::redact_new_thought(input)? } else { Vec::new() })
+        Ok(if self.config.redact_secrets { crate::chain::redact_new_thought(input)? } else { Vec::new() })
     }
 
     /// After the write: the sync that makes the append durable (a replay

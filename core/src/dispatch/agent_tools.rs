@@ -1,8 +1,8 @@
 //! Chain-registry tools: agents (list, get, upsert, describe, alias, keys,
 //! disable) and entity types (list, upsert; `entity_types.rs`).
 
-use super::args::read_args;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::ChainKey;
 use super::replies::{AgentListReply, AgentRegistryReply, AgentReply, AgentSummary, EntityTypeListReply, EntityTypeReply};
 use super::{raw, tools};
 use crate::agents::{AgentRecord, AgentStatus, AgentUpsert, KeyAlgorithm};

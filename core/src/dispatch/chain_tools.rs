@@ -5,8 +5,8 @@
 //! the stored bytes (what the browser's `exportChain` gives), import
 //! verifies them before anything is stored.
 
-use super::args::read_args;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::ChainKey;
 use super::replies::{BranchReply, CatchUpReply, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, MergeReply};
 use crate::error::ImportError;
 use base64::Engine as _;
@@ -109,7 +109,7 @@ fn import_chain(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ImportChain
         thought_count: report.thought_count,
         torn_tail_bytes: report.torn_tail_bytes,
         head_hash: report.head_hash,
-        storage_location: super::access::shown_location(caller, report.storage_location),
+        storage_location: crate::caller::shown_location(caller, report.storage_location),
     })
 }
 

@@ -15,9 +15,6 @@
 mod access;
 mod agent_tools;
 mod arg_formats;
-pub(crate) mod args;
-mod bounded;
-mod chain_key;
 mod chain_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
@@ -35,16 +32,16 @@ mod skill_tools;
 mod sync_tools;
 mod thought_tools;
 mod thought_reads;
-mod unknown_fields;
 #[cfg(feature = "daemon-tools")]
 mod webhook_tools;
 
-pub use access::{access_of, call_scope, Access, CallScope, Caller, ChainReads, Reach};
+pub use access::{access_of, call_scope, Access, CallScope, Reach};
+pub use crate::caller::{Caller, ChainReads};
 pub use graph_mode::GraphMode;
 pub use profiles::{listed_tools, select_tools, CORE_TOOLS};
 
 use crate::db::MentisDb;
-use args::{read_args, ReadArgs};
+use crate::args::{self, read_args, ReadArgs};
 use crate::error::ToolError;
 use crate::text::{truncate_chars, MAX_ECHO_CHARS};
 use schemars::JsonSchema;
@@ -143,7 +140,7 @@ macro_rules! tools {
         /// for an omitted one, the default chain), if `tool` is in [`TOOLS`].
         pub(super) fn chains_named(tool: &str) -> Option<$crate::dispatch::ChainsNamed> {
             match tool {
-                $($name => Some(|args| $crate::dispatch::chain_refs_of(&$crate::dispatch::args::read_leniently::<$args>(args))),)+
+                $($name => Some(|args| $crate::dispatch::chain_refs_of(&$crate::args::read_leniently::<$args>(args))),)+
                 _ => None,
             }
         }

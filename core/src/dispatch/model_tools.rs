@@ -1,8 +1,8 @@
 //! Tools that need the host's language model: `mentisdb_extract_memories`
 //! (`crate::extract` holds the prompt and the reply reading).
 
-use super::args::read_args;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::ChainKey;
 use super::tools;
 use crate::db::MentisDb;
 use crate::error::ToolError;

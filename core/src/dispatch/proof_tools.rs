@@ -3,8 +3,8 @@
 //! (`crate::proofs` holds the semantics, `crate::merkle` and
 //! `crate::checkpoint` the algorithms and their verifiers).
 
-use super::args::read_args;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::ChainKey;
 use super::replies::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 use super::{tools, NoArgs};
 use crate::checkpoint;

@@ -1,9 +1,9 @@
 //! Ranked retrieval tools: ranked search, context bundles, and graph
 //! context resolution from one thought.
 
-use super::args::read_args;
-use super::bounded::Bounded;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::Bounded;
+use crate::args::ChainKey;
 use super::graph_mode::GraphMode;
 use super::locator::ThoughtLocator;
 use super::replies::{VectorMetadata, VectorStatus, VectorsRebuildReply, 
@@ -17,7 +17,7 @@ use crate::error::ToolError;
 use crate::query::{FilterArgs, ThoughtFilter};
 use crate::ranked::rerank::{fuse, signals, DEFAULT_RERANK_K, MAX_RERANK_K, RRF_SCORE_SCALE};
 use crate::ranked::RankedHit;
-use crate::visibility::Visibility;
+use crate::chain::visibility::Visibility;
 use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;

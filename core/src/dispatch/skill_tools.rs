@@ -4,9 +4,9 @@
 //! agent of uploads, deprecations and revocations; the registry itself is
 //! daemon-wide, so read tools only validate it.
 
-use super::args::read_args;
-use super::bounded::Bounded;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::Bounded;
+use crate::args::ChainKey;
 use super::{raw, tools, Caller, NoArgs};
 use crate::db::MentisDb;
 use crate::dispatch::replies::{

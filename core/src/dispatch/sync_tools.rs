@@ -3,9 +3,9 @@
 //! proofs: the chain's records after an index, byte for byte in its file
 //! format, and an idempotent batch append for the thoughts it wrote offline.
 
-use super::args::read_args;
-use super::bounded::Bounded;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::Bounded;
+use crate::args::ChainKey;
 use super::replies::{AppendBatchReply, BatchItemReply, ChainRecordsReply};
 use super::thought_tools::{new_thought, AppendArgs};
 use super::tools;

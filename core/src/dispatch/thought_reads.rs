@@ -2,9 +2,9 @@
 //! `thought_tools.rs`): search, list chains, recent context, Markdown
 //! export, summary candidates, get, genesis, traverse and head.
 
-use super::args::read_args;
-use super::bounded::Bounded;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::Bounded;
+use crate::args::ChainKey;
 use super::locator::ThoughtLocator;
 use super::replies::{
     ChainInfo, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply, SearchReply, SummaryCandidateReply,
@@ -20,7 +20,7 @@ use crate::render;
 use crate::thought::{Thought, THOUGHT_SCHEMA_VERSION};
 use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
 use crate::summary::{summary_candidates, SummaryConfig};
-use crate::visibility::Visibility;
+use crate::chain::visibility::Visibility;
 use schemars::JsonSchema;
 use serde_json::value::RawValue;
 
@@ -181,7 +181,7 @@ pub(super) fn list_chains(db: &MentisDb, caller: Option<super::Caller<'_>>, _a: 
             storage_adapter: format.adapter_name().to_string(),
             thought_count,
             agent_count,
-            storage_location: super::access::shown_location(caller, location),
+            storage_location: crate::caller::shown_location(caller, location),
         });
     }
     let chain_keys = chains.iter().map(|c| c.chain_key.clone()).collect();
@@ -231,7 +231,7 @@ pub(super) fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, Tool
 
 pub(super) fn head(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let location = super::access::shown_location(caller, db.storage_location(&key));
+    let location = crate::caller::shown_location(caller, db.storage_location(&key));
     db.read_chain(&key, |c| {
         raw(match c {
             Some(c) => HeadReply {

@@ -3,9 +3,9 @@
 //! context, Markdown export, summary candidates, get, genesis, traverse,
 //! head) are in `thought_reads.rs`.
 
-use super::args::read_args;
-use super::bounded::Score;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::Score;
+use crate::args::ChainKey;
 use super::locator::ThoughtLocator;
 use super::replies::{
     AppendReply, BootstrapReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, RecentContextReply,

@@ -2,8 +2,8 @@
 //! registry; the daemon delivers). All three are admin on every chain: a
 //! webhook sees appends and its URL and filters are daemon-wide state.
 
-use super::args::read_args;
-use super::chain_key::ChainKey;
+use crate::args::read_args;
+use crate::args::ChainKey;
 use super::replies::{WebhookDeletedReply, WebhookListReply, WebhookRegisteredReply};
 use super::tools;
 use crate::db::MentisDb;

@@ -7,7 +7,7 @@ use super::embedding::EmbeddingProvider;
 use super::graph::GraphOptions;
 use super::index::RankedIndex;
 use crate::host::Parallelism;
-use crate::query::ThoughtFilter;
+use super::corpus::ThoughtMatch;
 
 /// Most distinct query terms used (the rest are ignored).
 pub const MAX_QUERY_TERMS: usize = 64;
@@ -18,7 +18,7 @@ pub struct RankedQuery<'a> {
     /// The query text.
     pub text: &'a str,
     /// Which thoughts may be returned.
-    pub filter: &'a ThoughtFilter,
+    pub filter: &'a dyn ThoughtMatch,
     /// At most this many results.
     pub limit: usize,
     /// Expansion through refs and relations.
@@ -40,13 +40,6 @@ pub struct RankedQuery<'a> {
     /// How the host runs the scan of a large chain's vectors (the
     /// engine's [`crate::DbConfig::parallelism`]; [`crate::Sequential`] runs it in turn).
     pub parallelism: &'a dyn Parallelism,
-}
-
-impl RankedQuery<'_> {
-    /// Which retired thoughts the query shows ([`crate::visibility`]).
-    pub(crate) fn visibility(&self) -> crate::visibility::Visibility {
-        crate::visibility::Visibility { include_invalidated: self.include_superseded, as_of_ms: self.as_of_ms }
-    }
 }
 
 /// Vectors of a query's words, keyed by their index term.

@@ -88,7 +88,7 @@ use super::lexical::{score_phrases, score_terms};
 use super::rerank::rerank;
 use super::stretch::{add_stretch, max_stretch};
 use super::vectors::score_vectors;
-use crate::chain::Chain;
+use super::corpus::Corpus;
 
 pub use super::conversation::{context_neighbours, CONTEXT_DECAY, CONTEXT_MAX_GAP_MS, CONTEXT_OVERLAP, CONTEXT_REPLY_BOOST, CONTEXT_SEEDS, CONTEXT_VECTOR_CAP, CONTEXT_VECTOR_SHARE, CONTEXT_WEIGHT, CONTEXT_WINDOW};
 pub use super::graph::{edge_weight, GraphOptions, GRAPH_DECAY, MAX_GRAPH_SEEDS};
@@ -99,7 +99,7 @@ pub use super::stretch::{stretch_neighbours, STRETCH_WEIGHT, STRETCH_WINDOW};
 pub use super::vectors::{nearest_rows, EXACT_VECTORS_UP_TO, SIMILARITY_SAMPLE, SKETCH_SHORTLIST, VECTOR_CANDIDATES, VECTOR_WEIGHT};
 
 /// Runs `q` over `chain`: the stages in order, over one set of accumulators.
-pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
+pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedResults {
     let index_guard = chain.ranked_index();
     let index: &RankedIndex = &index_guard;
     let thoughts = chain.thoughts();
@@ -108,8 +108,8 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
     // (Asked of every candidate: a chain with no forgotten thought is not read per thought.)
     let any_forgotten = chain.has_forgotten();
     let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !(any_forgotten && thoughts[doc as usize].is_forgotten());
-    let view = q.visibility().over(chain);
-    let admit = |doc: u32| exists(doc) && !view.hides(doc as usize) && q.filter.matches_fields_at(&thoughts[doc as usize], timestamps_ms[doc as usize]);
+    let hides = chain.retired_filter(q.include_superseded, q.as_of_ms);
+    let admit = |doc: u32| exists(doc) && !hides(doc as usize) && q.filter.matches(&thoughts[doc as usize], timestamps_ms[doc as usize]);
     let scope = Scope { exists, admit };
     let terms = query_terms(q.text);
     let mut acc = Accumulators::new(index.len());
@@ -175,7 +175,7 @@ pub fn ranked_search(chain: &Chain, q: &RankedQuery) -> RankedResults {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::NewThought;
+    use crate::chain::{Chain, NewThought};
     use crate::query::ThoughtFilter;
     use crate::ranked::bm25;
     use crate::ranked::index::Field;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::thought::ThoughtType;
+use crate::chain::{redact_new_thought, NewThought};
 
 /// `(kind, text with a secret, the text redacted, a near miss that must stay)`.
 /// Secrets are assembled with `concat!` so scanners of this repository do not flag the file.

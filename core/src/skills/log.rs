@@ -19,7 +19,7 @@
 //! ```
 //! (an optional signature is one flag byte 0/1, then the key id and the
 //! signature bytes). An upload made through an authenticated host (a token
-//! name, [`crate::dispatch::Caller`]) is written as event version 2 with the
+//! name, [`crate::caller::Caller`]) is written as event version 2 with the
 //! caller's name last; one without a caller is still written as version 1,
 //! byte-identical to logs written before callers existed, and both decode.
 //! A status change made by an agent without a caller is still version 1; one

@@ -22,7 +22,6 @@
 //! checks), `access` (the [`crate::MentisDb`] methods the nine skill tools of
 //! `crate::dispatch` call).
 
-mod access;
 pub mod authority;
 pub mod document;
 mod document_error;

@@ -35,7 +35,7 @@ pub struct NewVersion<'a> {
     /// Key id and signature, already verified by the caller.
     pub signature: Option<(String, Vec<u8>)>,
     /// The authenticated caller (a host's token), recorded on the version.
-    pub caller: Option<crate::dispatch::Caller<'a>>,
+    pub caller: Option<crate::caller::Caller<'a>>,
     /// Fresh id of the version.
     pub version_id: String,
     /// Upload time, epoch milliseconds.
@@ -158,7 +158,7 @@ impl SkillRegistry {
     /// create new skills, never rewrite another team's). When the creator's
     /// upload had an authenticated caller (a token name), new versions must
     /// also come from that same token or from an admin token on every chain.
-    fn check_caller(skill: &Skill, caller: Option<crate::dispatch::Caller<'_>>, actor: &Actor) -> Result<(), SkillError> {
+    fn check_caller(skill: &Skill, caller: Option<crate::caller::Caller<'_>>, actor: &Actor) -> Result<(), SkillError> {
         if let Some(c) = caller.filter(|c| !c.all_chains) {
             let owner_rule = format!("token '{}' covers only some chains; an existing skill is daemon-wide and takes new versions only from a token covering every chain ('*')", c.name);
             return Err(SkillError::NotOwner { agent_id: actor.agent_id.clone(), skill_id: skill.skill_id.clone(), action: "add a version to", owner_rule });
@@ -338,7 +338,7 @@ impl SkillRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::Caller;
+    use crate::caller::Caller;
 
     fn actor(id: &str, owner: Option<&str>) -> Actor {
         Actor { agent_id: id.into(), agent_name: id.to_uppercase(), agent_owner: owner.map(Into::into) }

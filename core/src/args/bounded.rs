@@ -6,7 +6,7 @@
 //! `warnings` entry naming the field, the value sent and the value used.
 //! Their argument schemas are those of the plain number.
 
-use super::args::{ArgError, FromArg};
+use super::{ArgError, FromArg};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 use std::borrow::Cow;

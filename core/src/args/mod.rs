@@ -26,6 +26,13 @@
 //! every field of its type, which took 26 KB off the browser build's
 //! gzipped `.wasm` (~50 argument types).
 
+mod bounded;
+mod chain_key;
+mod unknown_fields;
+
+pub(crate) use bounded::{Bounded, Score};
+pub(crate) use chain_key::ChainKey;
+
 use serde_json::{Map, Value};
 
 
@@ -75,12 +82,12 @@ impl Args {
 
     /// Takes the fields left unread (the type does not know them): an
     /// error for the first one close to a known field (`did you mean`),
-    /// else a warning naming each goes to `warnings` ([`super::unknown_fields`]).
+    /// else a warning naming each goes to `warnings` ([`crate::args::unknown_fields`]).
     /// Not generic, and it drains the map the way dropping it would: the
     /// browser's `.wasm` pays for it once.
     fn take_unknown(&mut self, warnings: &mut Vec<String>) -> Result<(), ArgError> {
         for (name, _) in std::mem::take(&mut self.map) {
-            if let Some(meant) = super::unknown_fields::suggestion(&name, &self.known) {
+            if let Some(meant) = unknown_fields::suggestion(&name, &self.known) {
                 let shown = crate::text::truncate_chars(&name, 64);
                 return Err(ArgError { path: String::new(), problem: Problem::Invalid(format!("unknown field `{shown}` (did you mean `{meant}`?)")) });
             }
@@ -403,32 +410,32 @@ impl<T: FromArg> FromArg for Vec<T> {
 /// also reads `nested` (an argument type of its own) from the same object.
 macro_rules! read_args {
     ($ty:ident { $($field:ident),* $(,)? } $(flatten { $($nested:ident),+ $(,)? })?) => {
-        impl $crate::dispatch::args::ReadArgs for $ty {
-            fn read(_args: &mut $crate::dispatch::args::Args) -> Self {
+        impl $crate::args::ReadArgs for $ty {
+            fn read(_args: &mut $crate::args::Args) -> Self {
                 $ty {
                     $($field: _args.field(stringify!($field)),)*
-                    $($($nested: $crate::dispatch::args::ReadArgs::read(_args),)+)?
+                    $($($nested: $crate::args::ReadArgs::read(_args),)+)?
                 }
             }
         }
 
-        impl $crate::dispatch::args::FromArg for $ty {
-            fn from_arg(value: ::serde_json::Value) -> ::core::result::Result<Self, $crate::dispatch::args::ArgError> {
-                $crate::dispatch::args::object_arg(value)
+        impl $crate::args::FromArg for $ty {
+            fn from_arg(value: ::serde_json::Value) -> ::core::result::Result<Self, $crate::args::ArgError> {
+                $crate::args::object_arg(value)
             }
 
             fn placeholder() -> Self {
-                $crate::dispatch::args::object_placeholder()
+                $crate::args::object_placeholder()
             }
 
             fn chain_refs<'a>(&'a self, _out: &mut ::std::vec::Vec<::core::option::Option<&'a str>>) {
-                $($crate::dispatch::args::FromArg::chain_refs(&self.$field, _out);)*
-                $($($crate::dispatch::args::FromArg::chain_refs(&self.$nested, _out);)+)?
+                $($crate::args::FromArg::chain_refs(&self.$field, _out);)*
+                $($($crate::args::FromArg::chain_refs(&self.$nested, _out);)+)?
             }
 
             fn notes(&self, _within: &str, _out: &mut ::std::vec::Vec<::std::string::String>) {
-                $($crate::dispatch::args::FromArg::notes(&self.$field, &$crate::dispatch::args::field_path(_within, stringify!($field)), _out);)*
-                $($($crate::dispatch::args::FromArg::notes(&self.$nested, _within, _out);)+)?
+                $($crate::args::FromArg::notes(&self.$field, &$crate::args::field_path(_within, stringify!($field)), _out);)*
+                $($($crate::args::FromArg::notes(&self.$nested, _within, _out);)+)?
             }
         }
     };

@@ -10,7 +10,7 @@
 //! them (`include_invalidated: true`, alias `include_superseded`). With
 //! `as_of`, only relations of thoughts stamped at or before it retire.
 
-use crate::chain::Chain;
+use super::Chain;
 use crate::retirements::Retirements;
 
 /// What one read shows of retired thoughts.

@@ -2,10 +2,9 @@
 //! skill tools call, as the chain tools call [`MentisDb::with_chain`] and
 //! [`MentisDb::append`], and the agent tools [`MentisDb::edit_agents`].
 
-use super::error::SkillError;
-use super::registry::{SkillRegistry, SkillWrite};
+use super::MentisDb;
 use crate::agents::{AgentRecord, AgentStatus};
-use crate::db::MentisDb;
+use crate::skills::{SkillError, SkillRegistry, SkillWrite};
 use crate::error::ToolError;
 
 impl MentisDb {

@@ -1,6 +1,6 @@
 //! [`ChainKey`]: the type of every tool argument that names a chain.
 
-use super::args::{ArgError, FromArg};
+use super::{ArgError, FromArg};
 use serde_json::Value;
 
 /// A tool argument that names a chain (`chain_key`, an entry of

@@ -1,0 +1,30 @@
+//! The chain as the ranker reads it ([`crate::ranked::Corpus`]).
+
+use super::visibility::Visibility;
+use super::Chain;
+use crate::ranked::{Corpus, RankedIndex};
+use crate::thought::Thought;
+use std::sync::RwLockReadGuard;
+
+impl Corpus for Chain {
+    fn ranked_index(&self) -> RwLockReadGuard<'_, RankedIndex> {
+        Chain::ranked_index(self)
+    }
+
+    fn thoughts(&self) -> &[Thought] {
+        Chain::thoughts(self)
+    }
+
+    fn timestamps_millis(&self) -> &[i64] {
+        Chain::timestamps_millis(self)
+    }
+
+    fn has_forgotten(&self) -> bool {
+        Chain::has_forgotten(self)
+    }
+
+    fn retired_filter(&self, include_retired: bool, as_of_ms: Option<i64>) -> Box<dyn Fn(usize) -> bool + Sync + '_> {
+        let view = Visibility { include_invalidated: include_retired, as_of_ms }.over(self);
+        Box::new(move |index| view.hides(index))
+    }
+}
