@@ -27,6 +27,7 @@ export function addThoughtForm(chainKey, onAdded) {
     if (!r) return;
     sessionStorage.setItem("mentisdb.explorer.agent", body.agent_id);
     content.value = "";
+    tags.value = "";
     status(`Added thought #${r.thought.index} to ${chainKey}.`, "info", { keep: false });
     onAdded(r.thought);
   });

@@ -107,4 +107,17 @@ mod tests {
         let index = FILES[0].text;
         assert!(!index.contains("<script>") && !index.contains(" style="), "no inline script or style in index.html");
     }
+
+    /// A page file added to `host-native/explorer/` but not to [`FILES`]
+    /// would be a 404 in the browser: every one is embedded.
+    #[test]
+    fn every_page_file_of_the_directory_is_embedded() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("explorer");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if [".js", ".css", ".html"].iter().any(|ext| name.ends_with(ext)) {
+                assert!(FILES.iter().any(|f| f.name == name), "{name} is in host-native/explorer/ but not in FILES");
+            }
+        }
+    }
 }
