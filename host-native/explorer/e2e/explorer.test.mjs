@@ -363,6 +363,9 @@ test("timeline: add a thought from the page, see it in the timeline, then forget
   assert.equal((await daemon.call("/v1/head", { chain_key: "project" })).integrity_ok, true, "the chain still verifies");
   await shot("forgotten");
   await accessible("timeline with a forgotten thought");
+  await go(`#/thought/project/${before}`);
+  assert.match(await page.textContent("#thought-content"), /^Forgotten by .*: pasted by mistake$/);
+  assert.equal(await page.getAttribute("h1 .type-badge", "data-type"), "Decision");
 });
 
 test("a new-thought note belongs to its chain's timeline and does not follow onto other views", async () => {
