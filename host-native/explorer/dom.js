@@ -111,14 +111,16 @@ export function download(name, blob) {
 
 /**
  * Shows `text` in the page's status line; `kind` "error" marks it as such.
- * The message outlives the next view change (an action that navigates
- * still reports what it did), then [`clearStatus`] removes it.
+ * By default the message outlives the next view change (an action that
+ * navigates still reports what it did), then [`clearStatus`] removes it;
+ * with `keep: false` it belongs to the current view and goes with it.
  */
-export function status(text, kind = "info") {
+export function status(text, kind = "info", { keep = true } = {}) {
   const line = document.getElementById("status");
   line.textContent = text;
   line.dataset.kind = kind;
-  line.dataset.keep = "once";
+  if (keep) line.dataset.keep = "once";
+  else delete line.dataset.keep;
 }
 
 /** Called on every view change: clears the status unless just set. */
@@ -128,13 +130,18 @@ export function clearStatus() {
   else line.textContent = "";
 }
 
-/** Runs `action`, reporting its failure in the status line (not thrown). */
+/**
+ * Runs `action`, reporting its failure in the status line (not thrown). A
+ * token problem (401/403) is explained once, by the page's token message:
+ * the status line then only says what failed.
+ */
 export async function attempt(what, action) {
   try {
     const result = await action();
     return result;
   } catch (e) {
-    status(`${what} failed: ${e.message}`, "error");
+    const auth = e.status === 401 || e.status === 403;
+    status(auth ? `${what} failed (HTTP ${e.status}; see the message above).` : `${what} failed: ${e.message}`, "error", { keep: false });
     return undefined;
   }
 }

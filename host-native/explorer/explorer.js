@@ -1,19 +1,29 @@
 // The explorer's entry module: the token box, status line, and hash routing
-// to the views (#/chains, #/chain/<key>, #/thought/<key>/<id>,
-// #/agents/<key>, #/skills, #/skill/<id>, #/webhooks). Each view is a function
+// to the views (#/overview, the landing page; #/chains, #/chain/<key>,
+// #/graph/<key>, #/thought/<key>/<id>, #/agents/<key>, #/skills,
+// #/skill/<id>, #/webhooks, #/admin). Each view is a function
 // `(main, ...params) => Promise<cleanup | void>` in a views-*.js module.
+// A missing or refused token is explained once per screen, in #auth-message.
 
 import { onAuthError, setToken, token } from "./api.js";
 import { clearStatus, h, replace, status } from "./dom.js";
+import { overviewView } from "./views-overview.js";
 import { chainsView } from "./views-chains.js";
+import { graphView } from "./views-graph.js";
+import { adminView } from "./views-admin.js";
 import { timelineView } from "./views-timeline.js";
 import { thoughtView } from "./views-thought.js";
 import { agentsView } from "./views-agents.js";
 import { skillsView, skillView } from "./views-skills.js";
 import { webhooksView } from "./views-webhooks.js";
 
+const HOME = "#/overview";
+
 const routes = [
+  [/^#\/overview$/, overviewView],
   [/^#\/chains$/, chainsView],
+  [/^#\/graph\/([^/]+)$/, graphView],
+  [/^#\/admin$/, adminView],
   [/^#\/chain\/([^/]+)$/, timelineView],
   [/^#\/thought\/([^/]+)\/([^/]+)$/, thoughtView],
   [/^#\/agents\/([^/]+)$/, agentsView],
@@ -29,10 +39,11 @@ let cleanup = null;
 
 function showAuthProblem(error) {
   authMessage.hidden = false;
+  // The daemon's 401 text only repeats this; a 403 names the missing scope.
   const what = error.status === 401
     ? "The daemon needs an API token (or did not accept this one). Paste it in the API token box above and choose “Use token”."
     : "This token may not do that (HTTP 403).";
-  replace(authMessage, h("strong", {}, what), " ", error.message);
+  replace(authMessage, h("strong", {}, what), error.status === 401 ? null : ` ${error.message}`);
   document.body.dataset.auth = String(error.status);
   tokenInput.focus();
 }
@@ -48,7 +59,7 @@ let generation = 0;
  */
 async function render() {
   const mine = ++generation;
-  const hash = location.hash || "#/chains";
+  const hash = location.hash && location.hash !== "#/" ? location.hash : HOME;
   if (cleanup) {
     try {
       cleanup();
@@ -61,7 +72,7 @@ async function render() {
   document.body.dataset.ready = "false";
   clearStatus();
   if (!match) {
-    replace(main, h("h1", {}, "Not found"), h("p", {}, "No view at ", h("code", {}, hash), ". ", h("a", { href: "#/chains" }, "Go to the chains.")));
+    replace(main, h("h1", {}, "Not found"), h("p", {}, "No view at ", h("code", {}, hash), ". ", h("a", { href: HOME }, "Go to the overview.")));
     document.body.dataset.ready = "true";
     return;
   }
@@ -73,16 +84,32 @@ async function render() {
   try {
     done = (await view(target, ...params)) ?? null;
   } catch (e) {
-    replace(target, h("h1", {}, "Could not load this view"), h("p", { class: "error" }, e.message));
-    if (mine === generation) status(e.message, "error");
+    if (e.status === 401 || e.status === 403) {
+      // #auth-message already says what is needed: one prompt, not three.
+      replace(target, h("h1", {}, "Could not load this view"), h("p", { class: "muted" }, "See the message above; the view is drawn once the daemon answers."));
+    } else {
+      replace(target, h("h1", {}, "Could not load this view"), h("p", { class: "error" }, e.message));
+      if (mine === generation) status(e.message, "error", { keep: false });
+    }
   }
   if (mine !== generation) {
     if (done) done();
     return;
   }
   cleanup = done;
+  markNav(hash);
   replace(main, target);
   document.body.dataset.ready = "true";
+}
+
+/** Marks the nav link of the current section with aria-current. */
+function markNav(hash) {
+  const section = hash.match(/^#\/[^/]+/)?.[0];
+  const owner = { "#/chain": "#/chains", "#/graph": "#/chains", "#/thought": "#/chains", "#/agents": "#/chains", "#/skill": "#/skills" }[section] ?? section;
+  for (const a of document.querySelectorAll(".top nav a")) {
+    if (a.getAttribute("href") === owner) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
 }
 
 document.getElementById("token-form").addEventListener("submit", (e) => {

@@ -1,7 +1,7 @@
 // A tiny, safe Markdown renderer for skills: it builds DOM nodes from the
-// text (headings, paragraphs, lists, block quotes, fenced code, rules,
-// inline code, bold, italic, links) and never parses HTML: any markup in the
-// source stays literal text. Links keep only http(s), mailto and in-page
+// text (YAML front matter as a table of its keys, headings, paragraphs,
+// lists, block quotes, fenced code, rules, inline code, bold, italic, links)
+// and never parses HTML: any markup in the source stays literal text. Links keep only http(s), mailto and in-page
 // targets; others become plain text.
 
 import { h } from "./dom.js";
@@ -27,11 +27,54 @@ export function inline(text) {
   return out;
 }
 
+/**
+ * The YAML front matter at the start of `lines` ("---", then "key: value"
+ * lines, then "---" or "..."): {rows: [[key, value]], end: index after it},
+ * or null. A key's indented or "- " lines below it are its value, one per
+ * line; quotes around a plain value are dropped. Nothing is evaluated.
+ */
+export function frontMatter(lines) {
+  if (lines[0]?.trim() !== "---") return null;
+  const close = lines.findIndex((l, i) => i > 0 && (l.trim() === "---" || l.trim() === "..."));
+  if (close < 0) return null;
+  const rows = [];
+  for (const line of lines.slice(1, close)) {
+    if (!line.trim() || line.trimStart().startsWith("#")) continue;
+    const kv = line.match(/^([^\s:#][^:]*?)\s*:(?:\s+(.*)|\s*)$/);
+    if (kv && !/^\s/.test(line)) {
+      rows.push([kv[1], (kv[2] ?? "").trim().replace(/^(["'])(.*)\1$/, "$2")]);
+    } else if (rows.length) {
+      const last = rows.at(-1);
+      last[1] = last[1] ? `${last[1]}\n${line.trim()}` : line.trim();
+    } else {
+      rows.push(["", line.trim()]);
+    }
+  }
+  return { rows, end: close + 1 };
+}
+
+function frontMatterTable(rows) {
+  return h("table", { class: "front-matter" }, h("caption", {}, "Front matter"),
+    h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, yamlList(v) ?? v)))));
+}
+
+/** A value of "- a" lines as a `<ul>`, else null. */
+function yamlList(value) {
+  const items = value.split("\n");
+  if (!value || !items.every((l) => l.startsWith("- "))) return null;
+  return h("ul", {}, items.map((l) => h("li", {}, l.slice(2).replace(/^(["'])(.*)\1$/, "$2"))));
+}
+
 /** Renders Markdown `source` into a new `<div class="markdown">`. */
 export function render(source) {
   const root = h("div", { class: "markdown" });
   const lines = String(source).replace(/\r\n?/g, "\n").split("\n");
   let i = 0;
+  const front = frontMatter(lines);
+  if (front) {
+    root.append(frontMatterTable(front.rows));
+    i = front.end;
+  }
   let paragraph = [];
   const flush = () => {
     if (paragraph.length) root.append(h("p", {}, ...inline(paragraph.join(" "))));

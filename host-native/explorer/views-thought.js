@@ -6,6 +6,7 @@
 import { post } from "./api.js";
 import { facts, h, replace, route, when } from "./dom.js";
 import { relationGraph } from "./graph.js";
+import { typeBadge } from "./types.js";
 
 function locator(chainKey, idOrIndex) {
   return /^\d+$/.test(idOrIndex) ? { chain_key: chainKey, thought_index: Number(idOrIndex) } : { chain_key: chainKey, thought_id: idOrIndex };
@@ -65,9 +66,10 @@ export async function thoughtView(main, chainKey, idOrIndex) {
   const [out, inc, signed] = await Promise.all([outgoing(chainKey, t), incoming(chainKey, t, head.thought_count), signature(chainKey, t)]);
   const prev = t.index > 0 ? h("a", { href: route("thought", chainKey, String(t.index - 1)) }, h("code", {}, t.prev_hash)) : h("span", { class: "muted" }, "none (first thought)");
   replace(main,
-    h("p", { class: "crumbs" }, h("a", { href: route("chain", chainKey) }, `← ${chainKey}`)),
-    h("h1", {}, `Thought #${t.index} `, h("span", { class: "type" }, t.thought_type)),
-    h("pre", { class: "content", id: "thought-content" }, t.content),
+    h("p", { class: "crumbs" }, h("a", { href: route("chain", chainKey) }, `← ${chainKey}`), " · ", h("a", { href: route("graph", chainKey) }, "the chain's relation graph")),
+    h("h1", {}, `Thought #${t.index} `, typeBadge(t.thought_type)),
+    t.forgotten ? h("p", { class: "content forgotten", id: "thought-content" }, h("em", {}, `Forgotten by ${t.forgotten.forgotten_by} at ${when(t.forgotten.forgotten_at)}: ${t.forgotten.reason}`))
+      : h("pre", { class: "content", id: "thought-content" }, t.content),
     facts([
       ["id", h("code", {}, t.id)],
       ["chain", h("a", { href: route("chain", chainKey) }, chainKey)],
@@ -78,8 +80,8 @@ export async function thoughtView(main, chainKey, idOrIndex) {
       ["session", t.session_id],
       ["importance", String(t.importance)],
       ["confidence", t.confidence === null ? null : String(t.confidence)],
-      ["tags", t.tags.length ? t.tags.join(", ") : null],
-      ["concepts", t.concepts.length ? t.concepts.join(", ") : null],
+      ["tags", t.tags?.length ? t.tags.join(", ") : null],
+      ["concepts", t.concepts?.length ? t.concepts.join(", ") : null],
       ["entity type", t.entity_type],
       ["schema", String(t.schema_version)],
       ["hash", h("code", { id: "thought-hash" }, t.hash)],

@@ -1,35 +1,33 @@
 // #/chain/<key>: the chain's timeline (POST /v1/search with every filter,
 // newest first, shown a page at a time), a ranked question box
-// (POST /v1/ranked-search, each hit's score parts) and live updates from
-// GET /v1/events (new thoughts appear at the top).
+// (POST /v1/ranked-search, each hit's score parts), adding and forgetting a
+// thought (thought-edit.js), and live updates from GET /v1/events (new
+// thoughts appear at the top; with a filter set, a note in this view says so).
 
 import { authHeaders, post } from "./api.js";
 import { attempt, button, field, h, list, replace, route, status, when } from "./dom.js";
 import { exportChainFile, exportMarkdown } from "./exports.js";
 import { subscribe } from "./sse.js";
+import { THOUGHT_TYPES, typeBadge } from "./types.js";
+import { addThoughtForm, forgetControl } from "./thought-edit.js";
 
 /** Rows added to the page per "Show more". */
 export const PAGE = 50;
-
-export const THOUGHT_TYPES = ["PreferenceUpdate", "UserTrait", "RelationshipUpdate", "Finding", "Insight", "FactLearned", "PatternDetected",
-  "Hypothesis", "Mistake", "Correction", "AssumptionInvalidated", "Constraint", "Plan", "Subgoal", "Decision", "StrategyShift", "Wonder",
-  "Question", "Idea", "Experiment", "ActionTaken", "TaskComplete", "Checkpoint", "StateSnapshot", "Handoff", "Summary", "Surprise",
-  "LessonLearned", "Reframe", "Goal", "LLMExtracted"];
-export const ROLES = ["Memory", "WorkingMemory", "Summary", "Compression", "Checkpoint", "Handoff", "Audit", "Retrospective"];
 
 /** One thought as a list row: index, time, type, agent, content, tags. */
 export function thoughtRow(chainKey, t, extra) {
   return h("li", { class: "thought", "data-index": t.index },
     h("div", { class: "meta" },
       h("a", { href: route("thought", chainKey, t.id), class: "idx" }, `#${t.index}`),
-      h("span", { class: "type" }, t.thought_type),
+      typeBadge(t.thought_type),
       t.role && t.role !== "Memory" ? h("span", { class: "role" }, t.role) : null,
       h("span", { class: "agent" }, t.agent_name && t.agent_name !== t.agent_id ? `${t.agent_name} (${t.agent_id})` : t.agent_id),
       h("time", { datetime: t.timestamp }, when(t.timestamp)),
       h("span", { class: "imp", title: "importance" }, `imp ${Number(t.importance ?? 0).toFixed(2)}`)),
-    h("p", { class: "content" }, t.content),
+    t.forgotten ? h("p", { class: "content forgotten" }, h("em", {}, `Forgotten by ${t.forgotten.forgotten_by} at ${when(t.forgotten.forgotten_at)}: ${t.forgotten.reason}`))
+      : h("p", { class: "content" }, t.content),
     t.tags?.length || t.concepts?.length ? h("p", { class: "labels" },
-      t.tags.map((x) => h("span", { class: "tag" }, `#${x}`)), t.concepts.map((x) => h("span", { class: "concept" }, x))) : null,
+      (t.tags ?? []).map((x) => h("span", { class: "tag" }, `#${x}`)), (t.concepts ?? []).map((x) => h("span", { class: "concept" }, x))) : null,
     extra ?? null);
 }
 
@@ -84,7 +82,15 @@ function scoreParts(score) {
 }
 
 function rankedBox(chainKey, filters) {
-  const [qWrap, q] = field("Question", { id: "ranked-text", type: "search", required: true, placeholder: "what did we decide about the cache?" });
+  const [qWrap, q] = field("Question", { id: "ranked-text", tag: "textarea", rows: 2, required: true, placeholder: "what did we decide about the cache?" });
+  qWrap.classList.add("question");
+  // Enter asks; Shift+Enter starts a new line.
+  q.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      q.form.requestSubmit();
+    }
+  });
   const [lWrap, limit] = field("Hits", { id: "ranked-limit", type: "number", min: 1, max: 100, value: 10 });
   const out = h("ol", { id: "ranked-results", class: "thoughts ranked" });
   const note = h("p", { class: "hint", id: "ranked-note" });
@@ -112,29 +118,41 @@ export async function timelineView(main, chainKey) {
   const more = h("button", { type: "button", id: "show-more", hidden: true }, `Show ${PAGE} more`);
   const live = h("span", { id: "live-state", class: "live" }, "connecting…");
   const countText = h("span", { id: "thought-count" }, `${head.thought_count} thought(s)`);
+  // This chain's live notes (new thoughts under a filter, a lagged stream):
+  // part of this view, so they go when the user leaves it.
+  const banner = h("p", { id: "new-thoughts", class: "banner", role: "status", hidden: true });
   let shown = [];
   let rendered = 0;
   let filtered = false;
   let count = head.thought_count;
   const seen = new Set();
 
+  const row = (t) => thoughtRow(chainKey, t, t.forgotten ? null : forgetControl(chainKey, t, (now) => {
+    shown = shown.map((x) => (x.id === now.id ? now : x));
+    listEl.querySelector(`li[data-index="${now.index}"]`)?.replaceWith(row(now));
+  }));
   const showCounts = () => {
     countText.textContent = `${count} thought(s)`;
     replace(summary, `Showing ${rendered} of ${shown.length} match(es), newest first; the chain has ${count} thought(s).`);
   };
   const renderMore = () => {
     const next = shown.slice(rendered, rendered + PAGE);
-    listEl.append(...next.map((t) => thoughtRow(chainKey, t)));
+    listEl.append(...next.map(row));
     rendered += next.length;
     more.hidden = rendered >= shown.length;
     showCounts();
   };
   more.addEventListener("click", renderMore);
+  const note = (...text) => {
+    replace(banner, ...text, " ", button("Search again", () => search(values()), { id: "new-thoughts-refresh" }));
+    banner.hidden = false;
+  };
 
   const { form, values } = filterForm((f) => search(f));
   async function search(f) {
     const r = await attempt("Search", () => post("/v1/search", { ...f, chain_key: chainKey }));
     if (!r) return;
+    banner.hidden = true;
     filtered = Object.keys(f).some((k) => k !== "limit");
     shown = r.thoughts.slice().reverse();
     for (const t of shown) seen.add(t.id);
@@ -144,8 +162,27 @@ export async function timelineView(main, chainKey) {
     renderMore();
   }
 
+  /** A thought appended (from the stream or the add form) goes on top, once. */
+  const arrived = (thought) => {
+    if (seen.has(thought.id)) return;
+    seen.add(thought.id);
+    count = Math.max(count, thought.index + 1);
+    if (filtered) {
+      showCounts();
+      note(`New thought #${thought.index} arrived; search again to see it among the filtered results.`);
+      return;
+    }
+    shown.unshift(thought);
+    rendered++;
+    const r = row(thought);
+    r.classList.add("fresh");
+    listEl.prepend(r);
+    showCounts();
+  };
+
   const exportsBar = h("p", { class: "actions" },
     h("a", { href: route("agents", chainKey) }, "Agents"),
+    h("a", { href: route("graph", chainKey), id: "graph-link" }, "Relation graph"),
     button("Export Markdown", () => exportMarkdown(chainKey)),
     button("Download chain file", () => exportChainFile(chainKey)));
 
@@ -155,8 +192,9 @@ export async function timelineView(main, chainKey) {
       countText, " · head ", h("code", { title: head.head_hash ?? "" }, (head.head_hash ?? "—").slice(0, 16)),
       " · ", h("span", { class: head.integrity_ok ? "ok" : "error" }, head.integrity_ok ? "verified" : "integrity FAILED"), " · ", live),
     exportsBar,
+    addThoughtForm(chainKey, arrived),
     rankedBox(chainKey, values),
-    h("section", { "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"), form, summary, listEl, more));
+    h("section", { "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"), form, banner, summary, listEl, more));
 
   await search(values());
 
@@ -170,13 +208,13 @@ export async function timelineView(main, chainKey) {
     },
     onEvent: (e) => {
       if (e.event === "lagged") {
-        status("The live stream fell behind; the timeline was read again.");
+        // The stream fell behind: read the timeline again (no gap then).
         search(values());
         return;
       }
       if (e.event === "chain_deleted") {
         if (JSON.parse(e.data).chain_key === chainKey) {
-          status(`Chain ${chainKey} was deleted.`, "error");
+          status(`Chain ${chainKey} was deleted.`, "error", { keep: false });
           live.textContent = "chain deleted";
         }
         return;
@@ -189,20 +227,7 @@ export async function timelineView(main, chainKey) {
       }
       if (e.event !== "thought") return;
       const { chain_key: key, thought } = JSON.parse(e.data);
-      if (key !== chainKey || seen.has(thought.id)) return;
-      seen.add(thought.id);
-      count = Math.max(count, thought.index + 1);
-      if (filtered) {
-        showCounts();
-        status(`New thought #${thought.index} arrived; search again to see it among the filtered results.`);
-        return;
-      }
-      shown.unshift(thought);
-      rendered++;
-      const row = thoughtRow(chainKey, thought);
-      row.classList.add("fresh");
-      listEl.prepend(row);
-      showCounts();
+      if (key === chainKey) arrived(thought);
     },
   });
   return () => stop.abort();

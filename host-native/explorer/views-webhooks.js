@@ -4,7 +4,7 @@
 
 import { del, get, post } from "./api.js";
 import { attempt, button, field, h, list, replace, status, table, when } from "./dom.js";
-import { THOUGHT_TYPES } from "./views-timeline.js";
+import { THOUGHT_TYPES } from "./types.js";
 
 export async function webhooksView(main) {
   const { webhooks } = await get("/v1/webhooks");

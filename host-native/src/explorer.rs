@@ -38,6 +38,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 const FILES: &[File] = &[
     File { name: "index.html", content_type: "text/html; charset=utf-8", text: include_str!("../explorer/index.html") },
     File { name: "explorer.css", content_type: "text/css; charset=utf-8", text: include_str!("../explorer/explorer.css") },
+    File { name: "types.css", content_type: "text/css; charset=utf-8", text: include_str!("../explorer/types.css") },
     File { name: "explorer.js", content_type: JS, text: include_str!("../explorer/explorer.js") },
     File { name: "api.js", content_type: JS, text: include_str!("../explorer/api.js") },
     File { name: "dom.js", content_type: JS, text: include_str!("../explorer/dom.js") },
@@ -46,7 +47,14 @@ const FILES: &[File] = &[
     File { name: "diff.js", content_type: JS, text: include_str!("../explorer/diff.js") },
     File { name: "exports.js", content_type: JS, text: include_str!("../explorer/exports.js") },
     File { name: "graph.js", content_type: JS, text: include_str!("../explorer/graph.js") },
+    File { name: "chain-graph.js", content_type: JS, text: include_str!("../explorer/chain-graph.js") },
+    File { name: "chart.js", content_type: JS, text: include_str!("../explorer/chart.js") },
+    File { name: "types.js", content_type: JS, text: include_str!("../explorer/types.js") },
+    File { name: "thought-edit.js", content_type: JS, text: include_str!("../explorer/thought-edit.js") },
+    File { name: "views-overview.js", content_type: JS, text: include_str!("../explorer/views-overview.js") },
     File { name: "views-chains.js", content_type: JS, text: include_str!("../explorer/views-chains.js") },
+    File { name: "views-graph.js", content_type: JS, text: include_str!("../explorer/views-graph.js") },
+    File { name: "views-admin.js", content_type: JS, text: include_str!("../explorer/views-admin.js") },
     File { name: "views-timeline.js", content_type: JS, text: include_str!("../explorer/views-timeline.js") },
     File { name: "views-thought.js", content_type: JS, text: include_str!("../explorer/views-thought.js") },
     File { name: "views-agents.js", content_type: JS, text: include_str!("../explorer/views-agents.js") },
@@ -98,5 +106,18 @@ mod tests {
         }
         let index = FILES[0].text;
         assert!(!index.contains("<script>") && !index.contains(" style="), "no inline script or style in index.html");
+    }
+
+    /// A page file added to `host-native/explorer/` but not to [`FILES`]
+    /// would be a 404 in the browser: every one is embedded.
+    #[test]
+    fn every_page_file_of_the_directory_is_embedded() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("explorer");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if [".js", ".css", ".html"].iter().any(|ext| name.ends_with(ext)) {
+                assert!(FILES.iter().any(|f| f.name == name), "{name} is in host-native/explorer/ but not in FILES");
+            }
+        }
     }
 }

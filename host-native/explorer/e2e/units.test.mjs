@@ -1,9 +1,13 @@
 // The page's pure modules under Node: the SSE parser (chunks split
-// anywhere, CRLF, comments, ids) and the LCS line diff.
+// anywhere, CRLF, comments, ids), the LCS line diff, the overview chart's
+// time buckets, the admin page's merge check and the front-matter reader.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SseParser } from "../sse.js";
 import { diffLines } from "../diff.js";
+import { buckets, MAX_BARS, MAX_SERIES } from "../chart.js";
+import { mergeProblem } from "../views-admin.js";
+import { frontMatter } from "../markdown.js";
 
 const STREAM = ": keep-alive\r\n\r\nevent: ready\r\nid: c1\r\ndata: {\"chains\":{\"a\":1}}\r\n\r\n"
   + "event: thought\nid: c2\ndata: {\"chain_key\":\"a\",\ndata: \"n\":2}\n\n:\n\nevent: lagged\ndata: {\"missed\":3}\n\n";
@@ -44,4 +48,39 @@ test("the line diff keeps common lines and marks the rest", () => {
   const d = diffLines(a, b);
   assert.deepEqual(d.filter((e) => e.op !== "+").map((e) => e.text), a.split("\n"));
   assert.deepEqual(d.filter((e) => e.op !== "-").map((e) => e.text), b.split("\n"));
+});
+
+test("chart buckets: smallest step with at most MAX_BARS bars, every item counted once", () => {
+  const now = Date.parse("2026-11-27T12:00:00Z");
+  const items = [
+    { at: now - 3 * 60_000, series: "Decision" }, { at: now - 3 * 60_000, series: "Insight" }, { at: now, series: "Decision" },
+  ];
+  const b = buckets(items, now);
+  assert.equal(b.step, 60_000);
+  assert.equal(b.bars.length, 12, "a short span: the last 12 minutes");
+  assert.deepEqual(b.bars.map((x) => x.total).slice(-4), [2, 0, 0, 1]);
+  assert.equal(b.bars.at(-1).from, now);
+  assert.deepEqual(b.series, ["Decision", "Insight"]);
+  const year = buckets([{ at: now - 300 * 86_400_000, series: "a" }, { at: now, series: "b" }], now);
+  assert.ok(year.bars.length <= MAX_BARS && year.step === 30 * 86_400_000, `${year.step} ${year.bars.length}`);
+  assert.equal(year.bars.reduce((n, x) => n + x.total, 0), 2);
+  const many = buckets(Array.from({ length: 20 }, (_, i) => ({ at: now, series: `agent${i}` })), now);
+  assert.equal(many.series.length, MAX_SERIES);
+  assert.equal(many.series.at(-1), "other");
+  assert.equal(many.bars.at(-1).counts.other, 20 - (MAX_SERIES - 1));
+  assert.deepEqual(buckets([], now).bars, []);
+});
+
+test("a merge needs two different chains", () => {
+  assert.match(mergeProblem("brain", "brain"), /cannot be merged into itself/);
+  assert.match(mergeProblem("", "brain"), /Choose both/);
+  assert.match(mergeProblem("brain", ""), /Choose both/);
+  assert.equal(mergeProblem("old", "brain"), null);
+});
+
+test("front matter: keys and values, lists under a key, nothing without the fences", () => {
+  const lines = "---\nname: deploy\ndescription: 'Ship it: now'\nallowed-tools:\n  - Bash\n  - Read\n---\n# Deploy".split("\n");
+  assert.deepEqual(frontMatter(lines), { rows: [["name", "deploy"], ["description", "Ship it: now"], ["allowed-tools", "- Bash\n- Read"]], end: 7 });
+  assert.equal(frontMatter(["# Title", "---", "a: b", "---"]), null);
+  assert.equal(frontMatter(["---", "a: b"]), null, "no closing fence: not front matter");
 });
