@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Recompute a MentisDB thought hash from its JSON, independently of the Rust code.
 
-An implementation of the canonical encoding as ARCHITECTURE.md ("Hashing")
+An implementation of the canonical encoding as docs/architecture/hashing.md
 documents it, schemas 1, 2 and 3 (schema 2 plus an entity_type), forgotten
 thoughts included. It exists
 so the golden vectors in core/src/canonical.rs are not checked against the

@@ -55,7 +55,7 @@
 //! ## Differences from 0.10.10 a caller may notice
 //!
 //! - Hashes are this engine's canonical SHA-256 encoding (see
-//!   `ARCHITECTURE.md`), not 0.10.10's; [`verify_integrity`](MentisDb::verify_integrity)
+//!   `docs/architecture/hashing.md`), not 0.10.10's; [`verify_integrity`](MentisDb::verify_integrity)
 //!   re-reads the chain file and verifies every hash and link with the engine.
 //! - The chain lives in `<dir>/chains/<stem>.mdb`, not `<dir>/<chain_filename>`:
 //!   [`chain_filename`] still answers 0.10.10's name for callers that derive keys from it.

@@ -187,7 +187,8 @@ impl NewThought {
         n.role = t.role;
         n.importance = Some(t.importance);
         n.confidence = t.confidence;
-        n.tags = t.tags.clone();
+        // The engine's own marks (claims, fences) belong to the source chain.
+        n.tags = t.tags.iter().filter(|t| !t.starts_with(crate::claims::RESERVED_TAG_PREFIX)).cloned().collect();
         n.concepts = t.concepts.clone();
         n
     }

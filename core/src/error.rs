@@ -82,6 +82,19 @@ pub enum VerifyError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AppendError {
+    /// A claim record whose decision no longer holds: another writer
+    /// changed the key's lease first (the claim is decided again).
+    #[error("the claim on '{key}' changed meanwhile")]
+    ClaimChanged {
+        /// The key.
+        key: String,
+    },
+    /// A fenced append whose token's holder no longer holds the key.
+    #[error("{message}")]
+    Fenced {
+        /// Which token, and who holds the key now.
+        message: String,
+    },
     /// A field failed validation.
     #[error("invalid {field}: {message}")]
     InvalidField {
@@ -109,7 +122,7 @@ pub enum AppendError {
         chain_key: String,
     },
     /// The agent has an active key but the append carries no signature.
-    #[error("agent '{agent_id}' has an active signing key, so appends must be signed: pass thought_id, signing_key_id and thought_signature (Ed25519 over the signable payload, see ARCHITECTURE.md)")]
+    #[error("agent '{agent_id}' has an active signing key, so appends must be signed: pass thought_id, signing_key_id and thought_signature (Ed25519 over the signable payload, see docs/architecture/signatures.md)")]
     SignatureRequired {
         /// The agent whose appends must be signed.
         agent_id: String,
@@ -135,7 +148,7 @@ pub enum AppendError {
     Conflict {
         /// The id already in the chain.
         id: String,
-        /// The first field (in the order of ARCHITECTURE.md's replay rule) that differs.
+        /// The first field (in the order of docs/architecture/semantics.md's replay rule) that differs.
         field: &'static str,
     },
     /// The client's `thought_id` names a thought that was forgotten since:
@@ -276,7 +289,7 @@ impl ToolError {
             // A backend that cannot be reached now: retry later (HTTP 503).
             ToolError::Append(AppendError::Storage(StorageError::Unreachable(_))) | ToolError::Agent(AgentError::Storage(StorageError::Unreachable(_))) | ToolError::Storage(StorageError::Unreachable(_)) => ErrorKind::Unavailable,
             ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
-            ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. }) => ErrorKind::Conflict,
+            ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. } | AppendError::Fenced { .. } | AppendError::ClaimChanged { .. }) => ErrorKind::Conflict,
             ToolError::Append(_) => ErrorKind::AppendRejected,
             ToolError::Agent(AgentError::NotFound { .. }) | ToolError::Agent(AgentError::KeyNotFound { .. }) => ErrorKind::NotFound,
             ToolError::Agent(_) => ErrorKind::InvalidArguments,

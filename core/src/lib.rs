@@ -68,6 +68,7 @@ pub mod base64;
 pub mod canonical;
 pub mod checkpoint;
 mod chain;
+pub mod claims;
 mod chain_ops;
 mod chat_model;
 mod db;
@@ -111,11 +112,11 @@ mod retirements;
 mod summary;
 mod traverse;
 
-pub use chain::{Appended, Chain, NewThought, Prepared, RelationInput};
+pub use chain::{Appended, Chain, Fencing, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};
 pub use checkpoint::LatestCheckpoint;
 pub use proofs::{ConsistencyProof, InclusionProof};
-pub use db::{DbConfig, MentisDb, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, WriteCounts, DEFAULT_DEDUP_SCAN_WINDOW};
+pub use db::{ClaimOutcome, DbConfig, MentisDb, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, WriteCounts, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 #[cfg(feature = "daemon-tools")]
 pub use dispatch::full_input_schemas;

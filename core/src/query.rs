@@ -15,7 +15,7 @@ use std::sync::RwLockReadGuard;
 /// The filter fields as callers send them (spec names).
 #[derive(Debug, Clone, Default, JsonSchema)]
 pub struct FilterArgs {
-    /// Case-insensitive substring of content, agent, tags or concepts.
+    /// Substring of content, agent, tags or concepts.
     pub text: Option<String>,
     /// Any of these thought types.
     pub thought_types: Option<Vec<ThoughtType>>,
@@ -41,7 +41,7 @@ pub struct FilterArgs {
     pub until: Option<String>,
     /// Only thoughts of this entity type.
     pub entity_type: Option<String>,
-    /// Only thoughts of this memory scope (tagged `scope:<scope>`).
+    /// Only thoughts of this memory scope.
     pub scope: Option<MemoryScope>,
 }
 read_args!(FilterArgs { text, thought_types, roles, tags_any, concepts_any, agent_ids, agent_names, agent_owners, min_importance, min_confidence, since, until, entity_type, scope });

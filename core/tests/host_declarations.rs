@@ -92,6 +92,7 @@ const UNTYPED_TS: &[&str] = &[
     // The daemon side of sync: replicas call them through `sync()`, not directly.
     "mentisdb_chain_records", "mentisdb_append_batch",
     "mentisdb_rebuild_vectors",
+    "mentisdb_claim", "mentisdb_renew_claim", "mentisdb_release_claim", "mentisdb_list_claims",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

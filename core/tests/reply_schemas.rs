@@ -103,6 +103,10 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_chain_records", json!({"chain_key": "a", "from": 1, "limit": 1})),
         ("mentisdb_append_batch", json!({"chain_key": "a", "thoughts": [{"thought_type": "Idea", "content": "batched", "thought_id": "batch-1"}]})),
         ("mentisdb_rebuild_vectors", json!({"chain_key": "a"})),
+        ("mentisdb_claim", json!({"chain_key": "a", "key": "task", "holder": "ada", "ttl_ms": 60000})),
+        ("mentisdb_renew_claim", json!({"chain_key": "a", "key": "task", "holder": "ada"})),
+        ("mentisdb_list_claims", json!({"chain_key": "a"})),
+        ("mentisdb_release_claim", json!({"chain_key": "a", "key": "task", "holder": "ada"})),
     ];
     let mut results: Vec<(&'static str, Value)> = calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect();
     // A chain object moves to another store: export here, import there.

@@ -78,6 +78,35 @@ pub enum Command {
         #[command(flatten)]
         at: ShellTarget,
     },
+    /// Claim a key of the chain for a holder (a lease with a fencing
+    /// token); prints the token and deadline, or who holds it (exit 1).
+    Claim {
+        /// The key, e.g. a task or file name.
+        key: String,
+        /// Who claims it (an agent id).
+        #[arg(long)]
+        holder: String,
+        /// Lease length in ms [default: 60000].
+        #[arg(long)]
+        ttl_ms: Option<u64>,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Release a holder's lease on a key (exit 1 when it holds none).
+    Release {
+        /// The key.
+        key: String,
+        /// The holder letting go.
+        #[arg(long)]
+        holder: String,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// The leases held now: key, holder, fencing token, deadline.
+    Claims {
+        #[command(flatten)]
+        at: ShellTarget,
+    },
     /// The chain's head: thought count, last index and hash, integrity.
     Head {
         #[command(flatten)]
@@ -233,6 +262,24 @@ impl Command {
             Command::Agents { at } => shell_call(config, &at, "mentisdb_list_agent_registry", crate::shell::chain_args(at.chain.as_deref()), |v| {
                 v["agents"].as_array().into_iter().flatten().map(|a| format!("{}\t{}\t{}\t{}\t{} thoughts", a["agent_id"].as_str().unwrap_or(""), a["display_name"].as_str().unwrap_or(""), a["agent_owner"].as_str().unwrap_or("-"), a["status"].as_str().unwrap_or(""), a["thought_count"])).collect()
             }),
+            Command::Claim { key, holder, ttl_ms, at } => {
+                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                args.insert("key".into(), key.into());
+                args.insert("holder".into(), holder.into());
+                if let Some(ttl) = ttl_ms {
+                    args.insert("ttl_ms".into(), ttl.into());
+                }
+                shell_claim(config, &at, "mentisdb_claim", args)
+            }
+            Command::Release { key, holder, at } => {
+                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                args.insert("key".into(), key.into());
+                args.insert("holder".into(), holder.into());
+                shell_claim(config, &at, "mentisdb_release_claim", args)
+            }
+            Command::Claims { at } => shell_call(config, &at, "mentisdb_list_claims", crate::shell::chain_args(at.chain.as_deref()), |v| {
+                v["claims"].as_array().into_iter().flatten().map(lease_line).collect()
+            }),
             Command::Head { at } => shell_call(config, &at, "mentisdb_head", crate::shell::chain_args(at.chain.as_deref()), |v| {
                 vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]
             }),
@@ -266,6 +313,33 @@ fn shell_call(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::M
         for warning in reply["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
             eprintln!("warning: {warning}");
         }
+    }
+    Ok(())
+}
+
+/// One lease as a line: key, holder, token, deadline.
+fn lease_line(l: &Value) -> String {
+    format!("{}\t{}\ttoken {}\tuntil {}", l["key"].as_str().unwrap_or(""), l["holder"].as_str().unwrap_or(""), l["fencing_token"], l["expires_at"].as_str().unwrap_or(""))
+}
+
+/// A claim or release from the shell: the lease on success; a refusal
+/// (the key held by another, not held) is a one-line error and exit 1.
+fn shell_claim(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>) -> Result<(), String> {
+    let target = crate::shell::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
+    let reply = target.call(tool, Value::Object(args))?;
+    if at.json {
+        println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
+    }
+    if reply["ok"] != true {
+        let reason = reply["reason"].as_str().unwrap_or("refused");
+        return Err(match reply["held_by"].as_str() {
+            Some(who) => format!("{reason}: '{who}' holds it until {}", reply["expires_at"].as_str().unwrap_or("?")),
+            None => format!("{reason}: no lease of this holder on the key"),
+        });
+    }
+    if !at.json {
+        let verb = if tool == "mentisdb_release_claim" { "released" } else { "claimed" };
+        println!("{verb}\t{}", lease_line(&reply["claim"]));
     }
     Ok(())
 }

@@ -92,3 +92,33 @@ fn verify_reports_a_damaged_chain_and_fails() {
     assert!(out.contains("ok      good (1 thoughts") && out.contains("REFUSED"), "{out}");
     assert!(err.contains("verification failed"), "{err}");
 }
+
+/// Claims from the shell and over REST, through a running daemon: a second
+/// holder is refused with who holds the key (exit 1), a fenced append with
+/// a stale token is a 409 and writes nothing.
+#[test]
+fn claims_from_the_shell_and_over_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let daemon = Daemon::start(&dir, &[], &[]);
+    let out = ok(&dir, &["claim", "deploy", "--holder", "ada", "--ttl-ms", "60000", "--chain", "ops"]);
+    assert!(out.starts_with("claimed\tdeploy\tada\ttoken 1\tuntil "), "{out}");
+    let (success, _, err) = run(&dir, &[], &["claim", "deploy", "--holder", "bob", "--chain", "ops"]);
+    assert!(!success && err.contains("held: 'ada' holds it until") && err.trim().lines().count() == 1, "{err}");
+    assert!(ok(&dir, &["claims", "--chain", "ops"]).starts_with("deploy\tada\ttoken 1"));
+
+    let client = common::client();
+    let post = |path: &str, body: serde_json::Value| client.post(format!("{}{path}", daemon.rest)).json(&body).send().unwrap();
+    let r: Value = post("/v1/claims/list", serde_json::json!({"chain_key": "ops"})).json().unwrap();
+    assert_eq!(r["claims"][0]["fencing_token"], 1);
+    let stale = post("/v1/thoughts", serde_json::json!({"chain_key": "ops", "agent_id": "bob", "thought_type": "ActionTaken", "content": "deployed", "fencing": {"key": "deploy", "token": 2}}));
+    assert_eq!(stale.status(), reqwest::StatusCode::CONFLICT);
+    let body: Value = stale.json().unwrap();
+    assert!(body["error"].as_str().unwrap().contains("'ada' holds it with token 1"), "{body}");
+    let fenced = post("/v1/thoughts", serde_json::json!({"chain_key": "ops", "agent_id": "ada", "thought_type": "ActionTaken", "content": "deployed", "fencing": {"key": "deploy", "token": 1}}));
+    assert_eq!(fenced.status(), reqwest::StatusCode::OK);
+    let (success, _, err) = run(&dir, &[], &["release", "deploy", "--holder", "bob", "--chain", "ops"]);
+    assert!(!success && err.contains("wrong_holder"), "{err}");
+    assert!(ok(&dir, &["release", "deploy", "--holder", "ada", "--chain", "ops"]).starts_with("released\tdeploy\tada\ttoken 1"));
+    assert_eq!(ok(&dir, &["claims", "--chain", "ops"]), "");
+}

@@ -106,6 +106,7 @@ pub fn append_args(r: AppendRequest) -> Value {
         ("thought_signature", json!(r.thought_signature)),
         ("entity_type", json!(r.entity_type)),
         ("scope", json!(r.scope.map(|x| scope_to_core(x).as_str()))),
+        ("fencing", r.fencing.map_or(Value::Null, |f| json!({"key": f.key, "token": f.token}))),
     ])
 }
 

@@ -59,13 +59,15 @@ export interface BootstrapArgs {
 export interface BootstrapResult { bootstrapped: boolean; thought_count: number; head_hash: string | null; available_skills: any[] }
 
 export interface RelationArg { kind: string; target_id?: string; target_index?: number; chain_key?: string }
+/** The claim an append is fenced with (mentisdb_claim's key and fencing_token): stored only while it holds. */
+export interface Fencing { key: string; token: number }
 
 export interface AppendArgs {
   chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string;
   thought_type: ThoughtType; content: string; role?: ThoughtRole; importance?: number; confidence?: number;
   tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
   thought_id?: string; signing_key_id?: string; thought_signature?: number[];
-  entity_type?: string; scope?: MemoryScope;
+  entity_type?: string; scope?: MemoryScope; fencing?: Fencing;
 }
 export interface RetrospectiveArgs {
   chain_key?: string; agent_id?: string; agent_name?: string; agent_owner?: string;
@@ -73,7 +75,7 @@ export interface RetrospectiveArgs {
   thought_type?: ThoughtType; content: string; importance?: number; confidence?: number;
   tags?: string[]; concepts?: string[]; refs?: number[]; relations?: RelationArg[]; session_id?: string;
   thought_id?: string; signing_key_id?: string; thought_signature?: number[];
-  entity_type?: string; scope?: MemoryScope;
+  entity_type?: string; scope?: MemoryScope; fencing?: Fencing;
 }
 /** A secret replaced by `[REDACTED:<kind>]`; start/end are byte offsets of the placeholder in the stored value. */
 export interface Redaction { field: string; kind: string; start: number; end: number }

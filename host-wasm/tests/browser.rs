@@ -203,6 +203,25 @@ async fn memory_survives_close_and_reopen() {
     ok(db.close()).await;
 }
 
+/// Claims in the browser: the same rules as the daemon (one holder, fencing
+/// tokens, a stale token refused), kept in IndexedDB across a reopen.
+#[wasm_bindgen_test]
+async fn claims_and_fenced_appends_in_the_browser() {
+    let db = fresh("claims").await;
+    let got = ok(db.call("mentisdb_claim", js(json!({"chain_key": "tasks", "key": "render", "holder": "tab-1", "ttl_ms": 600000})))).await;
+    assert_eq!((got["ok"].clone(), got["claim"]["fencing_token"].clone()), (json!(true), json!(1)), "{got}");
+    let other = ok(db.call("mentisdb_claim", js(json!({"chain_key": "tasks", "key": "render", "holder": "tab-2"})))).await;
+    assert_eq!(other["held_by"], "tab-1");
+    let fenced = ok(db.append(js(json!({"chain_key": "tasks", "thought_type": "ActionTaken", "content": "rendered", "fencing": {"key": "render", "token": 1}})))).await;
+    assert_eq!(fenced["thought"]["tags"], json!(["mentisdb:fence:1:render"]));
+    let e = rejected(db.append(js(json!({"chain_key": "tasks", "thought_type": "ActionTaken", "content": "stale", "fencing": {"key": "render", "token": 2}})))).await;
+    assert_eq!(kind(&e), "conflict", "{}", message(&e));
+    let db = reopen(db).await;
+    let held = ok(db.call("mentisdb_list_claims", js(json!({"chain_key": "tasks"})))).await;
+    assert_eq!(held["claims"][0]["holder"], "tab-1", "the lease is derived from the stored chain: {held}");
+    ok(db.close()).await;
+}
+
 #[wasm_bindgen_test]
 async fn an_acknowledged_append_is_already_committed() {
     let db = fresh("durable").await;

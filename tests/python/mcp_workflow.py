@@ -181,4 +181,21 @@ async def run_workflow(session: ClientSession, chain: str) -> dict:
     final = await call(session, "mentisdb_head", {"chain_key": chain})
     assert final["thought_count"] == 6 and final["integrity_ok"] is True
     assert final["latest_thought"]["role"] == "Checkpoint"
+
+    # 14. Two agents, one chain: a claim with a fencing token decides who deploys
+    # (on a chain of its own, so the counts above stay the spec's).
+    chain = chain + "-coordination"
+    if "mentisdb_claim" in names:
+        mine = await call(session, "mentisdb_claim", {"chain_key": chain, "key": "deploy", "holder": "astro", "ttl_ms": 60000})
+        assert mine["ok"] is True and mine["claim"]["fencing_token"] >= 1
+        theirs = await call(session, "mentisdb_claim", {"chain_key": chain, "key": "deploy", "holder": "other-agent"})
+        assert theirs["ok"] is False and theirs["held_by"] == "astro"
+        token = mine["claim"]["fencing_token"]
+        await call(session, "mentisdb_append", {"chain_key": chain, "agent_id": "astro", "thought_type": "ActionTaken",
+                                                "content": "Canary deployed.", "fencing": {"key": "deploy", "token": token}})
+        stale = await call_error(session, "mentisdb_append", {"chain_key": chain, "agent_id": "other-agent", "thought_type": "ActionTaken",
+                                                               "content": "Also deployed?", "fencing": {"key": "deploy", "token": token + 1}})
+        assert "holds it with token" in stale
+        released = await call(session, "mentisdb_release_claim", {"chain_key": chain, "key": "deploy", "holder": "astro"})
+        assert released["ok"] is True
     return final

@@ -198,6 +198,18 @@ pub fn spec_walk(chain: &str) -> Vec<Step> {
         Step::ok("mentisdb_list_agent_registry", json!({"chain_key": chain})).len("/agents", 3),
         Step::err("mentisdb_no_such_tool", json!({}), "unknown_tool", "mentisdb_no_such_tool"),
         Step::ok("mentisdb_head", json!({"chain_key": chain})).eq("/thought_count", json!(4)).eq("/head_hash", json!("${h3}")),
+        // Claims: one holder at a time, fencing tokens, refusals as answers.
+        Step::ok("mentisdb_claim", json!({"chain_key": chain, "key": "compaction", "holder": "planner", "ttl_ms": 600000}))
+            .eq("/ok", json!(true)).eq("/claim/fencing_token", json!(1)).eq("/deduped", json!(false)).eq("/record_index", json!(4)),
+        Step::ok("mentisdb_claim", json!({"chain_key": chain, "key": "compaction", "holder": "architect", "ttl_ms": 600000}))
+            .eq("/ok", json!(false)).eq("/reason", json!("held")).eq("/held_by", json!("planner")),
+        Step::ok("mentisdb_append", json!({"chain_key": chain, "agent_id": "planner", "thought_type": "ActionTaken", "content": "Compacted segment 7.", "fencing": {"key": "compaction", "token": 1}}))
+            .eq("/thought/tags", json!(["mentisdb:fence:1:compaction"])),
+        Step::err("mentisdb_append", json!({"chain_key": chain, "agent_id": "planner", "thought_type": "ActionTaken", "content": "stale", "fencing": {"key": "compaction", "token": 2}}), "conflict", "holds it with token 1"),
+        Step::ok("mentisdb_list_claims", json!({"chain_key": chain})).len("/claims", 1).eq("/claims/0/holder", json!("planner")),
+        Step::ok("mentisdb_release_claim", json!({"chain_key": chain, "key": "compaction", "holder": "architect"})).eq("/ok", json!(false)).eq("/reason", json!("wrong_holder")),
+        Step::ok("mentisdb_release_claim", json!({"chain_key": chain, "key": "compaction", "holder": "planner"})).eq("/ok", json!(true)),
+        Step::ok("mentisdb_claim", json!({"chain_key": chain, "key": "compaction", "holder": "architect", "ttl_ms": 600000})).eq("/claim/fencing_token", json!(2)),
     ]
 }
 

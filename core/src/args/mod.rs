@@ -239,6 +239,17 @@ pub(crate) fn name_arg<T, E: std::fmt::Display>(value: Value, parse: fn(&str) ->
     }
 }
 
+/// Any JSON value, as sent (a claim's `metadata`).
+impl FromArg for Value {
+    fn placeholder() -> Self {
+        Value::Null
+    }
+
+    fn from_arg(value: Value) -> Result<Self, ArgError> {
+        Ok(value)
+    }
+}
+
 impl FromArg for String {
     fn placeholder() -> Self {
         String::new()

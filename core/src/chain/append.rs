@@ -64,6 +64,22 @@ pub struct NewThought {
     /// What kind of entity the thought is about (trimmed; blank is none).
     /// A thought with one is schema 3 (`canonical.rs`).
     pub entity_type: Option<String>,
+    /// Store the thought only while this lease's holder holds its key
+    /// ([`crate::claims`]); it then carries the fence tag.
+    pub fencing: Option<Fencing>,
+    /// A claim record the engine writes ([`crate::claims`]): the only
+    /// thoughts that may carry reserved tags.
+    pub(crate) claim: Option<crate::claims::ClaimRecord>,
+}
+
+/// The lease an append is fenced with: a key of the chain and the fencing
+/// token its claim answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fencing {
+    /// The claimed key.
+    pub key: String,
+    /// The fencing token of the claim.
+    pub token: u64,
 }
 
 impl NewThought {
@@ -87,6 +103,8 @@ impl NewThought {
             signing_key_id: None,
             thought_signature: None,
             entity_type: None,
+            fencing: None,
+            claim: None,
         }
     }
 }
@@ -118,7 +136,7 @@ impl Chain {
     /// already in the chain is a replay or a conflict (see `chain/replay.rs`).
     pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Prepared, AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
-        parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
+        let at_ms = parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
         }
@@ -136,6 +154,8 @@ impl Chain {
         }
         limits::check_labels("tags", &input.tags).map_err(|m| invalid("tags", m))?;
         limits::check_labels("concepts", &input.concepts).map_err(|m| invalid("concepts", m))?;
+        let mut tags = input.tags;
+        self.check_coordination(&mut tags, input.fencing, input.claim.as_ref(), at_ms)?;
         let importance = limits::clamp_score("importance", input.importance.unwrap_or(DEFAULT_IMPORTANCE)).map_err(|m| invalid("importance", m))?;
         let confidence = input.confidence.map(|c| limits::clamp_score("confidence", c)).transpose().map_err(|m| invalid("confidence", m))?;
         let index = self.thoughts.len() as u64;
@@ -186,7 +206,7 @@ impl Chain {
             content: input.content,
             confidence,
             importance,
-            tags: input.tags,
+            tags,
             concepts: input.concepts,
             refs,
             relations,

@@ -23,11 +23,12 @@ mod context;
 mod dedup;
 mod replay;
 mod shared;
+mod coordination;
 mod secrets;
 pub(crate) mod visibility;
 mod corpus;
 
-pub use append::{NewThought, RelationInput};
+pub use append::{Fencing, NewThought, RelationInput};
 pub use replay::{Appended, Prepared};
 pub(crate) use secrets::redact_new_thought;
 
@@ -51,6 +52,7 @@ pub struct Chain {
     search_text: Derived<SearchText>,
     ranked: Derived<RankedIndex>,
     retirements: Derived<Retirements>,
+    claims: Derived<crate::claims::ClaimTable>,
     /// The RFC 9162 Merkle tree over the thoughts' chain hashes (`merkle.rs`).
     merkle: Derived<crate::merkle::MerkleTree>,
     /// How many thoughts are forgotten (so a search over a chain with none
@@ -98,6 +100,7 @@ impl Chain {
             search_text: Derived::default(),
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
             retirements: Derived::default(),
+            claims: Derived::default(),
             merkle: Derived::default(),
             forgotten: 0,
         }

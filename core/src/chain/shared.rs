@@ -68,6 +68,7 @@ impl Chain {
         if let Some(stored) = self.by_id(&thought.id) {
             return replay_of(stored, &thought);
         }
+        self.recheck_coordination(&thought)?;
         (thought.index, thought.prev_hash) = match after {
             Some(prev) => (prev.index + 1, Some(prev.hash.clone())),
             None => (self.thoughts.len() as u64, self.head().map(|t| t.hash.clone())),

@@ -63,7 +63,7 @@ impl MentisDb {
     /// After the write: the sync that makes the append durable (a replay
     /// is synced too: the original append may not have been), then the
     /// checkpoint, observers and memory budget for a new thought.
-    fn acknowledge(&self, key: &str, slot: &ChainSlot, written: Written, redactions: Vec<crate::redact::Redaction>) -> Result<Appended, ToolError> {
+    pub(super) fn acknowledge(&self, key: &str, slot: &ChainSlot, written: Written, redactions: Vec<crate::redact::Redaction>) -> Result<Appended, ToolError> {
         let Written { thought, replay, head_hash } = written;
         self.storage.sync(&slot.object).map_err(|e| {
             AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))

@@ -36,6 +36,8 @@ mod listing;
 mod residency;
 mod rewrites;
 mod shared_store;
+mod claims;
+pub use claims::ClaimOutcome;
 mod skills;
 mod extract;
 pub use config::{DbConfig, OpenReport, OpenedChain, RebuiltVectors, DEFAULT_DEDUP_SCAN_WINDOW};

@@ -31,7 +31,7 @@ tools! {
 #[derive(Debug, JsonSchema)]
 pub(super) struct EntityTypeArgs {
     pub chain_key: Option<ChainKey>,
-    /// Entity type label to create or update (trimmed; not empty).
+    /// The label to create or update.
     #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub entity_type: String,
 }
@@ -63,7 +63,7 @@ read_args!(UpsertArgs { chain_key, agent_id, display_name, agent_owner, descript
 pub(super) struct DescriptionArgs {
     pub chain_key: Option<ChainKey>,
     pub agent_id: String,
-    /// New description; omit or send an empty string to clear it.
+    /// New description; empty or omitted clears it.
     pub description: Option<String>,
 }
 read_args!(DescriptionArgs { chain_key, agent_id, description });

@@ -32,6 +32,8 @@ const RFC3339: &str = r"^\d{4}-((0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])|(0[13-9]|1[0
 fn rule(name: &str, required: bool) -> Option<Value> {
     Some(match name {
         "agent_id" if required => json!({"pattern": KEY}),
+        "key" | "holder" if required => json!({"pattern": KEY}),
+        "prefix" => json!({"pattern": NO_CONTROL}),
         "agent_id" => json!({"pattern": NO_CONTROL}),
         "content" if required => json!({"pattern": r"\S"}),
         "agent_ids" | "agent_names" | "agent_owners" | "skill_ids" | "names" | "triggers_any" | "uploaded_by_agent_ids" | "uploaded_by_agent_names" | "uploaded_by_agent_owners" => json!({"items": {"pattern": LABEL}}),

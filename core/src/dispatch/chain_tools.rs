@@ -17,13 +17,13 @@ use crate::limits;
 use schemars::JsonSchema;
 
 tools! {
-    tool!("mentisdb_branch_from", "Create a new chain branching off one thought of another: it starts with a StateSnapshot holding a BranchesFrom relation to that thought. The source is unchanged.", BranchArgs => BranchReply, branch).many_chains(),
-    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (without refs, relations or signatures), then delete the source chain. Nothing is deleted if an append fails.", MergeArgs => MergeReply, merge).many_chains(),
+    tool!("mentisdb_branch_from", "Create a chain branching off one thought of another (a StateSnapshot with a BranchesFrom relation to it). The source is unchanged.", BranchArgs => BranchReply, branch).many_chains(),
+    tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (without refs, relations or signatures), then delete the source.", MergeArgs => MergeReply, merge).many_chains(),
     tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage and its key may be used again.", DeleteChainArgs => DeleteChainReply, delete_chain),
-    tool!(read "mentisdb_catch_up", "On daemons sharing one store: take in what other daemons appended to the chain, then answer its count and head (with min_index: whether that thought is served here).", CatchUpArgs => CatchUpReply, catch_up),
+    tool!(read "mentisdb_catch_up", "On daemons sharing one store: take in what others appended to the chain, then answer its count and head (min_index: is that thought served here).", CatchUpArgs => CatchUpReply, catch_up),
     tool!(read "mentisdb_export_chain", "Return a chain's stored object (header and every record, as stored) as base64 with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain),
     tool!(admin "mentisdb_import_chain", "Add a whole chain object (from mentisdb_export_chain), as base64. It is verified before anything is stored; an existing chain is never overwritten.", ImportChainArgs => ImportChainReply, import_chain, caller),
-    tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (mentisdb_memory_markdown's or MentisDB 0.10's) to a chain, in order, without refs, relations or times. Returns the new indices.", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
+    tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (ours or MentisDB 0.10's) to a chain, in order (without refs, relations or times).", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 
 /// Arguments of `mentisdb_branch_from`.
@@ -41,7 +41,7 @@ read_args!(BranchArgs { source_chain_key, branch_thought_id, branch_chain_key })
 /// Arguments of `mentisdb_merge_chains`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct MergeArgs {
-    /// The chain whose thoughts move; deleted after the merge.
+    /// The chain to move and delete.
     pub source_chain_key: ChainKey,
     /// The chain that receives them (created when absent).
     pub target_chain_key: ChainKey,
@@ -77,9 +77,9 @@ read_args!(ExportChainArgs { chain_key });
 /// Arguments of `mentisdb_import_chain`.
 #[derive(Debug, JsonSchema)]
 pub(super) struct ImportChainArgs {
-    /// The key the object names (a chain that does not exist yet).
+    /// The key the object names (a new chain).
     pub chain_key: ChainKey,
-    /// The chain object, standard base64 (padding optional).
+    /// The chain object, base64.
     pub chain_base64: String,
 }
 read_args!(ImportChainArgs { chain_key, chain_base64 });

@@ -5,10 +5,12 @@
 //! so each byte here is paid again and again.
 //!
 //! Dropped: `pattern` (the daemon checks text itself and says what is
-//! wrong), `format` (`uint32` and the like; `minimum` stays), `not` (which
+//! wrong), `format` (`uint32` and the like), an integer's `minimum: 0`
+//! (every count is one; other bounds stay), `not` (which
 //! arguments exclude each other; the daemon names the conflict), `title` (the
-//! Rust type's name), the top-level description (the argument type's doc:
-//! the tool's own description says what it does), and `null` as an
+//! Rust type's name), the top-level description and those of shared types
+//! under `$defs` (the tool's and the field's descriptions say what they
+//! are for), and `null` as an
 //! alternative type or enum value (an optional field is simply left out). Names, types, enums, bounds, `required` and field
 //! descriptions stay.
 //!
@@ -42,17 +44,29 @@ fn compact(value: Value) -> Value {
                 }
                 let v = match (key.as_str(), v) {
                     // Maps of names to schemas: the names are not keywords.
-                    ("properties" | "$defs", Value::Object(named)) => Value::Object(named.into_iter().map(|(n, s)| (n, compact(s))).collect()),
+                    ("properties", Value::Object(named)) => Value::Object(named.into_iter().map(|(n, s)| (n, compact(s))).collect()),
+                    // A shared type's own doc: the fields that use it say what they are for.
+                    ("$defs", Value::Object(named)) => Value::Object(named.into_iter().map(|(n, s)| (n, without_description(compact(s)))).collect()),
                     (_, v) => compact(v),
                 };
                 out.insert(key, v);
             }
             drop_null_alternative(&mut out);
+            if out.get("type").and_then(Value::as_str) == Some("integer") && out.get("minimum").and_then(Value::as_u64) == Some(0) {
+                out.remove("minimum");
+            }
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(items.into_iter().map(compact).collect()),
         other => other,
     }
+}
+
+fn without_description(mut schema: Value) -> Value {
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("description");
+    }
+    schema
 }
 
 /// `"type": ["string", "null"]` → `"string"`; `null` out of an `enum`;
@@ -105,6 +119,7 @@ mod tests {
                 "content": {"type": "string", "pattern": "^.+$", "description": "The text."},
                 "chain_key": {"type": ["string", "null"], "pattern": "^[^\\u0000]*$"},
                 "limit": {"type": "integer", "format": "uint32", "minimum": 0},
+                "tree_size": {"type": "integer", "minimum": 1},
                 "scope": {"enum": ["user", "agent", null], "type": "string"},
                 "graph": {"anyOf": [{"$ref": "#/$defs/GraphArgs"}, {"type": "null"}], "description": "Expansion."},
                 "title": {"type": "string", "description": "a field named title stays"}
@@ -118,7 +133,8 @@ mod tests {
             "properties": {
                 "content": {"type": "string", "description": "The text."},
                 "chain_key": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer"},
+                "tree_size": {"type": "integer", "minimum": 1},
                 "scope": {"enum": ["user", "agent"], "type": "string"},
                 "graph": {"$ref": "#/$defs/GraphArgs", "description": "Expansion."},
                 "title": {"type": "string", "description": "a field named title stays"}

@@ -16,6 +16,7 @@ mod access;
 mod agent_tools;
 mod arg_formats;
 mod chain_tools;
+mod claim_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
 mod model_tools;
@@ -212,6 +213,7 @@ fn families() -> &'static [&'static [ToolDef]] {
         skill_tools::TOOLS,
         ranked_tools::TOOLS,
         chain_tools::TOOLS,
+        claim_tools::TOOLS,
         #[cfg(feature = "daemon-tools")]
         model_tools::TOOLS,
         proof_tools::TOOLS,
@@ -302,6 +304,7 @@ pub(crate) fn chains_named(tool: &str, args: Value) -> Option<Vec<Option<String>
         skill_tools::chains_named,
         ranked_tools::chains_named,
         chain_tools::chains_named,
+        claim_tools::chains_named,
         #[cfg(feature = "daemon-tools")]
         model_tools::chains_named,
         proof_tools::chains_named,
@@ -330,6 +333,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         skill_tools::reply_schema,
         ranked_tools::reply_schema,
         chain_tools::reply_schema,
+        claim_tools::reply_schema,
         #[cfg(feature = "daemon-tools")]
         model_tools::reply_schema,
         proof_tools::reply_schema,
@@ -467,6 +471,7 @@ mod tests {
                     .or_else(|| skill_tools::args_schema(t.name))
                     .or_else(|| ranked_tools::args_schema(t.name))
                     .or_else(|| chain_tools::args_schema(t.name))
+                    .or_else(|| claim_tools::args_schema(t.name))
                     .or_else(|| model_tools::args_schema(t.name))
                     .or_else(|| proof_tools::args_schema(t.name))
                     .or_else(|| sync_tools::args_schema(t.name))
@@ -518,6 +523,6 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 31);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 32);
     }
 }

@@ -11,7 +11,7 @@ use crate::limits;
 use schemars::JsonSchema;
 
 tools! {
-    tool!("mentisdb_extract_memories", "Extract candidate thoughts from free text through the daemon's language model (OPENAI_API_KEY, LLM_BASE_URL, LLM_MODEL), without appending them: review, then append what you keep.", ExtractArgs => Extraction, extract),
+    tool!("mentisdb_extract_memories", "Extract candidate thoughts from free text with the daemon's language model (OPENAI_API_KEY, LLM_BASE_URL, LLM_MODEL), without appending them.", ExtractArgs => Extraction, extract),
 }
 
 /// Arguments of `mentisdb_extract_memories`.
@@ -23,7 +23,7 @@ pub(super) struct ExtractArgs {
     pub chain_key: Option<ChainKey>,
     /// Reserved (0.10 accepts it and does not use it).
     pub agent_id: Option<String>,
-    /// Our prompt's replacement: `{{types}}` and `{{text}}` are filled in.
+    /// A prompt with `{{types}}` and `{{text}}` to use instead of ours.
     pub prompt_template: Option<String>,
 }
 read_args!(ExtractArgs { text, chain_key, agent_id, prompt_template });

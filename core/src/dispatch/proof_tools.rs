@@ -34,7 +34,7 @@ pub(super) struct InclusionArgs {
     pub chain_key: Option<ChainKey>,
     /// The thought's index (its leaf).
     pub index: u64,
-    /// The tree size to prove against; the whole chain when omitted.
+    /// The tree size; the whole chain when omitted.
     #[schemars(range(min = 1))]
     pub tree_size: Option<u64>,
 }
@@ -48,7 +48,7 @@ pub(super) struct ConsistencyArgs {
     /// The older tree size (at least 1).
     #[schemars(range(min = 1))]
     pub first: u64,
-    /// The newer tree size; the whole chain when omitted.
+    /// The newer size; the whole chain when omitted.
     #[schemars(range(min = 1))]
     pub second: Option<u64>,
 }

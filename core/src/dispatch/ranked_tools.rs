@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 tools! {
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a natural-language question (`text`): BM25 over content, tags, concepts and agent, expanded over refs and relations, with recency, importance and session-context signals and, when the host embeds, vector similarity. Takes the search filters; each hit explains its score.",
+        "Ask a chain a question (`text`): BM25 over content, tags, concepts and agent, expanded over refs and relations, with recency, importance and session context, plus vector similarity when the host embeds. Takes the search filters; each hit explains its score.",
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool,
         caller
@@ -39,25 +39,25 @@ tools! {
     ),
     tool!(
         read "mentisdb_lexical_search",
-        "Rank a chain's thoughts by BM25F for `text` only (no graph, context or vectors), with offset/limit paging and thought_types/agent_ids filters.",
+        "Rank a chain's thoughts by BM25F for `text` only (no graph, context or vectors), with paging and thought_types/agent_ids filters.",
         LexicalSearchArgs => LexicalSearchReply<'static>,
         lexical_search_tool
     ),
     tool!(
         read "mentisdb_federated_search",
-        "One ranked search over several chains (chain_keys), merged into one ranking whose hits name their chain; a thought in several chains counts once. Takes ranked search's arguments.",
+        "One ranked search over several chains (chain_keys), merged: each hit names its chain; a thought in several counts once. Takes ranked search's arguments.",
         FederatedSearchArgs => RankedSearchReply<'static>,
         federated_search_tool
     ).many_chains(),
     tool!(
         read "mentisdb_resolve_context",
-        "From one thought, follow refs and typed relations up to max_depth (default 2); returns each reached thought with its depth and the edge that reached it.",
+        "From one thought, follow refs and relations up to max_depth (default 2): each reached thought with its depth and path.",
         ResolveContextArgs => ResolveContextReply<'static>,
         resolve_context_tool
     ),
     tool!(
         "mentisdb_rebuild_vectors",
-        "Embed every thought of a chain again with the daemon's embedding provider (after a model change) and report the chain's vector index. Nothing is written.",
+        "Embed every thought of a chain again with the daemon's embedding provider and report its vector index. Nothing is written.",
         RebuildVectorsArgs => VectorsRebuildReply,
         rebuild_vectors_tool
     ),
@@ -128,7 +128,7 @@ type RerankK = Bounded<1, { MAX_RERANK_K as u64 }>;
 /// Graph expansion settings.
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct GraphArgs {
-    /// Steps from each seed (0: none); default 1 (bundles 2), at most 8.
+    /// Steps from each seed; default 1 (bundles 2), at most 8.
     pub max_depth: Option<GraphDepth>,
     /// Thoughts reached per seed; default 64 (bundles 256).
     pub max_visited: Option<GraphVisited>,
@@ -149,17 +149,17 @@ pub(super) struct RankedSearchArgs {
     pub graph: Option<GraphArgs>,
     /// RFC 3339: answer as the chain stood then.
     pub as_of: Option<String>,
-    /// Include retired (superseded etc.) thoughts; default false.
+    /// Include superseded thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
     /// Results to skip, for paging; default 0.
     pub offset: Option<RankedOffset>,
-    /// Fuse the lexical, vector and graph rankings (RRF); default false.
+    /// Fuse lexical, vector and graph rankings (RRF).
     pub enable_reranking: Option<bool>,
     /// Candidates per ranking fused; default 50.
     pub rerank_k: Option<RerankK>,
-    /// A match lends score to its neighbours in the session; default true.
+    /// Score session neighbours of matches; default true.
     pub context: Option<bool>,
 }
 read_args!(RankedSearchArgs { chain_key, limit, graph, as_of, include_invalidated, include_superseded, offset, enable_reranking, rerank_k, context } flatten { filter });
@@ -170,7 +170,7 @@ pub(super) struct LexicalSearchArgs {
     pub chain_key: Option<ChainKey>,
     /// The text to rank against.
     pub text: String,
-    /// Results to return; default 50, clamped to 1..=100.
+    /// Results to return; default 50, at most 100.
     pub limit: Option<RankedLimit>,
     /// Results to skip first; default 0, at most 10000.
     pub offset: Option<RankedOffset>,
@@ -178,7 +178,7 @@ pub(super) struct LexicalSearchArgs {
     pub agent_ids: Option<Vec<String>>,
     /// Only thoughts of these types.
     pub thought_types: Option<Vec<crate::thought::ThoughtType>>,
-    /// Include retired (superseded etc.) thoughts; default false.
+    /// Include superseded thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,

@@ -17,8 +17,8 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 
 tools! {
-    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as its storage records (base64, at most `limit`, default 1000; `next` names the next page), for a replica to verify and store.", RecordsArgs => ChainRecordsReply, records),
-    tool!("mentisdb_append_batch", "Append several thoughts (mentisdb_append's fields; the batch's chain_key) in order, at most 1000. Idempotent by thought_id; not atomic: the error names the first refused one.", AppendBatchArgs => AppendBatchReply, append_batch),
+    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as storage records (base64, at most `limit`, default 1000; `next` names the next page), for replicas.", RecordsArgs => ChainRecordsReply, records),
+    tool!("mentisdb_append_batch", "Append up to 1000 thoughts (mentisdb_append's fields) in order. Idempotent by thought_id; not atomic: the error names the first refused one.", AppendBatchArgs => AppendBatchReply, append_batch),
 }
 
 /// Most records one `mentisdb_chain_records` page holds.
@@ -37,7 +37,7 @@ pub(super) struct RecordsArgs {
     pub chain_key: Option<ChainKey>,
     /// Index of the first record (default 0).
     pub from: Option<u64>,
-    /// Index after the last record wanted (default: the chain's length).
+    /// Index after the last record (default: the end).
     pub to: Option<u64>,
     /// Most records in this page (default 1000).
     pub limit: Option<Bounded<1, MAX_RECORDS_PAGE>>,

@@ -39,7 +39,7 @@ pub(super) struct SearchArgs {
     pub filter: FilterArgs,
     /// Keep the newest `limit` matches (clamped to 10000).
     pub limit: Option<SearchLimit>,
-    /// Include retired (superseded etc.) thoughts; default false.
+    /// Include superseded thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
@@ -51,7 +51,7 @@ read_args!(SearchArgs { chain_key, limit, include_invalidated, include_supersede
 pub(super) struct SummaryConfigArgs {
     /// Thoughts per window; default 50.
     pub window_size: Option<WindowSize>,
-    /// Thoughts shared by consecutive windows; default 0.
+    /// Thoughts two windows share; default 0.
     pub overlap: Option<WindowSize>,
     /// Keep sessions apart; default true.
     pub by_session: Option<bool>,
@@ -73,9 +73,9 @@ pub(super) struct SummaryCandidatesArgs {
     pub filter: FilterArgs,
     /// Candidates to skip first; default 0.
     pub offset: Option<u64>,
-    /// Candidates to return; default 100, clamped to 1..=1000.
+    /// Candidates to return; default 100.
     pub limit: Option<Bounded<1, 1000>>,
-    /// Include retired (superseded etc.) thoughts; default false.
+    /// Include superseded thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
@@ -86,9 +86,9 @@ read_args!(SummaryCandidatesArgs { chain_key, config, offset, limit, include_inv
 #[derive(Debug, JsonSchema)]
 pub(super) struct RecentContextArgs {
     pub chain_key: Option<ChainKey>,
-    /// How many of the newest thoughts; default 12, clamped to 1..=1000.
+    /// How many of the newest thoughts; default 12.
     pub last_n: Option<Bounded<1, { limits::MAX_RECENT_LAST_N as u64 }>>,
-    /// Include retired (superseded etc.) thoughts; default false.
+    /// Include superseded thoughts; default false.
     pub include_invalidated: Option<bool>,
     /// Alias of include_invalidated.
     pub include_superseded: Option<bool>,
@@ -122,7 +122,7 @@ pub(super) struct TraverseArgs {
     pub direction: Option<Direction>,
     /// Include the anchor itself; default false.
     pub include_anchor: Option<bool>,
-    /// Matching thoughts per chunk; default 50, clamped to 1..=1000.
+    /// Matching thoughts per chunk; default 50.
     pub chunk_size: Option<Bounded<1, { limits::MAX_CHUNK_SIZE as u64 }>>,
     #[serde(flatten)]
     pub filter: FilterArgs,

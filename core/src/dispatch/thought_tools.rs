@@ -33,11 +33,11 @@ tools! {
     tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains, caller).daemon_wide(),
     tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
     tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
-    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written): the filtered thoughts by session and/or agent, in windows of config.window_size (default 50), skipping windows already summarized.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
+    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written): filtered thoughts by session and/or agent, in windows of config.window_size (default 50), skipping summarized ones.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk a chain in append order from one anchor (id, hash, index, genesis or head), either way, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
-    tool!(admin "mentisdb_forget_thought", "Forget one thought for a reason: its content, tags, concepts and signature are erased for good; its index, id, type, time and hash stay, so the chain still verifies. Admin only.", ForgetArgs => ForgetReply, forget, caller),
+    tool!(admin "mentisdb_forget_thought", "Forget one thought for a reason: its content, tags, concepts and signature are erased for good; the chain still verifies. Admin only.", ForgetArgs => ForgetReply, forget, caller),
     tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought and integrity.", ChainArgs => HeadReply, head, caller),
 }
 
@@ -71,7 +71,7 @@ pub struct RelationArg {
     // string, not a `ChainKey` the call touches (see `access.rs`
     // RECORDED_ONLY); later reads that follow it (a branch's ancestry in
     // ranked search) check the caller's read rights themselves.
-    /// The target's chain, when another (then give `target_id`).
+    /// The target's chain, when another.
     pub chain_key: Option<String>,
 }
 read_args!(RelationArg { kind, target_id, target_index, chain_key });
@@ -98,18 +98,28 @@ pub(super) struct AppendFields {
     pub relations: Option<Vec<RelationArg>>,
     /// Session this thought belongs to.
     pub session_id: Option<String>,
-    /// Client-chosen unique id (required when signed); a retry answers `replay: true`.
+    /// Your unique id (required when signed); a retry answers `replay: true`.
     pub thought_id: Option<String>,
     /// Registered key that signed the thought.
     pub signing_key_id: Option<String>,
-    /// Ed25519 signature over the signable payload (docs/spec).
+    /// Ed25519 signature of the thought (docs/spec).
     pub thought_signature: Option<Vec<u8>>,
-    /// A label such as `person` or `service` (see mentisdb_list_entity_types).
+    /// A label such as `person` or `service`.
     pub entity_type: Option<String>,
     /// Memory scope, stored as the tag `scope:<scope>`.
     pub scope: Option<MemoryScope>,
+    /// Store only while this claim holds.
+    pub fencing: Option<FencingArg>,
 }
-read_args!(AppendFields { chain_key, agent_id, agent_name, agent_owner, content, importance, confidence, tags, concepts, refs, relations, session_id, thought_id, signing_key_id, thought_signature, entity_type, scope });
+read_args!(AppendFields { chain_key, agent_id, agent_name, agent_owner, content, importance, confidence, tags, concepts, refs, relations, session_id, thought_id, signing_key_id, thought_signature, entity_type, scope, fencing });
+
+/// A claim's key and fencing_token.
+#[derive(Debug, JsonSchema)]
+pub(super) struct FencingArg {
+    pub key: String,
+    pub token: u64,
+}
+read_args!(FencingArg { key, token });
 
 /// Arguments of `mentisdb_append`.
 #[derive(Debug, JsonSchema)]
@@ -141,7 +151,7 @@ pub(super) struct ForgetArgs {
     pub thought_id: Option<String>,
     pub thought_hash: Option<String>,
     pub thought_index: Option<u64>,
-    /// Why it is forgotten (kept with the forgotten thought).
+    /// Why it is forgotten (kept).
     #[schemars(pattern(super::arg_formats::NOT_BLANK))]
     pub reason: String,
     /// Who forgets it, when there is no token.
@@ -204,6 +214,7 @@ pub(super) fn new_thought(key: &str, thought_type: ThoughtType, role: ThoughtRol
     input.signing_key_id = a.signing_key_id;
     input.thought_signature = a.thought_signature;
     input.entity_type = a.entity_type;
+    input.fencing = a.fencing.map(|f| crate::chain::Fencing { key: f.key, token: f.token });
     input
 }
 

@@ -206,6 +206,7 @@ pub fn append_request(chain_key: &str, thought_type: wit::ThoughtType, content: 
         thought_signature: None,
         entity_type: None,
         scope: None,
+        fencing: None,
     }
 }
 

@@ -18,6 +18,7 @@
 
 mod agents;
 mod chain;
+mod claims;
 mod proofs;
 mod ranked;
 mod skills;
@@ -30,6 +31,7 @@ pub use chain::{
     AppendReply, BootstrapReply, BranchReply, CatchUpReply, ChainInfo, DeleteChainReply, ExportChainReply, ImportChainReply, ImportMarkdownReply, ForgetReply, GenesisReply, GetThoughtReply, HeadReply, ListChainsReply, MarkdownReply, MergeReply,
     RecentContextReply, SearchReply, TraverseReply,
 };
+pub use claims::{ClaimListReply, ClaimReply, LeaseReply};
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 pub use ranked::{
     BundleReply, ContextBundlesReply, GraphPathReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
