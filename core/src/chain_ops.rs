@@ -109,7 +109,7 @@ impl MentisDb {
         // meanwhile; otherwise copy what came and try again.
         loop {
             let (copies, len) = self
-                .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| !t.is_forgotten()).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
+                .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| !t.is_forgotten() && crate::claims::ClaimRecord::of(t).is_none()).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
                 .ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
             let new_agents: BTreeSet<String> = crate::sorting::set_from(copies.iter().map(|t| t.agent_id.clone()).filter(|a| !remap.contains_key(a)));
             if !new_agents.is_empty() {
@@ -156,11 +156,17 @@ impl MentisDb {
     /// `markdown_import.rs`) to chain `key`, in exported order; a thought
     /// whose line names no agent is written as `default_agent_id`. Returns
     /// the new thoughts' indices. Stops at the first append that fails,
-    /// saying how many were imported before it.
+    /// saying how many were imported before it. Claim records are the
+    /// source chain's (its leases stay there) and are skipped; the engine's
+    /// own tags (`mentisdb:*`) are dropped, as a merge drops them.
     pub fn import_memory_markdown(&self, key: &str, markdown: &str, default_agent_id: &str) -> Result<Vec<u64>, ToolError> {
         let mut imported = Vec::new();
         for item in crate::markdown_import::parse_memory_markdown(markdown) {
             let mut t = item.thought;
+            if t.agent_id == crate::claims::COORDINATOR && t.tags.iter().any(|tag| tag == crate::claims::CLAIM_TAG) {
+                continue;
+            }
+            t.tags.retain(|tag| !tag.starts_with(crate::claims::RESERVED_TAG_PREFIX));
             if t.agent_id.is_empty() {
                 t.agent_id = default_agent_id.to_string();
             }

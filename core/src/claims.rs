@@ -166,6 +166,13 @@ impl Derive for ClaimTable {
         self.indexed += 1;
         let Some(r) = ClaimRecord::of(t) else { return };
         let Ok(at) = crate::timestamp::parse_rfc3339_millis(&t.timestamp) else { return };
+        // Only records whose decision held when they were written count:
+        // the engine wrote every valid one; one that does not hold (an
+        // imported chain's, a pre-claims thought that looks like one) is
+        // text, here as on every other engine replaying the chain.
+        if !check(self, &r, at) {
+            return;
+        }
         let state = self.keys.entry(r.key.clone()).or_default();
         match r.op {
             ClaimOp::Acquire => {
@@ -191,6 +198,10 @@ impl ClaimTable {
     /// The leases held at `at_ms` whose key starts with `prefix`, by key.
     pub fn held(&self, prefix: &str, at_ms: i64) -> Vec<&Lease> {
         self.keys.range(prefix.to_string()..).take_while(|(k, _)| k.starts_with(prefix)).filter_map(|(_, s)| s.lease.as_ref().filter(|l| l.held_at(at_ms))).collect()
+    }
+
+    fn next_token(&self, key: &str) -> u64 {
+        self.keys.get(key).map_or(0, |s| s.last_token).saturating_add(1)
     }
 
     fn last_token(&self, key: &str) -> u64 {
@@ -219,7 +230,7 @@ pub fn decide_acquire(table: &ClaimTable, key: &str, holder: &str, ttl_ms: u64, 
     match table.holder(key, at_ms) {
         Some(l) if l.holder == holder => Decision::Write(ClaimRecord { op: ClaimOp::Renew, key: key.into(), holder: holder.into(), fencing_token: l.fencing_token, ttl_ms, metadata: None }),
         Some(l) => Decision::Refused { reason: "held", lease: Some(l.clone()) },
-        None => Decision::Write(ClaimRecord { op: ClaimOp::Acquire, key: key.into(), holder: holder.into(), fencing_token: table.last_token(key) + 1, ttl_ms, metadata }),
+        None => Decision::Write(ClaimRecord { op: ClaimOp::Acquire, key: key.into(), holder: holder.into(), fencing_token: table.next_token(key), ttl_ms, metadata }),
     }
 }
 
@@ -245,8 +256,9 @@ pub fn decide_holder_change(table: &ClaimTable, key: &str, holder: &str, ttl_ms:
 pub fn check(table: &ClaimTable, record: &ClaimRecord, at_ms: i64) -> bool {
     let lease = table.holder(&record.key, at_ms);
     match record.op {
-        ClaimOp::Acquire => lease.is_none() && record.fencing_token == table.last_token(&record.key) + 1,
-        ClaimOp::Renew | ClaimOp::Release => lease.is_some_and(|l| l.holder == record.holder && l.fencing_token == record.fencing_token),
+        ClaimOp::Acquire => lease.is_none() && record.fencing_token == table.next_token(&record.key) && record.ttl_ms <= MAX_TTL_MS && table.last_token(&record.key) < u64::MAX,
+        ClaimOp::Renew => record.ttl_ms <= MAX_TTL_MS && lease.is_some_and(|l| l.holder == record.holder && l.fencing_token == record.fencing_token),
+        ClaimOp::Release => lease.is_some_and(|l| l.holder == record.holder && l.fencing_token == record.fencing_token),
     }
 }
 
@@ -261,11 +273,13 @@ pub fn parse_fence_tag(tag: &str) -> Option<(&str, u64)> {
     Some((key, token.parse().ok()?))
 }
 
-/// Whether an append fenced with `token` on `key` may be stored at `at_ms`:
-/// that token's holder holds the key then. The refusal says who holds it.
-pub fn check_fence(table: &ClaimTable, key: &str, token: u64, at_ms: i64) -> Result<(), String> {
+/// Whether `agent_id`'s append fenced with `token` on `key` may be stored
+/// at `at_ms`: that token's holder holds the key then, and is the agent
+/// writing. The refusal says who holds it.
+pub fn check_fence(table: &ClaimTable, key: &str, token: u64, agent_id: &str, at_ms: i64) -> Result<(), String> {
     match table.holder(key, at_ms) {
-        Some(l) if l.fencing_token == token => Ok(()),
+        Some(l) if l.fencing_token == token && l.holder == agent_id => Ok(()),
+        Some(l) if l.fencing_token == token => Err(format!("fencing token {token} of '{key}' is '{}''s, not '{agent_id}''s: a fenced append is written by the holder", l.holder)),
         Some(l) => Err(format!("fencing token {token} of '{key}' is stale: '{}' holds it with token {}", l.holder, l.fencing_token)),
         None => Err(format!("fencing token {token} of '{key}' is stale: nobody holds the key now")),
     }

@@ -141,7 +141,7 @@ proptest! {
                     let token = tokens.get(&(h, k)).copied().unwrap_or(1);
                     let r = db.call("mentisdb_append", json!({"chain_key": "c", "agent_id": holder(h), "thought_type": "ActionTaken", "content": "did the work",
                         "fencing": {"key": key(k), "token": token}}));
-                    let allowed = model[k].held(now).is_some_and(|(_, t, _)| t == token);
+                    let allowed = model[k].held(now).is_some_and(|(holder_of_time, t, _)| t == token && holder_of_time == h);
                     match r {
                         Ok(v) => {
                             prop_assert!(allowed, "a fenced append with a stale token was stored: {}", v);
@@ -225,4 +225,66 @@ fn a_lease_ends_exactly_at_its_deadline_and_a_stale_holder_is_fenced_out() {
     let late = db.call("mentisdb_append", json!({"chain_key": "c", "agent_id": "ada", "thought_type": "ActionTaken", "content": "deployed", "fencing": {"key": "deploy", "token": 1}})).unwrap_err();
     assert!(late.to_string().contains("'bob' holds it with token 2"), "{late}");
     call(&db, "mentisdb_append", json!({"chain_key": "c", "agent_id": "bob", "thought_type": "ActionTaken", "content": "deployed", "fencing": {"key": "deploy", "token": 2}}));
+}
+
+#[test]
+fn a_claim_record_cannot_be_forgotten_and_a_fenced_retry_is_answered_as_stored() {
+    let storage = Arc::new(MemoryStorage::new());
+    let clock = Arc::new(HandClock(AtomicI64::new(T0)));
+    let db = open(&storage, &clock);
+    let r = call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 1000}));
+    // Forgetting the record would hand token 1 out again.
+    let e = db.call("mentisdb_forget_thought", json!({"chain_key": "c", "thought_index": r["record_index"], "reason": "tidy"})).unwrap_err();
+    assert_eq!(e.kind(), mentisdb_core::ErrorKind::Conflict, "{e}");
+    let fenced = json!({"chain_key": "c", "agent_id": "ada", "thought_type": "ActionTaken", "content": "deployed", "thought_id": "deploy-1", "fencing": {"key": "deploy", "token": 1}});
+    let first = call(&db, "mentisdb_append", fenced.clone());
+    // The reply was lost; the retry comes after the lease ended: it is the stored thought, not a conflict.
+    clock.0.store(T0 + 5_000, Ordering::SeqCst);
+    let retry = call(&db, "mentisdb_append", fenced);
+    assert_eq!((&retry["replay"], &retry["thought"]["index"]), (&json!(true), &first["thought"]["index"]));
+    // A fenced append names its writer: token 1 is Ada's, not Bob's.
+    clock.0.store(T0, Ordering::SeqCst);
+    let e = db.call("mentisdb_append", json!({"chain_key": "c", "agent_id": "bob", "thought_type": "ActionTaken", "content": "x", "fencing": {"key": "deploy", "token": 1}})).unwrap_err();
+    assert!(e.to_string().contains("is 'ada''s, not 'bob''s") || e.to_string().contains("nobody holds"), "{e}");
+}
+
+#[test]
+fn a_clock_stepped_back_does_not_bring_a_lease_back() {
+    let storage = Arc::new(MemoryStorage::new());
+    let clock = Arc::new(HandClock(AtomicI64::new(T0)));
+    let db = open(&storage, &clock);
+    call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 1000}));
+    clock.0.store(T0 + 5_000, Ordering::SeqCst);
+    assert_eq!(call(&db, "mentisdb_list_claims", json!({"chain_key": "c"}))["claims"], json!([]));
+    // NTP steps the clock back into the old lease: the engine's time does not go back.
+    clock.0.store(T0 + 500, Ordering::SeqCst);
+    let e = db.call("mentisdb_append", json!({"chain_key": "c", "agent_id": "ada", "thought_type": "ActionTaken", "content": "late", "fencing": {"key": "deploy", "token": 1}})).unwrap_err();
+    assert!(e.to_string().contains("nobody holds the key now"), "{e}");
+    let bob = call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "bob"}));
+    assert_eq!(bob["claim"]["fencing_token"], 2);
+    assert_eq!(bob["claim"]["acquired_at"], json!(iso(T0 + 5_000)), "stamped with the engine's time, not the stepped-back clock");
+}
+
+#[test]
+fn renewing_or_releasing_on_an_unknown_chain_creates_nothing() {
+    let storage = Arc::new(MemoryStorage::new());
+    let clock = Arc::new(HandClock(AtomicI64::new(T0)));
+    let db = open(&storage, &clock);
+    let r = call(&db, "mentisdb_release_claim", json!({"chain_key": "typo", "key": "k", "holder": "ada"}));
+    assert_eq!(r["reason"], "not_held");
+    assert_eq!(call(&db, "mentisdb_list_chains", json!({}))["chain_keys"], json!([]));
+}
+
+#[test]
+fn a_memory_md_export_imports_without_the_sources_claims() {
+    let storage = Arc::new(MemoryStorage::new());
+    let clock = Arc::new(HandClock(AtomicI64::new(T0)));
+    let db = open(&storage, &clock);
+    call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 60000}));
+    call(&db, "mentisdb_append", json!({"chain_key": "c", "agent_id": "ada", "thought_type": "ActionTaken", "content": "deployed", "fencing": {"key": "deploy", "token": 1}}));
+    let md = call(&db, "mentisdb_memory_markdown", json!({"chain_key": "c"}))["markdown"].clone();
+    let r = call(&db, "mentisdb_import_memory_markdown", json!({"chain_key": "d", "markdown": md}));
+    assert_eq!(r["imported"].as_array().map(Vec::len).or(r["indices"].as_array().map(Vec::len)), Some(1), "the claim record stays with its chain: {r}");
+    let t = call(&db, "mentisdb_get_thought", json!({"chain_key": "d", "thought_index": 0}));
+    assert_eq!((&t["thought"]["content"], &t["thought"]["tags"]), (&json!("deployed"), &json!([])));
 }

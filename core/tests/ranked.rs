@@ -269,7 +269,7 @@ fn index_is_rebuilt_for_chains_loaded_at_open() {
     // Appends after open extend the loaded index.
     reopened.call("mentisdb_append", json!({"chain_key": "r", "thought_type": "Finding", "content": "gamma gamma epsilon", "thought_id": "after-open"})).unwrap();
     let r = reopened.call("mentisdb_ranked_search", json!({"chain_key": "r", "text": "epsilon"})).unwrap();
-    assert_eq!(indices(&r), vec![3]);
+    assert_eq!(indices(&r)[0], 3, "the match first (its neighbour may follow by conversational context)");
 }
 
 #[test]

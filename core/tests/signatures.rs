@@ -14,7 +14,12 @@ fn key(seed: u8) -> SigningKey {
 
 /// What a client signs: the stored field values (see core/src/signature.rs).
 fn payload(chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> Vec<u8> {
-    let t = Thought {
+    signable_payload(chain, &payload_thought(chain, id, agent, content, key_id), key_id)
+}
+
+/// The thought whose fields a client signs.
+fn payload_thought(_chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> Thought {
+    Thought {
         schema_version: 1,
         id: id.into(),
         index: 0,
@@ -40,8 +45,7 @@ fn payload(chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> V
         hash: String::new(),
         content_salt: None,
         forgotten: None,
-    };
-    signable_payload(chain, &t, key_id)
+    }
 }
 
 fn signed_args(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -> Value {
@@ -146,4 +150,23 @@ fn a_signed_append_carrying_a_secret_is_refused_not_redacted() {
     let clean = "key [REDACTED:aws_access_key_id]";
     let r = ok(&db, "mentisdb_append", signed_args("c1", "id-s", clean, &key(1), "k1"));
     assert_eq!((r["thought"]["content"].as_str(), r["redactions"].clone()), (Some(clean), json!([])));
+}
+
+/// A signed append fenced by a claim lists the fence tag itself: the
+/// signature covers the tags, so the engine cannot add it.
+#[test]
+fn a_signed_fenced_append_lists_its_fence_tag() {
+    let db = setup();
+    ok(&db, "mentisdb_claim", json!({"chain_key": "c1", "key": "deploy", "holder": "signer", "ttl_ms": 600000}));
+    let mut unlisted = signed_args("c1", "id-f1", "deployed", &key(1), "k1");
+    unlisted["fencing"] = json!({"key": "deploy", "token": 1});
+    let e = err(&db, "mentisdb_append", unlisted);
+    assert!(e.to_string().contains("lists its fence tag 'mentisdb:fence:1:deploy'"), "{e}");
+    let tag = "mentisdb:fence:1:deploy";
+    let mut t = payload_thought("c1", "id-f2", "signer", "deployed", "k1");
+    t.tags = vec![tag.into()];
+    let sig = key(1).sign(&signable_payload("c1", &t, "k1"));
+    let r = ok(&db, "mentisdb_append", json!({"chain_key": "c1", "agent_id": "signer", "thought_type": "Decision", "content": "deployed", "tags": [tag],
+        "thought_id": "id-f2", "signing_key_id": "k1", "thought_signature": sig.to_bytes().to_vec(), "fencing": {"key": "deploy", "token": 1}}));
+    assert_eq!(r["thought"]["tags"], json!([tag]));
 }

@@ -337,3 +337,19 @@ fn chain_records_pages_and_append_batch_limits() {
     let other_chain = json!({"chain_key": CHAIN, "thoughts": [{"chain_key": "elsewhere", "thought_type": "Finding", "content": "x"}]});
     assert!(d.call("mentisdb_append_batch", other_chain).unwrap_err().to_string().contains("not the batch's chain"));
 }
+
+#[test]
+fn a_replicas_claims_stay_local_and_its_fenced_thoughts_arrive_without_the_fence() {
+    let (d, _) = daemon();
+    let (r, _) = fresh();
+    append(&d, "shared 0", json!({}));
+    sync(&d, &r).unwrap();
+    let claim = ok(&r, "mentisdb_claim", json!({"chain_key": CHAIN, "key": "render", "holder": "tab", "ttl_ms": 600000}));
+    assert_eq!(claim["ok"], true);
+    append(&r, "rendered offline", json!({"agent_id": "tab", "fencing": {"key": "render", "token": 1}}));
+    let report = sync(&d, &r).unwrap();
+    assert_eq!((report.pushed, report.skipped_claims), (1, 1), "{report:?}");
+    assert_same(&d, &r);
+    let pushed = thoughts(&d).into_iter().find(|t| t["content"] == "rendered offline").unwrap();
+    assert_eq!(pushed["tags"], json!([]), "the lease it named was the replica's");
+}

@@ -28,6 +28,7 @@ impl Guest for Component {
                         pushed: r.pushed,
                         replayed: r.replayed,
                         skipped_forgotten: r.skipped_forgotten,
+                        skipped_claims: r.skipped_claims,
                         pulled: r.pulled,
                         tree_size: r.tree_size,
                         root: r.root,

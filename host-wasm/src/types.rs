@@ -89,7 +89,7 @@ export interface CheckpointHead { origin: string; tree_size: number; root: strin
 export interface SyncOptions { verifierKey: string; token?: string }
 /** What `db.sync` did; the local chain now equals the daemon's at `tree_size`. */
 export interface SyncReport {
-  chain_key: string; pushed: number; replayed: number; skipped_forgotten: number; pulled: number;
+  chain_key: string; pushed: number; replayed: number; skipped_forgotten: number; skipped_claims: number; pulled: number;
   tree_size: number; root: string; head_hash: string | null; checkpoint: string;
 }
 

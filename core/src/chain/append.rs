@@ -154,8 +154,9 @@ impl Chain {
         }
         limits::check_labels("tags", &input.tags).map_err(|m| invalid("tags", m))?;
         limits::check_labels("concepts", &input.concepts).map_err(|m| invalid("concepts", m))?;
+        let is_claim = input.claim.is_some();
         let mut tags = input.tags;
-        self.check_coordination(&mut tags, input.fencing, input.claim.as_ref(), at_ms)?;
+        let fence_added = self.coordination_tags(&mut tags, input.fencing.as_ref(), is_claim);
         let importance = limits::clamp_score("importance", input.importance.unwrap_or(DEFAULT_IMPORTANCE)).map_err(|m| invalid("importance", m))?;
         let confidence = input.confidence.map(|c| limits::clamp_score("confidence", c)).transpose().map_err(|m| invalid("confidence", m))?;
         let index = self.thoughts.len() as u64;
@@ -182,8 +183,13 @@ impl Chain {
             }
             None => (fresh_id, None),
         };
-        // A replay answers the stored thought whatever the agent's status now.
-        if let Some(rec) = self.agents.get(&input.agent_id).filter(|_| replayed.is_none()) {
+        // A replay answers the stored thought whatever the agent's status,
+        // its claims or its fence now.
+        if replayed.is_none() {
+            self.check_coordination(&input.agent_id, &tags, input.fencing.as_ref(), input.claim.as_ref(), fence_added && input.thought_signature.is_some(), at_ms)?;
+        }
+        // The engine's claim records are written whatever the registry says of its agent id.
+        if let Some(rec) = self.agents.get(&input.agent_id).filter(|_| replayed.is_none() && !is_claim) {
             if rec.status == AgentStatus::Revoked {
                 return Err(AppendError::AgentDisabled { agent_id: input.agent_id, chain_key: self.chain_key.clone() });
             }
@@ -220,7 +226,9 @@ impl Chain {
         if let Some(stored) = replayed {
             return replay_of(stored, &thought);
         }
-        self.check_signature(&thought)?;
+        if !is_claim {
+            self.check_signature(&thought)?;
+        }
         let (mut payload, digest) = encode_and_hash(&thought);
         thought.hash = crate::sha256::to_hex(&digest);
         payload.extend_from_slice(&digest);

@@ -1,8 +1,10 @@
 //! The chain's side of claims ([`crate::claims`]): the derived table of
-//! leases, and the checks every append passes when it is prepared and
-//! whenever it is re-based: reserved tags only on the engine's own claim
-//! records, a claim record only while the decision it came from holds, a
-//! fenced append only while its token's holder holds the key.
+//! leases, and the checks every new thought passes when it is prepared
+//! (after its replay check: a retry of a stored thought is answered as
+//! such) and again whenever it is re-based: reserved tags only on the
+//! engine's own claim records, a claim record only
+//! while the decision it came from holds, a fenced append only while its
+//! token's holder holds the key and is the agent writing.
 
 use super::{Chain, Fencing};
 use crate::claims::{self, ClaimRecord, ClaimTable, CLAIM_TAG, RESERVED_TAG_PREFIX};
@@ -16,11 +18,28 @@ impl Chain {
         self.claims.get(&self.thoughts)
     }
 
-    /// The checks of a new thought stamped `at_ms` whose tags are `tags`
-    /// (the fence tag is added to them).
-    pub(super) fn check_coordination(&self, tags: &mut Vec<String>, fencing: Option<Fencing>, claim: Option<&ClaimRecord>, at_ms: i64) -> Result<(), AppendError> {
-        // A signed fenced append lists its fence tag itself (the signature covers the tags).
-        let fence = fencing.as_ref().map(|f| claims::fence_tag(&f.key, f.token));
+    /// The tags the engine adds to a new thought: the claim tag on a claim
+    /// record, the fence tag on a fenced append (unless the thought lists
+    /// it: a signed one must, its signature covers the tags). Whether the
+    /// fence tag was added.
+    pub(super) fn coordination_tags(&self, tags: &mut Vec<String>, fencing: Option<&Fencing>, claim: bool) -> bool {
+        if claim {
+            tags.push(CLAIM_TAG.to_string());
+        }
+        let Some(f) = fencing else { return false };
+        let tag = claims::fence_tag(&f.key, f.token);
+        let added = !tags.contains(&tag);
+        if added {
+            tags.push(tag);
+        }
+        added
+    }
+
+    /// The checks of a new thought of `agent_id` stamped `at_ms` whose tags
+    /// (with [`Chain::coordination_tags`] added; `fence_added` when it added
+    /// the fence tag) are `tags`.
+    pub(super) fn check_coordination(&self, agent_id: &str, tags: &[String], fencing: Option<&Fencing>, claim: Option<&ClaimRecord>, signed_fence_added: bool, at_ms: i64) -> Result<(), AppendError> {
+        let fence = fencing.map(|f| claims::fence_tag(&f.key, f.token));
         if claim.is_none() {
             if let Some(t) = tags.iter().find(|t| t.starts_with(RESERVED_TAG_PREFIX) && Some(*t) != fence.as_ref()) {
                 return Err(AppendError::InvalidField { field: "tags", message: format!("'{t}': tags starting with '{RESERVED_TAG_PREFIX}' are written by MentisDB itself (claims, fencing)") });
@@ -30,14 +49,12 @@ impl Chain {
             if !claims::check(&self.claims(), record, at_ms) {
                 return Err(AppendError::ClaimChanged { key: record.key.clone() });
             }
-            tags.push(CLAIM_TAG.to_string());
         }
-        if let Some(f) = fencing {
-            claims::check_fence(&self.claims(), &f.key, f.token, at_ms).map_err(|message| AppendError::Fenced { message })?;
-            let tag = claims::fence_tag(&f.key, f.token);
-            if !tags.contains(&tag) {
-                tags.push(tag);
+        if let (Some(f), Some(tag)) = (fencing, fence) {
+            if signed_fence_added {
+                return Err(AppendError::InvalidField { field: "tags", message: format!("a signed fenced append lists its fence tag '{tag}' in the tags it signs") });
             }
+            claims::check_fence(&self.claims(), &f.key, f.token, agent_id, at_ms).map_err(|message| AppendError::Fenced { message })?;
         }
         Ok(())
     }
@@ -52,7 +69,7 @@ impl Chain {
             }
         }
         for (key, token) in thought.tags.iter().filter_map(|t| claims::parse_fence_tag(t)) {
-            claims::check_fence(&self.claims(), key, token, at_ms).map_err(|message| AppendError::Fenced { message })?;
+            claims::check_fence(&self.claims(), key, token, &thought.agent_id, at_ms).map_err(|message| AppendError::Fenced { message })?;
         }
         Ok(())
     }

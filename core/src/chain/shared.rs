@@ -68,6 +68,17 @@ impl Chain {
         if let Some(stored) = self.by_id(&thought.id) {
             return replay_of(stored, &thought);
         }
+        // Chain time never runs backwards: a thought stamped before the one
+        // it now follows (written meanwhile by another engine) takes its time.
+        let floor = match after {
+            Some(prev) => crate::timestamp::parse_rfc3339_millis(&prev.timestamp).ok(),
+            None => self.timestamps_ms.last().copied(),
+        };
+        if let (Some(floor), Ok(own)) = (floor, crate::timestamp::parse_rfc3339_millis(&thought.timestamp)) {
+            if own < floor {
+                thought.timestamp = crate::timestamp::format_rfc3339_millis(floor);
+            }
+        }
         self.recheck_coordination(&thought)?;
         (thought.index, thought.prev_hash) = match after {
             Some(prev) => (prev.index + 1, Some(prev.hash.clone())),

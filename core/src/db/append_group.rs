@@ -202,7 +202,10 @@ impl MentisDb {
         // refusal is dropped here; the race it causes reads the store.
         let _ = self.take_in_kept(key, slot, state, false);
         // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
-        let now_ms = crate::timestamp::renderable_millis(self.clock.now_millis());
+        // Chain time never runs backwards (a clock stepped back, another
+        // daemon's later stamp): leases and deadlines are judged on it.
+        let head_ms = state.chain.timestamps_millis().last().copied().unwrap_or(i64::MIN);
+        let now_ms = crate::timestamp::renderable_millis(self.now_millis()).max(head_ms);
         let timestamp = format_rfc3339_millis(now_ms);
         let mut placed: Vec<Placed> = Vec::with_capacity(group.len());
         let mut deferred = Vec::new();
@@ -239,7 +242,9 @@ impl MentisDb {
                     state.byte_len += bytes.len() as u64;
                     let head_hash = placed.last().map(|p| p.thought.hash.clone());
                     for p in placed {
-                        state.chain.commit_at(p.thought.clone(), now_ms);
+                        // A thought re-based after a later one took that one's time.
+                        let at_ms = if p.thought.timestamp == timestamp { now_ms } else { crate::timestamp::parse_rfc3339_millis(&p.thought.timestamp).unwrap_or(now_ms) };
+                        state.chain.commit_at(p.thought.clone(), at_ms);
                         p.queued.finish(Ok(Written { thought: p.thought, replay: false, head_hash: head_hash.clone() }));
                     }
                     let _ = self.take_in_kept(key, slot, state, false);

@@ -35,15 +35,23 @@ pub enum ClaimOutcome {
 }
 
 impl MentisDb {
-    /// Decides a claim request on chain `key` (created on first use) with
-    /// `decide` (the table and the time now) and writes its record, again
-    /// until the decision holds when written.
-    pub fn run_claim(&self, key: &str, decide: impl Fn(&ClaimTable, i64) -> Decision) -> Result<ClaimOutcome, ToolError> {
+    /// Decides a claim request on chain `key` with `decide` (the table and
+    /// the time now) and writes its record, again until the decision holds
+    /// when written. An acquisition creates the chain; a renewal or release
+    /// (`create` false) of a chain that does not exist is `not_held`.
+    pub fn run_claim(&self, key: &str, create: bool, decide: impl Fn(&ClaimTable, i64) -> Decision) -> Result<ClaimOutcome, ToolError> {
         for _ in 0..MAX_REBASES {
-            let slot = self.slot_for_write(key, None)?;
+            let slot = if create {
+                self.slot_for_write(key, None)?
+            } else {
+                match self.slot_or_load(key)? {
+                    Some(slot) => slot,
+                    None => return Ok(ClaimOutcome::Refused { reason: "not_held", lease: None }),
+                }
+            };
             let mut state = write_lock(&slot.state);
             state.live()?;
-            let now = crate::timestamp::renderable_millis(self.clock.now_millis());
+            let now = crate::timestamp::renderable_millis(self.now_millis());
             let decision = decide(&state.chain.claims(), now);
             let record = match decision {
                 Decision::Refused { reason, lease } => return Ok(ClaimOutcome::Refused { reason, lease }),
@@ -71,7 +79,7 @@ impl MentisDb {
 
     /// The leases of chain `key` held now whose key starts with `prefix`.
     pub fn held_claims(&self, key: &str, prefix: &str) -> Result<Vec<Lease>, ToolError> {
-        let now = self.clock.now_millis();
+        let now = self.now_millis();
         self.with_chain(key, |c| c.map(|c| c.claims().held(prefix, now).into_iter().cloned().collect()).unwrap_or_default())
     }
 }

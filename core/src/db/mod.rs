@@ -127,6 +127,9 @@ pub struct MentisDb {
     unloads: std::sync::atomic::AtomicU64,
     /// Group writes and lost races ([`MentisDb::write_counts`]).
     write_counters: append_group::WriteCounters,
+    /// The latest time the host's clock gave this engine: appends and
+    /// leases never see time run backwards (a clock stepped back by NTP).
+    latest_ms: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for MentisDb {
@@ -223,6 +226,7 @@ impl MentisDb {
             residency,
             unloads: Default::default(),
             write_counters: Default::default(),
+            latest_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         };
         Ok((db, report))
     }
@@ -237,9 +241,12 @@ impl MentisDb {
         self.storage.as_ref()
     }
 
-    /// The current time as the host reports it, in epoch milliseconds.
+    /// The current time as the host reports it, in epoch milliseconds,
+    /// never earlier than a time this engine already read.
     pub fn now_millis(&self) -> i64 {
-        self.clock.now_millis()
+        let now = self.clock.now_millis();
+        let before = self.latest_ms.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+        now.max(before)
     }
 
     /// A fresh UUID from the host's id source.

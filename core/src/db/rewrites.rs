@@ -41,6 +41,12 @@ impl MentisDb {
         let at = format_rfc3339_millis(crate::timestamp::renderable_millis(self.clock.now_millis()));
         self.rewrite_chain(key, |chain| {
             let pos = locate(chain)?;
+            // The leases are derived from the claim records: erasing one
+            // would hand its fencing token out again (a record holds no
+            // personal text but a key and an agent id).
+            if crate::claims::ClaimRecord::of(&chain.thoughts()[pos]).is_some() {
+                return Err(ToolError::Conflict(format!("thought {pos} of chain '{key}' is a claim record: the chain's leases and fencing tokens are derived from it, so it cannot be forgotten")));
+            }
             let note = (!chain.thoughts()[pos].is_forgotten()).then_some(crate::forget::ForgetNote { at, by, reason });
             Ok(Some((pos, note)))
         })

@@ -123,7 +123,7 @@ fn claim(db: &MentisDb, a: ClaimArgs) -> Result<ClaimReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let ttl = a.ttl_ms.map_or(DEFAULT_TTL_MS, |t| t.get() as u64);
     let metadata = a.metadata.filter(|m| !m.is_null());
-    let outcome = db.run_claim(&key, |table, now| claims::decide_acquire(table, &a.key, &a.holder, ttl, metadata.clone(), now))?;
+    let outcome = db.run_claim(&key, true, |table, now| claims::decide_acquire(table, &a.key, &a.holder, ttl, metadata.clone(), now))?;
     Ok(reply(outcome, Some(false)))
 }
 
@@ -131,18 +131,21 @@ fn renew(db: &MentisDb, a: RenewArgs) -> Result<ClaimReply, ToolError> {
     check_names("mentisdb_renew_claim", &a.key, &a.holder, None)?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let ttl = a.ttl_ms.map_or(DEFAULT_TTL_MS, |t| t.get() as u64);
-    let outcome = db.run_claim(&key, |table, now| claims::decide_holder_change(table, &a.key, &a.holder, Some(ttl), now))?;
+    let outcome = db.run_claim(&key, false, |table, now| claims::decide_holder_change(table, &a.key, &a.holder, Some(ttl), now))?;
     Ok(reply(outcome, None))
 }
 
 fn release(db: &MentisDb, a: ReleaseArgs) -> Result<ClaimReply, ToolError> {
     check_names("mentisdb_release_claim", &a.key, &a.holder, None)?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let outcome = db.run_claim(&key, |table, now| claims::decide_holder_change(table, &a.key, &a.holder, None, now))?;
+    let outcome = db.run_claim(&key, false, |table, now| claims::decide_holder_change(table, &a.key, &a.holder, None, now))?;
     Ok(reply(outcome, None))
 }
 
 fn list(db: &MentisDb, a: ListClaimsArgs) -> Result<ClaimListReply, ToolError> {
+    if a.prefix.as_deref().is_some_and(|p| p.chars().any(char::is_control)) {
+        return Err(ToolError::invalid("mentisdb_list_claims", "prefix has control characters"));
+    }
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let claims = db.held_claims(&key, a.prefix.as_deref().unwrap_or(""))?;
     Ok(ClaimListReply { chain_key: key, claims: claims.iter().map(lease_reply).collect() })

@@ -176,6 +176,9 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
     input.importance = Some(a.importance.map_or(1.0, |s| s.0));
     input.tags = a.tags.unwrap_or_default();
     input.concepts = a.concepts.unwrap_or_default();
+    // Checked whether or not the chain is empty: a bad argument is an error either way.
+    crate::limits::check_labels("tags", &input.tags).map_err(|m| ToolError::invalid("mentisdb_bootstrap", m))?;
+    crate::limits::check_labels("concepts", &input.concepts).map_err(|m| ToolError::invalid("mentisdb_bootstrap", m))?;
     let written = db.append_when(&key, format, input, |c| c.is_empty())?;
     let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
     // As 0.10.10: the active skills, for the agent to read before it works.

@@ -95,6 +95,11 @@ pub struct SyncReport {
     pub replayed: u64,
     /// Offline thoughts not pushed because they were forgotten here.
     pub skipped_forgotten: u64,
+    /// Offline claim records not pushed: a lease belongs to the store it
+    /// was taken on (and a signed thought fenced by one, whose fence tag
+    /// its signature covers). Unsigned fenced thoughts are pushed without
+    /// their fence tag.
+    pub skipped_claims: u64,
     /// Records taken from the daemon and stored here.
     pub pulled: u64,
     /// The accepted checkpoint's tree size (the local chain's length).
@@ -260,6 +265,11 @@ impl SyncSession {
                 i += 1;
                 continue;
             }
+            if push::stays_local(t) {
+                self.report.skipped_claims += 1;
+                i += 1;
+                continue;
+            }
             let batch_starts_at = self.pending[from].index;
             if !items.is_empty() && self.moves.waits_for_unpushed(t, batch_starts_at) {
                 break;
@@ -275,7 +285,7 @@ impl SyncSession {
         const WHAT: &str = "mentisdb_append_batch";
         let v = ok_json(WHAT, r)?;
         let stored = v["thoughts"].as_array().ok_or_else(|| bad(WHAT, "no thoughts array"))?;
-        let sent: Vec<&Thought> = self.pending[from..to].iter().filter(|t| !t.is_forgotten()).collect();
+        let sent: Vec<&Thought> = self.pending[from..to].iter().filter(|t| !t.is_forgotten() && !push::stays_local(t)).collect();
         if stored.len() != sent.len() {
             return Err(bad(WHAT, format!("{} thoughts stored for {} sent", stored.len(), sent.len())));
         }

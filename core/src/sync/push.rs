@@ -53,8 +53,17 @@ impl Moves {
     }
 }
 
-/// `t` as one item of `mentisdb_append_batch`.
+/// Whether `t` is not pushed: a claim record, or a signed thought fenced by
+/// one (see [`super::SyncReport::skipped_claims`]).
+pub(super) fn stays_local(t: &Thought) -> bool {
+    let fenced = t.tags.iter().any(|tag| crate::claims::parse_fence_tag(tag).is_some());
+    crate::claims::ClaimRecord::of(t).is_some() || (fenced && t.thought_signature.is_some())
+}
+
+/// `t` as one item of `mentisdb_append_batch` (without a fence tag: the
+/// lease it names is the replica's).
 pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
+    let tags: Vec<&String> = t.tags.iter().filter(|tag| crate::claims::parse_fence_tag(tag).is_none()).collect();
     let refs: Vec<u64> = t.refs.iter().filter_map(|r| moves.map(*r)).collect();
     let relations: Vec<Value> = t
         .relations
@@ -72,7 +81,7 @@ pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
         "content": t.content,
         "importance": t.importance,
         "confidence": t.confidence,
-        "tags": t.tags,
+        "tags": tags,
         "concepts": t.concepts,
         "refs": refs,
         "relations": relations,
