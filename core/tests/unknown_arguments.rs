@@ -74,3 +74,18 @@ fn a_number_moved_into_its_range_is_named_in_warnings() {
     let r = ok(&db, "mentisdb_search", json!({"chain_key": "c", "limit": 3}));
     assert!(r.get("warnings").is_none(), "values in range say nothing: {r}");
 }
+
+#[test]
+fn a_bootstrap_that_will_not_write_still_checks_its_arguments() {
+    let (db, _) = fresh();
+    ok(&db, "mentisdb_bootstrap", json!({"chain_key": "c", "content": "first"}));
+    for (args, field) in [
+        (json!({"chain_key": "c", "content": "  "}), "content"),
+        (json!({"chain_key": "c", "content": "x", "tags": ["\u{84}"]}), "tags"),
+        (json!({"chain_key": "c", "content": "x", "agent_name": "a\u{7}b"}), "agent_name"),
+    ] {
+        let e = db.call("mentisdb_bootstrap", args).unwrap_err();
+        assert!(e.to_string().contains(field), "{e}");
+    }
+    assert_eq!(ok(&db, "mentisdb_bootstrap", json!({"chain_key": "c", "content": "again"}))["bootstrapped"], false);
+}

@@ -177,8 +177,18 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
     input.tags = a.tags.unwrap_or_default();
     input.concepts = a.concepts.unwrap_or_default();
     // Checked whether or not the chain is empty: a bad argument is an error either way.
-    crate::limits::check_labels("tags", &input.tags).map_err(|m| ToolError::invalid("mentisdb_bootstrap", m))?;
-    crate::limits::check_labels("concepts", &input.concepts).map_err(|m| ToolError::invalid("mentisdb_bootstrap", m))?;
+    let bad = |m: crate::limits::LimitError| ToolError::invalid("mentisdb_bootstrap", m);
+    if input.content.trim().is_empty() {
+        return Err(ToolError::invalid("mentisdb_bootstrap", "content must not be empty"));
+    }
+    crate::limits::check_key("agent_id", &input.agent_id).map_err(bad)?;
+    for (field, value) in [("agent_name", &input.agent_name), ("agent_owner", &input.agent_owner)] {
+        if let Some(v) = value {
+            crate::limits::check_label(field, v, crate::limits::MAX_LABEL_BYTES).map_err(bad)?;
+        }
+    }
+    crate::limits::check_labels("tags", &input.tags).map_err(bad)?;
+    crate::limits::check_labels("concepts", &input.concepts).map_err(bad)?;
     let written = db.append_when(&key, format, input, |c| c.is_empty())?;
     let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
     // As 0.10.10: the active skills, for the agent to read before it works.
