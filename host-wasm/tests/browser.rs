@@ -212,9 +212,9 @@ async fn claims_and_fenced_appends_in_the_browser() {
     assert_eq!((got["ok"].clone(), got["claim"]["fencing_token"].clone()), (json!(true), json!(1)), "{got}");
     let other = ok(db.call("mentisdb_claim", js(json!({"chain_key": "tasks", "key": "render", "holder": "tab-2"})))).await;
     assert_eq!(other["held_by"], "tab-1");
-    let fenced = ok(db.append(js(json!({"chain_key": "tasks", "thought_type": "ActionTaken", "content": "rendered", "fencing": {"key": "render", "token": 1}})))).await;
+    let fenced = ok(db.append(js(json!({"chain_key": "tasks", "agent_id": "tab-1", "thought_type": "ActionTaken", "content": "rendered", "fencing": {"key": "render", "token": 1}})))).await;
     assert_eq!(fenced["thought"]["tags"], json!(["mentisdb:fence:1:render"]));
-    let e = rejected(db.append(js(json!({"chain_key": "tasks", "thought_type": "ActionTaken", "content": "stale", "fencing": {"key": "render", "token": 2}})))).await;
+    let e = rejected(db.append(js(json!({"chain_key": "tasks", "agent_id": "tab-1", "thought_type": "ActionTaken", "content": "stale", "fencing": {"key": "render", "token": 2}})))).await;
     assert_eq!(kind(&e), "conflict", "{}", message(&e));
     let db = reopen(db).await;
     let held = ok(db.call("mentisdb_list_claims", js(json!({"chain_key": "tasks"})))).await;
