@@ -36,12 +36,7 @@ use crate::thought::Thought;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// The agent id of claim records (the engine records them, whoever asked).
-pub const COORDINATOR: &str = "mentisdb";
-/// Tags that only the engine writes (claim records, fencing marks).
-pub const RESERVED_TAG_PREFIX: &str = "mentisdb:";
-/// The tag of every claim record.
-pub const CLAIM_TAG: &str = "mentisdb:claim";
+pub use crate::thought::{CLAIM_TAG, COORDINATOR, RESERVED_TAG_PREFIX};
 /// The tag prefix of a fenced append: `mentisdb:fence:<token>:<key>`.
 const FENCE_TAG_PREFIX: &str = "mentisdb:fence:";
 /// Shortest lease.
@@ -106,7 +101,7 @@ impl ClaimRecord {
 
     /// The record a thought carries, if it is a claim record.
     pub fn of(t: &Thought) -> Option<ClaimRecord> {
-        if t.agent_id != COORDINATOR || !t.tags.iter().any(|tag| tag == CLAIM_TAG) {
+        if !t.is_claim_record() {
             return None;
         }
         let v: Value = serde_json::from_str(&t.content).ok()?;

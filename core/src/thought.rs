@@ -17,6 +17,13 @@ pub const THOUGHT_SCHEMA_V1: u32 = 1;
 /// schema-2 encoding and hash (`canonical.rs`).
 pub const THOUGHT_SCHEMA_V3: u32 = 3;
 
+/// The agent id of the engine's own claim records (`crate::claims`).
+pub const COORDINATOR: &str = "mentisdb";
+/// Tags that only the engine writes (claim records, fencing marks).
+pub const RESERVED_TAG_PREFIX: &str = "mentisdb:";
+/// The tag of every claim record.
+pub const CLAIM_TAG: &str = "mentisdb:claim";
+
 /// The schema version a new thought gets: 3 when it has an entity type, else 2.
 pub fn schema_version_for(entity_type: Option<&str>) -> u32 {
     if entity_type.is_some() {
@@ -378,6 +385,13 @@ impl Thought {
         for r in &mut self.relations {
             r.valid_at = Some(self.timestamp.clone());
         }
+    }
+
+    /// Whether the thought is one of the engine's claim records (its
+    /// agent is [`COORDINATOR`] and it carries [`CLAIM_TAG`]): bookkeeping
+    /// of leases that ranked search and recent context leave out.
+    pub fn is_claim_record(&self) -> bool {
+        self.agent_id == COORDINATOR && self.tags.iter().any(|t| t == CLAIM_TAG)
     }
 
     /// Whether the thought's erasable part was forgotten.

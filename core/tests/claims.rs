@@ -288,3 +288,23 @@ fn a_memory_md_export_imports_without_the_sources_claims() {
     let t = call(&db, "mentisdb_get_thought", json!({"chain_key": "d", "thought_index": 0}));
     assert_eq!((&t["thought"]["content"], &t["thought"]["tags"]), (&json!("deployed"), &json!([])));
 }
+
+#[test]
+fn claim_records_stay_out_of_ranked_search_and_recent_context() {
+    let storage = Arc::new(MemoryStorage::new());
+    let clock = Arc::new(HandClock(AtomicI64::new(T0)));
+    let db = open(&storage, &clock);
+    call(&db, "mentisdb_append", json!({"chain_key": "c", "agent_id": "ada", "thought_type": "Decision", "content": "Deploy with a canary first"}));
+    for i in 0..5 {
+        call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 60000}));
+        clock.0.store(T0 + i * 10, Ordering::SeqCst);
+    }
+    let hits = call(&db, "mentisdb_ranked_search", json!({"chain_key": "c", "text": "deploy holder ada claim"}));
+    let indices: Vec<&Value> = hits["results"].as_array().unwrap().iter().map(|h| &h["thought"]["index"]).collect();
+    assert_eq!(indices, [&json!(0)], "only the memory, never the lease bookkeeping: {hits}");
+    let recent = call(&db, "mentisdb_recent_context", json!({"chain_key": "c", "last_n": 3}));
+    let prompt = recent["prompt"].as_str().unwrap();
+    assert!(prompt.contains("canary") && !prompt.contains("fencing_token"), "{prompt}");
+    // The records are still thoughts of the chain: a plain search lists them.
+    assert_eq!(call(&db, "mentisdb_search", json!({"chain_key": "c", "agent_ids": ["mentisdb"]}))["thoughts"].as_array().unwrap().len(), 5);
+}

@@ -25,6 +25,7 @@ impl Corpus for Chain {
 
     fn retired_filter(&self, include_retired: bool, as_of_ms: Option<i64>) -> Box<dyn Fn(usize) -> bool + Sync + '_> {
         let view = Visibility { include_invalidated: include_retired, as_of_ms }.over(self);
-        Box::new(move |index| view.hides(index))
+        let thoughts = Chain::thoughts(self);
+        Box::new(move |index| view.hides(index) || thoughts[index].is_claim_record())
     }
 }

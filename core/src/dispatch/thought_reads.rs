@@ -196,12 +196,13 @@ pub(super) fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Rece
     let n = a.last_n.map_or(limits::DEFAULT_RECENT_LAST_N, Bounded::get);
     let prompt = db.read_chain(&key, |c| match c {
         Some(c) => {
-            // The newest `n` thoughts the read shows, in append order.
+            // The newest `n` thoughts the read shows, in append order
+            // (claim records are lease bookkeeping, not memory to resume from).
             let view = Visibility::from_args(a.include_invalidated, a.include_superseded, None).over(c);
             let agent = a.agent_id.as_deref().map(str::trim).filter(|a| !a.is_empty());
             let mut recent: Vec<&Thought> = (0..c.len())
                 .rev()
-                .filter(|i| !view.hides(*i) && agent.is_none_or(|a| c.thoughts()[*i].agent_id == a))
+                .filter(|i| !view.hides(*i) && !c.thoughts()[*i].is_claim_record() && agent.is_none_or(|a| c.thoughts()[*i].agent_id == a))
                 .take(n)
                 .map(|i| &c.thoughts()[i])
                 .collect();

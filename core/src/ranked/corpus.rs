@@ -18,9 +18,9 @@ pub trait Corpus {
     fn timestamps_millis(&self) -> &[i64];
     /// Whether any thought was forgotten (has nothing left to match).
     fn has_forgotten(&self) -> bool;
-    /// Which thoughts a read leaves out as retired (superseded, corrected
-    /// or invalidated, as of `as_of_ms`), unless `include_retired`: the
-    /// chain's one visibility rule.
+    /// Which thoughts a ranked read leaves out: the engine's claim records,
+    /// and retired ones (superseded, corrected or invalidated, as of
+    /// `as_of_ms`) unless `include_retired` (the chain's one visibility rule).
     fn retired_filter(&self, include_retired: bool, as_of_ms: Option<i64>) -> Box<dyn Fn(usize) -> bool + Sync + '_>;
 }
 

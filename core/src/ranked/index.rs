@@ -171,6 +171,15 @@ impl RankedIndex {
     /// [`Self::len`]). Linear in the thought's words: each word is one
     /// dictionary lookup and one step on its term's postings.
     pub fn add(&mut self, t: &Thought) {
+        // A claim record is the engine's bookkeeping: it takes its place
+        // (documents are chain positions) but brings no words or vector.
+        let blank;
+        let t = if t.is_claim_record() {
+            blank = Thought { content: String::new(), tags: Vec::new(), concepts: Vec::new(), ..t.clone() };
+            &blank
+        } else {
+            t
+        };
         let doc = self.timestamps.len() as u32;
         debug_assert_eq!(t.index, doc as u64, "thoughts are indexed in chain order");
         let mut lens = [0u16; FIELD_COUNT];
