@@ -3,21 +3,10 @@
 // link to the thought, its type coloured), and an arc per ref or relation
 // on the left, newer to older. Built with DOM calls; labels are text nodes.
 
-const SVG = "http://www.w3.org/2000/svg";
+import { svg as el, clip } from "./dom.js";
+
 const ROW = 28;
 const ARCS = 260;
-
-function el(tag, attrs, ...children) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return node;
-}
-
-function clip(text, n) {
-  const s = String(text ?? "");
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
-}
 
 /**
  * The edges among `thoughts` (one chain's, any order): [{from, to, kind}]

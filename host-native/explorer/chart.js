@@ -3,9 +3,8 @@
 // text legend. `buckets` is pure (tested under Node); `activityChart`
 // builds DOM. Colours come from types.css (`data-type` / `data-series`).
 
-import { h } from "./dom.js";
+import { h, svg as el } from "./dom.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const MINUTE = 60_000;
 const STEPS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 60 * MINUTE, 6 * 60 * MINUTE, 24 * 60 * MINUTE, 7 * 24 * 60 * MINUTE, 30 * 24 * 60 * MINUTE];
 /** At least MIN_BARS and at most MAX_BARS bars (ending with now's); at most `MAX_SERIES` named series (the rest are "other"). */
@@ -41,13 +40,6 @@ export function buckets(items, now = Date.now()) {
   const series = ranked.filter((s) => named.has(s));
   if (named.size < ranked.length) series.push("other");
   return { step, start, bars, series };
-}
-
-function el(tag, attrs, ...children) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return node;
 }
 
 /** "2026-11-27 08:40" (UTC) or "2026-11-27" when the step is a day or more. */

@@ -145,3 +145,19 @@ export async function attempt(what, action) {
     return undefined;
   }
 }
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An SVG element (the charts and graphs): `attrs` set as attributes (null and undefined left out), children appended, strings as text nodes. */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+/** `text` cut to `n` characters, the last an ellipsis when cut. */
+export function clip(text, n) {
+  const s = String(text ?? "");
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}

@@ -2,22 +2,11 @@
 // left, the thought in the middle, outgoing links on the right. Each node is
 // an SVG link to that thought. Built with DOM calls; labels are text nodes.
 
-const SVG = "http://www.w3.org/2000/svg";
+import { svg as el, clip } from "./dom.js";
+
 const NODE_W = 190;
 const NODE_H = 34;
 const GAP = 14;
-
-function el(tag, attrs, ...children) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return node;
-}
-
-function clip(text, n) {
-  const s = String(text ?? "");
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
-}
 
 /** A node box at (x, y): a link when `href` is set. */
 function node(x, y, { label, sub, href, center }) {
