@@ -20,7 +20,7 @@ pub(crate) struct Bounded<const MIN: u64, const MAX: u64> {
 impl<const MIN: u64, const MAX: u64> Bounded<MIN, MAX> {
     /// The count the tool uses: the one sent, moved into `MIN..=MAX`.
     pub(crate) fn get(self) -> usize {
-        self.sent.clamp(MIN, MAX) as usize
+        used(self.sent, MIN, MAX) as usize
     }
 }
 
@@ -34,10 +34,21 @@ impl<const MIN: u64, const MAX: u64> FromArg for Bounded<MIN, MAX> {
     }
 
     fn notes(&self, field: &str, out: &mut Vec<String>) {
-        let used = self.sent.clamp(MIN, MAX);
-        if used != self.sent {
-            out.push(format!("`{field}` {} is outside {MIN}..={MAX}; {used} was used", self.sent));
-        }
+        range_note(field, self.sent, MIN, MAX, out);
+    }
+}
+
+// The work of every `Bounded` is done once, here, whatever its range: the
+// browser's module carries one copy, not one per range.
+
+fn used(sent: u64, min: u64, max: u64) -> u64 {
+    sent.clamp(min, max)
+}
+
+fn range_note(field: &str, sent: u64, min: u64, max: u64, out: &mut Vec<String>) {
+    let used = used(sent, min, max);
+    if used != sent {
+        out.push(format!("`{field}` {sent} is outside {min}..={max}; {used} was used"));
     }
 }
 
