@@ -16,8 +16,14 @@
 //!   and keeps its token; another holder is refused;
 //! - only the holder renews or releases;
 //! - an append carrying `fencing: {key, token}` is stored only while that
-//!   token's holder holds the key (a paused holder whose lease ran out is
-//!   refused, whatever it believes).
+//!   token's holder holds the key and is the agent writing (a paused holder
+//!   whose lease ran out is refused, whatever it believes);
+//! - the table applies only records that hold where they stand, and a
+//!   claim record cannot be forgotten (its token would be handed out again).
+//!
+//! Time is the engine's: never running backwards (`MentisDb::now_millis`),
+//! and a chain's timestamps never decrease (an append re-based after a later
+//! one takes its time).
 //!
 //! A record is checked against the table at the time it is stamped with,
 //! when it is first prepared and again whenever its append is re-based
