@@ -183,6 +183,9 @@ impl Derive for ClaimTable {
             ClaimOp::Renew => {
                 if let Some(lease) = state.lease.as_mut() {
                     lease.expires_at_ms = at.saturating_add(r.ttl_ms as i64);
+                    if r.metadata.is_some() {
+                        lease.metadata = r.metadata;
+                    }
                 }
             }
             ClaimOp::Release => state.lease = None,
@@ -229,7 +232,8 @@ pub enum Decision {
 /// free key, a refresh of its own lease, or a refusal naming the holder.
 pub fn decide_acquire(table: &ClaimTable, key: &str, holder: &str, ttl_ms: u64, metadata: Option<Value>, at_ms: i64) -> Decision {
     match table.holder(key, at_ms) {
-        Some(l) if l.holder == holder => Decision::Write(ClaimRecord { op: ClaimOp::Renew, key: key.into(), holder: holder.into(), fencing_token: l.fencing_token, ttl_ms, metadata: None }),
+        // Its holder asking again: a refresh, with what it says now (if anything).
+        Some(l) if l.holder == holder => Decision::Write(ClaimRecord { op: ClaimOp::Renew, key: key.into(), holder: holder.into(), fencing_token: l.fencing_token, ttl_ms, metadata }),
         Some(l) => Decision::Refused { reason: "held", lease: Some(l.clone()) },
         None => Decision::Write(ClaimRecord { op: ClaimOp::Acquire, key: key.into(), holder: holder.into(), fencing_token: table.next_token(key), ttl_ms, metadata }),
     }

@@ -308,3 +308,19 @@ fn claim_records_stay_out_of_ranked_search_and_recent_context() {
     // The records are still thoughts of the chain: a plain search lists them.
     assert_eq!(call(&db, "mentisdb_search", json!({"chain_key": "c", "agent_ids": ["mentisdb"]}))["thoughts"].as_array().unwrap().len(), 5);
 }
+
+#[test]
+fn a_holder_claiming_again_refreshes_its_lease_with_what_it_says_now() {
+    let storage = Arc::new(MemoryStorage::new());
+    let clock = Arc::new(HandClock(AtomicI64::new(T0)));
+    let db = open(&storage, &clock);
+    call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 5000, "metadata": {"step": 1}}));
+    clock.0.store(T0 + 1000, Ordering::SeqCst);
+    let again = call(&db, "mentisdb_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 5000, "metadata": {"step": 2}}));
+    assert_eq!((&again["deduped"], &again["claim"]["fencing_token"], &again["claim"]["metadata"]), (&json!(true), &json!(1), &json!({"step": 2})));
+    let renewed = call(&db, "mentisdb_renew_claim", json!({"chain_key": "c", "key": "deploy", "holder": "ada", "ttl_ms": 5000}));
+    assert_eq!(renewed["claim"]["metadata"], json!({"step": 2}), "a renewal keeps what the holder said last");
+    drop(db);
+    let again = open(&storage, &clock);
+    assert_eq!(call(&again, "mentisdb_list_claims", json!({"chain_key": "c"}))["claims"][0]["metadata"], json!({"step": 2}));
+}
