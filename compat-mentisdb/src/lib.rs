@@ -79,7 +79,7 @@ pub use naming::{chain_filename, chain_storage_filename};
 pub use storage::{BinaryStorageAdapter, StorageAdapter, StorageAdapterKind};
 
 use mentisdb_core::record::decode_chain;
-use mentisdb_core::{naming as core_naming, Chain, Clock, DbConfig, IdSource, NewThought, RelationInput, UnixMillis};
+use mentisdb_core::{naming as core_naming, Chain, DbConfig, NewThought, RelationInput};
 use mentisdb_fs_storage::FsStorage;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
@@ -88,29 +88,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 /// The lock file `mentisdbd` holds exclusively in its data directory.
-const DAEMON_LOCK_FILE: &str = "mentisdbd.lock";
-
-/// Wall-clock time for the engine.
-#[derive(Debug)]
-struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_millis(&self) -> UnixMillis {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-    }
-}
-
-/// Thought ids and content salts from the operating system's CSPRNG.
-#[derive(Debug)]
-struct OsRandomIds;
-
-impl IdSource for OsRandomIds {
-    fn next_id_bytes(&self) -> [u8; 16] {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
-        bytes
-    }
-}
+use mentisdb_fs_storage::DAEMON_LOCK_FILE;
 
 /// One durable chain, opened in-process (MentisDB 0.10.10's `MentisDb`).
 ///
@@ -183,7 +161,7 @@ impl MentisDb {
         }
         let storage = FsStorage::open(&chain_dir).map_err(io_other)?;
         let config = DbConfig { default_chain_key: chain_key.to_string(), redact_secrets: false, ..DbConfig::default() };
-        let (engine, report) = mentisdb_core::MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), config).map_err(io_other)?;
+        let (engine, report) = mentisdb_core::MentisDb::open(Arc::new(storage), Arc::new(mentisdb_std_host::SystemClock), Arc::new(mentisdb_std_host::OsRandomIds), config).map_err(io_other)?;
         if let Some((_, why)) = report.refused.iter().find(|(k, _)| k == chain_key) {
             return Err(io::Error::new(io::ErrorKind::InvalidData, format!("chain '{chain_key}' in {} fails verification: {why}", chain_dir.display())));
         }

@@ -329,7 +329,8 @@ fn encode_signature(t: &Thought, e: &mut Encoder) {
     }
 }
 
-fn encode_scores(t: &Thought, e: &mut Encoder) {
+/// `opt<f64> confidence, f64 importance`: in the hashed body and the signable payload.
+pub(crate) fn encode_scores(t: &Thought, e: &mut Encoder) {
     match t.confidence {
         Some(c) => {
             e.u8(1);
@@ -340,7 +341,8 @@ fn encode_scores(t: &Thought, e: &mut Encoder) {
     e.f64(t.importance);
 }
 
-fn encode_links(t: &Thought, e: &mut Encoder) {
+/// `list<u64> refs, list<relation> relations`: in the hashed body and the signable payload.
+pub(crate) fn encode_links(t: &Thought, e: &mut Encoder) {
     e.u32(t.refs.len() as u32);
     for r in &t.refs {
         e.u64(*r);

@@ -28,45 +28,52 @@ pub const SIGNATURE_DOMAIN: &[u8] = b"mentisdb/thought-signature/v1\0";
 /// carry its final field values; `hash`, `index`, `timestamp` and
 /// `prev_hash` are assigned by the chain and are not signed.
 pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str) -> Vec<u8> {
-    let mut e = Encoder::with_capacity(256 + thought.content.len());
+    // Every field is named, so a new one does not compile until it is
+    // decided here: signed (appended when set, like `entity_type`) or not.
+    let Thought {
+        id,
+        agent_id,
+        session_id,
+        thought_type,
+        role,
+        content,
+        tags,
+        concepts,
+        entity_type,
+        confidence: _,
+        importance: _,
+        refs: _,
+        relations: _,
+        // Assigned by the chain, or the signature itself.
+        schema_version: _,
+        index: _,
+        timestamp: _,
+        agent_name: _,
+        agent_owner: _,
+        signing_key_id: _,
+        thought_signature: _,
+        prev_hash: _,
+        hash: _,
+        content_salt: _,
+        forgotten: _,
+        source_episode: _,
+    } = thought;
+    let mut e = Encoder::with_capacity(256 + content.len());
     e.buf.extend_from_slice(SIGNATURE_DOMAIN);
     e.str(chain_key);
-    e.str(&thought.id);
-    e.str(&thought.agent_id);
-    e.opt_str(thought.session_id.as_deref());
-    e.str(thought.thought_type.as_str());
-    e.str(thought.role.as_str());
-    e.str(&thought.content);
-    match thought.confidence {
-        Some(c) => {
-            e.u8(1);
-            e.f64(c);
-        }
-        None => e.u8(0),
-    }
-    e.f64(thought.importance);
-    e.str_list(&thought.tags);
-    e.str_list(&thought.concepts);
-    e.u32(thought.refs.len() as u32);
-    for r in &thought.refs {
-        e.u64(*r);
-    }
-    e.u32(thought.relations.len() as u32);
-    for rel in &thought.relations {
-        e.str(rel.kind.as_str());
-        e.str(&rel.target_id);
-        match rel.target_index {
-            Some(i) => {
-                e.u8(1);
-                e.u64(i);
-            }
-            None => e.u8(0),
-        }
-        e.opt_str(rel.chain_key.as_deref());
-    }
+    e.str(id);
+    e.str(agent_id);
+    e.opt_str(session_id.as_deref());
+    e.str(thought_type.as_str());
+    e.str(role.as_str());
+    e.str(content);
+    crate::canonical::encode_scores(thought, &mut e);
+    e.str_list(tags);
+    e.str_list(concepts);
+    crate::canonical::encode_links(thought, &mut e);
     e.str(signing_key_id);
     // Appended only when set, so every signature over a thought without one is unchanged.
-    if let Some(entity_type) = &thought.entity_type {
+    if let Some(entity_type) = entity_type {
         e.str(entity_type);
     }
     e.buf

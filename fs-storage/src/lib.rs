@@ -34,6 +34,10 @@
 //! of the WASI component), so existing data directories still open.
 
 mod fs_storage;
+
+/// The lock file a daemon holds exclusively in the data directory it
+/// serves (`mentisdbd`), and in-process users of the directory share.
+pub const DAEMON_LOCK_FILE: &str = "mentisdbd.lock";
 pub mod group_commit;
 pub mod private;
 #[cfg(any(test, feature = "testing"))]

@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 /// The lock file's name inside the data directory.
-pub const LOCK_FILE: &str = "mentisdbd.lock";
+pub const LOCK_FILE: &str = mentisdb_fs_storage::DAEMON_LOCK_FILE;
 
 /// The held lock; dropping it (or exiting) releases the directory.
 #[derive(Debug)]

@@ -5,7 +5,7 @@
 //! reuse it. A failed open (say, no `/data` preopen, or an I/O error) is
 //! returned as an error record and not cached: the next call tries again.
 
-use crate::host_env::{RandomIds, WallClock};
+use mentisdb_std_host::{OsRandomIds, SystemClock};
 use mentisdb_core::{DbConfig, MentisDb, StorageError, ToolError};
 use mentisdb_fs_storage::FsStorage;
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,7 @@ pub fn engine() -> Result<Arc<MentisDb>, ToolError> {
     }
     let storage = FsStorage::open(DATA_DIR)
         .map_err(|e| StorageError::Unavailable(format!("{e}; the host must preopen a writable directory at the guest path {DATA_DIR}")))?;
-    let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(WallClock), Arc::new(RandomIds), DbConfig::default())?;
+    let (db, report) = MentisDb::open(Arc::new(storage), Arc::new(SystemClock), Arc::new(OsRandomIds), DbConfig::default())?;
     for (object, why) in &report.refused {
         // wasi:cli/stderr: the host decides where this goes.
         eprintln!("mentisdb: refused {object}: {why}");

@@ -83,6 +83,6 @@ impl self_test::Guest for Component {
 
 fn hex_id() -> String {
     use mentisdb_core::IdSource;
-    crate::host_env::RandomIds.next_id_bytes()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    mentisdb_std_host::OsRandomIds.next_id_bytes()[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 

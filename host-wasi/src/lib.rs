@@ -17,8 +17,8 @@
 //!   build imports no network at all.
 //!
 //! **No tool logic lives here.** This crate holds only the WIT glue
-//! ([`exports`], [`records`]), the clock and id adapters ([`host_env`]), the engine's
-//! lifetime ([`engine`]) and the one error mapping ([`error`]).
+//! ([`exports`], [`records`]), the engine's lifetime ([`engine`], with the
+//! clock and ids of `mentisdb-std-host`) and the one error mapping ([`error`]).
 //!
 //! **Storage.** The host preopens a directory at the guest path
 //! [`engine::DATA_DIR`] (`/data`); chains live there as files in the native
@@ -28,7 +28,6 @@
 //! filesystem here. Every append is synced before it is acknowledged.
 
 pub mod engine;
-pub mod host_env;
 
 // The WIT glue exists only in the component: built natively, the generated
 // import shims would not link. Its behaviour is tested through wasmtime

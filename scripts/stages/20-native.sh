@@ -11,6 +11,6 @@ if ! command -v tmux >/dev/null 2>&1; then
   apt-get update
   apt-get install -y tmux
 fi
-cargo test -p mentisdb-fs-storage
+cargo test -p mentisdb-fs-storage -p mentisdb-std-host
 cargo test -p mentisdb-native --all-targets
 cargo test -p mentisdb-native --doc

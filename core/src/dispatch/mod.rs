@@ -74,6 +74,9 @@ pub struct ToolDef {
     pub access: Access,
     /// What the tool touches: its chain, the daemon only, or both.
     pub reach: Reach,
+    /// A read that only scans memory (see [`is_quick_read`]): every read
+    /// tool unless declared [`ToolDef::blocking`].
+    pub quick: bool,
     call: Handler,
 }
 
@@ -130,10 +133,10 @@ macro_rules! tool {
 /// live in those functions, not in the table, so only hosts calling
 /// [`output_schema`] link schema-generating code.
 macro_rules! tools {
-    ($(tool!($($access:ident)? $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path $(, $caller:ident)?) $(.$reach:ident())?),+ $(,)?) => {
+    ($(tool!($($access:ident)? $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path $(, $caller:ident)?) $(.$modifier:ident())*),+ $(,)?) => {
         /// This family's tools.
         pub(super) const TOOLS: &[$crate::dispatch::ToolDef] = &[
-            $($crate::dispatch::tool!($($access)? $name, $desc, $args => $reply, $handler $(, $caller)?) $(.$reach())?),+
+            $($crate::dispatch::tool!($($access)? $name, $desc, $args => $reply, $handler $(, $caller)?) $(.$modifier())*),+
         ];
 
         /// How to find the chains a call of `tool` names (every
@@ -171,7 +174,14 @@ impl ToolDef {
     #[doc(hidden)]
     pub const fn new(name: &'static str, description: &'static str, access: Access, call: Handler) -> Self {
         let read_only = matches!(access, Access::Read);
-        ToolDef { name, description, read_only, access, reach: Reach::Chain, call }
+        ToolDef { name, description, read_only, access, reach: Reach::Chain, quick: read_only, call }
+    }
+
+    /// The same read tool, not quick: it waits on storage, encodes megabytes
+    /// or may call the host's embedding provider, so a host runs it on a
+    /// blocking pool rather than on its event loop.
+    pub(crate) const fn blocking(self) -> Self {
+        ToolDef { quick: false, ..self }
     }
 
     /// The same tool, touching no chain (`mentisdb_list_chains`, skill reads).
@@ -407,10 +417,10 @@ pub fn is_read_only(tool: &str) -> bool {
 /// ranked index. A host may run such a call on an event loop; the ranked
 /// tools (which may embed the query through a model) and every write belong
 /// on a blocking pool.
+///
+/// Each tool declares it in its table ([`ToolDef::quick`]).
 pub fn is_quick_read(tool: &str) -> bool {
-    // Exporting reads the whole chain object from storage, and a records
-    // page encodes up to 8 MiB: not quick memory scans.
-    canonical_tool_name(tool).is_some_and(|name| is_read_only(name) && !matches!(name, "mentisdb_export_chain" | "mentisdb_catch_up" | "mentisdb_chain_records") && !ranked_tools::TOOLS.iter().any(|t| t.name == name))
+    find(tool).is_some_and(|t| t.quick)
 }
 
 impl MentisDb {
@@ -524,5 +534,8 @@ mod tests {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
         assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 32);
+        for t in families().iter().flat_map(|f| f.iter()) {
+            assert!(!t.quick || t.read_only, "{} is a write: never quick", t.name);
+        }
     }
 }

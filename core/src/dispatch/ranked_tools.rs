@@ -18,7 +18,7 @@ use crate::query::{FilterArgs, ThoughtFilter};
 use crate::ranked::rerank::{fuse, signals, DEFAULT_RERANK_K, MAX_RERANK_K, RRF_SCORE_SCALE};
 use crate::ranked::RankedHit;
 use crate::chain::visibility::Visibility;
-use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, WalkDirection};
+use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, ThoughtMatch, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
 use serde_json::value::RawValue;
@@ -30,31 +30,31 @@ tools! {
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool,
         caller
-    ),
+    ).blocking(),
     tool!(
         read "mentisdb_context_bundles",
         "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and relations (graph.max_depth, default 2).",
         RankedSearchArgs => ContextBundlesReply<'static>,
         context_bundles_tool
-    ),
+    ).blocking(),
     tool!(
         read "mentisdb_lexical_search",
         "Rank a chain's thoughts by BM25F for `text` only (no graph, context or vectors), with paging and thought_types/agent_ids filters.",
         LexicalSearchArgs => LexicalSearchReply<'static>,
         lexical_search_tool
-    ),
+    ).blocking(),
     tool!(
         read "mentisdb_federated_search",
         "One ranked search over several chains (chain_keys), merged: each hit names its chain; a thought in several counts once. Takes ranked search's arguments.",
         FederatedSearchArgs => RankedSearchReply<'static>,
         federated_search_tool
-    ).many_chains(),
+    ).many_chains().blocking(),
     tool!(
         read "mentisdb_resolve_context",
         "From one thought, follow refs and relations up to max_depth (default 2): each reached thought with its depth and path.",
         ResolveContextArgs => ResolveContextReply<'static>,
         resolve_context_tool
-    ),
+    ).blocking(),
     tool!(
         "mentisdb_rebuild_vectors",
         "Embed every thought of a chain again with the daemon's embedding provider and report its vector index. Nothing is written.",
@@ -232,6 +232,10 @@ fn graph_options(g: Option<&GraphArgs>, default_depth: u32, default_visited: usi
 /// Everything a ranked call needs, parsed and validated.
 struct Prepared {
     key: String,
+    /// The question.
+    text: String,
+    /// Score session neighbours of matches.
+    context: bool,
     /// Results to skip, then to return.
     offset: usize,
     limit: usize,
@@ -261,7 +265,27 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
         _ => (None, Vec::new()),
     };
     let include_superseded = a.include_invalidated.unwrap_or(false) || a.include_superseded.unwrap_or(false);
-    Ok(Prepared { key, offset, limit, rerank_k, graph, as_of_ms, include_superseded, query_vector, word_vectors })
+    let (text, context) = (a.filter.text.clone().unwrap_or_default(), a.context.unwrap_or(true));
+    Ok(Prepared { key, text, context, offset, limit, rerank_k, graph, as_of_ms, include_superseded, query_vector, word_vectors })
+}
+
+impl Prepared {
+    /// The ranker's query for the first `limit` hits that pass `filter`.
+    fn query<'a>(&'a self, db: &'a MentisDb, filter: &'a dyn ThoughtMatch, limit: usize) -> RankedQuery<'a> {
+        RankedQuery {
+            text: &self.text,
+            filter,
+            limit,
+            graph: self.graph,
+            as_of_ms: self.as_of_ms,
+            include_superseded: self.include_superseded,
+            query_vector: self.query_vector.clone(),
+            context: self.context,
+            word_vectors: self.word_vectors.clone(),
+            rerank_k: self.rerank_k,
+            parallelism: db.parallelism(),
+        }
+    }
 }
 
 fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
@@ -278,19 +302,7 @@ fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: Ranke
     db.read_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let Some(chain) = c else { return Ok(raw(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() })) };
-        let q = RankedQuery {
-            text: a.filter.text.as_deref().unwrap_or(""),
-            filter: &filter,
-            limit: p.offset + p.limit,
-            graph: p.graph,
-            as_of_ms: p.as_of_ms,
-            include_superseded: p.include_superseded,
-            query_vector: p.query_vector.clone(),
-            context: a.context.unwrap_or(true),
-            word_vectors: p.word_vectors.clone(),
-            rerank_k: p.rerank_k,
-            parallelism: db.parallelism(),
-        };
+        let q = p.query(db, &filter, p.offset + p.limit);
         let r = ranked_search(chain, &q);
         let results = r.hits.iter().skip(p.offset).map(|h| RankedHitReply::of(chain, h)).collect();
         Ok(raw(RankedSearchReply { backend: r.backend, total: r.total as u64, results }))
@@ -303,19 +315,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawVal
     db.read_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let Some(chain) = c else { return Ok(raw(ContextBundlesReply { backend: "lexical", total_bundles: 0, consumed_hits: 0, bundles: Vec::new() })) };
-        let q = RankedQuery {
-            text: a.filter.text.as_deref().unwrap_or(""),
-            filter: &filter,
-            limit: p.offset + p.limit,
-            graph: p.graph,
-            as_of_ms: p.as_of_ms,
-            include_superseded: p.include_superseded,
-            query_vector: p.query_vector.clone(),
-            context: a.context.unwrap_or(true),
-            word_vectors: p.word_vectors.clone(),
-            rerank_k: p.rerank_k,
-            parallelism: db.parallelism(),
-        };
+        let q = p.query(db, &filter, p.offset + p.limit);
         let (backend, bundles) = context_bundles(chain, &q, p.graph);
         // Every thought placed in a bundle, seeds included (the reference's `consumed_hits`).
         let consumed_hits: usize = bundles.iter().map(|b| 1 + b.support.len()).sum();
@@ -357,24 +357,25 @@ fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawVal
     let limit = a.limit.map_or(DEFAULT_LEXICAL_LIMIT, Bounded::get);
     let offset = a.offset.map_or(0, Bounded::get);
     let visibility = Visibility::from_args(a.include_invalidated, a.include_superseded, None);
+    // Words only: no graph, no conversational context, no vectors.
+    let p = Prepared {
+        key: key.clone(),
+        text: a.text.clone(),
+        context: false,
+        offset,
+        limit,
+        rerank_k: None,
+        graph: GraphOptions { max_depth: 0, ..GraphOptions::default() },
+        as_of_ms: None,
+        include_superseded: visibility.include_invalidated,
+        query_vector: None,
+        word_vectors: Vec::new(),
+    };
     let args = FilterArgs { agent_ids: a.agent_ids, thought_types: a.thought_types, ..FilterArgs::default() };
     db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&args, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let Some(chain) = c else { return Ok(raw(LexicalSearchReply { results: Vec::new(), total: 0 })) };
-        // Words only: no graph, no conversational context, no vectors.
-        let q = RankedQuery {
-            text: &a.text,
-            filter: &filter,
-            limit: offset + limit,
-            graph: GraphOptions { max_depth: 0, ..GraphOptions::default() },
-            as_of_ms: None,
-            include_superseded: visibility.include_invalidated,
-            query_vector: None,
-            context: false,
-            word_vectors: Vec::new(),
-            rerank_k: None,
-            parallelism: db.parallelism(),
-        };
+        let q = p.query(db, &filter, offset + limit);
         let r = ranked_search(chain, &q);
         let results = r
             .hits
@@ -427,19 +428,8 @@ fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &Rank
         db.with_chain(key, |c| -> Result<(), ToolError> {
             let Some(chain) = c else { return Ok(()) };
             let filter = ThoughtFilter::compile(&ranked.filter, None, Some(chain)).map_err(|m| ToolError::invalid(tool, m))?;
-            let q = RankedQuery {
-                text: ranked.filter.text.as_deref().unwrap_or(""),
-                filter: &filter,
-                limit: per_chain,
-                graph: p.graph,
-                as_of_ms: p.as_of_ms,
-                include_superseded: p.include_superseded,
-                query_vector: p.query_vector.clone(),
-                context: ranked.context.unwrap_or(true),
-                word_vectors: p.word_vectors.clone(),
-                rerank_k: None,
-                parallelism: db.parallelism(),
-            };
+            // Fusion runs once, across the chains' merged hits below.
+            let q = RankedQuery { rerank_k: None, ..p.query(db, &filter, per_chain) };
             let r = ranked_search(chain, &q);
             total += r.total as u64;
             hybrid |= r.backend == "hybrid";

@@ -17,7 +17,7 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 
 tools! {
-    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as storage records (base64, at most `limit`, default 1000; `next` names the next page), for replicas.", RecordsArgs => ChainRecordsReply, records),
+    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as storage records (base64, at most `limit`, default 1000; `next` names the next page), for replicas.", RecordsArgs => ChainRecordsReply, records).blocking(),
     tool!("mentisdb_append_batch", "Append up to 1000 thoughts (mentisdb_append's fields) in order. Idempotent by thought_id; not atomic: the error names the first refused one.", AppendBatchArgs => AppendBatchReply, append_batch),
 }
 
