@@ -134,6 +134,9 @@ impl Storage for Gated {
     fn append(&self, name: &str, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
         self.inner.append(name, bytes)
     }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), mentisdb_core::StorageError> {
+        self.inner.append_at(name, expected_len, bytes)
+    }
     passes_to_inner!();
 }
 

@@ -556,6 +556,13 @@ impl Storage for Flaky {
         }
         self.inner.append(name, bytes)
     }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        if name.starts_with("skills/") && self.fail_append.load(Ordering::SeqCst) {
+            self.inner.append_at(name, expected_len, &bytes[..bytes.len() / 2])?;
+            return Err(StorageError::io(name, "disk full"));
+        }
+        self.inner.append_at(name, expected_len, bytes)
+    }
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         self.inner.truncate(name, len)
     }

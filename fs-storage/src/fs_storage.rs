@@ -213,6 +213,22 @@ impl Storage for FsStorage {
         self.handle(name)?.append(bytes).map_err(|e| io_err(name, e))
     }
 
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        let path = self.path_of(name)?;
+        // An append that must fail on a missing object does not create it.
+        if expected_len != 0 && self.cached(name).is_none() {
+            match fs::metadata(&path) {
+                Err(e) if e.kind() == ErrorKind::NotFound => return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual: 0 }),
+                Err(e) => return Err(io_err(name, e)),
+                Ok(_) => {}
+            }
+        }
+        match self.handle(name)?.append_at(expected_len, bytes).map_err(|e| io_err(name, e))? {
+            Ok(()) => Ok(()),
+            Err(actual) => Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual }),
+        }
+    }
+
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         let path = self.path_of(name)?;
         let result = match self.cached(name) {

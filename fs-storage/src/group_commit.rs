@@ -59,6 +59,20 @@ impl AppendHandle {
         Ok(())
     }
 
+    /// Appends `bytes` only when the file is `expected_len` bytes long, as
+    /// one step among this handle's writers; `Ok(Err(actual))` when it is
+    /// not, and nothing was written.
+    pub fn append_at(&self, expected_len: u64, bytes: &[u8]) -> io::Result<Result<(), u64>> {
+        let _w = lock(&self.write_lock);
+        let actual = self.file.metadata()?.len();
+        if actual != expected_len {
+            return Ok(Err(actual));
+        }
+        (&self.file).write_all(bytes)?;
+        lock(&self.commit).written += 1;
+        Ok(Ok(()))
+    }
+
     /// Group commit: returns once every append completed before this call is durable.
     pub fn sync(&self) -> io::Result<()> {
         let mut state = lock(&self.commit);

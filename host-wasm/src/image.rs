@@ -200,6 +200,18 @@ impl Storage for ImageStorage {
         Ok(())
     }
 
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        validate_object_name(name)?;
+        let mut image = self.image();
+        let actual = image.objects.get(name).map_or(0, |e| e.bytes.len() as u64);
+        if actual != expected_len {
+            return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual });
+        }
+        let entry = image.objects.entry(name.to_string()).or_insert_with(|| Entry { rewrite: true, ..Entry::default() });
+        entry.bytes.extend_from_slice(bytes);
+        Ok(())
+    }
+
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut image = self.image();
@@ -271,6 +283,7 @@ mod tests {
     #[test]
     fn passes_storage_conformance() {
         mentisdb_core::storage::conformance::run_all(&ImageStorage::new("conformance"));
+        mentisdb_core::storage::conformance::run_concurrent(&ImageStorage::new("concurrent"), &mentisdb_std_host::ScopedThreads::new(8));
     }
 
     #[test]

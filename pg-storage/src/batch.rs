@@ -124,6 +124,23 @@ impl Batcher {
             return false;
         }
         batch.sort_by(|a, b| (&a.object, a.expected).cmp(&(&b.object, b.expected)));
+        // Two appends at one offset of one object: one statement would store
+        // the first and answer both by that row. The later ones wait for the
+        // next statement, which refuses them with the length the first left.
+        let mut later = Vec::new();
+        let mut i = 1;
+        while i < batch.len() {
+            if batch[i].object == batch[i - 1].object && batch[i].expected == batch[i - 1].expected {
+                later.push(batch.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        if !later.is_empty() {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            later.append(&mut pending);
+            *pending = later;
+        }
         let outcome = insert(conn, &batch);
         for p in batch {
             let answer = match &outcome {

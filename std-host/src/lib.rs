@@ -52,6 +52,11 @@ pub struct ScopedThreads {
 }
 
 impl ScopedThreads {
+    /// `threads` threads (at least one), whatever the machine has.
+    pub fn new(threads: usize) -> Self {
+        ScopedThreads { threads: threads.max(1) }
+    }
+
     /// As many threads as the machine reports CPUs.
     pub fn per_cpu() -> Self {
         ScopedThreads { threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) }

@@ -162,6 +162,10 @@ impl<S: Storage> Storage for DeadObject<S> {
         self.check(name)?;
         self.inner.append(name, bytes)
     }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        self.check(name)?;
+        self.inner.append_at(name, expected_len, bytes)
+    }
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         self.inner.truncate(name, len)
     }
@@ -233,6 +237,9 @@ impl Storage for CrashSimStorageRef {
     }
     fn append(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
         self.0.append(name, bytes)
+    }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        self.0.append_at(name, expected_len, bytes)
     }
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         self.0.truncate(name, len)

@@ -1,14 +1,25 @@
-//! The storage conformance suite. Every backend (memory, file, IndexedDB,
-//! WASI) runs [`run_all`] against a fresh, empty instance of itself.
+//! The storage conformance suite: the [`Storage`] contract as checks.
+//!
+//! - [`run_all`]: every backend (memory, file, IndexedDB image, WASI,
+//!   PostgreSQL) runs it against a fresh, empty instance of itself: reads,
+//!   appends, truncation, atomic writes, listing, names, and conditional
+//!   appends ([`Storage::append_at`] at a stale length writes nothing).
+//! - [`run_concurrent`]: the part that needs threads, run by every backend
+//!   that can have them (all but the single-threaded browser and WASI
+//!   builds, whose backends are run natively instead). The host hands the
+//!   threads in ([`Parallelism`]): the core starts none.
 //!
 //! ```ignore
 //! mentisdb_core::storage::conformance::run_all(&MyBackend::new(tempdir));
+//! mentisdb_core::storage::conformance::run_concurrent(&MyBackend::new(tempdir2), &threads);
 //! ```
 //! Each check panics with a message naming the broken contract.
 
 use super::{Storage, StorageError};
+use crate::host::Parallelism;
+use std::sync::Mutex;
 
-/// Runs every check against an empty backend.
+/// Runs every single-threaded check against an empty backend.
 pub fn run_all(storage: &dyn Storage) {
     missing_object_reads_as_none(storage);
     append_creates_and_extends(storage);
@@ -22,20 +33,96 @@ pub fn run_all(storage: &dyn Storage) {
     location_names_the_object(storage);
     read_from_gives_the_suffix(storage);
     append_at_the_current_length_appends(storage);
+    append_at_a_stale_length_writes_nothing(storage);
 }
 
-/// Checks that only backends shared by several writers must pass: an
-/// append at a stale length is refused with [`StorageError::Conflict`] and
-/// writes nothing (run it on such backends after [`run_all`]).
-pub fn run_shared(storage: &dyn Storage) {
-    storage.append_at("shared/c.bin", 0, b"first").expect("append_at 0 creates");
-    match storage.append_at("shared/c.bin", 0, b"loser") {
+/// Runs the checks of calls made at once from several threads, on
+/// `threads` (at least two wide for the checks to mean anything), against
+/// an empty backend.
+pub fn run_concurrent(storage: &dyn Storage, threads: &dyn Parallelism) {
+    assert!(threads.width() >= 2, "run_concurrent needs at least two threads, got {}", threads.width());
+    appends_to_different_objects_do_not_mix(storage, threads);
+    syncs_run_beside_appends_to_the_same_object(storage, threads);
+    one_of_many_appends_at_one_length_wins(storage, threads);
+}
+
+/// Writers at once, each appending to its own objects.
+const WRITERS: usize = 8;
+/// Appends per writer.
+const ROUNDS: usize = 25;
+
+/// Record `i` of writer `w`: 16 bytes that name both.
+fn record(w: usize, i: usize) -> Vec<u8> {
+    format!("w{w:02}-r{i:04}-xxxxx;").into_bytes()
+}
+
+fn appends_to_different_objects_do_not_mix(s: &dyn Storage, threads: &dyn Parallelism) {
+    threads.run(WRITERS, &|w| {
+        let name = format!("concurrent/w{w}.bin");
+        for i in 0..ROUNDS {
+            s.append(&name, &record(w, i)).expect("append beside other writers");
+            if i % 5 == 4 {
+                s.sync(&name).expect("sync beside other writers");
+            }
+        }
+    });
+    for w in 0..WRITERS {
+        let expected: Vec<u8> = (0..ROUNDS).flat_map(|i| record(w, i)).collect();
+        let got = s.read(&format!("concurrent/w{w}.bin")).unwrap();
+        assert_eq!(got.as_deref(), Some(&expected[..]), "appends to one object must land whole and in order while other objects are written");
+    }
+}
+
+fn syncs_run_beside_appends_to_the_same_object(s: &dyn Storage, threads: &dyn Parallelism) {
+    // Appends to one object are ordered by the caller (the engine's chain
+    // lock); its syncs run outside that lock, beside the next appends
+    // (group commit). Every acknowledged sync covers the appends before it.
+    let name = "concurrent/shared.bin";
+    let order = Mutex::new(Vec::new());
+    threads.run(WRITERS, &|w| {
+        for i in 0..ROUNDS {
+            {
+                let mut order = order.lock().unwrap_or_else(|e| e.into_inner());
+                s.append(name, &record(w, i)).expect("append under the caller's lock");
+                order.push((w, i));
+            }
+            s.sync(name).expect("sync beside appends to the same object");
+        }
+    });
+    let order = order.into_inner().unwrap_or_else(|e| e.into_inner());
+    let expected: Vec<u8> = order.iter().flat_map(|&(w, i)| record(w, i)).collect();
+    assert_eq!(s.read(name).unwrap().as_deref(), Some(&expected[..]), "appends ordered by the caller must land in that order, whatever syncs run meanwhile");
+}
+
+fn one_of_many_appends_at_one_length_wins(s: &dyn Storage, threads: &dyn Parallelism) {
+    let name = "concurrent/race.bin";
+    let mut expected = Vec::new();
+    for round in 0..ROUNDS {
+        let at = expected.len() as u64;
+        let winners = Mutex::new(Vec::new());
+        threads.run(WRITERS, &|w| match s.append_at(name, at, &record(w, round)) {
+            Ok(()) => winners.lock().unwrap_or_else(|e| e.into_inner()).push(w),
+            Err(StorageError::Conflict { expected, actual, .. }) => {
+                assert_eq!((expected, actual), (at, at + 16), "a loser is told the length it expected and the one the winner left");
+            }
+            Err(e) => panic!("append_at in a race must win or be a Conflict, got {e}"),
+        });
+        let winners = winners.into_inner().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(winners.len(), 1, "exactly one of several appends at length {at} must win, got {winners:?}");
+        expected.extend(record(winners[0], round));
+    }
+    assert_eq!(s.read(name).unwrap().as_deref(), Some(&expected[..]), "only the winners' bytes are stored");
+}
+
+fn append_at_a_stale_length_writes_nothing(s: &dyn Storage) {
+    s.append_at("conf/cond.bin", 0, b"first").expect("append_at 0 creates");
+    match s.append_at("conf/cond.bin", 0, b"loser") {
         Err(StorageError::Conflict { expected: 0, actual: 5, .. }) => {}
         other => panic!("an append at a stale length must be a Conflict naming both lengths, got {other:?}"),
     }
-    assert_eq!(storage.read("shared/c.bin").unwrap().as_deref(), Some(&b"first"[..]), "a refused append writes nothing");
-    assert!(matches!(storage.append_at("shared/absent.bin", 3, b"x"), Err(StorageError::Conflict { actual: 0, .. })), "a missing object has length 0");
-    assert_eq!(storage.read("shared/absent.bin").unwrap(), None, "a refused append creates nothing");
+    assert_eq!(s.read("conf/cond.bin").unwrap().as_deref(), Some(&b"first"[..]), "a refused append writes nothing");
+    assert!(matches!(s.append_at("conf/cond-absent.bin", 3, b"x"), Err(StorageError::Conflict { actual: 0, .. })), "a missing object has length 0");
+    assert_eq!(s.read("conf/cond-absent.bin").unwrap(), None, "a refused append creates nothing");
 }
 
 fn read_from_gives_the_suffix(s: &dyn Storage) {

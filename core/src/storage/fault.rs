@@ -88,6 +88,9 @@ impl<S: Storage> Storage for CrashSimStorage<S> {
     fn append(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
         self.live.append(name, bytes)
     }
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        self.live.append_at(name, expected_len, bytes)
+    }
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         self.live.truncate(name, len)?;
         if let Some(d) = lock(&self.durable).get_mut(name) {
@@ -120,7 +123,7 @@ impl<S: Storage> Storage for CrashSimStorage<S> {
 /// Which operation [`FailingStorage`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailOp {
-    /// [`Storage::append`] calls.
+    /// [`Storage::append`] and [`Storage::append_at`] calls.
     Append,
     /// [`Storage::sync`] calls.
     Sync,
@@ -192,6 +195,14 @@ impl<S: Storage> Storage for FailingStorage<S> {
         }
         self.inner.append(name, bytes)
     }
+    /// Counted as an [`FailOp::Append`]: the same short write when it fails.
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        if self.should_fail(FailOp::Append) {
+            self.inner.append_at(name, expected_len, &bytes[..bytes.len() / 2])?;
+            return Err(Self::injected(name, FailOp::Append));
+        }
+        self.inner.append_at(name, expected_len, bytes)
+    }
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         self.inner.truncate(name, len)
     }
@@ -237,6 +248,9 @@ mod tests {
     fn wrappers_pass_conformance() {
         super::super::conformance::run_all(&CrashSimStorage::new(MemoryStorage::new()));
         super::super::conformance::run_all(&FailingStorage::new(MemoryStorage::new(), FailOp::Sync, u64::MAX));
+        let threads = crate::storage::tests::TestThreads;
+        super::super::conformance::run_concurrent(&CrashSimStorage::new(MemoryStorage::new()), &threads);
+        super::super::conformance::run_concurrent(&FailingStorage::new(MemoryStorage::new(), FailOp::Sync, u64::MAX), &threads);
     }
 
     #[test]

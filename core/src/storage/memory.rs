@@ -87,8 +87,8 @@ impl Storage for MemoryStorage {
         Ok(())
     }
 
-    /// Conditional for real: several engines over one `MemoryStorage` are
-    /// how the core tests many daemons on one shared store.
+    /// Several engines over one `MemoryStorage` are how the core tests many
+    /// daemons on one shared store.
     fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut objects = self.objects_mut();

@@ -116,18 +116,13 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Appends `bytes` only when the object is exactly `expected_len` bytes
     /// long now (absent counts as 0), else [`StorageError::Conflict`] and
-    /// nothing is written. This is how several engines on one shared store
-    /// (several daemons on one database) keep each chain linear: the store
-    /// decides which of two appends at one length wins.
-    ///
-    /// The default appends unconditionally: right for backends whose objects
-    /// have one writer (a data directory held by one process, a browser
-    /// database, a WASI directory), where the engine's own chain lock already
-    /// orders every append. Backends shared by several writers override it.
-    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
-        let _ = expected_len;
-        self.append(name, bytes)
-    }
+    /// nothing is written; the check and the append are one step, so of
+    /// several callers at one length exactly one wins. This is how several
+    /// engines on one shared store (several daemons on one database) keep
+    /// each chain linear, and how a chain object is created only once. Every
+    /// backend honours it (the conformance suite checks it), including those
+    /// whose objects have one writer.
+    fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError>;
 
     /// The object's bytes from `offset` to its end (`None` when it does not
     /// exist): what another writer appended since this engine last looked.
@@ -153,7 +148,7 @@ pub fn validate_object_name(name: &str) -> Result<(), StorageError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -165,13 +160,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn memory_backend_is_a_shared_backend() {
-        conformance::run_shared(&MemoryStorage::new());
+    /// One scoped thread per job: the host's part in [`conformance::run_concurrent`].
+    #[derive(Debug)]
+    pub(crate) struct TestThreads;
+
+    impl crate::Parallelism for TestThreads {
+        fn width(&self) -> usize {
+            8
+        }
+        fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+            std::thread::scope(|s| {
+                for i in 0..count {
+                    s.spawn(move || job(i));
+                }
+            });
+        }
     }
 
     #[test]
     fn memory_backend_passes_conformance() {
         conformance::run_all(&MemoryStorage::new());
+        conformance::run_concurrent(&MemoryStorage::new(), &TestThreads);
     }
 }

@@ -49,6 +49,15 @@ mod tests {
         run_all(scratch.path());
     }
 
+    /// The threaded part of the conformance suite (the WASI component, one
+    /// call at a time, runs only [`run_all`]).
+    #[test]
+    fn concurrent_calls_keep_the_contract() {
+        let scratch = tempfile::tempdir().unwrap();
+        let threads = mentisdb_std_host::ScopedThreads::new(8);
+        mentisdb_core::storage::conformance::run_concurrent(&open(&fresh_dir(scratch.path(), "concurrent")), &threads);
+    }
+
     #[test]
     fn a_data_directory_that_is_a_file_is_a_clear_error() {
         let scratch = tempfile::tempdir().unwrap();
