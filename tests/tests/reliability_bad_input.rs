@@ -11,8 +11,7 @@
 use ed25519_dalek::{Signer, SigningKey};
 use mentisdb_core::signature::signable_payload;
 use mentisdb_core::{Thought, ThoughtRole, ThoughtType};
-use mentisdb_tests::daemon::{client, data_dir, ok, Daemon};
-use mentisdb_tests::mcp::McpSession;
+use mentisdb_tests::daemon::{client, data_dir, ok, Daemon, McpSession};
 use serde_json::{json, Value};
 
 fn key(seed: u8) -> SigningKey {
@@ -270,7 +269,7 @@ fn mcp_verdict(status: u16, message: Option<&Value>, text: &str) -> Result<Strin
 #[test]
 fn bad_inputs_over_rest_and_mcp_get_clear_4xx_and_change_nothing() {
     let (root, dir) = data_dir();
-    let d = Daemon::start(&dir, &["--max-body-bytes", "1048576"]);
+    let d = Daemon::start(&dir, &[], &["--max-body-bytes", "1048576"]);
     let c = client();
     // The stored state every case runs against.
     ok(&c, &d, "/v1/bootstrap", json!({"chain_key": "m", "content": "purpose", "storage_adapter": "binary"}));
@@ -311,7 +310,7 @@ fn bad_inputs_over_rest_and_mcp_get_clear_4xx_and_change_nothing() {
         count += 1;
         record(&mut failures, &format!("REST {}", case.name), verdict, &d, &before);
     }
-    let s = McpSession::open(format!("{}/mcp", d.mcp));
+    let (s, _) = McpSession::open(format!("{}/mcp", d.mcp));
     for (i, case) in mcp_cases().into_iter().enumerate() {
         let (name, reply) = match case {
             Mcp::Tool { name, tool, args } => (name, Ok(s.call_tool(100 + i as u64, &tool, args))),
@@ -387,7 +386,7 @@ fn record(failures: &mut Vec<String>, name: &str, verdict: Result<String, String
 #[test]
 fn spec_defined_acceptances_stay_confined() {
     let (root, dir) = data_dir();
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     let c = client();
     let t = ok(&c, &d, "/v1/thoughts", json!({"chain_key": "s", "thought_type": "Finding", "content": "x", "importance": 7.5, "confidence": -3}));
     assert_eq!(t["thought"]["importance"], 1.0, "out-of-range scores are clamped (MENTISDB_MCP.md)");

@@ -120,7 +120,7 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
     let (_root, dir) = data_dir();
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     {
-        let d = Daemon::start(&dir, &[]);
+        let d = Daemon::start(&dir, &[], &[]);
         let c = client();
         for (chain, format) in CHAINS {
             ok(&c, &d, "/v1/bootstrap", json!({"chain_key": chain, "content": "purpose", "storage_adapter": format}));
@@ -129,7 +129,7 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
     }
     let started = Instant::now();
     for cycle in 0..cycles {
-        let d = Daemon::start(&dir, &[]);
+        let d = Daemon::start(&dir, &[], &[]);
         check_recovered(&d, &ledger.lock().unwrap(), cycle);
         let stop = Arc::new(AtomicBool::new(false));
         let handles = run_writers(&d, cycle, writers, &ledger, &stop);
@@ -141,7 +141,7 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
             h.join().expect("writer thread");
         }
     }
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     let stored = check_recovered(&d, &ledger.lock().unwrap(), cycles);
     let l = ledger.lock().unwrap();
     println!(

@@ -34,7 +34,7 @@ fn sixty_four_writers_on_one_chain_end_in_one_verified_linear_chain() {
     let duration = secs("MENTISDB_LOAD_WRITER_SECS", 4);
     let writers = 64;
     let (_root, dir) = data_dir();
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     let c = client();
     ok(&c, &d, "/v1/bootstrap", json!({"chain_key": "load", "content": "purpose"}));
     let acked: Arc<Mutex<BTreeMap<String, (String, u64)>>> = Arc::default();
@@ -94,7 +94,7 @@ fn sixty_four_writers_on_one_chain_end_in_one_verified_linear_chain() {
     };
     check(&d, "live");
     d.kill();
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     assert_eq!(d.refused_at_startup(), 0);
     check(&d, "after SIGKILL + restart");
     let mut lat = latencies.lock().unwrap().clone();
@@ -114,7 +114,7 @@ fn sixty_four_writers_on_one_chain_end_in_one_verified_linear_chain() {
 fn sustained_mixed_load_has_no_errors_and_reports_memory() {
     let duration = secs("MENTISDB_LOAD_MIXED_SECS", 5);
     let (_root, dir) = data_dir();
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     let c = client();
     for chain in ["mix-a", "mix-b"] {
         ok(&c, &d, "/v1/bootstrap", json!({"chain_key": chain, "content": "purpose"}));

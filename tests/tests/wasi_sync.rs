@@ -104,7 +104,7 @@ fn the_component_writes_offline_syncs_after_a_restart_and_refuses_a_rewritten_da
     let (_root, dir) = data_dir();
     let replica_dir = tempfile::tempdir().unwrap();
     let c = client();
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     let verifier = c.get(format!("{}/v1/identity", d.rest)).send().unwrap().json::<Value>().unwrap()["verifier_key"].as_str().unwrap().to_string();
     for content in ["survey the north field", "soil samples taken"] {
         daemon_append(&d, content);
@@ -121,7 +121,7 @@ fn the_component_writes_offline_syncs_after_a_restart_and_refuses_a_rewritten_da
     let down = r.plugin.mentisdb_memory_sync().call_sync(&mut r.store, &rest, CHAIN, &verifier, None).expect("no trap").unwrap_err();
     assert_eq!(down.kind, "unavailable", "{down:?}");
 
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     daemon_append(&d, "daemon: order new pipes");
     let report = r.sync(&d, &verifier).unwrap();
     assert_eq!((report.pushed, report.pulled, report.tree_size), (1, 2, 4));
@@ -145,7 +145,7 @@ fn the_component_writes_offline_syncs_after_a_restart_and_refuses_a_rewritten_da
     let file = std::fs::read_dir(dir.join("chains")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "mdb")).unwrap();
     let size = std::fs::metadata(&file).unwrap().len();
     std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(size - all + two).unwrap();
-    let d = Daemon::start(&dir, &[]);
+    let d = Daemon::start(&dir, &[], &[]);
     for content in ["rewritten a", "rewritten b", "rewritten c"] {
         daemon_append(&d, content);
     }
