@@ -2,8 +2,11 @@
 # REST load bench: a release mentisdbd on a temp directory (default settings,
 # verbose interaction logging on, fsync per acknowledged append) driven by wrk
 # from a second process on loopback.
+#   0. the HTTP floor: an unknown path answering 404 (no work), 64 connections
 #   1. durable appends to one chain, 16 connections
 #   2. filtered search over a 1,000-thought chain, 64 connections
+#   3. GET /health, 64 connections
+# then each phase as a share of the floor measured in the same run.
 # Needs wrk (Debian: apt-get install wrk). Prints wrk's figures; asserts nothing.
 # Usage: scripts/loadbench.sh [seconds per phase, default 10]
 set -euo pipefail
@@ -17,7 +20,7 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 mcp_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 MENTISDB_DIR="$dir" MENTISDB_REST_PORT="$port" MENTISDB_MCP_PORT="$mcp_port" "$bin" >"$dir.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir" "$dir.log"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir" "$dir.log" "$dir.wrk"' EXIT
 base="http://127.0.0.1:$port"
 for _ in $(seq 50); do curl -sf "$base/health" >/dev/null && break; sleep 0.1; done
 python3 - "$base" <<'PY'
@@ -33,7 +36,20 @@ for i in range(1000):
     urllib.request.urlopen(req).read()
 print("seeded bench-search with 1000 thoughts")
 PY
-echo "== durable appends, one chain, 16 connections, ${secs}s"
-wrk -t2 -c16 -d"${secs}s" --latency -s scripts/loadbench/append.lua "$base/v1/thoughts"
-echo "== filtered search, 64 connections, ${secs}s"
-wrk -t2 -c64 -d"${secs}s" --latency -s scripts/loadbench/search.lua "$base/v1/search"
+out="$dir.wrk"
+# phase <name> <wrk args...>: runs wrk, prints its report, keeps its requests/s.
+phase() {
+  local name="$1"; shift
+  echo "== $name, ${secs}s"
+  wrk -t2 -d"${secs}s" --latency "$@" | tee "$out"
+  rate["$name"]="$(awk '/^Requests\/sec:/ {print $2}' "$out")"
+}
+declare -A rate
+phase "floor (404)" -c64 "$base/no-such-path"
+phase "durable appends, one chain, 16 connections" -c16 -s scripts/loadbench/append.lua "$base/v1/thoughts"
+phase "filtered search, 64 connections" -c64 -s scripts/loadbench/search.lua "$base/v1/search"
+phase "GET /health, 64 connections" -c64 "$base/health"
+echo "== requests/s, and as a share of the floor measured in this run"
+for name in "floor (404)" "durable appends, one chain, 16 connections" "filtered search, 64 connections" "GET /health, 64 connections"; do
+  python3 -c 'import sys; r, f = float(sys.argv[2]), float(sys.argv[3]); print(f"{sys.argv[1]}: {r:,.0f}/s = {100 * r / f:.0f}% of the floor")' "$name" "${rate[$name]}" "${rate["floor (404)"]}"
+done

@@ -14,12 +14,14 @@ use crate::error::ImportError;
 use crate::naming;
 use crate::record::{self, ChainFormat};
 
-/// What an import added.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an import added; as JSON (the browser's `importChain`), every
+/// field but the format.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ImportReport {
     /// The imported chain's key (from the object's header).
     pub chain_key: String,
     /// The object's record format, kept as stored.
+    #[serde(skip)]
     pub format: ChainFormat,
     /// Thoughts in the imported chain.
     pub thought_count: usize,

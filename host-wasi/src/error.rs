@@ -2,15 +2,12 @@
 //!
 //! The record carries the dispatcher's stable code (`kind()`'s name), its WIT
 //! enum counterpart, and the error's `Display` text, which is exactly the
-//! message the daemon returns over MCP and REST. Nothing is ever turned into
-//! a trap.
+//! message the daemon returns over MCP and REST. No tool error is a trap
+//! (a typed export reading a reply as the wrong type would be a bug of this
+//! crate's, and panics in `MentisDb::call_as`: the tests call every export).
 
 use crate::wit::{Error, ErrorKind};
 use mentisdb_core::{ErrorKind as CoreKind, ToolError};
-
-/// Code of [`internal`] errors: a tool result that did not have the shape a
-/// typed export expects (a bug in this crate, reported instead of trapping).
-pub const INTERNAL: &str = "internal";
 
 /// Maps a dispatcher error to the WIT record.
 pub fn to_wit(e: &ToolError) -> Error {
@@ -18,10 +15,6 @@ pub fn to_wit(e: &ToolError) -> Error {
     Error { kind: wit_kind(kind), code: kind.as_str().to_string(), message: e.to_string() }
 }
 
-/// An error raised by this crate's glue rather than the engine.
-pub fn internal(message: impl Into<String>) -> Error {
-    Error { kind: ErrorKind::Internal, code: INTERNAL.to_string(), message: message.into() }
-}
 
 /// The WIT enum for the core's kind. The match is exhaustive, so a kind
 /// added to the core must be given its WIT case here (or `other`, with the

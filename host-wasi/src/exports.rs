@@ -20,8 +20,7 @@ pub struct Component;
 
 /// Runs one tool on the instance's engine and reads its typed reply `R`.
 fn dispatch<R: DeserializeOwned>(tool: &str, args: Value) -> Result<R, Error> {
-    let result = engine().and_then(|db| db.call_raw(tool, args)).map_err(|e| to_wit(&e))?;
-    records::reply(&result, tool)
+    engine().and_then(|db| db.call_as(tool, args)).map_err(|e| to_wit(&e))
 }
 
 impl memory::Guest for Component {

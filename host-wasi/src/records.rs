@@ -4,15 +4,12 @@
 //! tool's typed reply ([`mentisdb_core::dispatch::replies`]), never field by
 //! name: no tool logic here.
 
-use crate::error::internal;
 use crate::wit::{
-    AppendRequest, BootstrapRequest, BootstrapResult, Error, Forgotten, HeadInfo, MemoryScope, Relation, RelationKind, RelationRequest,
+    AppendRequest, BootstrapRequest, BootstrapResult, Forgotten, HeadInfo, MemoryScope, Relation, RelationKind, RelationRequest,
     SearchRequest, Thought, ThoughtRole, ThoughtType,
 };
 use mentisdb_core::dispatch::replies::{BootstrapReply, HeadReply};
 use mentisdb_core::thought as core;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 /// Pairs a WIT enum with its core twin. The `match`es are exhaustive both
@@ -149,10 +146,6 @@ pub fn chain_args(chain_key: Option<String>, last_n: Option<u32>) -> Value {
     args(vec![("chain_key", json!(chain_key)), ("last_n", json!(last_n))])
 }
 
-/// Reads a tool's result as its typed reply `R`.
-pub fn reply<R: DeserializeOwned>(result: &RawValue, tool: &str) -> Result<R, Error> {
-    serde_json::from_str(result.get()).map_err(|e| internal(format!("{tool} returned an unexpected result: {e}")))
-}
 
 /// The WIT record of a stored thought.
 ///

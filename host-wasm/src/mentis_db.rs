@@ -11,7 +11,8 @@ use crate::ids::{global_crypto, CryptoIds};
 use crate::image::ImageStorage;
 use crate::{idb, js_json};
 use js_sys::{Promise, Uint8Array};
-use mentisdb_core::{naming, DbConfig, MentisDb as Engine, OpenReport, ToolError};
+use mentisdb_core::dispatch::replies::{MarkdownReply, RecentContextReply};
+use mentisdb_core::{DbConfig, MentisDb as Engine, OpenReport};
 use mentisdb_embed_static::StaticEmbedder;
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -50,16 +51,6 @@ fn database_name(name: &str) -> Result<String, JsValue> {
         return Err(usage_error(&format!("database name must be 1 to {MAX_NAME_LEN} bytes, got {} bytes", name.len())));
     }
     Ok(format!("{IDB_PREFIX}{name}"))
-}
-
-fn report_json(report: &OpenReport) -> Value {
-    json!({
-        "chains": report.chains.iter().map(|c| json!({
-            "chain_key": c.chain_key, "thought_count": c.thought_count,
-            "torn_tail_bytes": c.torn_tail_bytes, "storage_location": c.storage_location,
-        })).collect::<Vec<_>>(),
-        "refused": report.refused.iter().map(|(object, reason)| json!({ "object": object, "reason": reason })).collect::<Vec<_>>(),
-    })
 }
 
 /// Takes `embeddingModel` (a `Uint8Array` holding a static word-embedding
@@ -141,8 +132,13 @@ impl MentisDbHandle {
     }
 
     fn call_now(&self, tool: &str, args: &JsValue) -> Result<Value, JsValue> {
+        self.call_typed(tool, args)
+    }
+
+    /// Calls `tool` and reads its reply as `R` (its type in `dispatch::replies`).
+    fn call_typed<R: serde::de::DeserializeOwned>(&self, tool: &str, args: &JsValue) -> Result<R, JsValue> {
         let args = js_json::from_js(args, "arguments")?;
-        self.with_engine(|engine| engine.call(tool, args).map_err(|e| tool_error(&e)))
+        self.with_engine(|engine| engine.call_as(tool, args).map_err(|e| tool_error(&e)))
     }
 
     fn call_read(&self, tool: &str, args: &JsValue) -> Result<JsValue, JsValue> {
@@ -182,7 +178,7 @@ impl MentisDbHandle {
         if let Some(model) = model {
             engine.set_embedding_provider(Some(Arc::new(model)));
         }
-        let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: report_json(&report) });
+        let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: serde_json::to_value(&report).expect("an open report serializes") });
         // Torn tails cut and segments compacted at open are made durable first.
         JsFuture::from(commit_pending(&inner)).await?;
         Ok(MentisDbHandle { inner })
@@ -287,15 +283,15 @@ impl MentisDbHandle {
     /// `mentisdb_recent_context`: the prompt snippet (the tool's `prompt` field).
     #[wasm_bindgen(js_name = recentContext)]
     pub fn recent_context(&self, #[wasm_bindgen(unchecked_param_type = "RecentContextArgs | void")] args: JsValue) -> Result<String, JsValue> {
-        let v = self.call_now("mentisdb_recent_context", &args)?;
-        Ok(v["prompt"].as_str().unwrap_or_default().to_string())
+        let reply: RecentContextReply = self.call_typed("mentisdb_recent_context", &args)?;
+        Ok(reply.prompt)
     }
 
     /// `mentisdb_memory_markdown`: the Markdown text (the tool's `markdown` field).
     #[wasm_bindgen(js_name = memoryMarkdown)]
     pub fn memory_markdown(&self, #[wasm_bindgen(unchecked_param_type = "SearchArgs | void")] args: JsValue) -> Result<String, JsValue> {
-        let v = self.call_now("mentisdb_memory_markdown", &args)?;
-        Ok(v["markdown"].as_str().unwrap_or_default().to_string())
+        let reply: MarkdownReply = self.call_typed("mentisdb_memory_markdown", &args)?;
+        Ok(reply.markdown)
     }
 
     /// `mentisdb_head`: thought count, head hash, latest thought, integrity, location.
@@ -321,12 +317,7 @@ impl MentisDbHandle {
     #[wasm_bindgen(js_name = exportChain)]
     pub fn export_chain(&self, #[wasm_bindgen(js_name = chainKey)] chain_key: Option<String>) -> Result<Uint8Array, JsValue> {
         self.with_engine(|engine| {
-            let key = engine.resolve_key(chain_key.as_deref()).map_err(|e| tool_error(&e))?;
-            // Reading the chain also surfaces a refused chain's error.
-            engine.with_chain(&key, |_| ()).map_err(|e| tool_error(&e))?;
-            let (format, _) = engine.chain_storage_info(&key).ok_or_else(|| tool_error(&ToolError::NotFound(format!("chain '{key}' does not exist"))))?;
-            let bytes = engine.storage().read(&naming::chain_object(&key, format)).map_err(|e| error::storage_error(&e))?;
-            let bytes = bytes.ok_or_else(|| tool_error(&ToolError::NotFound(format!("chain '{key}' has no stored object"))))?;
+            let (_, _, bytes) = engine.export_chain(chain_key.as_deref()).map_err(|e| tool_error(&e))?;
             Ok(Uint8Array::from(bytes.as_slice()))
         })
     }
@@ -347,12 +338,6 @@ impl MentisDbHandle {
         let open = self.inner.open.borrow();
         let (engine, _) = open.as_ref().ok_or_else(|| usage_error(&format!("database '{}' is closed", self.inner.name)))?;
         let report = engine.import_chain(bytes).map_err(|e| error::import_error(&e, &self.inner.name))?;
-        Ok(js_json::to_js(&json!({
-            "chain_key": report.chain_key,
-            "thought_count": report.thought_count,
-            "torn_tail_bytes": report.torn_tail_bytes,
-            "head_hash": report.head_hash,
-            "storage_location": report.storage_location,
-        })))
+        Ok(js_json::to_js(&serde_json::to_value(&report).expect("an import report serializes")))
     }
 }

@@ -53,17 +53,29 @@ pub struct RebuiltVectors {
     pub model: Option<(String, usize)>,
 }
 
-/// What opening the store found, for the host to log.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What opening the store found, for the host to log; as JSON (the
+/// browser's `openReport`), `{chains: [OpenedChain], refused: [{object, reason}]}`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct OpenReport {
     /// Chains opened and verified: key, thought count, torn-tail bytes cut.
     pub chains: Vec<OpenedChain>,
     /// Objects refused: name or chain key, and why.
+    #[serde(serialize_with = "refusals")]
     pub refused: Vec<(String, String)>,
 }
 
+/// `(object, reason)` pairs as `{object, reason}` objects.
+fn refusals<S: serde::Serializer>(refused: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(serde::Serialize)]
+    struct Refused<'a> {
+        object: &'a str,
+        reason: &'a str,
+    }
+    s.collect_seq(refused.iter().map(|(object, reason)| Refused { object, reason }))
+}
+
 /// One chain opened at startup.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct OpenedChain {
     /// The chain's key.
     pub chain_key: String,

@@ -446,6 +446,15 @@ impl MentisDb {
         Ok(with_argument_warnings(raw, warnings))
     }
 
+    /// [`MentisDb::call`], read as the tool's typed reply `R` (from
+    /// [`replies`]): how a host with typed methods (the browser's, the WASI
+    /// component's) takes a reply apart, never by field name. `R` must be
+    /// `tool`'s reply type: another type is a bug of the host, and panics.
+    pub fn call_as<R: serde::de::DeserializeOwned>(&self, tool: &str, args: Value) -> Result<R, ToolError> {
+        let raw = self.call_raw(tool, args)?;
+        Ok(serde_json::from_str(raw.get()).unwrap_or_else(|e| panic!("{tool}'s reply does not read as {}: {e}", std::any::type_name::<R>())))
+    }
+
     /// Like [`MentisDb::call`] with the arguments as JSON text.
     pub fn call_json(&self, tool: &str, args_json: &str) -> Result<Value, ToolError> {
         let args: Value = if args_json.trim().is_empty() {
