@@ -283,7 +283,8 @@ mod tests {
     #[test]
     fn passes_storage_conformance() {
         mentisdb_core::storage::conformance::run_all(&ImageStorage::new("conformance"));
-        mentisdb_core::storage::conformance::run_concurrent(&ImageStorage::new("concurrent"), &mentisdb_std_host::ScopedThreads::new(8));
+        let threads = mentisdb_std_host::ScopedThreads::new(8);
+        mentisdb_core::storage::conformance::run_concurrent(&ImageStorage::new("concurrent"), &|n, job| mentisdb_core::Parallelism::run(&threads, n, job));
     }
 
     #[test]

@@ -38,7 +38,8 @@ fn fresh(label: &str) -> Option<String> {
 fn passes_the_storage_conformance_suite() {
     let Some(url) = fresh("conformance") else { return };
     conformance::run_all(&PgStorage::connect(&url).unwrap());
-    conformance::run_concurrent(&PgStorage::connect(&url).unwrap(), &mentisdb_std_host::ScopedThreads::new(8));
+    let threads = mentisdb_std_host::ScopedThreads::new(8);
+    conformance::run_concurrent(&PgStorage::connect(&url).unwrap(), &|n, job| mentisdb_core::Parallelism::run(&threads, n, job));
 }
 
 #[test]

@@ -7,17 +7,20 @@
 //! - [`run_concurrent`]: the part that needs threads, run by every backend
 //!   that can have them (all but the single-threaded browser and WASI
 //!   builds, whose backends are run natively instead). The host hands the
-//!   threads in ([`Parallelism`]): the core starts none.
+//!   threads in (a [`Threads`] runner): the core starts none.
 //!
 //! ```ignore
 //! mentisdb_core::storage::conformance::run_all(&MyBackend::new(tempdir));
-//! mentisdb_core::storage::conformance::run_concurrent(&MyBackend::new(tempdir2), &threads);
+//! mentisdb_core::storage::conformance::run_concurrent(&MyBackend::new(tempdir2), &|n, job| threads.run(n, job));
 //! ```
 //! Each check panics with a message naming the broken contract.
 
 use super::{Storage, StorageError};
-use crate::host::Parallelism;
 use std::sync::Mutex;
+
+/// Runs jobs `0..count` at once on the host's threads, returning when all
+/// are done (what `Parallelism::run` does, with at least two threads).
+pub type Threads<'a> = &'a dyn Fn(usize, &(dyn Fn(usize) + Sync));
 
 /// Runs every single-threaded check against an empty backend.
 pub fn run_all(storage: &dyn Storage) {
@@ -36,11 +39,9 @@ pub fn run_all(storage: &dyn Storage) {
     append_at_a_stale_length_writes_nothing(storage);
 }
 
-/// Runs the checks of calls made at once from several threads, on
-/// `threads` (at least two wide for the checks to mean anything), against
-/// an empty backend.
-pub fn run_concurrent(storage: &dyn Storage, threads: &dyn Parallelism) {
-    assert!(threads.width() >= 2, "run_concurrent needs at least two threads, got {}", threads.width());
+/// Runs the checks of calls made at once from several threads (`threads`
+/// runs each check's jobs at once) against an empty backend.
+pub fn run_concurrent(storage: &dyn Storage, threads: Threads<'_>) {
     appends_to_different_objects_do_not_mix(storage, threads);
     syncs_run_beside_appends_to_the_same_object(storage, threads);
     one_of_many_appends_at_one_length_wins(storage, threads);
@@ -56,8 +57,8 @@ fn record(w: usize, i: usize) -> Vec<u8> {
     format!("w{w:02}-r{i:04}-xxxxx;").into_bytes()
 }
 
-fn appends_to_different_objects_do_not_mix(s: &dyn Storage, threads: &dyn Parallelism) {
-    threads.run(WRITERS, &|w| {
+fn appends_to_different_objects_do_not_mix(s: &dyn Storage, threads: Threads<'_>) {
+    threads(WRITERS, &|w| {
         let name = format!("concurrent/w{w}.bin");
         for i in 0..ROUNDS {
             s.append(&name, &record(w, i)).expect("append beside other writers");
@@ -73,13 +74,13 @@ fn appends_to_different_objects_do_not_mix(s: &dyn Storage, threads: &dyn Parall
     }
 }
 
-fn syncs_run_beside_appends_to_the_same_object(s: &dyn Storage, threads: &dyn Parallelism) {
+fn syncs_run_beside_appends_to_the_same_object(s: &dyn Storage, threads: Threads<'_>) {
     // Appends to one object are ordered by the caller (the engine's chain
     // lock); its syncs run outside that lock, beside the next appends
     // (group commit). Every acknowledged sync covers the appends before it.
     let name = "concurrent/shared.bin";
     let order = Mutex::new(Vec::new());
-    threads.run(WRITERS, &|w| {
+    threads(WRITERS, &|w| {
         for i in 0..ROUNDS {
             {
                 let mut order = order.lock().unwrap_or_else(|e| e.into_inner());
@@ -94,13 +95,13 @@ fn syncs_run_beside_appends_to_the_same_object(s: &dyn Storage, threads: &dyn Pa
     assert_eq!(s.read(name).unwrap().as_deref(), Some(&expected[..]), "appends ordered by the caller must land in that order, whatever syncs run meanwhile");
 }
 
-fn one_of_many_appends_at_one_length_wins(s: &dyn Storage, threads: &dyn Parallelism) {
+fn one_of_many_appends_at_one_length_wins(s: &dyn Storage, threads: Threads<'_>) {
     let name = "concurrent/race.bin";
     let mut expected = Vec::new();
     for round in 0..ROUNDS {
         let at = expected.len() as u64;
         let winners = Mutex::new(Vec::new());
-        threads.run(WRITERS, &|w| match s.append_at(name, at, &record(w, round)) {
+        threads(WRITERS, &|w| match s.append_at(name, at, &record(w, round)) {
             Ok(()) => winners.lock().unwrap_or_else(|e| e.into_inner()).push(w),
             Err(StorageError::Conflict { expected, actual, .. }) => {
                 assert_eq!((expected, actual), (at, at + 16), "a loser is told the length it expected and the one the winner left");

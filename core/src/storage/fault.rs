@@ -248,7 +248,7 @@ mod tests {
     fn wrappers_pass_conformance() {
         super::super::conformance::run_all(&CrashSimStorage::new(MemoryStorage::new()));
         super::super::conformance::run_all(&FailingStorage::new(MemoryStorage::new(), FailOp::Sync, u64::MAX));
-        let threads = crate::storage::tests::TestThreads;
+        let threads = |n, job: &(dyn Fn(usize) + Sync)| crate::Parallelism::run(&crate::storage::tests::TestThreads, n, job);
         super::super::conformance::run_concurrent(&CrashSimStorage::new(MemoryStorage::new()), &threads);
         super::super::conformance::run_concurrent(&FailingStorage::new(MemoryStorage::new(), FailOp::Sync, u64::MAX), &threads);
     }

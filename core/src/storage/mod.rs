@@ -180,6 +180,6 @@ pub(crate) mod tests {
     #[test]
     fn memory_backend_passes_conformance() {
         conformance::run_all(&MemoryStorage::new());
-        conformance::run_concurrent(&MemoryStorage::new(), &TestThreads);
+        conformance::run_concurrent(&MemoryStorage::new(), &|n, job| crate::Parallelism::run(&TestThreads, n, job));
     }
 }

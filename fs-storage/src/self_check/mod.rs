@@ -55,7 +55,8 @@ mod tests {
     fn concurrent_calls_keep_the_contract() {
         let scratch = tempfile::tempdir().unwrap();
         let threads = mentisdb_std_host::ScopedThreads::new(8);
-        mentisdb_core::storage::conformance::run_concurrent(&open(&fresh_dir(scratch.path(), "concurrent")), &threads);
+        let run = |n, job: &(dyn Fn(usize) + Sync)| mentisdb_core::Parallelism::run(&threads, n, job);
+        mentisdb_core::storage::conformance::run_concurrent(&open(&fresh_dir(scratch.path(), "concurrent")), &run);
     }
 
     #[test]
