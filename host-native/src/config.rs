@@ -127,8 +127,8 @@ pub struct Config {
     /// private, link-local, CGNAT...), comma- or space-separated CIDRs or
     /// addresses, each at most a /8 (MentisDB 0.10's variable). Unset: no
     /// internal target.
-    #[arg(long, env = "MENTISDB_WEBHOOK_ALLOWED_CIDRS", default_value = "", value_parser = crate::webhooks::UrlPolicy::parse)]
-    pub webhook_allowed_cidrs: crate::webhooks::UrlPolicy,
+    #[arg(long, env = "MENTISDB_WEBHOOK_ALLOWED_CIDRS", default_value = "", value_parser = crate::infra::webhooks::UrlPolicy::parse)]
+    pub webhook_allowed_cidrs: crate::infra::webhooks::UrlPolicy,
 
     /// Deliver webhooks from this daemon (on, off) [default: on]. With
     /// several daemons on one PostgreSQL database, turn it on in exactly one
@@ -537,7 +537,7 @@ impl Config {
     pub fn tls_files(&self) -> Result<(PathBuf, PathBuf), ConfigError> {
         match (&self.tls_cert, &self.tls_key) {
             (Some(c), Some(k)) => Ok((c.clone(), k.clone())),
-            _ => Ok(crate::tls_cert::default_paths(&self.data_dir()?)),
+            _ => Ok(crate::infra::tls_cert::default_paths(&self.data_dir()?)),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Starting the daemon: open the data directory, verify every chain, bind
 //! the REST and MCP listeners on one shared [`MentisDb`].
 
-use crate::dir_lock::DirLock;
+use crate::infra::dir_lock::DirLock;
 use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
@@ -32,7 +32,7 @@ pub enum DaemonError {
     /// Webhook delivery could not start.
     #[error("{0}")]
     Webhooks(String),
-    /// Another daemon holds the data directory ([`crate::dir_lock`]).
+    /// Another daemon holds the data directory ([`crate::infra::dir_lock`]).
     #[error("{0}")]
     Locked(String),
     /// The checkpoint signing key cannot be read or created.
@@ -88,8 +88,8 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         eprintln!("mentisdbd memory budget {budget} MiB: {} chains in memory, {} parked (loaded on first use)", r.resident_chains, r.parked_chains);
     }
     let signer = match &pg {
-        Some(pg) => crate::identity::load_or_create_in(pg.as_ref()),
-        None => crate::identity::load_or_create(&config.data_dir()?),
+        Some(pg) => crate::infra::identity::load_or_create_in(pg.as_ref()),
+        None => crate::infra::identity::load_or_create(&config.data_dir()?),
     }
     .map_err(DaemonError::Identity)?;
     // (The daemon prints the verifier key at start, `run.rs`; CLI commands that open the files do not.)
@@ -105,7 +105,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         (None, None) => None,
     };
     if let Some(key) = config.openai_api_key.as_deref().filter(|k| !k.trim().is_empty()) {
-        db.set_chat_model(Some(Arc::new(crate::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
+        db.set_chat_model(Some(Arc::new(crate::infra::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
         tracing::info!(base_url = %config.llm_base_url, model = %config.llm_model, "memory extraction enabled");
     }
     let db = Arc::new(db);
@@ -119,7 +119,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     };
     // Build the query indices in the background so the first queries do not
     // pay for them, and index (embed) every append there too.
-    if let Err(e) = crate::index_worker::start(&db, prefetched) {
+    if let Err(e) = crate::infra::index_worker::start(&db, prefetched) {
         tracing::warn!(error = %e, "could not start the index worker; indices are built by queries");
     }
     Ok(OpenedStore { db, report, store, listener, lock, delivery_lease })
@@ -215,10 +215,10 @@ fn take_in_kept_announcements(db: &Arc<MentisDb>) -> Result<std::sync::mpsc::Syn
 /// Loads all-MiniLM-L6-v2 from `dir` and registers it: every thought of
 /// every open chain is embedded now, new ones as they are indexed.
 #[cfg(feature = "minilm")]
-fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::index_worker::Prefetched>, DaemonError> {
+fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::infra::index_worker::Prefetched>, DaemonError> {
     let started = std::time::Instant::now();
     let model = mentisdb_embed_minilm::MiniLm::load(dir).map_err(DaemonError::Embedding)?;
-    let provider = Arc::new(crate::index_worker::Prefetched::new(Arc::new(model)));
+    let provider = Arc::new(crate::infra::index_worker::Prefetched::new(Arc::new(model)));
     db.set_embedding_provider(Some(provider.clone()));
     tracing::info!(dir = %dir.display(), model = "all-MiniLM-L6-v2", seconds = started.elapsed().as_secs_f64(), "embedding model loaded; ranked search is hybrid");
     Ok(provider)
@@ -234,7 +234,7 @@ fn register_static_model(db: &MentisDb, file: &std::path::Path) -> Result<(), Da
 }
 
 #[cfg(not(feature = "minilm"))]
-fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::index_worker::Prefetched>, DaemonError> {
+fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::infra::index_worker::Prefetched>, DaemonError> {
     Err(DaemonError::Embedding(format!("--minilm-dir / MENTISDB_MINILM_DIR ({}) needs a mentisdbd built with `--features minilm`", dir.display())))
 }
 
@@ -300,24 +300,24 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let mcp_listener = bind(config.mcp_addr()).await?;
     let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
-    let backoff = crate::webhooks::Backoff { base: std::time::Duration::from_millis(config.webhook_retry_base_ms.max(1)), max: std::time::Duration::from_secs(config.webhook_retry_max_secs.max(1)) };
+    let backoff = crate::infra::webhooks::Backoff { base: std::time::Duration::from_millis(config.webhook_retry_base_ms.max(1)), max: std::time::Duration::from_secs(config.webhook_retry_max_secs.max(1)) };
     if config.webhooks {
-        let may_deliver: crate::webhooks::MayDeliver = match &opened.delivery_lease {
+        let may_deliver: crate::infra::webhooks::MayDeliver = match &opened.delivery_lease {
             Some(lease) => Arc::new(lease.watch()),
             None => Arc::new(|| true),
         };
-        crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
+        crate::infra::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
     }
-    let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
-    let mcp = crate::mcp::router(opened.db.clone(), auth, config.max_body_bytes, config.tool_profile()?, shutdown.child_token());
-    let guard = Arc::new(crate::web_guard::WebGuard::new(config.bind_host.is_loopback(), &config.allowed_hosts, &config.allowed_origins));
+    let rest = crate::http::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
+    let mcp = crate::http::mcp::router(opened.db.clone(), auth, config.max_body_bytes, config.tool_profile()?, shutdown.child_token());
+    let guard = Arc::new(crate::http::web_guard::WebGuard::new(config.bind_host.is_loopback(), &config.allowed_hosts, &config.allowed_origins));
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
     // the two ports when only a certificate is given.
     let mut tasks = Vec::new();
     let (mut https_rest_addr, mut https_mcp_addr) = (None, None);
     let tls = if config.https_beside() {
         let (cert, key) = config.tls_files()?;
-        if let Some(minted) = crate::tls_cert::ensure(&cert, &key).map_err(DaemonError::Tls)? {
+        if let Some(minted) = crate::infra::tls_cert::ensure(&cert, &key).map_err(DaemonError::Tls)? {
             tracing::info!(cert = %cert.display(), names = ?minted.names, sha256 = %minted.sha256, "created a self-signed certificate for the HTTPS listeners");
         }
         let https = tls_config(&cert, &key)?;
@@ -353,8 +353,8 @@ const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Serves `app` on `listener` behind the browser guard (`web_guard.rs`),
 /// over TLS when `tls` is given, until `stop`.
-async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
-    let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::web_guard::guard)).layer(axum::middleware::from_fn(crate::body_limit::read_rest_after_reply));
+async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::http::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
+    let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::http::web_guard::guard)).layer(axum::middleware::from_fn(crate::http::body_limit::read_rest_after_reply));
     let Some(tls) = tls else {
         return axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
     };

@@ -31,7 +31,7 @@
 
 use mentisdb_core::canonical::compute_thought_hash;
 use mentisdb_core::record::{encode_header, encode_thought};
-use crate::shell::Target;
+use crate::target::Target;
 use mentisdb_core::{ChainFormat, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

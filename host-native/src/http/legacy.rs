@@ -17,7 +17,7 @@
 //! Both sit behind the same token middleware as every other route, and a
 //! call goes through [`call_as`] like every other call.
 
-use crate::auth::{call_as, require_token, AuthState, CallError};
+use crate::http::auth::{call_as, require_token, AuthState, CallError};
 use crate::tokens::Identity;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -34,7 +34,7 @@ use std::sync::Arc;
 /// `/tools/list` lists the tools of `listed` (or of `?tools=<profile>`).
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, listed: Vec<&'static str>) -> Router {
     let list = move |uri: axum::http::Uri| async move {
-        let names = match crate::mcp::requested_profile(uri.query()) {
+        let names = match crate::http::mcp::requested_profile(uri.query()) {
             Some(Ok(names)) => names,
             Some(Err(e)) => return (StatusCode::BAD_REQUEST, Json(json!({ "error": e }))),
             None => listed.clone(),
@@ -62,8 +62,8 @@ async fn execute(State(db): State<Arc<MentisDb>>, Extension(who): Extension<Iden
         Err(r) => return failure(r.status(), format!("cannot read request body: {}", r.body_text())),
     };
     // Only JSON: a web page cannot send it to another origin unasked.
-    let mime = crate::web_guard::mime_of(&headers);
-    if !crate::web_guard::is_json(&mime) {
+    let mime = crate::http::web_guard::mime_of(&headers);
+    if !crate::http::web_guard::is_json(&mime) {
         let shown = if mime.is_empty() { "none" } else { mime.as_str() };
         return failure(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("expected content-type: application/json, got {shown}; send {{\"tool\": \"<name>\", \"parameters\": {{...}}}} as JSON"));
     }

@@ -7,7 +7,7 @@
 //! - `tools/list`: [`mentisdb_core::tool_specs`], each with its JSON Schema
 //!   and annotations (`readOnlyHint` for the read tools; no tool is
 //!   destructive or open-world).
-//! - `tools/call`: [`crate::auth::call_as`] (the token's access rule, then
+//! - `tools/call`: [`crate::http::auth::call_as`] (the token's access rule, then
 //!   [`MentisDb::call_raw_as`]); a tool may be named by its MentisDB 0.10
 //!   `thoughtchain_` alias too. A call the token may not make is an
 //!   `isError` result starting `403 forbidden:`. The JSON result is returned as text
@@ -16,15 +16,15 @@
 //!   invalid-params error (a protocol fault, per the MCP spec).
 //! - `resources/list` and `resources/read`: one resource,
 //!   [`SKILL_RESOURCE_URI`] (`mentisdb://skill/core`, `text/markdown`), the
-//!   text of `mentisdb_skill_md`, read through [`crate::auth::call_as`] like
+//!   text of `mentisdb_skill_md`, read through [`crate::http::auth::call_as`] like
 //!   a tool call; another URI is a JSON-RPC resource-not-found error.
 //! - Beside MCP the port serves MentisDB 0.10's CloudLLM endpoints
-//!   `POST /tools/list` and `POST /tools/execute` ([`crate::legacy`]) and
+//!   `POST /tools/list` and `POST /tools/execute` ([`crate::http::legacy`]) and
 //!   `GET /health`.
 //! - Origin and Host (web pages, DNS rebinding) are checked in front of
-//!   every listener by [`crate::web_guard`].
+//!   every listener by [`crate::http::web_guard`].
 
-use crate::auth::{call_as, require_token, AuthState, CallError};
+use crate::http::auth::{call_as, require_token, AuthState, CallError};
 use crate::tokens::Identity;
 use axum::Router;
 use mentisdb_core::{tool_specs, MentisDb, ToolError, ToolSpec};
@@ -206,7 +206,7 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, listed:
         .layer(axum::middleware::from_fn_with_state(max_body_bytes, reject_malformed_json))
         .layer(axum::middleware::from_fn_with_state(owners, bind_sessions))
         .layer(axum::middleware::from_fn_with_state(auth.clone(), require_token))
-        .merge(crate::legacy::router(db, auth, max_body_bytes, listed))
+        .merge(crate::http::legacy::router(db, auth, max_body_bytes, listed))
         .route("/health", axum::routing::get(|| async { axum::Json(serde_json::json!({ "status": "ok", "service": "mentisdb" })) }))
 }
 
@@ -287,7 +287,7 @@ async fn reject_malformed_json(
         (status, axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}))).into_response()
     };
     let (parts, body) = request.into_parts();
-    let bytes = match crate::body_limit::read_within(body, max_body_bytes).await {
+    let bytes = match crate::http::body_limit::read_within(body, max_body_bytes).await {
         Ok(Some(b)) => b,
         Ok(None) => {
             let message = format!("request body exceeds {max_body_bytes} bytes (MENTISDB_MAX_BODY_BYTES / --max-body-bytes)");

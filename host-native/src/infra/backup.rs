@@ -30,7 +30,7 @@ pub const MANIFEST_ENTRY: &str = "manifest.json";
 /// The prefix of every object's entry name.
 pub const OBJECTS_PREFIX: &str = "objects/";
 /// Objects of the host (not the core) that a backup carries when they exist.
-pub const HOST_OBJECTS: &[&str] = &[crate::identity::KEY_FILE];
+pub const HOST_OBJECTS: &[&str] = &[crate::infra::identity::KEY_FILE];
 
 /// What made a backup: this program and version.
 pub fn created_by() -> String {

@@ -1,15 +1,15 @@
 //! The REST server: one route table mapping `METHOD path` to a tool name.
 //!
-//! Every route calls [`crate::auth::call_as`] (access rule, then
+//! Every route calls [`crate::http::auth::call_as`] (access rule, then
 //! [`MentisDb::call_raw_as`]) with the JSON body (POST) or the
 //! query string (GET) as arguments; no tool logic lives here. Errors of any
 //! kind (tool errors, malformed JSON, wrong content type, oversized bodies,
 //! unknown paths) leave through [`ApiError`], the one place that turns a
 //! failure into a `{"error": "..."}` JSON response.
 
-use crate::auth::{call_as, require_token, AuthState};
-use crate::api_error::{answer_oversized, ApiError};
-use crate::routes::{Reply, Route, BACKUP_PATH, CHAIN_BYTES_TYPE, FLUSH_PATH, ROUTES};
+use crate::http::auth::{call_as, require_token, AuthState};
+use crate::http::api_error::{answer_oversized, ApiError};
+use crate::http::routes::{Reply, Route, BACKUP_PATH, CHAIN_BYTES_TYPE, FLUSH_PATH, ROUTES};
 use crate::tokens::Identity;
 use mentisdb_core::dispatch::Access;
 use axum::body::Bytes;
@@ -27,9 +27,9 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-impl axum::extract::FromRef<RestState> for crate::events::EventsState {
+impl axum::extract::FromRef<RestState> for crate::http::events::EventsState {
     fn from_ref(st: &RestState) -> Self {
-        crate::events::EventsState { db: st.db.clone(), events: st.events.clone() }
+        crate::http::events::EventsState { db: st.db.clone(), events: st.events.clone() }
     }
 }
 
@@ -38,7 +38,7 @@ impl axum::extract::FromRef<RestState> for crate::events::EventsState {
 pub struct RestState {
     pub db: Arc<MentisDb>,
     /// Feeds `GET /v1/events` (`events.rs`).
-    pub events: Arc<crate::events::EventHub>,
+    pub events: Arc<crate::http::events::EventHub>,
 }
 
 /// Parses a POST body: empty means no arguments; otherwise it must be JSON.
@@ -47,8 +47,8 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
         return Ok(Value::Null);
     }
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let mime = crate::web_guard::mime_of(headers);
-    if !crate::web_guard::is_json(&mime) {
+    let mime = crate::http::web_guard::mime_of(headers);
+    if !crate::http::web_guard::is_json(&mime) {
         let shown = if content_type.is_empty() { "none" } else { content_type };
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -88,7 +88,7 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
     } else if matches!(route.reply, Reply::FromChainBytes) {
         post(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
             let body = body?;
-            let mime = crate::web_guard::mime_of(&headers);
+            let mime = crate::http::web_guard::mime_of(&headers);
             if mime != CHAIN_BYTES_TYPE {
                 let shown = if mime.is_empty() { "none" } else { mime.as_str() };
                 return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("expected content-type: {CHAIN_BYTES_TYPE} (the chain object's bytes), got {shown}")));
@@ -200,7 +200,7 @@ async fn method_not_allowed() -> ApiError {
 
 /// `GET /openapi.json`: the generated OpenAPI document; public, like `/health`.
 async fn openapi_document(State(auth): State<AuthState>) -> Json<Value> {
-    Json(crate::openapi::document(auth.enabled()).clone())
+    Json(crate::http::openapi::document(auth.enabled()).clone())
 }
 
 /// 403 unless `who` is admin on every chain (`*`), as daemon-wide
@@ -238,8 +238,8 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
     let db = st.db.clone();
     let started = std::time::Instant::now();
     tokio::task::spawn_blocking(move || {
-        let mut out = crate::backup::ChunkSender::new(tx);
-        match crate::backup::write_archive(&db, &mut out, |_| {}).and_then(|m| std::io::Write::flush(&mut out).map(|()| m)) {
+        let mut out = crate::infra::backup::ChunkSender::new(tx);
+        match crate::infra::backup::write_archive(&db, &mut out, |_| {}).and_then(|m| std::io::Write::flush(&mut out).map(|()| m)) {
             Ok(manifest) => tracing::info!(objects = manifest.objects.len(), chains = manifest.chains.len(), ms = started.elapsed().as_millis() as u64, "backup streamed"),
             Err(e) => {
                 tracing::warn!(error = %e, "backup stopped");
@@ -261,8 +261,8 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 /// `explorer` serves the explorer page; `shutdown` ends every event stream.
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, cors_origins: &[String], shutdown: tokio_util::sync::CancellationToken) -> Router {
     let health_state = (db.clone(), auth.clone(), HealthState::watch(db.clone(), shutdown.clone()));
-    let events = crate::events::EventHub::attach(&db, shutdown);
-    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::events::EVENTS_PATH, get(crate::events::events)).route(FLUSH_PATH, post(flush));
+    let events = crate::http::events::EventHub::attach(&db, shutdown);
+    let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::http::events::EVENTS_PATH, get(crate::http::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);
         let imports = matches!(route.reply, Reply::FromChainBytes);
@@ -282,7 +282,7 @@ pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_imp
         .with_state(RestState { db, events });
     let public = Router::new().route("/openapi.json", get(openapi_document)).with_state(auth);
     let outer = Router::new().route("/health", get(health)).with_state(health_state).merge(public);
-    let outer = if explorer { outer.merge(crate::explorer::router()) } else { outer };
+    let outer = if explorer { outer.merge(crate::http::explorer::router()) } else { outer };
     match cors(cors_origins) {
         Some(layer) => outer.merge(api).layer(layer),
         None => outer.merge(api),

@@ -8,7 +8,7 @@
 //! written exactly as `mentisdbd setup` writes them (`client_setup.rs`); the
 //! end says whether the daemon answers at the URL and what to do next.
 
-use crate::client_setup::{apply, plan, Change, Client, Dirs, Transport};
+use crate::commands::client_setup::{apply, plan, Change, Client, Dirs, Transport};
 use clap::ValueEnum;
 use std::io::{BufRead, Write};
 
@@ -167,7 +167,7 @@ pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dy
         }
     }
     if clients.iter().any(|c| !c.stdio_only()) {
-        w(out, crate::cli::answer_note(&url))?;
+        w(out, crate::commands::cli::answer_note(&url))?;
     }
     w(out, "Done: restart the clients to load MentisDB; keep `mentisdbd` running while they use it.".into())
 }

@@ -29,7 +29,7 @@ pub fn load_or_create(dir: &Path) -> Result<CheckpointSigner, String> {
         Ok(text) => parse_seed(&text, &path.display().to_string())?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let seed = new_seed()?;
-            crate::tls_cert::write_file(&path, format!("{}\n", hex::encode(seed)).as_bytes(), true)?;
+            crate::infra::tls_cert::write_file(&path, format!("{}\n", hex::encode(seed)).as_bytes(), true)?;
             seed
         }
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),

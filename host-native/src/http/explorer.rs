@@ -9,7 +9,7 @@
 //! sending the token the user pasted, so it can see and do exactly what that
 //! token may. Switched off, these paths answer 404 like any unknown path.
 
-use crate::api_error::ApiError;
+use crate::http::api_error::ApiError;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -36,30 +36,30 @@ const JS: &str = "text/javascript; charset=utf-8";
 
 /// Every file of the page (`host-native/explorer/`).
 const FILES: &[File] = &[
-    File { name: "index.html", content_type: "text/html; charset=utf-8", text: include_str!("../explorer/index.html") },
-    File { name: "explorer.css", content_type: "text/css; charset=utf-8", text: include_str!("../explorer/explorer.css") },
-    File { name: "types.css", content_type: "text/css; charset=utf-8", text: include_str!("../explorer/types.css") },
-    File { name: "explorer.js", content_type: JS, text: include_str!("../explorer/explorer.js") },
-    File { name: "api.js", content_type: JS, text: include_str!("../explorer/api.js") },
-    File { name: "dom.js", content_type: JS, text: include_str!("../explorer/dom.js") },
-    File { name: "sse.js", content_type: JS, text: include_str!("../explorer/sse.js") },
-    File { name: "markdown.js", content_type: JS, text: include_str!("../explorer/markdown.js") },
-    File { name: "diff.js", content_type: JS, text: include_str!("../explorer/diff.js") },
-    File { name: "exports.js", content_type: JS, text: include_str!("../explorer/exports.js") },
-    File { name: "graph.js", content_type: JS, text: include_str!("../explorer/graph.js") },
-    File { name: "chain-graph.js", content_type: JS, text: include_str!("../explorer/chain-graph.js") },
-    File { name: "chart.js", content_type: JS, text: include_str!("../explorer/chart.js") },
-    File { name: "types.js", content_type: JS, text: include_str!("../explorer/types.js") },
-    File { name: "thought-edit.js", content_type: JS, text: include_str!("../explorer/thought-edit.js") },
-    File { name: "views-overview.js", content_type: JS, text: include_str!("../explorer/views-overview.js") },
-    File { name: "views-chains.js", content_type: JS, text: include_str!("../explorer/views-chains.js") },
-    File { name: "views-graph.js", content_type: JS, text: include_str!("../explorer/views-graph.js") },
-    File { name: "views-admin.js", content_type: JS, text: include_str!("../explorer/views-admin.js") },
-    File { name: "views-timeline.js", content_type: JS, text: include_str!("../explorer/views-timeline.js") },
-    File { name: "views-thought.js", content_type: JS, text: include_str!("../explorer/views-thought.js") },
-    File { name: "views-agents.js", content_type: JS, text: include_str!("../explorer/views-agents.js") },
-    File { name: "views-skills.js", content_type: JS, text: include_str!("../explorer/views-skills.js") },
-    File { name: "views-webhooks.js", content_type: JS, text: include_str!("../explorer/views-webhooks.js") },
+    File { name: "index.html", content_type: "text/html; charset=utf-8", text: include_str!("../../explorer/index.html") },
+    File { name: "explorer.css", content_type: "text/css; charset=utf-8", text: include_str!("../../explorer/explorer.css") },
+    File { name: "types.css", content_type: "text/css; charset=utf-8", text: include_str!("../../explorer/types.css") },
+    File { name: "explorer.js", content_type: JS, text: include_str!("../../explorer/explorer.js") },
+    File { name: "api.js", content_type: JS, text: include_str!("../../explorer/api.js") },
+    File { name: "dom.js", content_type: JS, text: include_str!("../../explorer/dom.js") },
+    File { name: "sse.js", content_type: JS, text: include_str!("../../explorer/sse.js") },
+    File { name: "markdown.js", content_type: JS, text: include_str!("../../explorer/markdown.js") },
+    File { name: "diff.js", content_type: JS, text: include_str!("../../explorer/diff.js") },
+    File { name: "exports.js", content_type: JS, text: include_str!("../../explorer/exports.js") },
+    File { name: "graph.js", content_type: JS, text: include_str!("../../explorer/graph.js") },
+    File { name: "chain-graph.js", content_type: JS, text: include_str!("../../explorer/chain-graph.js") },
+    File { name: "chart.js", content_type: JS, text: include_str!("../../explorer/chart.js") },
+    File { name: "types.js", content_type: JS, text: include_str!("../../explorer/types.js") },
+    File { name: "thought-edit.js", content_type: JS, text: include_str!("../../explorer/thought-edit.js") },
+    File { name: "views-overview.js", content_type: JS, text: include_str!("../../explorer/views-overview.js") },
+    File { name: "views-chains.js", content_type: JS, text: include_str!("../../explorer/views-chains.js") },
+    File { name: "views-graph.js", content_type: JS, text: include_str!("../../explorer/views-graph.js") },
+    File { name: "views-admin.js", content_type: JS, text: include_str!("../../explorer/views-admin.js") },
+    File { name: "views-timeline.js", content_type: JS, text: include_str!("../../explorer/views-timeline.js") },
+    File { name: "views-thought.js", content_type: JS, text: include_str!("../../explorer/views-thought.js") },
+    File { name: "views-agents.js", content_type: JS, text: include_str!("../../explorer/views-agents.js") },
+    File { name: "views-skills.js", content_type: JS, text: include_str!("../../explorer/views-skills.js") },
+    File { name: "views-webhooks.js", content_type: JS, text: include_str!("../../explorer/views-webhooks.js") },
 ];
 
 /// The file named `name` with its headers, or 404.

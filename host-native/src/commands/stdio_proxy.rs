@@ -4,7 +4,7 @@
 //! twice.
 //!
 //! [`run`] finds the daemon that holds the directory's lock
-//! ([`crate::dir_lock::running_daemon`]); when none does it starts one
+//! ([`crate::infra::dir_lock::running_daemon`]); when none does it starts one
 //! detached (this executable, same arguments and environment, `--mode http`,
 //! its own process group so it outlives this process and the agent's
 //! Ctrl-C), waits until it answers `GET /health`, then relays: each JSON-RPC
@@ -15,7 +15,7 @@
 //! gets a JSON-RPC error, never silence.
 
 use crate::config::Config;
-use crate::dir_lock::{running_daemon, Holder};
+use crate::infra::dir_lock::{running_daemon, Holder};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};

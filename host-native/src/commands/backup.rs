@@ -1,17 +1,17 @@
 //! `mentisdbd backup` and `mentisdbd restore`: the archive format and checks
-//! are in [`crate::backup`]; this file picks where the data is, shows
+//! are in [`crate::infra::backup`]; this file picks where the data is, shows
 //! progress on stderr and writes files durably.
 //!
 //! Backup goes where the memory is, as the shell commands do
-//! ([`crate::shell::Target`]): `--url`'s daemon or the data directory's
+//! ([`crate::target::Target`]): `--url`'s daemon or the data directory's
 //! running daemon (`GET /v1/admin/backup`, streamed to the file), else the
 //! directory or database opened here. The archive is written to a temporary
 //! file next to FILE, fsynced, checked against its manifest, and only then
 //! renamed to FILE.
 
-use crate::backup::{self, read_archive, restore_into};
+use crate::infra::backup::{self, read_archive, restore_into};
 use crate::config::Config;
-use crate::shell::Target;
+use crate::target::Target;
 use indicatif::{ProgressBar, ProgressStyle};
 use mentisdb_core::Storage;
 use std::fs::File;
@@ -140,7 +140,7 @@ pub fn verify_snapshot(base: &str, token: Option<&str>) -> Result<(Vec<String>, 
 
 /// Streams `GET /v1/admin/backup` of the daemon at `base` into `file`.
 fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), String> {
-    let url = format!("{base}{}", crate::routes::BACKUP_PATH);
+    let url = format!("{base}{}", crate::http::routes::BACKUP_PATH);
     // No overall timeout: a large backup takes as long as it takes.
     let agent: ureq::Agent = ureq::Agent::config_builder().timeout_connect(Some(Duration::from_secs(10))).timeout_recv_body(Some(Duration::from_secs(300))).http_status_as_error(false).build().into();
     let mut req = agent.get(&url);
@@ -193,10 +193,10 @@ pub fn restore(config: &Config, args: &RestoreArgs) -> Result<(), String> {
                 Some(d) => d.clone(),
                 None => config.data_dir().map_err(|e| e.to_string())?,
             };
-            if let Ok(Some(holder)) = crate::dir_lock::running_daemon(&dir) {
+            if let Ok(Some(holder)) = crate::infra::dir_lock::running_daemon(&dir) {
                 return Err(format!("a daemon (pid {}) holds {}: stop it before restoring into it", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()));
             }
-            lock = Some(crate::dir_lock::DirLock::acquire(&dir)?);
+            lock = Some(crate::infra::dir_lock::DirLock::acquire(&dir)?);
             let storage = mentisdb_fs_storage::FsStorage::open(&dir).map_err(|e| e.to_string())?;
             (Box::new(storage), dir.display().to_string())
         }

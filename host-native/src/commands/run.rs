@@ -5,9 +5,11 @@
 //! only name the program.
 
 use clap::{CommandFactory, FromArgMatches};
-use crate::cli::Cli;
+use crate::commands::cli::Cli;
 use crate::config::Mode;
-use crate::{daemon, mcp, stdio_proxy, Config};
+use crate::http::mcp;
+use crate::commands::stdio_proxy;
+use crate::{daemon, Config};
 use std::process::ExitCode;
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::layer::SubscriberExt;

@@ -23,7 +23,7 @@
 //! - Comment lines (`:`) every 15 s keep idle connections open.
 //! - Every stream ends when the daemon stops (it never holds up a shutdown).
 
-use crate::api_error::ApiError;
+use crate::http::api_error::ApiError;
 use crate::tokens::Identity;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Query, State};

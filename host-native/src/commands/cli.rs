@@ -2,7 +2,7 @@
 //! flag), subcommands manage what the daemon reads. A new subcommand is a
 //! variant of [`Command`] and an arm of [`Command::run`].
 
-use crate::backup_cmd::{BackupArgs, RestoreArgs};
+use crate::commands::backup::{BackupArgs, RestoreArgs};
 use crate::config::Config;
 use crate::tokens::{add_token, list_tokens, revoke_token};
 use clap::{Parser, Subcommand};
@@ -122,7 +122,7 @@ pub enum Command {
     Setup {
         /// The clients to configure.
         #[arg(required = true, value_enum)]
-        clients: Vec<crate::client_setup::Client>,
+        clients: Vec<crate::commands::client_setup::Client>,
         /// The daemon's MCP URL [default: http://127.0.0.1:<mcp port>/mcp].
         #[arg(long)]
         url: Option<String>,
@@ -237,7 +237,7 @@ impl Command {
             Command::Setup { clients, url, token, stdio, dry_run } => setup_clients(config, &clients, url, token, stdio, dry_run),
             Command::Wizard { url, token, yes } => wizard(config, url, token, yes),
             Command::Add { content, at, thought_type, agent, importance, tags, concepts } => {
-                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                let mut args = crate::commands::shell::chain_args(at.chain.as_deref());
                 args.insert("content".into(), content.into());
                 args.insert("thought_type".into(), thought_type.unwrap_or_else(|| "FactLearned".into()).into());
                 let optional = [("agent_id", agent.map(Value::from)), ("importance", importance.map(Value::from))];
@@ -254,16 +254,16 @@ impl Command {
                 })
             }
             Command::Search { text, at, limit } => {
-                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                let mut args = crate::commands::shell::chain_args(at.chain.as_deref());
                 args.insert("text".into(), text.into());
                 args.insert("limit".into(), limit.unwrap_or(10).into());
-                shell_call(config, &at, "mentisdb_ranked_search", args, crate::shell::hit_lines)
+                shell_call(config, &at, "mentisdb_ranked_search", args, crate::commands::shell::hit_lines)
             }
-            Command::Agents { at } => shell_call(config, &at, "mentisdb_list_agent_registry", crate::shell::chain_args(at.chain.as_deref()), |v| {
+            Command::Agents { at } => shell_call(config, &at, "mentisdb_list_agent_registry", crate::commands::shell::chain_args(at.chain.as_deref()), |v| {
                 v["agents"].as_array().into_iter().flatten().map(|a| format!("{}\t{}\t{}\t{}\t{} thoughts", a["agent_id"].as_str().unwrap_or(""), a["display_name"].as_str().unwrap_or(""), a["agent_owner"].as_str().unwrap_or("-"), a["status"].as_str().unwrap_or(""), a["thought_count"])).collect()
             }),
             Command::Claim { key, holder, ttl_ms, at } => {
-                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                let mut args = crate::commands::shell::chain_args(at.chain.as_deref());
                 args.insert("key".into(), key.into());
                 args.insert("holder".into(), holder.into());
                 if let Some(ttl) = ttl_ms {
@@ -272,21 +272,21 @@ impl Command {
                 shell_claim(config, &at, "mentisdb_claim", args)
             }
             Command::Release { key, holder, at } => {
-                let mut args = crate::shell::chain_args(at.chain.as_deref());
+                let mut args = crate::commands::shell::chain_args(at.chain.as_deref());
                 args.insert("key".into(), key.into());
                 args.insert("holder".into(), holder.into());
                 shell_claim(config, &at, "mentisdb_release_claim", args)
             }
-            Command::Claims { at } => shell_call(config, &at, "mentisdb_list_claims", crate::shell::chain_args(at.chain.as_deref()), |v| {
+            Command::Claims { at } => shell_call(config, &at, "mentisdb_list_claims", crate::commands::shell::chain_args(at.chain.as_deref()), |v| {
                 v["claims"].as_array().into_iter().flatten().map(lease_line).collect()
             }),
-            Command::Head { at } => shell_call(config, &at, "mentisdb_head", crate::shell::chain_args(at.chain.as_deref()), |v| {
+            Command::Head { at } => shell_call(config, &at, "mentisdb_head", crate::commands::shell::chain_args(at.chain.as_deref()), |v| {
                 vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]
             }),
             Command::Verify => verify(config),
             Command::ImportReference { source, url, token } => import_reference(config, &source, url.as_deref(), token.as_deref()),
-            Command::Backup(args) => crate::backup_cmd::backup(config, &args),
-            Command::Restore(args) => crate::backup_cmd::restore(config, &args),
+            Command::Backup(args) => crate::commands::backup::backup(config, &args),
+            Command::Restore(args) => crate::commands::backup::restore(config, &args),
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -302,7 +302,7 @@ impl Command {
 /// `--json`, else the lines `lines` makes of it, with the reply's
 /// `warnings` (a value moved into range, say) on stderr.
 fn shell_call(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>, lines: impl Fn(&Value) -> Vec<String>) -> Result<(), String> {
-    let target = crate::shell::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
+    let target = crate::target::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
     let reply = target.call(tool, Value::Object(args))?;
     if at.json {
         println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
@@ -325,7 +325,7 @@ fn lease_line(l: &Value) -> String {
 /// A claim or release from the shell: the lease on success; a refusal
 /// (the key held by another, not held) is a one-line error and exit 1.
 fn shell_claim(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>) -> Result<(), String> {
-    let target = crate::shell::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
+    let target = crate::target::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
     let reply = target.call(tool, Value::Object(args))?;
     if at.json {
         println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
@@ -348,10 +348,10 @@ fn shell_claim(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::
 fn verify(config: &Config) -> Result<(), String> {
     if config.storage_url.is_none() {
         let dir = config.data_dir().map_err(|e| e.to_string())?;
-        if let Ok(Some(holder)) = crate::dir_lock::running_daemon(&dir) {
+        if let Ok(Some(holder)) = crate::infra::dir_lock::running_daemon(&dir) {
             // The daemon keeps the files: verify a consistent snapshot it takes.
             let base = holder.rest_base().ok_or_else(|| format!("a daemon (pid {}) holds {} but has not said where it listens yet; retry in a moment", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()))?;
-            let (lines, sound) = crate::backup_cmd::verify_snapshot(&base, config.api_token.as_deref())?;
+            let (lines, sound) = crate::commands::backup::verify_snapshot(&base, config.api_token.as_deref())?;
             for line in &lines {
                 println!("{line}");
             }
@@ -359,7 +359,7 @@ fn verify(config: &Config) -> Result<(), String> {
         }
     }
     let store = crate::daemon::open_store(config).map_err(|e| e.to_string())?;
-    let (lines, sound) = crate::shell::verify_report(&store);
+    let (lines, sound) = crate::commands::shell::verify_report(&store);
     for line in &lines {
         println!("{line}");
     }
@@ -373,8 +373,8 @@ fn verify(config: &Config) -> Result<(), String> {
 
 /// `mentisdbd setup`: plans every client's change first (so a file that does
 /// not parse stops the command before anything is written), then writes them.
-fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: Option<String>, token: Option<String>, stdio: bool, dry_run: bool) -> Result<(), String> {
-    use crate::client_setup::{apply, plan, Dirs, Transport};
+fn setup_clients(config: &Config, clients: &[crate::commands::client_setup::Client], url: Option<String>, token: Option<String>, stdio: bool, dry_run: bool) -> Result<(), String> {
+    use crate::commands::client_setup::{apply, plan, Dirs, Transport};
     let dirs = Dirs::from_env()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
     let url = url.unwrap_or_else(|| default_mcp_url(config));
@@ -409,24 +409,24 @@ fn setup_clients(config: &Config, clients: &[crate::client_setup::Client], url: 
 /// `mentisdbd wizard` on this terminal.
 fn wizard(config: &Config, url: Option<String>, token: Option<String>, yes: bool) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path for the stdio command: {e}"))?.display().to_string();
-    let args = crate::wizard::WizardArgs { default_url: default_mcp_url(config), url, token: token.or_else(|| config.api_token.clone()), yes, exe };
-    let dirs = crate::client_setup::Dirs::from_env()?;
+    let args = crate::commands::wizard::WizardArgs { default_url: default_mcp_url(config), url, token: token.or_else(|| config.api_token.clone()), yes, exe };
+    let dirs = crate::commands::client_setup::Dirs::from_env()?;
     // In a terminal the token is read without echo; from a pipe, as a line.
     let mut secret = |out: &mut dyn std::io::Write, input: &mut dyn std::io::BufRead, prompt: &str| -> Result<String, String> {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             out.flush().map_err(|e| e.to_string())?;
             rpassword::prompt_password(prompt).map(|t| t.trim().to_string()).map_err(|e| format!("cannot read the token: {e}"))
         } else {
-            crate::wizard::secret_from_input(out, input, prompt)
+            crate::commands::wizard::secret_from_input(out, input, prompt)
         }
     };
-    crate::wizard::run(&args, &dirs, &mut std::io::stdin().lock(), &mut std::io::stdout(), &mut secret)
+    crate::commands::wizard::run(&args, &dirs, &mut std::io::stdin().lock(), &mut std::io::stdout(), &mut secret)
 }
 
 /// The MCP URL a local client reaches: the data directory's running
 /// daemon's (its lock file names where it listens), else the configured port's.
 fn default_mcp_url(config: &Config) -> String {
-    if let Some(base) = config.data_dir().ok().and_then(|dir| crate::dir_lock::running_daemon(&dir).ok().flatten()).and_then(|h| h.mcp_base()) {
+    if let Some(base) = config.data_dir().ok().and_then(|dir| crate::infra::dir_lock::running_daemon(&dir).ok().flatten()).and_then(|h| h.mcp_base()) {
         return format!("{base}/mcp");
     }
     let host = if config.bind_host.is_unspecified() { "127.0.0.1".to_string() } else { config.bind_host.to_string() };
@@ -447,7 +447,7 @@ pub fn answer_note(url: &str) -> String {
 /// `mentisdbd cert`: writes the pair and says where, for what names, and its SHA-256.
 fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), String> {
     let (cert, key) = config.tls_files().map_err(|e| e.to_string())?;
-    let minted = crate::tls_cert::mint(&cert, &key, names, force)?;
+    let minted = crate::infra::tls_cert::mint(&cert, &key, names, force)?;
     eprintln!("wrote {} and {} for {}; to serve it, restart the daemon with an HTTPS port (--https-rest-port / --https-mcp-port) or with --tls-cert and --tls-key", cert.display(), key.display(), minted.names.join(", "));
     println!("sha256={}", minted.sha256);
     Ok(())
@@ -473,8 +473,8 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
         return Err(format!("{} is neither a data directory nor a .mentis backup", source.display()));
     };
     let source = unpacked.as_ref().map_or(source, |d| d.path());
-    let target = crate::shell::Target::resolve(config, url, token)?;
-    if let crate::shell::Target::Local(store) = &target {
+    let target = crate::target::Target::resolve(config, url, token)?;
+    if let crate::target::Target::Local(store) = &target {
         // Webhooks registered here follow the daemon's URL rule.
         store.db.webhooks().set_targets(Some(std::sync::Arc::new(config.webhook_allowed_cidrs.clone())));
     }

@@ -7,12 +7,12 @@
 //! `tools/list` serves; a GET's query parameters are that schema's
 //! properties; the 200 response schema is the tool's reply schema
 //! ([`mentisdb_core::dispatch::output_schema`]). Errors are `{"error": "..."}`
-//! with the statuses [`crate::api_error::status_of`] gives. Schemas that the tool
+//! with the statuses [`crate::http::api_error::status_of`] gives. Schemas that the tool
 //! schemas share (`$defs`) move to `components/schemas`, so every `$ref`
 //! resolves inside the document. When the daemon requires tokens the document
 //! declares bearer authentication on every operation.
 
-use crate::routes::{Reply, Route, ROUTES};
+use crate::http::routes::{Reply, Route, ROUTES};
 use mentisdb_core::dispatch::{output_schema, tool_specs, ToolSpec};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ fn build(tokens_required: bool) -> Value {
         },
         "security": []
     }}));
-    paths.insert(crate::routes::BACKUP_PATH.into(), json!({"get": {
+    paths.insert(crate::http::routes::BACKUP_PATH.into(), json!({"get": {
         "operationId": "backup",
         "summary": "A consistent backup of the whole store as one .tar.gz (objects/<name> entries, then manifest.json with every object's SHA-256); admin on all chains.",
         "responses": {
@@ -63,7 +63,7 @@ fn build(tokens_required: bool) -> Value {
             "403": {"$ref": "#/components/responses/403"},
         }
     }}));
-    paths.insert(crate::routes::FLUSH_PATH.into(), json!({"post": {
+    paths.insert(crate::http::routes::FLUSH_PATH.into(), json!({"post": {
         "operationId": "flush",
         "summary": "Make every chain object and the skill log durable now (MentisDB 0.10's route; every acknowledged append already is); admin on all chains.",
         "responses": {

@@ -2,7 +2,7 @@
 //! message, sent as `{"error": message}` (MENTISDB_REST.md's error
 //! format), from tool errors, refused calls and unreadable requests alike.
 
-use crate::auth::CallError;
+use crate::http::auth::CallError;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -71,10 +71,10 @@ impl From<CallError> for ApiError {
 /// the answer. (A body without a length that grows past the limit is
 /// refused by `DefaultBodyLimit` as it is read.)
 pub(crate) async fn answer_oversized(State(limit): State<usize>, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    if !crate::body_limit::declared_over(&request, limit) {
+    if !crate::http::body_limit::declared_over(&request, limit) {
         return next.run(request).await;
     }
-    crate::body_limit::drain(request.into_body()).await;
+    crate::http::body_limit::drain(request.into_body()).await;
     ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE.to_string()).into_response()
 }
 
