@@ -26,9 +26,9 @@ pub enum DaemonError {
     /// The TLS certificate or key cannot be used.
     #[error("TLS: {0}")]
     Tls(String),
-    /// The token file cannot be read or parsed.
-    #[error("{0}")]
-    Tokens(String),
+    /// The token file (or MentisDB 0.10's registry) cannot be read or parsed.
+    #[error(transparent)]
+    Tokens(#[from] crate::tokens::TokenError),
     /// Webhook delivery could not start.
     #[error("{0}")]
     Webhooks(String),
@@ -290,7 +290,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     config.validate()?;
     let reference_tokens = config.reference_token_registry()?;
     let (tokens_file, optional) = config.token_file()?;
-    let auth = Arc::new(TokenStore::with_files(config.api_token.as_deref(), Some((&tokens_file, optional)), reference_tokens.as_deref()).map_err(DaemonError::Tokens)?);
+    let auth = Arc::new(TokenStore::with_files(config.api_token.as_deref(), Some((&tokens_file, optional)), reference_tokens.as_deref())?);
     let shutdown = CancellationToken::new();
     auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
     if let Some(warning) = config.cleartext_network_warning() {

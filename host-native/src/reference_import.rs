@@ -531,7 +531,7 @@ pub struct TokenOutcome {
 /// a warning says how to import them.
 pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings: &mut Vec<String>) -> Result<TokenOutcome, String> {
     let path = dir.join(crate::tokens::REFERENCE_REGISTRY);
-    let Some(tokens) = crate::tokens::read_reference_tokens(&path)? else { return Ok(TokenOutcome::default()) };
+    let Some(tokens) = crate::tokens::read_reference_tokens(&path).map_err(|e| e.to_string())? else { return Ok(TokenOutcome::default()) };
     let mut outcome = TokenOutcome::default();
     let Some(file) = tokens_file else {
         if !tokens.is_empty() {
@@ -545,7 +545,7 @@ pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings:
             continue;
         }
         let chains = t.chains;
-        if crate::tokens::import_token(file, &t.alias, &t.sha256_hex, mentisdb_core::dispatch::Access::Admin, &chains)? {
+        if crate::tokens::import_token(file, &t.alias, &t.sha256_hex, mentisdb_core::dispatch::Access::Admin, &chains).map_err(|e| e.to_string())? {
             outcome.imported.push(t.alias);
         } else {
             outcome.present.push(t.alias);

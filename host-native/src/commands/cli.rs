@@ -528,17 +528,17 @@ impl TokenCommand {
     fn run(self, path: &Path) -> Result<(), String> {
         match self {
             TokenCommand::Add { name, scope, chains } => {
-                let token = add_token(path, &name, scope, &chains)?;
+                let token = add_token(path, &name, scope, &chains).map_err(|e| e.to_string())?;
                 eprintln!("added token '{}' ({scope} on {}) to {}; a daemon reading that file requires tokens within a second; the token is shown only now:", name.trim(), if chains.is_empty() { "*".to_string() } else { chains.join(",") }, path.display());
                 println!("{token}");
             }
             TokenCommand::List => {
-                for t in list_tokens(path)? {
+                for t in list_tokens(path).map_err(|e| e.to_string())? {
                     println!("{}\t{}\t{}", t.name, t.scope, t.chains.join(","));
                 }
             }
             TokenCommand::Revoke { name } => {
-                revoke_token(path, &name)?;
+                revoke_token(path, &name).map_err(|e| e.to_string())?;
                 eprintln!("revoked token '{name}' in {}", path.display());
             }
         }
