@@ -457,7 +457,7 @@ fn mint_cert(config: &Config, names: &[String], force: bool) -> Result<(), Strin
 /// or our store opened and locked here), with a progress bar on stderr and
 /// the report on stdout.
 fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Option<&str>) -> Result<(), String> {
-    use crate::reference_import::{import_reference_dir, import_reference_tokens, unpack_mentis_archive, ChainOutcome};
+    use crate::reference::{import_reference_dir, import_reference_tokens, unpack_mentis_archive, ChainOutcome};
     let unpacked = if source.is_file() {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(indicatif::ProgressStyle::with_template("{spinner} checking and unpacking {pos} files: {msg}").map_err(|e| e.to_string())?);
