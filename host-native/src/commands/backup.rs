@@ -75,7 +75,7 @@ pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
     };
     let mut temp = tempfile::Builder::new().prefix(".mentisdb-backup-").suffix(".partial").tempfile_in(&parent).map_err(|e| format!("cannot create a file in {}: {e}", parent.display()))?;
     let started = Instant::now();
-    let target = Target::resolve(config, args.url.as_deref(), args.token.as_deref())?;
+    let target = Target::resolve(config, args.url.as_deref(), args.token.as_deref()).map_err(|e| e.to_string())?;
     let source = match &target {
         Target::Rest { base, token, .. } => {
             download(base, token.as_deref(), temp.as_file_mut())?;

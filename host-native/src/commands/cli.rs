@@ -302,8 +302,8 @@ impl Command {
 /// `--json`, else the lines `lines` makes of it, with the reply's
 /// `warnings` (a value moved into range, say) on stderr.
 fn shell_call(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>, lines: impl Fn(&Value) -> Vec<String>) -> Result<(), String> {
-    let target = crate::target::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
-    let reply = target.call(tool, Value::Object(args))?;
+    let target = crate::target::Target::resolve(config, at.url.as_deref(), at.token.as_deref()).map_err(|e| e.to_string())?;
+    let reply = target.call(tool, Value::Object(args)).map_err(|e| e.to_string())?;
     if at.json {
         println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
     } else {
@@ -325,8 +325,8 @@ fn lease_line(l: &Value) -> String {
 /// A claim or release from the shell: the lease on success; a refusal
 /// (the key held by another, not held) is a one-line error and exit 1.
 fn shell_claim(config: &Config, at: &ShellTarget, tool: &str, args: serde_json::Map<String, Value>) -> Result<(), String> {
-    let target = crate::target::Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
-    let reply = target.call(tool, Value::Object(args))?;
+    let target = crate::target::Target::resolve(config, at.url.as_deref(), at.token.as_deref()).map_err(|e| e.to_string())?;
+    let reply = target.call(tool, Value::Object(args)).map_err(|e| e.to_string())?;
     if at.json {
         println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
     }
@@ -464,7 +464,7 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
         let dir = unpack_mentis_archive(source, |name| {
             bar.inc(1);
             bar.set_message(name.to_string());
-        })?;
+        }).map_err(|e| e.to_string())?;
         bar.finish_and_clear();
         Some(dir)
     } else if source.is_dir() {
@@ -473,7 +473,7 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
         return Err(format!("{} is neither a data directory nor a .mentis backup", source.display()));
     };
     let source = unpacked.as_ref().map_or(source, |d| d.path());
-    let target = crate::target::Target::resolve(config, url, token)?;
+    let target = crate::target::Target::resolve(config, url, token).map_err(|e| e.to_string())?;
     if let crate::target::Target::Local(store) = &target {
         // Webhooks registered here follow the daemon's URL rule.
         store.db.webhooks().set_targets(Some(std::sync::Arc::new(config.webhook_allowed_cidrs.clone())));
@@ -484,7 +484,7 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
     let summary = import_reference_dir(&target, source, |key, n| {
         bar.inc(n);
         bar.set_message(format!("last chain: {key}"));
-    })?;
+    }).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     for (key, outcome) in &summary.chains {
         match outcome {
@@ -503,7 +503,7 @@ fn import_reference(config: &Config, source: &Path, url: Option<&str>, token: Op
     }
     let mut warnings = summary.warnings.clone();
     let (tokens_file, _) = config.token_file().map_err(|e| e.to_string())?;
-    let tokens = import_reference_tokens(source, Some(&tokens_file), &mut warnings)?;
+    let tokens = import_reference_tokens(source, Some(&tokens_file), &mut warnings).map_err(|e| e.to_string())?;
     for name in &tokens.imported {
         println!("imported bearer token {name} (same secret)");
     }

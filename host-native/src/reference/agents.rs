@@ -2,6 +2,7 @@
 //! names, owners, descriptions, aliases, public keys and disabled status,
 //! written again through our agent tools.
 
+use super::ReferenceError;
 use crate::target::Target;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -40,14 +41,14 @@ struct RefAgents {
     agents: BTreeMap<String, RefAgent>,
 }
 
-pub(super) fn parse_agents(bytes: &[u8]) -> Result<Vec<RefAgent>, String> {
-    serde_json::from_slice::<RefAgents>(bytes).map(|a| a.agents.into_values().collect()).map_err(|e| format!("agent registry: {e}"))
+pub(super) fn parse_agents(bytes: &[u8]) -> Result<Vec<RefAgent>, ReferenceError> {
+    serde_json::from_slice::<RefAgents>(bytes).map(|a| a.agents.into_values().collect()).map_err(ReferenceError::AgentRegistry)
 }
 
 /// Writes the reference's agent records through the agent tools. A record
 /// our rules refuse (e.g. a public key that is not a valid Ed25519 point)
 /// is reported in `warnings` and the rest goes on.
-pub(super) fn import_agents(db: &Target, chain_key: &str, agents: &[RefAgent], warnings: &mut Vec<String>) -> Result<usize, String> {
+pub(super) fn import_agents(db: &Target, chain_key: &str, agents: &[RefAgent], warnings: &mut Vec<String>) -> usize {
     for a in agents {
         let mut call = |tool: &str, args: Value| {
             if let Err(e) = db.call(tool, args) {
@@ -79,5 +80,5 @@ pub(super) fn import_agents(db: &Target, chain_key: &str, agents: &[RefAgent], w
             call("mentisdb_disable_agent", json!({ "chain_key": chain_key, "agent_id": a.agent_id }));
         }
     }
-    Ok(agents.len())
+    agents.len()
 }

@@ -5,6 +5,7 @@
 
 use super::agents::RefAgent;
 use super::thought::RefThoughtPub;
+use super::ReferenceError;
 use mentisdb_core::canonical::compute_thought_hash;
 use mentisdb_core::record::{encode_header, encode_thought};
 use mentisdb_core::{ChainFormat, Thought, ThoughtRelation};
@@ -13,7 +14,7 @@ use uuid::Uuid;
 
 /// Builds our chain object (header + records, our canonical hashes) from
 /// the reference thoughts; agents' names and owners come from `agents`.
-pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefThoughtPub], agents: &[RefAgent]) -> Result<Vec<u8>, String> {
+pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefThoughtPub], agents: &[RefAgent]) -> Result<Vec<u8>, ReferenceError> {
     let by_agent: BTreeMap<&str, &RefAgent> = agents.iter().map(|a| (a.agent_id.as_str(), a)).collect();
     let index_of: BTreeMap<Uuid, u64> = thoughts.iter().map(|RefThoughtPub(t)| (t.id, t.index)).collect();
     let mut bytes = encode_header(format, chain_key);
@@ -63,7 +64,7 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
             // the (public) id would let anyone confirm a guess of a forgotten
             // thought's content. Re-runs skip the chain, so nothing repeats it.
             let mut salt = [0u8; 16];
-            getrandom::fill(&mut salt).map_err(|e| format!("no random source for a content salt: {e}"))?;
+            getrandom::fill(&mut salt).map_err(ReferenceError::NoSalt)?;
             ours.content_salt = Some(hex::encode(salt));
         }
         ours.hash = compute_thought_hash(&ours);

@@ -54,7 +54,8 @@ pub use thought::{check_reference_chain, HashMismatch, RefThoughtPub};
 pub use tokens::{import_reference_tokens, TokenOutcome};
 pub use webhooks::import_reference_webhooks;
 
-use crate::target::Target;
+use crate::target::{Target, TargetError};
+use crate::tokens::TokenError;
 use agents::{import_agents, parse_agents};
 use chain::build_chain;
 use mentisdb_core::ChainFormat;
@@ -72,14 +73,14 @@ pub struct SourceChain {
 
 /// The chains of a reference data directory: from its chain registry, else
 /// every `*.tcbin` / `*.jsonl` file (key = file stem without its `-<hash>`).
-pub fn find_chains(dir: &Path) -> Result<Vec<SourceChain>, String> {
+pub fn find_chains(dir: &Path) -> Result<Vec<SourceChain>, ReferenceError> {
     let registry = dir.join("mentisdb-registry.json");
     let mut out = Vec::new();
     if let Ok(bytes) = std::fs::read(&registry) {
-        let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", registry.display()))?;
+        let v: Value = serde_json::from_slice(&bytes).map_err(|e| ReferenceError::Json(e).in_file(&registry))?;
         for (key, entry) in v.get("chains").and_then(Value::as_object).into_iter().flatten() {
             let location = entry.get("storage_location").and_then(Value::as_str).unwrap_or_default();
-            let name = Path::new(location).file_name().map(PathBuf::from).ok_or_else(|| format!("{}: chain '{key}' has no storage_location", registry.display()))?;
+            let name = Path::new(location).file_name().map(PathBuf::from).ok_or_else(|| ReferenceError::NoStorageLocation { chain_key: key.clone() }.in_file(&registry))?;
             let file = dir.join(&name);
             let jsonl = name.extension().is_some_and(|e| e == "jsonl");
             let stem = name.to_string_lossy().rsplit_once('.').map(|(s, _)| s.to_string()).unwrap_or_default();
@@ -87,7 +88,7 @@ pub fn find_chains(dir: &Path) -> Result<Vec<SourceChain>, String> {
         }
         return Ok(out);
     }
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| ReferenceError::Io(e).in_file(dir))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
         let Some((stem, ext)) = name.rsplit_once('.') else { continue };
@@ -135,11 +136,11 @@ impl ImportSummary {
 /// Imports every chain of `dir` into `db` (a store or a daemon); `progress(done, total)` is told
 /// after each chain's thoughts are stored. Fails only on a source it cannot
 /// read or decode, or a store that refuses.
-pub fn import_reference_dir(db: &Target, dir: &Path, mut progress: impl FnMut(&str, u64)) -> Result<ImportSummary, String> {
+pub fn import_reference_dir(db: &Target, dir: &Path, mut progress: impl FnMut(&str, u64)) -> Result<ImportSummary, ReferenceError> {
     let mut summary = ImportSummary::default();
     for source in find_chains(dir)? {
-        let bytes = std::fs::read(&source.file).map_err(|e| format!("{}: {e}", source.file.display()))?;
-        let thoughts = if source.jsonl { decode_jsonl(&bytes) } else { decode_binary(&bytes) }.map_err(|e| format!("{}: {e}", source.file.display()))?;
+        let bytes = std::fs::read(&source.file).map_err(|e| ReferenceError::Io(e).in_file(&source.file))?;
+        let thoughts = if source.jsonl { decode_jsonl(&bytes) } else { decode_binary(&bytes) }.map_err(|e| e.in_file(&source.file))?;
         summary.mismatches.extend(check_reference_chain(&source.chain_key, &thoughts));
         if db.chain_exists(&source.chain_key)? {
             progress(&source.chain_key, thoughts.len() as u64);
@@ -147,13 +148,13 @@ pub fn import_reference_dir(db: &Target, dir: &Path, mut progress: impl FnMut(&s
             continue;
         }
         let agents = match std::fs::read(&source.agents_file) {
-            Ok(b) => parse_agents(&b).map_err(|e| format!("{}: {e}", source.agents_file.display()))?,
+            Ok(b) => parse_agents(&b).map_err(|e| e.in_file(&source.agents_file))?,
             Err(_) => Vec::new(),
         };
         let format = if source.jsonl { ChainFormat::Jsonl } else { ChainFormat::Binary };
         let object = build_chain(&source.chain_key, format, &thoughts, &agents)?;
-        let thought_count = db.import_chain(&source.chain_key, &object).map_err(|e| format!("chain '{}': {e}", source.chain_key))?;
-        let agent_count = import_agents(db, &source.chain_key, &agents, &mut summary.warnings)?;
+        let thought_count = db.import_chain(&source.chain_key, &object).map_err(|source_error| ReferenceError::ChainRefused { chain_key: source.chain_key.clone(), source: Box::new(source_error) })?;
+        let agent_count = import_agents(db, &source.chain_key, &agents, &mut summary.warnings);
         progress(&source.chain_key, thoughts.len() as u64);
         summary.chains.push((source.chain_key, ChainOutcome::Imported { thoughts: thought_count, agents: agent_count }));
     }
@@ -161,4 +162,103 @@ pub fn import_reference_dir(db: &Target, dir: &Path, mut progress: impl FnMut(&s
     summary.skills = import_reference_skills(db, dir, &keys, &mut summary.warnings)?;
     summary.webhooks = import_reference_webhooks(db, dir, &mut summary.warnings)?;
     Ok(summary)
+}
+
+/// Why an import stopped: a source that cannot be read or decoded, or a
+/// store that refuses. Problems of one record that the import goes on past
+/// (a refused agent key, a webhook, a hash mismatch) are warnings instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReferenceError {
+    /// What is wrong in the file (or directory) at `path`.
+    #[error("{}: {problem}", path.display())]
+    InFile { path: PathBuf, problem: Box<ReferenceError> },
+    /// A file or directory cannot be read (or a temporary one made).
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// The chain registry or the webhook file is not the JSON 0.10 writes.
+    #[error("{0}")]
+    Json(serde_json::Error),
+    /// The chain registry names a chain without a file.
+    #[error("chain '{chain_key}' has no storage_location")]
+    NoStorageLocation { chain_key: String },
+    /// A binary chain file ends inside a record's length.
+    #[error("torn record header at byte {at}")]
+    TornHeader { at: usize },
+    /// A binary record's length runs past the file (or over the limit).
+    #[error("record {record} at byte {at}: length {len} runs past the file")]
+    RecordPastEnd { record: usize, at: usize, len: u64 },
+    /// A binary record does not decode.
+    #[error("record {record}: {source}")]
+    Record { record: usize, source: bincode::error::DecodeError },
+    /// A binary record of a schema before 2.
+    #[error("record {record}: thought schema {schema} (MentisDB before 0.8) is not supported; open the directory once with a reference 0.9 daemon to migrate it")]
+    OldSchema { record: usize, schema: u32 },
+    /// A JSONL chain file is not UTF-8.
+    #[error("not UTF-8: {0}")]
+    NotUtf8(std::str::Utf8Error),
+    /// A JSONL line is not a reference thought.
+    #[error("line {line}: {source}")]
+    Line { line: usize, source: serde_json::Error },
+    /// An agent registry sidecar is not the JSON the reference writes.
+    #[error("agent registry: {0}")]
+    AgentRegistry(serde_json::Error),
+    /// The skill registry decodes in neither layout.
+    #[error("{0}")]
+    SkillRegistry(bincode::error::DecodeError),
+    /// A skill version's delta is not a unified diff.
+    #[error("skill '{skill_id}' version {version}: {source}")]
+    SkillPatch { skill_id: String, version: usize, source: diffy::ParsePatchError },
+    /// A skill version's delta does not apply to the version before it.
+    #[error("skill '{skill_id}' version {version}: {source}")]
+    SkillDelta { skill_id: String, version: usize, source: diffy::ApplyError },
+    /// The store refused a skill version.
+    #[error("skill '{skill_id}' version {version}: {source}")]
+    SkillUpload { skill_id: String, version: usize, source: Box<TargetError> },
+    /// The store refused a skill's deprecation or revocation.
+    #[error("skill '{skill_id}': {tool}: {source}")]
+    SkillStatus { skill_id: String, tool: &'static str, source: Box<TargetError> },
+    /// No random bytes for a typed thought's content salt.
+    #[error("no random source for a content salt: {0}")]
+    NoSalt(getrandom::Error),
+    /// The store refused a chain object.
+    #[error("chain '{chain_key}': {source}")]
+    ChainRefused { chain_key: String, source: Box<TargetError> },
+    /// The store (or daemon) could not be asked.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// 0.10's bearer tokens could not be taken into the token file.
+    #[error(transparent)]
+    Tokens(#[from] TokenError),
+    /// A `.mentis` file that is not a zip archive.
+    #[error("not a .mentis backup (a zip archive): {0}")]
+    NotZip(zip::result::ZipError),
+    /// A zip archive without 0.10's manifest.
+    #[error("no mentisdb.manifest.json: not a MentisDB 0.10 backup")]
+    NoManifest,
+    /// The archive's manifest does not parse.
+    #[error("mentisdb.manifest.json: {0}")]
+    Manifest(serde_json::Error),
+    /// The manifest names a path, not a file of the data directory.
+    #[error("the manifest names '{0}', which is not a plain file name")]
+    NotPlainName(String),
+    /// A file larger than the import takes.
+    #[error("{name} is {bytes} bytes, more than this import takes")]
+    FileTooLarge { name: String, bytes: u64 },
+    /// The manifest lists a file the archive lacks.
+    #[error("the manifest lists {0} but the archive lacks it")]
+    FileMissing(String),
+    /// A file could not be unpacked.
+    #[error("{name}: {source}")]
+    Unpack { name: String, source: std::io::Error },
+    /// A file's size or SHA-256 is not the manifest's.
+    #[error("{name} does not match the manifest (SHA-256 {sha256}, {bytes} bytes; the manifest says {listed_sha256}, {listed_bytes} bytes): nothing was imported")]
+    FileMismatch { name: String, sha256: String, bytes: u64, listed_sha256: String, listed_bytes: u64 },
+}
+
+impl ReferenceError {
+    /// This problem, said of the file (or directory) at `path`.
+    fn in_file(self, path: &Path) -> ReferenceError {
+        ReferenceError::InFile { path: path.to_path_buf(), problem: Box::new(self) }
+    }
 }

@@ -2,6 +2,7 @@
 //! bincode layouts: every version uploaded again in order, deltas applied
 //! and checked against their SHA-256, then the skill's status.
 
+use super::ReferenceError;
 use crate::target::Target;
 use serde::Deserialize;
 use serde_json::json;
@@ -106,7 +107,7 @@ struct RefSkillRegistry06 {
 /// The skill registry in either layout: 0.10.6 and later (a `schema_version`
 /// in each version) first, then the earlier one (0.9.x to 0.10.5). Bincode
 /// is positional, so a file decodes whole in exactly one of them.
-fn decode_skill_registry(bytes: &[u8]) -> Result<RefSkillRegistry, String> {
+fn decode_skill_registry(bytes: &[u8]) -> Result<RefSkillRegistry, bincode::error::DecodeError> {
     let config = bincode::config::standard();
     if let Ok((r, used)) = bincode::serde::decode_from_slice::<RefSkillRegistry06, _>(bytes, config) {
         if used == bytes.len() {
@@ -133,7 +134,7 @@ fn decode_skill_registry(bytes: &[u8]) -> Result<RefSkillRegistry, String> {
             return Ok(RefSkillRegistry { version: r.version, skills });
         }
     }
-    let (r, _) = bincode::serde::decode_from_slice::<RefSkillRegistry, _>(bytes, config).map_err(|e| e.to_string())?;
+    let (r, _) = bincode::serde::decode_from_slice::<RefSkillRegistry, _>(bytes, config)?;
     Ok(r)
 }
 
@@ -152,10 +153,10 @@ pub struct SkillOutcome {
 /// imported), then a deprecated/revoked status and its reason are set. A
 /// skill id the store already has is skipped. Version ids and upload times
 /// are new (ours are assigned at upload).
-pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], warnings: &mut Vec<String>) -> Result<SkillOutcome, String> {
+pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], warnings: &mut Vec<String>) -> Result<SkillOutcome, ReferenceError> {
     let path = dir.join("mentisdb-skills.bin");
     let Ok(bytes) = std::fs::read(&path) else { return Ok(SkillOutcome::default()) };
-    let registry = decode_skill_registry(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let registry = decode_skill_registry(&bytes).map_err(|e| ReferenceError::SkillRegistry(e).in_file(&path))?;
     let mut outcome = SkillOutcome::default();
     for skill in registry.skills.into_values() {
         let exists = db.call("mentisdb_skill_versions", json!({ "skill_id": skill.skill_id })).is_ok();
@@ -169,8 +170,8 @@ pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], w
             text = match &v.content {
                 RefSkillContent::Full { raw } => raw.clone(),
                 RefSkillContent::Delta { patch } => {
-                    let patch = diffy::Patch::from_str(patch).map_err(|e| format!("skill '{}' version {n}: {e}", skill.skill_id))?;
-                    diffy::apply(&text, &patch).map_err(|e| format!("skill '{}' version {n}: {e}", skill.skill_id))?
+                    let patch = diffy::Patch::from_str(patch).map_err(|source| ReferenceError::SkillPatch { skill_id: skill.skill_id.clone(), version: n, source })?;
+                    diffy::apply(&text, &patch).map_err(|source| ReferenceError::SkillDelta { skill_id: skill.skill_id.clone(), version: n, source })?
                 }
             };
             let digest = hex::encode(ring::digest::digest(&ring::digest::SHA256, text.as_bytes()));
@@ -192,7 +193,7 @@ pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], w
                 args["signing_key_id"] = json!(key);
                 args["skill_signature"] = json!(sig);
             }
-            db.call("mentisdb_upload_skill", args).map_err(|e| format!("skill '{}' version {n}: {e}", skill.skill_id))?;
+            db.call("mentisdb_upload_skill", args).map_err(|source| ReferenceError::SkillUpload { skill_id: skill.skill_id.clone(), version: n, source: Box::new(source) })?;
             uploaded += 1;
         }
         let lifecycle = match skill.status {
@@ -205,7 +206,7 @@ pub fn import_reference_skills(db: &Target, dir: &Path, chain_keys: &[String], w
             if let Some(r) = &skill.status_reason {
                 args["reason"] = json!(r);
             }
-            db.call(tool, args).map_err(|e| format!("skill '{}': {tool}: {e}", skill.skill_id))?;
+            db.call(tool, args).map_err(|source| ReferenceError::SkillStatus { skill_id: skill.skill_id.clone(), tool, source: Box::new(source) })?;
         }
         outcome.imported.push((skill.skill_id, uploaded));
     }

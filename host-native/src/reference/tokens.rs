@@ -1,6 +1,7 @@
 //! MentisDB 0.10's bearer tokens (`bearer-tokens.json`), taken into our
 //! token file by hash: the same secrets keep working.
 
+use super::ReferenceError;
 use std::path::Path;
 
 /// What the token step did: names added, names already there, names skipped (revoked).
@@ -17,9 +18,9 @@ pub struct TokenOutcome {
 /// one is admin on its chains (0.10 lets it call every tool on them).
 /// Revoked tokens are left out. Without a token file nothing is written and
 /// a warning says how to import them.
-pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings: &mut Vec<String>) -> Result<TokenOutcome, String> {
+pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings: &mut Vec<String>) -> Result<TokenOutcome, ReferenceError> {
     let path = dir.join(crate::tokens::REFERENCE_REGISTRY);
-    let Some(tokens) = crate::tokens::read_reference_tokens(&path).map_err(|e| e.to_string())? else { return Ok(TokenOutcome::default()) };
+    let Some(tokens) = crate::tokens::read_reference_tokens(&path)? else { return Ok(TokenOutcome::default()) };
     let mut outcome = TokenOutcome::default();
     let Some(file) = tokens_file else {
         if !tokens.is_empty() {
@@ -33,7 +34,7 @@ pub fn import_reference_tokens(dir: &Path, tokens_file: Option<&Path>, warnings:
             continue;
         }
         let chains = t.chains;
-        if crate::tokens::import_token(file, &t.alias, &t.sha256_hex, mentisdb_core::dispatch::Access::Admin, &chains).map_err(|e| e.to_string())? {
+        if crate::tokens::import_token(file, &t.alias, &t.sha256_hex, mentisdb_core::dispatch::Access::Admin, &chains)? {
             outcome.imported.push(t.alias);
         } else {
             outcome.present.push(t.alias);

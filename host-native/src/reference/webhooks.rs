@@ -1,6 +1,7 @@
 //! MentisDB 0.10's webhook registrations (`mentisdb-webhooks.json`),
 //! registered again through `mentisdb_register_webhook`.
 
+use super::ReferenceError;
 use crate::target::Target;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -27,10 +28,10 @@ struct RefWebhook {
 /// thoughts are not sent). Inactive ones, ones registered already (same URL
 /// and filters) and ones the daemon's URL rule refuses are reported in
 /// `warnings`. Returns `(0.10 id, new id)` of each one registered.
-pub fn import_reference_webhooks(db: &Target, dir: &Path, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>, String> {
+pub fn import_reference_webhooks(db: &Target, dir: &Path, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>, ReferenceError> {
     let path = dir.join("mentisdb-webhooks.json");
     let Ok(bytes) = std::fs::read(&path) else { return Ok(Vec::new()) };
-    let file: RefWebhooks = serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file: RefWebhooks = serde_json::from_slice(&bytes).map_err(|e| ReferenceError::Json(e).in_file(&path))?;
     let existing = db.call("mentisdb_list_webhooks", json!({})).ok().and_then(|v| v["webhooks"].as_array().cloned()).unwrap_or_default();
     let mut done = Vec::new();
     for hook in file.webhooks {
