@@ -9,15 +9,97 @@
 //! file next to FILE, fsynced, checked against its manifest, and only then
 //! renamed to FILE.
 
-use crate::infra::backup::{self, read_archive, restore_into};
-use crate::config::Config;
-use crate::target::Target;
+use crate::config::{Config, ConfigError};
+use crate::infra::backup::{self, read_archive, restore_into, ArchiveError};
+use crate::infra::dir_lock::DirLockError;
+use crate::target::{Target, TargetError};
 use indicatif::{ProgressBar, ProgressStyle};
-use mentisdb_core::Storage;
+use mentisdb_core::{Storage, StorageError};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// Why `backup`, `restore` or `verify`'s snapshot failed; one line each.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackupCommandError {
+    /// FILE exists and `--force` was not given.
+    #[error("{} exists; pass --force to replace it", .0.display())]
+    Exists(PathBuf),
+    /// No temporary file can be made next to FILE.
+    #[error("cannot create a file in {}: {source}", dir.display())]
+    CreateIn { dir: PathBuf, source: std::io::Error },
+    /// No temporary file can be made for a snapshot.
+    #[error("cannot create a temporary file: {0}")]
+    TempFile(std::io::Error),
+    /// The archive could not be written out.
+    #[error("writing the backup: {0}")]
+    WriteBackup(std::io::Error),
+    /// FILE could not be written.
+    #[error("writing {}: {source}", path.display())]
+    WriteFile { path: PathBuf, source: std::io::Error },
+    /// FILE could not be synced.
+    #[error("syncing {}: {source}", path.display())]
+    Sync { path: PathBuf, source: std::io::Error },
+    /// The finished archive could not take FILE's name.
+    #[error("cannot name the backup {}: {source}", path.display())]
+    Name { path: PathBuf, source: std::io::Error },
+    /// The archive just written does not match its manifest.
+    #[error("the backup just written does not match its manifest: {0}")]
+    NotAsWritten(mentisdb_core::backup::BackupError),
+    /// A temporary snapshot could not be read back.
+    #[error("{0}")]
+    Rewind(std::io::Error),
+    /// An archive file cannot be opened.
+    #[error("cannot open {}: {source}", path.display())]
+    Open { path: PathBuf, source: std::io::Error },
+    /// `restore`'s archive does not exist.
+    #[error("cannot open {}: no such file", .0.display())]
+    NoArchive(PathBuf),
+    /// An archive file is refused, said of its path.
+    #[error("{}: {source}", path.display())]
+    InArchive { path: PathBuf, source: ArchiveError },
+    /// The snapshot of the running daemon is refused.
+    #[error("the snapshot: {0}")]
+    InSnapshot(ArchiveError),
+    /// The archive, or the target of a restore, is refused.
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// `GET /v1/admin/backup` got no answer.
+    #[error("{url}: {source}")]
+    Request { url: String, source: ureq::Error },
+    /// The daemon refused the backup: its status and message.
+    #[error("HTTP {status}: {message}")]
+    Refused { status: u16, message: String },
+    /// The streamed backup broke off.
+    #[error("{url}: the backup was cut off: {source}")]
+    CutOff { url: String, source: std::io::Error },
+    /// `verify` could not take a snapshot from the running daemon.
+    #[error("cannot take a snapshot from the running daemon ({0}); verifying while it runs needs a token that is admin on every chain (MENTISDB_API_TOKEN) when tokens are on")]
+    NoSnapshot(Box<BackupCommandError>),
+    /// A daemon holds the directory a restore would write.
+    #[error("a daemon (pid {}) holds {}: stop it before restoring into it", pid.map_or("?".into(), |p| p.to_string()), dir.display())]
+    DaemonHolds { pid: Option<u32>, dir: PathBuf },
+    /// The restore's target holds data and `--force` was not given.
+    #[error("{target} already holds data ({count} objects, e.g. {example}); pass --force to replace it")]
+    HoldsData { target: String, count: usize, example: String },
+    /// The directory or database of a restore cannot be opened.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The directory of a restore cannot be locked.
+    #[error(transparent)]
+    Locked(#[from] DirLockError),
+    /// No data directory is known.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The daemon or store to back up cannot be reached.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// A progress bar's template does not parse.
+    #[error("{0}")]
+    ProgressTemplate(#[from] indicatif::style::TemplateError),
+}
 
 /// `mentisdbd backup` arguments.
 #[derive(Debug, clap::Args)]
@@ -52,9 +134,9 @@ pub struct RestoreArgs {
     pub force: bool,
 }
 
-fn bar(len: Option<u64>, template: &str) -> Result<ProgressBar, String> {
+fn bar(len: Option<u64>, template: &str) -> Result<ProgressBar, BackupCommandError> {
     let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
-    bar.set_style(ProgressStyle::with_template(template).map_err(|e| e.to_string())?);
+    bar.set_style(ProgressStyle::with_template(template)?);
     bar.enable_steady_tick(Duration::from_millis(200));
     Ok(bar)
 }
@@ -64,18 +146,18 @@ fn mib(bytes: u64) -> String {
 }
 
 /// `mentisdbd backup --to FILE`.
-pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
+pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), BackupCommandError> {
     let to = &args.to;
     if to.exists() && !args.force {
-        return Err(format!("{} exists; pass --force to replace it", to.display()));
+        return Err(BackupCommandError::Exists(to.clone()));
     }
     let parent = match to.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    let mut temp = tempfile::Builder::new().prefix(".mentisdb-backup-").suffix(".partial").tempfile_in(&parent).map_err(|e| format!("cannot create a file in {}: {e}", parent.display()))?;
+    let mut temp = tempfile::Builder::new().prefix(".mentisdb-backup-").suffix(".partial").tempfile_in(&parent).map_err(|source| BackupCommandError::CreateIn { dir: parent.clone(), source })?;
     let started = Instant::now();
-    let target = Target::resolve(config, args.url.as_deref(), args.token.as_deref()).map_err(|e| e.to_string())?;
+    let target = Target::resolve(config, args.url.as_deref(), args.token.as_deref())?;
     let source = match &target {
         Target::Rest { base, token, .. } => {
             download(base, token.as_deref(), temp.as_file_mut())?;
@@ -92,19 +174,19 @@ pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
                 bar.set_position(o.step.min(o.steps) as u64);
                 bar.set_message(format!("{} of data ({}/s)", mib(data), mib((data as f64 / copying.elapsed().as_secs_f64().max(1e-3)) as u64)));
             })
-            .map_err(|e| format!("writing the backup: {e}"))?;
-            out.flush().map_err(|e| format!("writing {}: {e}", to.display()))?;
+            .map_err(BackupCommandError::WriteBackup)?;
+            out.flush().map_err(|source| BackupCommandError::WriteFile { path: to.clone(), source })?;
             drop(out);
             bar.finish_and_clear();
             store.store.clone()
         }
     };
-    temp.as_file().sync_all().map_err(|e| format!("syncing {}: {e}", to.display()))?;
+    temp.as_file().sync_all().map_err(|source| BackupCommandError::Sync { path: to.clone(), source })?;
     // The archive is read back and every object checked against the manifest before it takes FILE's name.
     let archive = read_with_progress(temp.path(), "checking")?;
-    mentisdb_core::backup::check_objects(&archive.manifest, &archive.objects).map_err(|e| format!("the backup just written does not match its manifest: {e}"))?;
+    mentisdb_core::backup::check_objects(&archive.manifest, &archive.objects).map_err(BackupCommandError::NotAsWritten)?;
     let size = temp.as_file().metadata().map(|m| m.len()).unwrap_or(0);
-    temp.persist(to).map_err(|e| format!("cannot name the backup {}: {}", to.display(), e.error))?;
+    temp.persist(to).map_err(|e| BackupCommandError::Name { path: to.clone(), source: e.error })?;
     if let Ok(dir) = File::open(&parent) {
         let _ = dir.sync_all();
     }
@@ -123,11 +205,11 @@ pub fn backup(config: &Config, args: &BackupArgs) -> Result<(), String> {
 /// temporary file, checked against its manifest, and every chain opened and
 /// verified from it in memory (as `restore` checks a backup). Returns the
 /// report lines and whether every chain verified.
-pub fn verify_snapshot(base: &str, token: Option<&str>) -> Result<(Vec<String>, bool), String> {
-    let mut temp = tempfile::tempfile().map_err(|e| format!("cannot create a temporary file: {e}"))?;
-    download(base, token, &mut temp).map_err(|e| format!("cannot take a snapshot from the running daemon ({e}); verifying while it runs needs a token that is admin on every chain (MENTISDB_API_TOKEN) when tokens are on"))?;
-    std::io::Seek::rewind(&mut temp).map_err(|e| e.to_string())?;
-    let archive = read_archive(BufReader::new(temp)).map_err(|e| format!("the snapshot: {e}"))?;
+pub fn verify_snapshot(base: &str, token: Option<&str>) -> Result<(Vec<String>, bool), BackupCommandError> {
+    let mut temp = tempfile::tempfile().map_err(BackupCommandError::TempFile)?;
+    download(base, token, &mut temp).map_err(|e| BackupCommandError::NoSnapshot(Box::new(e)))?;
+    std::io::Seek::rewind(&mut temp).map_err(BackupCommandError::Rewind)?;
+    let archive = read_archive(BufReader::new(temp)).map_err(BackupCommandError::InSnapshot)?;
     let spinner = bar(None, "{spinner} verifying every chain of the snapshot [{elapsed}]")?;
     let checked = backup::check(archive);
     spinner.finish_and_clear();
@@ -139,7 +221,7 @@ pub fn verify_snapshot(base: &str, token: Option<&str>) -> Result<(Vec<String>, 
 }
 
 /// Streams `GET /v1/admin/backup` of the daemon at `base` into `file`.
-fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), String> {
+fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), BackupCommandError> {
     let url = format!("{base}{}", crate::http::routes::BACKUP_PATH);
     // No overall timeout: a large backup takes as long as it takes.
     let agent: ureq::Agent = ureq::Agent::config_builder().timeout_connect(Some(Duration::from_secs(10))).timeout_recv_body(Some(Duration::from_secs(300))).http_status_as_error(false).build().into();
@@ -147,63 +229,63 @@ fn download(base: &str, token: Option<&str>, file: &mut File) -> Result<(), Stri
     if let Some(t) = token {
         req = req.header("Authorization", &format!("Bearer {t}"));
     }
-    let mut reply = req.call().map_err(|e| format!("{url}: {e}"))?;
+    let mut reply = req.call().map_err(|source| BackupCommandError::Request { url: url.clone(), source })?;
     let status = reply.status();
     if !status.is_success() {
         let text = reply.body_mut().read_to_string().unwrap_or_default();
         let msg = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v["error"].as_str().map(str::to_string)).unwrap_or(text);
-        return Err(format!("HTTP {}: {msg}", status.as_u16()));
+        return Err(BackupCommandError::Refused { status: status.as_u16(), message: msg });
     }
     let bar = bar(None, "{spinner} received {bytes} ({bytes_per_sec}) [{elapsed}]")?;
     let mut body = bar.wrap_read(reply.body_mut().as_reader());
     let mut out = BufWriter::new(file);
-    std::io::copy(&mut body, &mut out).map_err(|e| format!("{url}: the backup was cut off: {e}"))?;
-    out.flush().map_err(|e| format!("writing the backup: {e}"))?;
+    std::io::copy(&mut body, &mut out).map_err(|source| BackupCommandError::CutOff { url: url.clone(), source })?;
+    out.flush().map_err(BackupCommandError::WriteBackup)?;
     bar.finish_and_clear();
     Ok(())
 }
 
 /// Reads an archive with a progress bar over its compressed bytes.
-fn read_with_progress(path: &Path, what: &str) -> Result<backup::ReadArchive, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+fn read_with_progress(path: &Path, what: &str) -> Result<backup::ReadArchive, BackupCommandError> {
+    let file = File::open(path).map_err(|source| BackupCommandError::Open { path: path.to_path_buf(), source })?;
     let len = file.metadata().map(|m| m.len()).ok();
     let bar = bar(len, &format!("{{spinner}} {what} {{bytes}}/{{total_bytes}} ({{bytes_per_sec}}) [{{elapsed}}]"))?;
     let read = read_archive(bar.wrap_read(BufReader::new(file)));
     bar.finish_and_clear();
-    read.map_err(|e| format!("{}: {e}", path.display()))
+    read.map_err(|source| BackupCommandError::InArchive { path: path.to_path_buf(), source })
 }
 
 /// `mentisdbd restore ARCHIVE [--to DIR] [--force]`.
-pub fn restore(config: &Config, args: &RestoreArgs) -> Result<(), String> {
+pub fn restore(config: &Config, args: &RestoreArgs) -> Result<(), BackupCommandError> {
     let started = Instant::now();
     if !args.archive.is_file() {
-        return Err(format!("cannot open {}: no such file", args.archive.display()));
+        return Err(BackupCommandError::NoArchive(args.archive.clone()));
     }
     // The target first (locked, and refused when it holds data), so a long
     // check is not wasted; nothing is written until the backup passed it.
     let mut lock = None;
     let (storage, target): (Box<dyn Storage>, String) = match (&args.to, &config.storage_url) {
         (None, Some(url)) => {
-            let pg = mentisdb_pg_storage::PgStorage::connect(url.secret()).map_err(|e| e.to_string())?;
+            let pg = mentisdb_pg_storage::PgStorage::connect(url.secret())?;
             let at = pg.database().to_string();
             (Box::new(pg), at)
         }
         (to, _) => {
             let dir = match to {
                 Some(d) => d.clone(),
-                None => config.data_dir().map_err(|e| e.to_string())?,
+                None => config.data_dir()?,
             };
             if let Ok(Some(holder)) = crate::infra::dir_lock::running_daemon(&dir) {
-                return Err(format!("a daemon (pid {}) holds {}: stop it before restoring into it", holder.pid.map_or("?".into(), |p| p.to_string()), dir.display()));
+                return Err(BackupCommandError::DaemonHolds { pid: holder.pid, dir });
             }
             lock = Some(crate::infra::dir_lock::DirLock::acquire(&dir)?);
-            let storage = mentisdb_fs_storage::FsStorage::open(&dir).map_err(|e| e.to_string())?;
+            let storage = mentisdb_fs_storage::FsStorage::open(&dir)?;
             (Box::new(storage), dir.display().to_string())
         }
     };
     let existing = backup::existing_objects(storage.as_ref())?;
     if !existing.is_empty() && !args.force {
-        return Err(format!("{target} already holds data ({} objects, e.g. {}); pass --force to replace it", existing.len(), existing[0]));
+        return Err(BackupCommandError::HoldsData { target, count: existing.len(), example: existing[0].clone() });
     }
     let archive = read_with_progress(&args.archive, "reading")?;
     let spinner = bar(None, "{spinner} verifying every chain in memory [{elapsed}]")?;

@@ -21,6 +21,54 @@ use std::path::{Path, PathBuf};
 /// The name of the entry in every client's file.
 pub const SERVER_NAME: &str = "mentisdb";
 
+/// Why a client's file cannot be planned or written; one line each.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// `HOME` is not set.
+    #[error("HOME is not set: setup needs the home directory")]
+    NoHome,
+    /// The client's file exists but cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// The client's file does not parse, or not as a client file should.
+    #[error("{} is not valid {format}: {problem}; fix or move it, then run setup again", path.display())]
+    Invalid { path: PathBuf, format: &'static str, problem: Box<SetupError> },
+    /// Not JSON (nor JSONC).
+    #[error("{0}")]
+    Json(jsonc_parser::errors::ParseError),
+    /// Not TOML (the parser's first line).
+    #[error("{}", .0.to_string().lines().next().unwrap_or(""))]
+    Toml(toml_edit::TomlError),
+    /// The JSON file's top level is not an object.
+    #[error("the top level is not an object")]
+    TopLevelNotObject,
+    /// The client's section of a JSON file is not an object.
+    #[error("\"{0}\" is not an object")]
+    SectionNotObject(String),
+    /// The client's section of a TOML file is not a table.
+    #[error("\"{0}\" is not a table")]
+    SectionNotTable(String),
+    /// The file's path has no directory part.
+    #[error("{} has no parent directory", .0.display())]
+    NoParent(PathBuf),
+    /// The file's directory cannot be created.
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir { dir: PathBuf, source: std::io::Error },
+    /// The copy of the old file cannot be written.
+    #[error("cannot write the backup {}: {source}", path.display())]
+    WriteBackup { path: PathBuf, source: std::io::Error },
+    /// No temporary file can be made beside the file.
+    #[error("cannot write in {}: {source}", dir.display())]
+    TempFile { dir: PathBuf, source: std::io::Error },
+    /// The new text cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    /// The new file cannot be renamed over the old one.
+    #[error("cannot replace {}: {source}", path.display())]
+    Replace { path: PathBuf, source: std::io::Error },
+}
+
 /// An agent client whose MCP configuration `setup` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Client {
@@ -58,8 +106,8 @@ pub struct Dirs {
 
 impl Dirs {
     /// From `HOME` and `XDG_CONFIG_HOME`.
-    pub fn from_env() -> Result<Self, String> {
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("HOME is not set: setup needs the home directory")?;
+    pub fn from_env() -> Result<Self, SetupError> {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or(SetupError::NoHome)?;
         let xdg_config = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()).map(PathBuf::from);
         Ok(Dirs { home: PathBuf::from(home), xdg_config, macos: cfg!(target_os = "macos") })
     }
@@ -188,41 +236,41 @@ impl Change {
 }
 
 /// Plans the change to `client`'s file: reads it and computes the new text.
-pub fn plan(client: Client, dirs: &Dirs, transport: &Transport) -> Result<Change, String> {
+pub fn plan(client: Client, dirs: &Dirs, transport: &Transport) -> Result<Change, SetupError> {
     let path = client.config_path(dirs);
     let old = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(SetupError::Read { path, source }),
     };
     let entry = client.entry(transport);
     let new = match client.format() {
         Format::Json(section) => with_json_entry(old.as_deref(), section, &entry),
         Format::Toml(section) => with_toml_entry(old.as_deref(), section, &entry),
     }
-    .map_err(|e| format!("{} is not valid {}: {e}; fix or move it, then run setup again", path.display(), if matches!(client.format(), Format::Toml(_)) { "TOML" } else { "JSON" }))?;
+    .map_err(|e| SetupError::Invalid { path: path.clone(), format: if matches!(client.format(), Format::Toml(_)) { "TOML" } else { "JSON" }, problem: Box::new(e) })?;
     Ok(Change { client, path, old, new })
 }
 
 /// Writes a planned change: a backup of the old file, then the new text
 /// (temporary file, fsync, rename). Returns the backup's path, if one was made.
-pub fn apply(change: &Change, now: std::time::SystemTime) -> Result<Option<PathBuf>, String> {
+pub fn apply(change: &Change, now: std::time::SystemTime) -> Result<Option<PathBuf>, SetupError> {
     if change.unchanged() {
         return Ok(None);
     }
-    let dir = change.path.parent().ok_or_else(|| format!("{} has no parent directory", change.path.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let dir = change.path.parent().ok_or_else(|| SetupError::NoParent(change.path.clone()))?;
+    std::fs::create_dir_all(dir).map_err(|source| SetupError::CreateDir { dir: dir.to_path_buf(), source })?;
     let backup = match &change.old {
         Some(old) => {
             let backup = backup_path(&change.path, now);
-            mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().write(true).create(true).truncate(true)).open(&backup).and_then(|mut f| std::io::Write::write_all(&mut f, old.as_bytes())).map_err(|e| format!("cannot write the backup {}: {e}", backup.display()))?;
+            mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().write(true).create(true).truncate(true)).open(&backup).and_then(|mut f| std::io::Write::write_all(&mut f, old.as_bytes())).map_err(|source| SetupError::WriteBackup { path: backup.clone(), source })?;
             Some(backup)
         }
         None => None,
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|source| SetupError::TempFile { dir: dir.to_path_buf(), source })?;
     use std::io::Write;
-    tmp.write_all(change.new.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(|e| format!("cannot write {}: {e}", change.path.display()))?;
+    tmp.write_all(change.new.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(|source| SetupError::Write { path: change.path.clone(), source })?;
     if let Ok(meta) = std::fs::metadata(&change.path) {
         // Keep the file's permissions (a config holding a token may be 0600),
         // but never leave a bearer token readable by other users.
@@ -236,7 +284,7 @@ pub fn apply(change: &Change, now: std::time::SystemTime) -> Result<Option<PathB
         let perms = meta.permissions();
         let _ = std::fs::set_permissions(tmp.path(), perms);
     }
-    tmp.persist(&change.path).map_err(|e| format!("cannot replace {}: {}", change.path.display(), e.error))?;
+    tmp.persist(&change.path).map_err(|e| SetupError::Replace { path: change.path.clone(), source: e.error })?;
     Ok(backup)
 }
 
@@ -248,16 +296,26 @@ fn backup_path(path: &Path, now: std::time::SystemTime) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// One line saying whether a daemon answers at MCP URL `url` (its `/health`).
+pub fn answer_note(url: &str) -> String {
+    let base = url.trim_end_matches('/').trim_end_matches("/mcp");
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(std::time::Duration::from_secs(2))).build().into();
+    match agent.get(format!("{base}/health")).call() {
+        Ok(r) if r.status().is_success() => format!("a mentisdbd answers at {url}"),
+        _ => format!("no mentisdbd answers at {url} yet: start it with `mentisdbd` (same data directory and ports) before the agent connects"),
+    }
+}
+
 /// `text` (or `{}`) with `section.mentisdb` set to `entry`, all else kept.
-fn with_json_entry(text: Option<&str>, section: &str, entry: &Value) -> Result<String, String> {
+fn with_json_entry(text: Option<&str>, section: &str, entry: &Value) -> Result<String, SetupError> {
     let text = text.filter(|t| !t.trim().is_empty()).unwrap_or("{}\n");
-    let root = CstRootNode::parse(text, &Default::default()).map_err(|e| e.to_string())?;
+    let root = CstRootNode::parse(text, &Default::default()).map_err(SetupError::Json)?;
     if root.value().is_some() && root.object_value().is_none() {
-        return Err("the top level is not an object".into());
+        return Err(SetupError::TopLevelNotObject);
     }
     let obj = root.object_value_or_set();
     let servers = match obj.get(section) {
-        Some(prop) => prop.object_value().ok_or_else(|| format!("\"{section}\" is not an object"))?,
+        Some(prop) => prop.object_value().ok_or_else(|| SetupError::SectionNotObject(section.to_string()))?,
         None => obj.object_value_or_set(section),
     };
     match servers.get(SERVER_NAME) {
@@ -285,14 +343,14 @@ fn cst_value(v: &Value) -> CstInputValue {
 }
 
 /// `text` with the table `[section.mentisdb]` set to `entry`, all else kept.
-fn with_toml_entry(text: Option<&str>, section: &str, entry: &Value) -> Result<String, String> {
-    let mut doc: toml_edit::DocumentMut = text.unwrap_or("").parse().map_err(|e: toml_edit::TomlError| e.to_string().lines().next().unwrap_or("").to_string())?;
+fn with_toml_entry(text: Option<&str>, section: &str, entry: &Value) -> Result<String, SetupError> {
+    let mut doc: toml_edit::DocumentMut = text.unwrap_or("").parse().map_err(SetupError::Toml)?;
     let servers = doc.entry(section).or_insert_with(|| {
         let mut t = toml_edit::Table::new();
         t.set_implicit(true);
         toml_edit::Item::Table(t)
     });
-    let servers = servers.as_table_like_mut().ok_or_else(|| format!("\"{section}\" is not a table"))?;
+    let servers = servers.as_table_like_mut().ok_or_else(|| SetupError::SectionNotTable(section.to_string()))?;
     servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_table(entry)));
     Ok(doc.to_string())
 }
@@ -427,10 +485,10 @@ mod tests {
         let path = Client::Cursor.config_path(&d);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{ \"mcpServers\": ").unwrap();
-        let e = plan(Client::Cursor, &d, &http(None)).unwrap_err();
+        let e = plan(Client::Cursor, &d, &http(None)).unwrap_err().to_string();
         assert!(e.contains("mcp.json is not valid JSON") && !e.contains('\n'), "{e}");
         std::fs::write(&path, "{ \"mcpServers\": [] }").unwrap();
-        assert!(plan(Client::Cursor, &d, &http(None)).unwrap_err().contains("\"mcpServers\" is not an object"));
+        assert!(plan(Client::Cursor, &d, &http(None)).unwrap_err().to_string().contains("\"mcpServers\" is not an object"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ \"mcpServers\": [] }");
     }
 

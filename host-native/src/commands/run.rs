@@ -8,7 +8,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::commands::cli::Cli;
 use crate::config::Mode;
 use crate::http::mcp;
-use crate::commands::stdio_proxy;
+use crate::commands::{stdio_proxy, CommandError};
 use crate::{daemon, Config};
 use std::process::ExitCode;
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
@@ -24,7 +24,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 /// writes them in batches, so a per-request interaction line costs no write
 /// system call on the request path. The returned guards flush whatever is
 /// still queued when `main` returns.
-fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, String> {
+fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, CommandError> {
     let (stderr, stderr_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(std::io::stderr()));
     let mut guards = vec![stderr_guard];
     let console_filter = match std::env::var("RUST_LOG") {
@@ -35,7 +35,7 @@ fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, String> {
     let console = tracing_subscriber::fmt::layer().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(stderr).with_filter(console_filter);
     let file = match &config.log_file {
         Some(path) => {
-            let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|e| format!("cannot open MENTISDB_LOG_FILE {}: {e}", path.display()))?;
+            let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
             let (file, file_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(f));
             guards.push(file_guard);
             Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))

@@ -14,19 +14,56 @@
 //! SSE) is written to stdout as one line. A request the daemon cannot answer
 //! gets a JSON-RPC error, never silence.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::infra::dir_lock::{running_daemon, Holder};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// How long a started daemon may take to open the directory and listen.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Why the relay could not start or stopped; one line each. A request the
+/// daemon does not answer is no error: it gets a JSON-RPC error on stdout.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    /// No data directory is known.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// MENTISDB_TLS_CERT cannot be read.
+    #[error("cannot read MENTISDB_TLS_CERT {}: {source}", path.display())]
+    ReadCertificate { path: PathBuf, source: std::io::Error },
+    /// MENTISDB_TLS_CERT holds no usable certificate.
+    #[error("MENTISDB_TLS_CERT {}: {source}", path.display())]
+    Certificate { path: PathBuf, source: reqwest::Error },
+    /// The HTTP client cannot be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(reqwest::Error),
+    /// The directory's lock file cannot be read.
+    #[error("cannot read the lock of {}: {source}", dir.display())]
+    ReadLock { dir: PathBuf, source: std::io::Error },
+    /// No daemon answered in time (one was started if none held the directory).
+    #[error("no mentisdbd answered for {} within {}s; run `mentisdbd --dir {}` to see why", dir.display(), START_TIMEOUT.as_secs(), dir.display())]
+    NoAnswer { dir: PathBuf },
+    /// This program's path is unknown, so no daemon can be started.
+    #[error("cannot find this executable to start the daemon: {0}")]
+    NoExecutable(std::io::Error),
+    /// The daemon could not be started.
+    #[error("cannot start mentisdbd for {}: {source}", dir.display())]
+    Spawn { dir: PathBuf, source: std::io::Error },
+    /// Standard input broke.
+    #[error("cannot read stdin: {0}")]
+    Stdin(std::io::Error),
+    /// Standard output broke.
+    #[error("cannot write stdout: {0}")]
+    Stdout(std::io::Error),
+}
+
 /// Serves MCP on stdio through the directory's daemon until stdin closes.
-pub async fn run(config: &Config) -> Result<(), String> {
-    let dir = config.data_dir().map_err(|e| e.to_string())?;
+pub async fn run(config: &Config) -> Result<(), ProxyError> {
+    let dir = config.data_dir()?;
     let client = http_client(config)?;
     let (base, started) = reach_daemon(&client, &dir).await?;
     if started {
@@ -42,24 +79,24 @@ pub async fn run(config: &Config) -> Result<(), String> {
     relay(&client, &url, config.api_token.as_deref()).await
 }
 
-fn http_client(config: &Config) -> Result<reqwest::Client, String> {
+fn http_client(config: &Config) -> Result<reqwest::Client, ProxyError> {
     let mut builder = reqwest::Client::builder().use_rustls_tls().timeout(Duration::from_secs(300)).connect_timeout(Duration::from_secs(5));
     if let Some(cert) = &config.tls_cert {
-        let pem = std::fs::read(cert).map_err(|e| format!("cannot read MENTISDB_TLS_CERT {}: {e}", cert.display()))?;
-        for c in reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| format!("MENTISDB_TLS_CERT {}: {e}", cert.display()))? {
+        let pem = std::fs::read(cert).map_err(|source| ProxyError::ReadCertificate { path: cert.clone(), source })?;
+        for c in reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| ProxyError::Certificate { path: cert.clone(), source })? {
             builder = builder.add_root_certificate(c);
         }
     }
-    builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+    builder.build().map_err(ProxyError::Client)
 }
 
 /// The directory's running daemon, starting one when none holds it.
 /// Returns its base URL and whether this call started it.
-async fn reach_daemon(client: &reqwest::Client, dir: &Path) -> Result<(String, bool), String> {
+async fn reach_daemon(client: &reqwest::Client, dir: &Path) -> Result<(String, bool), ProxyError> {
     let deadline = Instant::now() + START_TIMEOUT;
     let mut child: Option<std::process::Child> = None;
     loop {
-        let holder = running_daemon(dir).map_err(|e| format!("cannot read the lock of {}: {e}", dir.display()))?;
+        let holder = running_daemon(dir).map_err(|source| ProxyError::ReadLock { dir: dir.to_path_buf(), source })?;
         match holder.as_ref().and_then(Holder::mcp_base) {
             Some(base) if healthy(client, &base).await => return Ok((base, child.is_some())),
             Some(_) => {}
@@ -76,7 +113,7 @@ async fn reach_daemon(client: &reqwest::Client, dir: &Path) -> Result<(String, b
             }
         }
         if Instant::now() > deadline {
-            return Err(format!("no mentisdbd answered for {} within {}s; run `mentisdbd --dir {}` to see why", dir.display(), START_TIMEOUT.as_secs(), dir.display()));
+            return Err(ProxyError::NoAnswer { dir: dir.to_path_buf() });
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -87,8 +124,8 @@ async fn healthy(client: &reqwest::Client, base: &str) -> bool {
 }
 
 /// Starts this executable as the directory's daemon, detached.
-fn spawn_daemon(dir: &Path) -> Result<std::process::Child, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable to start the daemon: {e}"))?;
+fn spawn_daemon(dir: &Path) -> Result<std::process::Child, ProxyError> {
+    let exe = std::env::current_exe().map_err(ProxyError::NoExecutable)?;
     let mut args: Vec<std::ffi::OsString> = Vec::new();
     let mut given = std::env::args_os().skip(1);
     while let Some(a) = given.next() {
@@ -105,16 +142,16 @@ fn spawn_daemon(dir: &Path) -> Result<std::process::Child, String> {
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    cmd.spawn().map_err(|e| format!("cannot start mentisdbd for {}: {e}", dir.display()))
+    cmd.spawn().map_err(|source| ProxyError::Spawn { dir: dir.to_path_buf(), source })
 }
 
 /// Relays JSON-RPC between stdin/stdout and the daemon's MCP endpoint.
-async fn relay(client: &reqwest::Client, url: &str, token: Option<&str>) -> Result<(), String> {
+async fn relay(client: &reqwest::Client, url: &str, token: Option<&str>) -> Result<(), ProxyError> {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = tokio::io::stdout();
     let mut session: Option<String> = None;
     let mut protocol: Option<String> = None;
-    while let Some(line) = lines.next_line().await.map_err(|e| format!("cannot read stdin: {e}"))? {
+    while let Some(line) = lines.next_line().await.map_err(ProxyError::Stdin)? {
         if line.trim().is_empty() {
             continue;
         }
@@ -136,11 +173,11 @@ async fn relay(client: &reqwest::Client, url: &str, token: Option<&str>) -> Resu
     Ok(())
 }
 
-async fn write_line(stdout: &mut tokio::io::Stdout, v: &Value) -> Result<(), String> {
+async fn write_line(stdout: &mut tokio::io::Stdout, v: &Value) -> Result<(), ProxyError> {
     let mut text = v.to_string();
     text.push('\n');
-    stdout.write_all(text.as_bytes()).await.map_err(|e| format!("cannot write stdout: {e}"))?;
-    stdout.flush().await.map_err(|e| format!("cannot write stdout: {e}"))
+    stdout.write_all(text.as_bytes()).await.map_err(ProxyError::Stdout)?;
+    stdout.flush().await.map_err(ProxyError::Stdout)
 }
 
 /// POSTs one message; the JSON-RPC messages of the answer.

@@ -8,9 +8,49 @@
 //! written exactly as `mentisdbd setup` writes them (`client_setup.rs`); the
 //! end says whether the daemon answers at the URL and what to do next.
 
-use crate::commands::client_setup::{apply, plan, Change, Client, Dirs, Transport};
+use super::client_setup::{answer_note, apply, plan, Change, Client, Dirs, SetupError, Transport};
 use clap::ValueEnum;
 use std::io::{BufRead, Write};
+
+/// Why the wizard stopped (nothing was written unless the message says
+/// otherwise), or why one answer was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WizardError {
+    /// Standard input ended before an answer.
+    #[error("the wizard needs answers on standard input (or run it with --yes); nothing was written")]
+    NoInput,
+    /// An answer could not be read.
+    #[error("cannot read the answer: {0}")]
+    ReadAnswer(std::io::Error),
+    /// The hidden token could not be read from the terminal.
+    #[error("cannot read the token: {0}")]
+    ReadToken(std::io::Error),
+    /// The terminal could not be written to.
+    #[error("{0}")]
+    Write(std::io::Error),
+    /// A client number outside the list.
+    #[error("there is no client number {number} (1 to {count})")]
+    NoSuchNumber { number: usize, count: usize },
+    /// A word that names no client.
+    #[error("'{0}' is not a client: answer with the numbers or names of the list")]
+    NotAClient(String),
+    /// A URL that is not http:// or https://.
+    #[error("'{0}' is not an http:// or https:// URL")]
+    NotHttpUrl(String),
+    /// `--url` was refused before any question.
+    #[error("{0}; nothing was written")]
+    BadArgument(Box<WizardError>),
+    /// The same question was answered wrongly [`TRIES`] times; `last` is the last refusal.
+    #[error("{last} ({TRIES} answers refused); nothing was written")]
+    TooManyWrongAnswers { last: Box<WizardError> },
+    /// No client was found, and `--yes` asks nothing.
+    #[error("no client to set up: none was found here; name them, e.g. `mentisdbd setup cursor`")]
+    NoClient,
+    /// A client's file could not be planned or written.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+}
 
 /// What the wizard was given on the command line.
 #[derive(Debug, Clone)]
@@ -47,39 +87,39 @@ pub fn mask(token: &str) -> String {
 }
 
 /// Reads a secret after `prompt`: in a terminal without echo, else a line of `input`.
-pub type AskSecret<'a> = &'a mut dyn FnMut(&mut dyn Write, &mut dyn BufRead, &str) -> Result<String, String>;
+pub type AskSecret<'a> = &'a mut dyn FnMut(&mut dyn Write, &mut dyn BufRead, &str) -> Result<String, WizardError>;
 
 /// Answers a wrong answer may get before the wizard gives up.
-const TRIES: usize = 5;
+pub const TRIES: usize = 5;
 
 /// Asks `prompt` until `parse` accepts the answer, saying why it did not.
-fn ask_until<T>(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, String> {
-    let mut last = String::new();
+fn ask_until<T>(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str, parse: impl Fn(&str) -> Result<T, WizardError>) -> Result<T, WizardError> {
+    let mut last = None;
     for _ in 0..TRIES {
         match parse(&ask(out, input, prompt)?) {
             Ok(v) => return Ok(v),
             Err(why) => {
-                writeln!(out, "  {why}; try again").map_err(|e| e.to_string())?;
-                last = why;
+                writeln!(out, "  {why}; try again").map_err(WizardError::Write)?;
+                last = Some(why);
             }
         }
     }
-    Err(format!("{last} ({TRIES} answers refused); nothing was written"))
+    Err(WizardError::TooManyWrongAnswers { last: Box::new(last.expect("TRIES > 0")) })
 }
 
-fn ask(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, String> {
-    write!(out, "{prompt}").and_then(|_| out.flush()).map_err(|e| e.to_string())?;
+fn ask(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, WizardError> {
+    write!(out, "{prompt}").and_then(|_| out.flush()).map_err(WizardError::Write)?;
     let mut line = String::new();
     match input.read_line(&mut line) {
-        Ok(0) => Err("the wizard needs answers on standard input (or run it with --yes); nothing was written".to_string()),
+        Ok(0) => Err(WizardError::NoInput),
         Ok(_) => Ok(line.trim().to_string()),
-        Err(e) => Err(format!("cannot read the answer: {e}")),
+        Err(e) => Err(WizardError::ReadAnswer(e)),
     }
 }
 
 /// Reads `answer` (numbers of the list or client names, separated by
 /// commas or spaces; empty: the clients found).
-fn selection(answer: &str, all: &[Client], detected: &[Client]) -> Result<Vec<Client>, String> {
+fn selection(answer: &str, all: &[Client], detected: &[Client]) -> Result<Vec<Client>, WizardError> {
     if answer.is_empty() {
         return Ok(detected.to_vec());
     }
@@ -87,8 +127,8 @@ fn selection(answer: &str, all: &[Client], detected: &[Client]) -> Result<Vec<Cl
     for word in answer.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()) {
         let client = match word.parse::<usize>() {
             Ok(n) if (1..=all.len()).contains(&n) => all[n - 1],
-            Ok(n) => return Err(format!("there is no client number {n} (1 to {})", all.len())),
-            Err(_) => Client::from_str(word, true).map_err(|_| format!("'{word}' is not a client: answer with the numbers or names of the list"))?,
+            Ok(number) => return Err(WizardError::NoSuchNumber { number, count: all.len() }),
+            Err(_) => Client::from_str(word, true).map_err(|_| WizardError::NotAClient(word.to_string()))?,
         };
         if !picked.contains(&client) {
             picked.push(client);
@@ -98,13 +138,13 @@ fn selection(answer: &str, all: &[Client], detected: &[Client]) -> Result<Vec<Cl
 }
 
 /// A secret read as a line of `input`, echoed (tests, pipes).
-pub fn secret_from_input(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, String> {
+pub fn secret_from_input(out: &mut dyn Write, input: &mut dyn BufRead, prompt: &str) -> Result<String, WizardError> {
     ask(out, input, prompt)
 }
 
 /// Runs the wizard over `input` and `out` (the terminal), reading the token with `secret`.
-pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dyn Write, secret: AskSecret<'_>) -> Result<(), String> {
-    let w = |out: &mut dyn Write, text: String| writeln!(out, "{text}").map_err(|e| e.to_string());
+pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dyn Write, secret: AskSecret<'_>) -> Result<(), WizardError> {
+    let w = |out: &mut dyn Write, text: String| writeln!(out, "{text}").map_err(WizardError::Write);
     let all: Vec<Client> = Client::value_variants().to_vec();
     let detected: Vec<Client> = all.iter().copied().filter(|c| found(*c, dirs)).collect();
     w(out, "MentisDB setup wizard\n\nAgent clients:".into())?;
@@ -120,11 +160,11 @@ pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dy
         ask_until(out, input, &format!("\nClients to set up (numbers or names; Enter: {default}): "), |a| selection(a, &all, &detected))?
     };
     if clients.is_empty() {
-        return Err("no client to set up: none was found here; name them, e.g. `mentisdbd setup cursor`".to_string());
+        return Err(WizardError::NoClient);
     }
-    let http_url = |u: &str| if u.starts_with("http://") || u.starts_with("https://") { Ok(u.to_string()) } else { Err(format!("'{u}' is not an http:// or https:// URL")) };
+    let http_url = |u: &str| if u.starts_with("http://") || u.starts_with("https://") { Ok(u.to_string()) } else { Err(WizardError::NotHttpUrl(u.to_string())) };
     let url = match (&args.url, args.yes) {
-        (Some(url), _) => http_url(url).map_err(|e| format!("{e}; nothing was written"))?,
+        (Some(url), _) => http_url(url).map_err(|e| WizardError::BadArgument(Box::new(e)))?,
         (None, true) => args.default_url.clone(),
         (None, false) => ask_until(out, input, &format!("MCP URL (Enter: {}): ", args.default_url), |a| if a.is_empty() { Ok(args.default_url.clone()) } else { http_url(a) })?,
     };
@@ -167,7 +207,7 @@ pub fn run(args: &WizardArgs, dirs: &Dirs, input: &mut dyn BufRead, out: &mut dy
         }
     }
     if clients.iter().any(|c| !c.stdio_only()) {
-        w(out, crate::commands::cli::answer_note(&url))?;
+        w(out, answer_note(&url))?;
     }
     w(out, "Done: restart the clients to load MentisDB; keep `mentisdbd` running while they use it.".into())
 }
@@ -186,8 +226,8 @@ mod tests {
         let all: Vec<Client> = Client::value_variants().to_vec();
         assert_eq!(selection("", &all, &[Client::Cursor]).unwrap(), [Client::Cursor]);
         assert_eq!(selection("1, cursor 1", &all, &[]).unwrap(), [all[0], Client::Cursor]);
-        assert!(selection("99", &all, &[]).unwrap_err().contains("no client number 99"));
-        assert!(selection("emacs", &all, &[]).unwrap_err().contains("'emacs' is not a client"));
+        assert!(selection("99", &all, &[]).unwrap_err().to_string().contains("no client number 99"));
+        assert!(selection("emacs", &all, &[]).unwrap_err().to_string().contains("'emacs' is not a client"));
     }
 
     #[test]
@@ -197,7 +237,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let args = WizardArgs { default_url: "http://127.0.0.1:9471/mcp".into(), url: None, token: Some("mdb_0123456789abcdef".into()), yes: true, exe: "mentisdbd".into() };
         let mut out = Vec::new();
-        let err = run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out, &mut secret_from_input).unwrap_err();
+        let err = run(&args, &dirs(home.path()), &mut std::io::empty(), &mut out, &mut secret_from_input).unwrap_err().to_string();
         assert!(err.contains("none was found here"), "{err}");
         std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
         let mut out = Vec::new();

@@ -18,9 +18,9 @@
 //! before one byte is written. Only then are the objects written, each with
 //! `write_atomic` (temp file, fsync, rename).
 
-use mentisdb_core::backup::{check_backup, BackupManifest, CheckedBackup, SnapshotObject};
+use mentisdb_core::backup::{check_backup, BackupError, BackupManifest, CheckedBackup, SnapshotObject};
 use mentisdb_core::storage::validate_object_name;
-use mentisdb_core::{DbConfig, MentisDb, Storage};
+use mentisdb_core::{DbConfig, MentisDb, Storage, StorageError};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -31,6 +31,54 @@ pub const MANIFEST_ENTRY: &str = "manifest.json";
 pub const OBJECTS_PREFIX: &str = "objects/";
 /// Objects of the host (not the core) that a backup carries when they exist.
 pub const HOST_OBJECTS: &[&str] = &[crate::infra::identity::KEY_FILE];
+
+/// Why an archive cannot be read, is refused, or cannot be restored; one line each.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArchiveError {
+    /// Not a gzip-compressed tar at all.
+    #[error("not a backup archive (.tar.gz): {0}")]
+    NotAnArchive(io::Error),
+    /// The archive breaks off or is corrupt between entries.
+    #[error("the archive is damaged: {0}")]
+    Damaged(io::Error),
+    /// The archive breaks off or is corrupt inside entry `entry`.
+    #[error("the archive is damaged at '{entry}': {source}")]
+    DamagedAt { entry: String, source: io::Error },
+    /// An entry that is a link, a directory or another special file.
+    #[error("the archive entry '{0}' is not a regular file")]
+    NotRegular(String),
+    /// An entry that is neither the manifest nor `objects/<valid name>`.
+    #[error("the archive entry '{0}' is not a backup object")]
+    NotAnObject(String),
+    /// An entry twice.
+    #[error("the archive holds '{0}' twice")]
+    Twice(String),
+    /// Two manifests.
+    #[error("the archive holds two manifests")]
+    TwoManifests,
+    /// The manifest entry does not parse.
+    #[error("the archive's manifest.json is not a backup manifest: {0}")]
+    BadManifest(serde_json::Error),
+    /// No manifest: the backup was never finished.
+    #[error("the archive has no manifest.json (an unfinished or cut-off backup)")]
+    NoManifest,
+    /// The core's check of the manifest and the chains refused the backup.
+    #[error("the backup is refused, nothing was written: {0}")]
+    Refused(BackupError),
+    /// The target's objects cannot be listed or read.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The target holds data and `replace` was not given.
+    #[error("the target already holds data ({count} objects, e.g. {example}); pass --force to replace it")]
+    HoldsData { count: usize, example: String },
+    /// An object the backup does not have could not be removed.
+    #[error("removing {name}: {source}")]
+    Remove { name: String, source: StorageError },
+    /// An object could not be written.
+    #[error("writing {name}: {source}")]
+    Write { name: String, source: StorageError },
+}
 
 /// What made a backup: this program and version.
 pub fn created_by() -> String {
@@ -80,48 +128,48 @@ pub struct ReadArchive {
 /// Reads a `.tar.gz` backup: every entry must be a regular file named
 /// `manifest.json` (exactly once) or `objects/<valid object name>` (each
 /// once). Errors are one line.
-pub fn read_archive<R: Read>(input: R) -> Result<ReadArchive, String> {
+pub fn read_archive<R: Read>(input: R) -> Result<ReadArchive, ArchiveError> {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(input));
     let mut manifest = None;
     let mut objects = BTreeMap::new();
-    let entries = archive.entries().map_err(|e| format!("not a backup archive (.tar.gz): {e}"))?;
+    let entries = archive.entries().map_err(ArchiveError::NotAnArchive)?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("the archive is damaged: {e}"))?;
-        let path = entry.path().map_err(|e| format!("the archive is damaged: {e}"))?.to_string_lossy().into_owned();
+        let mut entry = entry.map_err(ArchiveError::Damaged)?;
+        let path = entry.path().map_err(ArchiveError::Damaged)?.to_string_lossy().into_owned();
         if entry.header().entry_type() != tar::EntryType::Regular {
-            return Err(format!("the archive entry '{path}' is not a regular file"));
+            return Err(ArchiveError::NotRegular(path));
         }
         let mut bytes = Vec::with_capacity(entry.size().min(1 << 30) as usize);
-        entry.read_to_end(&mut bytes).map_err(|e| format!("the archive is damaged at '{path}': {e}"))?;
+        entry.read_to_end(&mut bytes).map_err(|source| ArchiveError::DamagedAt { entry: path.clone(), source })?;
         if path == MANIFEST_ENTRY {
             if manifest.is_some() {
-                return Err("the archive holds two manifests".into());
+                return Err(ArchiveError::TwoManifests);
             }
-            manifest = Some(serde_json::from_slice::<BackupManifest>(&bytes).map_err(|e| format!("the archive's manifest.json is not a backup manifest: {e}"))?);
+            manifest = Some(serde_json::from_slice::<BackupManifest>(&bytes).map_err(ArchiveError::BadManifest)?);
         } else {
-            let name = path.strip_prefix(OBJECTS_PREFIX).filter(|n| validate_object_name(n).is_ok()).ok_or_else(|| format!("the archive entry '{path}' is not a backup object"))?;
+            let name = path.strip_prefix(OBJECTS_PREFIX).filter(|n| validate_object_name(n).is_ok()).ok_or_else(|| ArchiveError::NotAnObject(path.clone()))?;
             if objects.insert(name.to_string(), bytes).is_some() {
-                return Err(format!("the archive holds '{path}' twice"));
+                return Err(ArchiveError::Twice(path));
             }
         }
     }
-    let manifest = manifest.ok_or("the archive has no manifest.json (an unfinished or cut-off backup)")?;
+    let manifest = manifest.ok_or(ArchiveError::NoManifest)?;
     Ok(ReadArchive { manifest, objects })
 }
 
 /// Checks a read archive with the core: the manifest against the objects,
 /// then every chain opened and verified in memory. Nothing is written.
-pub fn check(archive: ReadArchive) -> Result<CheckedBackup, String> {
+pub fn check(archive: ReadArchive) -> Result<CheckedBackup, ArchiveError> {
     let config = DbConfig { parallelism: Arc::new(crate::host_env::ScopedThreads::per_cpu()), ..DbConfig::default() };
-    check_backup(&archive.manifest, archive.objects, Arc::new(crate::host_env::SystemClock), Arc::new(crate::host_env::OsRandomIds), config).map_err(|e| format!("the backup is refused, nothing was written: {e}"))
+    check_backup(&archive.manifest, archive.objects, Arc::new(crate::host_env::SystemClock), Arc::new(crate::host_env::OsRandomIds), config).map_err(ArchiveError::Refused)
 }
 
 /// The objects in `storage` a restore would replace: the core's and the host's.
-pub fn existing_objects(storage: &dyn Storage) -> Result<Vec<String>, String> {
-    let mut found = storage.list(mentisdb_core::naming::CHAINS_PREFIX).map_err(|e| e.to_string())?;
-    found.extend(storage.list("skills/").map_err(|e| e.to_string())?);
+pub fn existing_objects(storage: &dyn Storage) -> Result<Vec<String>, ArchiveError> {
+    let mut found = storage.list(mentisdb_core::naming::CHAINS_PREFIX)?;
+    found.extend(storage.list("skills/")?);
     for name in HOST_OBJECTS {
-        if storage.read(name).map_err(|e| e.to_string())?.is_some() {
+        if storage.read(name)?.is_some() {
             found.push(name.to_string());
         }
     }
@@ -131,18 +179,18 @@ pub fn existing_objects(storage: &dyn Storage) -> Result<Vec<String>, String> {
 /// Writes a checked backup into `storage`, which must hold none of the
 /// objects a backup owns unless `replace` (then those not in the backup are
 /// removed first). `progress` gets each object's size after it was written.
-pub fn restore_into(storage: &dyn Storage, backup: &CheckedBackup, replace: bool, mut progress: impl FnMut(u64)) -> Result<(), String> {
+pub fn restore_into(storage: &dyn Storage, backup: &CheckedBackup, replace: bool, mut progress: impl FnMut(u64)) -> Result<(), ArchiveError> {
     let existing = existing_objects(storage)?;
     if !existing.is_empty() {
         if !replace {
-            return Err(format!("the target already holds data ({} objects, e.g. {}); pass --force to replace it", existing.len(), existing[0]));
+            return Err(ArchiveError::HoldsData { count: existing.len(), example: existing[0].clone() });
         }
         for name in existing.iter().filter(|n| !backup.objects.contains_key(*n)) {
-            storage.remove(name).map_err(|e| format!("removing {name}: {e}"))?;
+            storage.remove(name).map_err(|source| ArchiveError::Remove { name: name.clone(), source })?;
         }
     }
     for (name, bytes) in &backup.objects {
-        storage.write_atomic(name, bytes).map_err(|e| format!("writing {name}: {e}"))?;
+        storage.write_atomic(name, bytes).map_err(|source| ArchiveError::Write { name: name.clone(), source })?;
         progress(bytes.len() as u64);
     }
     Ok(())

@@ -28,6 +28,28 @@ pub struct DirLock {
     path: PathBuf,
 }
 
+/// Why the data directory could not be locked: one line, naming the
+/// daemon that holds it when another does.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DirLockError {
+    /// The data directory does not exist and cannot be created.
+    #[error("cannot create the data directory {}: {source}", dir.display())]
+    CreateDir { dir: PathBuf, source: std::io::Error },
+    /// The lock file cannot be opened.
+    #[error("cannot open the lock file {}: {source}", path.display())]
+    Open { path: PathBuf, source: std::io::Error },
+    /// Another daemon holds the directory.
+    #[error("data directory {} is in use by {}; stop it or use another MENTISDB_DIR (--dir)", dir.display(), holder.describe())]
+    InUse { dir: PathBuf, holder: Holder },
+    /// The lock cannot be taken for another reason.
+    #[error("cannot lock the data directory {} ({}): {source}", dir.display(), path.display())]
+    Lock { dir: PathBuf, path: PathBuf, source: std::io::Error },
+    /// The lock is held but its file cannot say who holds it.
+    #[error("cannot write the lock file {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
 /// Who holds a directory's lock, as its file says.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Holder {
@@ -46,6 +68,15 @@ impl Holder {
     /// The base URL of the holder's MCP listener as a local client reaches it.
     pub fn mcp_base(&self) -> Option<String> {
         self.mcp.map(|a| self.base(a))
+    }
+
+    /// The holder as a refusal names it: its pid, and where its REST API is when known.
+    fn describe(&self) -> String {
+        match (self.pid, self.rest) {
+            (Some(pid), Some(rest)) => format!("mentisdbd pid {pid} (REST at {rest})"),
+            (Some(pid), None) => format!("mentisdbd pid {pid}"),
+            _ => "another mentisdbd".to_string(),
+        }
     }
 
     /// `scheme://addr`, a wildcard bind reached on loopback.
@@ -77,27 +108,21 @@ fn open(dir: &Path) -> std::io::Result<File> {
 
 impl DirLock {
     /// Creates `dir` if needed and locks it, or says in one line who holds it.
-    pub fn acquire(dir: &Path) -> Result<DirLock, String> {
-        create_private_dir(dir, true).map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+    pub fn acquire(dir: &Path) -> Result<DirLock, DirLockError> {
+        create_private_dir(dir, true).map_err(|source| DirLockError::CreateDir { dir: dir.to_path_buf(), source })?;
         let path = dir.join(LOCK_FILE);
-        let mut file = open(dir).map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+        let mut file = open(dir).map_err(|source| DirLockError::Open { path: path.clone(), source })?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut text = String::new();
                 let _ = file.read_to_string(&mut text);
-                let holder = parse(&text);
-                let who = match (holder.pid, holder.rest) {
-                    (Some(pid), Some(rest)) => format!("mentisdbd pid {pid} (REST at {rest})"),
-                    (Some(pid), None) => format!("mentisdbd pid {pid}"),
-                    _ => "another mentisdbd".to_string(),
-                };
-                return Err(format!("data directory {} is in use by {who}; stop it or use another MENTISDB_DIR (--dir)", dir.display()));
+                return Err(DirLockError::InUse { dir: dir.to_path_buf(), holder: parse(&text) });
             }
-            Err(TryLockError::Error(e)) => return Err(format!("cannot lock the data directory {} ({}): {e}", dir.display(), path.display())),
+            Err(TryLockError::Error(source)) => return Err(DirLockError::Lock { dir: dir.to_path_buf(), path, source }),
         }
         let lock = DirLock { file, path };
-        lock.write(&format!("pid={}\n", std::process::id())).map_err(|e| format!("cannot write the lock file {}: {e}", lock.path.display()))?;
+        lock.write(&format!("pid={}\n", std::process::id())).map_err(|source| DirLockError::Write { path: lock.path.clone(), source })?;
         Ok(lock)
     }
 
@@ -145,7 +170,7 @@ mod tests {
         assert_eq!(running_daemon(dir.path()).unwrap(), None);
         let first = DirLock::acquire(dir.path()).unwrap();
         first.announce("127.0.0.1:1".parse().unwrap(), "127.0.0.1:2".parse().unwrap(), "http").unwrap();
-        let err = DirLock::acquire(dir.path()).unwrap_err();
+        let err = DirLock::acquire(dir.path()).unwrap_err().to_string();
         assert!(err.contains("in use by mentisdbd pid") && err.contains("127.0.0.1:1") && !err.contains('\n'), "{err}");
         let holder = running_daemon(dir.path()).unwrap().expect("held");
         assert_eq!(holder.mcp, Some("127.0.0.1:2".parse().unwrap()));

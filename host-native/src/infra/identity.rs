@@ -10,12 +10,40 @@
 //! once one key wins and both use it. The signer name is
 //! `mentisdb-<first 8 hex digits of the public key>`.
 
-use mentisdb_core::checkpoint::CheckpointSigner;
-use mentisdb_core::Storage;
+use super::tls_cert::CertError;
+use mentisdb_core::checkpoint::{CheckpointError, CheckpointSigner};
+use mentisdb_core::{Storage, StorageError};
 use std::path::{Path, PathBuf};
 
 /// The key file's name in the data directory.
 pub const KEY_FILE: &str = "identity.ed25519";
+
+/// Why the signing key cannot be read or created.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IdentityError {
+    /// The key file exists but cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    ReadFile { path: PathBuf, source: std::io::Error },
+    /// The key object of a shared store cannot be read.
+    #[error("cannot read {location}: {source}")]
+    ReadObject { location: String, source: StorageError },
+    /// The key object is still missing after it was written.
+    #[error("{location} was not created")]
+    NotCreated { location: String },
+    /// The key is not 64 hex digits.
+    #[error("{location} does not hold 64 hex digits")]
+    NotHex { location: String },
+    /// The operating system gave no random bytes for a new key.
+    #[error("no random source for a new key: {0}")]
+    NoRandomness(getrandom::Error),
+    /// The new key file could not be written.
+    #[error(transparent)]
+    Write(#[from] CertError),
+    /// The seed makes no signer.
+    #[error(transparent)]
+    Signer(#[from] CheckpointError),
+}
 
 /// Where the key of the daemon with data directory `dir` is.
 pub fn key_path(dir: &Path) -> PathBuf {
@@ -23,49 +51,49 @@ pub fn key_path(dir: &Path) -> PathBuf {
 }
 
 /// The signer of the daemon with data directory `dir`, creating its key on first use.
-pub fn load_or_create(dir: &Path) -> Result<CheckpointSigner, String> {
+pub fn load_or_create(dir: &Path) -> Result<CheckpointSigner, IdentityError> {
     let path = key_path(dir);
     let seed = match std::fs::read_to_string(&path) {
         Ok(text) => parse_seed(&text, &path.display().to_string())?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let seed = new_seed()?;
-            crate::infra::tls_cert::write_file(&path, format!("{}\n", hex::encode(seed)).as_bytes(), true)?;
+            super::tls_cert::write_file(&path, format!("{}\n", hex::encode(seed)).as_bytes(), true)?;
             seed
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(IdentityError::ReadFile { path, source }),
     };
     signer(&seed)
 }
 
 /// The signer of every daemon on `storage` (PostgreSQL), creating the key
 /// object on first use.
-pub fn load_or_create_in(storage: &dyn Storage) -> Result<CheckpointSigner, String> {
+pub fn load_or_create_in(storage: &dyn Storage) -> Result<CheckpointSigner, IdentityError> {
     let location = storage.location(KEY_FILE);
-    let read = || storage.read(KEY_FILE).map_err(|e| format!("cannot read {location}: {e}"));
+    let read = || storage.read(KEY_FILE).map_err(|source| IdentityError::ReadObject { location: location.clone(), source });
     if read()?.is_none() {
         // Only the first writer at length 0 succeeds; a loser's error is
         // expected, and both read the winner's key below.
         let _ = storage.append_at(KEY_FILE, 0, format!("{}\n", hex::encode(new_seed()?)).as_bytes());
     }
-    let bytes = read()?.ok_or_else(|| format!("{location} was not created"))?;
+    let bytes = read()?.ok_or_else(|| IdentityError::NotCreated { location: location.clone() })?;
     signer(&parse_seed(&String::from_utf8_lossy(&bytes), &location)?)
 }
 
-fn new_seed() -> Result<[u8; 32], String> {
+fn new_seed() -> Result<[u8; 32], IdentityError> {
     let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed).map_err(|e| format!("no random source for a new key: {e}"))?;
+    getrandom::fill(&mut seed).map_err(IdentityError::NoRandomness)?;
     Ok(seed)
 }
 
-fn parse_seed(text: &str, location: &str) -> Result<[u8; 32], String> {
+fn parse_seed(text: &str, location: &str) -> Result<[u8; 32], IdentityError> {
     let mut seed = [0u8; 32];
-    hex::decode_to_slice(text.trim(), &mut seed).map_err(|_| format!("{location} does not hold 64 hex digits"))?;
+    hex::decode_to_slice(text.trim(), &mut seed).map_err(|_| IdentityError::NotHex { location: location.to_string() })?;
     Ok(seed)
 }
 
-fn signer(seed: &[u8; 32]) -> Result<CheckpointSigner, String> {
-    let public = CheckpointSigner::new("mentisdb", seed).map_err(|e| e.to_string())?.public_key();
-    CheckpointSigner::new(&format!("mentisdb-{}", hex::encode(&public[..4])), seed).map_err(|e| e.to_string())
+fn signer(seed: &[u8; 32]) -> Result<CheckpointSigner, IdentityError> {
+    let public = CheckpointSigner::new("mentisdb", seed)?.public_key();
+    Ok(CheckpointSigner::new(&format!("mentisdb-{}", hex::encode(&public[..4])), seed)?)
 }
 
 #[cfg(test)]

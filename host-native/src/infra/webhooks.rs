@@ -56,6 +56,33 @@ const MIN_PREFIX: u8 = 8;
 /// (thoughts another daemon appended on a shared store, missed wake-ups).
 const RESCAN: Duration = Duration::from_secs(5);
 
+/// Why webhooks cannot be set up, or why one delivery attempt failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// An entry of MENTISDB_WEBHOOK_ALLOWED_CIDRS is not a network.
+    #[error("MENTISDB_WEBHOOK_ALLOWED_CIDRS: '{0}' is not a CIDR or an IP address")]
+    NotCidr(String),
+    /// An entry of MENTISDB_WEBHOOK_ALLOWED_CIDRS is broader than a /8.
+    #[error("MENTISDB_WEBHOOK_ALLOWED_CIDRS: '{0}' is broader than /{MIN_PREFIX}")]
+    TooBroad(String),
+    /// The delivery client cannot be built.
+    #[error("webhook HTTP client: {0}")]
+    Client(reqwest::Error),
+    /// A registered URL does not parse (any more).
+    #[error("{0}")]
+    BadUrl(url::ParseError),
+    /// The URL rule refuses the target.
+    #[error("{0}")]
+    Refused(String),
+    /// The request got no answer (the error without the URL, which may hold a secret).
+    #[error("request failed: {0}")]
+    Request(reqwest::Error),
+    /// The receiver answered, but not 2xx.
+    #[error("receiver answered {0}")]
+    Status(reqwest::StatusCode),
+}
+
 /// Which targets webhooks may reach: public addresses, plus the allowed networks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlPolicy {
@@ -65,15 +92,15 @@ pub struct UrlPolicy {
 impl UrlPolicy {
     /// Parses `MENTISDB_WEBHOOK_ALLOWED_CIDRS`: CIDRs or bare addresses,
     /// separated by commas or spaces; each at most a /8.
-    pub fn parse(list: &str) -> Result<UrlPolicy, String> {
+    pub fn parse(list: &str) -> Result<UrlPolicy, WebhookError> {
         let mut allowed = Vec::new();
         for entry in list.split(|c: char| c == ',' || c.is_whitespace()).filter(|e| !e.is_empty()) {
             let net = match entry.parse::<IpNet>() {
                 Ok(net) => net,
-                Err(_) => entry.parse::<IpAddr>().map(IpNet::from).map_err(|_| format!("MENTISDB_WEBHOOK_ALLOWED_CIDRS: '{entry}' is not a CIDR or an IP address"))?,
+                Err(_) => entry.parse::<IpAddr>().map(IpNet::from).map_err(|_| WebhookError::NotCidr(entry.to_string()))?,
             };
             if net.prefix_len() < MIN_PREFIX {
-                return Err(format!("MENTISDB_WEBHOOK_ALLOWED_CIDRS: '{entry}' is broader than /{MIN_PREFIX}"));
+                return Err(WebhookError::TooBroad(entry.to_string()));
             }
             allowed.push(net.trunc());
         }
@@ -257,12 +284,12 @@ struct Deliverer {
 
 /// Installs the URL check on `db`'s webhook registry and starts delivering
 /// until `shutdown`.
-pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken) -> Result<(), String> {
+pub fn start(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken) -> Result<(), WebhookError> {
     start_with_lookup(db, policy, backoff, may_deliver, shutdown, system_lookup())
 }
 
 /// [`start`] resolving host names with `lookup` (tests: a name whose answer changes).
-pub fn start_with_lookup(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken, lookup: Lookup) -> Result<(), String> {
+pub fn start_with_lookup(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff, may_deliver: MayDeliver, shutdown: CancellationToken, lookup: Lookup) -> Result<(), WebhookError> {
     db.webhooks().set_targets(Some(Arc::new(policy.clone())));
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -271,7 +298,7 @@ pub fn start_with_lookup(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff,
         .timeout(ATTEMPT_TIMEOUT)
         .user_agent(concat!("mentisdbd/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| format!("webhook HTTP client: {e}"))?;
+        .map_err(WebhookError::Client)?;
     let wake = Arc::new(Wake::default());
     db.add_observer(wake.clone());
     let deliverer = Arc::new(Deliverer { db, policy, client, backoff, may_deliver, shutdown });
@@ -412,10 +439,10 @@ impl Deliverer {
         }
     }
 
-    async fn attempt(&self, target: &DeliveryTarget, delivery: &str, body: String) -> Result<(), String> {
-        let url = reqwest::Url::parse(&target.webhook.url).map_err(|e| e.to_string())?;
+    async fn attempt(&self, target: &DeliveryTarget, delivery: &str, body: String) -> Result<(), WebhookError> {
+        let url = reqwest::Url::parse(&target.webhook.url).map_err(WebhookError::BadUrl)?;
         // Literal addresses here; host names in the client's PinnedResolver.
-        self.policy.check_url(url.as_str())?;
+        self.policy.check_url(url.as_str()).map_err(WebhookError::Refused)?;
         let response = self
             .client
             .post(url)
@@ -426,12 +453,12 @@ impl Deliverer {
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("request failed: {}", e.without_url()))?;
+            .map_err(|e| WebhookError::Request(e.without_url()))?;
         let status = response.status();
         if status.is_success() {
             Ok(())
         } else {
-            Err(format!("receiver answered {status}"))
+            Err(WebhookError::Status(status))
         }
     }
 }
@@ -454,7 +481,7 @@ mod tests {
         assert!(allowed.check_url("http://10.8.0.9/").is_ok());
         assert!(allowed.check_url("http://10.9.0.1/").is_err());
         assert!(allowed.check_url("http://localhost/").is_err(), "a host name 'localhost' stays refused");
-        assert!(UrlPolicy::parse("0.0.0.0/1").unwrap_err().contains("broader than /8"));
+        assert!(UrlPolicy::parse("0.0.0.0/1").unwrap_err().to_string().contains("broader than /8"));
         assert!(UrlPolicy::parse("nonsense").is_err());
         assert_eq!(UrlPolicy::parse(" ").unwrap(), UrlPolicy::default());
         // 0.0.0.0/8, IPv4 in IPv6 (mapped, compatible, translated), special-purpose ranges.
