@@ -119,7 +119,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         Some(pg) => crate::infra::identity::load_or_create_in(pg.as_ref()),
         None => crate::infra::identity::load_or_create(&config.data_dir()?),
     }?;
-    // (The daemon prints the verifier key at start, `run.rs`; CLI commands that open the files do not.)
+    // (The daemon prints the verifier key at start, `commands/run.rs`; CLI commands that open the files do not.)
     tracing::debug!(name = signer.name(), public_key = %hex::encode(signer.public_key()), "checkpoint signing identity");
     let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);
     db.set_checkpoint_signer(Some(signer), interval);
@@ -378,7 +378,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
 /// server is asked to stop.
 const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Serves `app` on `listener` behind the browser guard (`web_guard.rs`),
+/// Serves `app` on `listener` behind the browser guard (`http/web_guard.rs`),
 /// over TLS when `tls` is given, until `stop`.
 async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::http::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
     let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::http::web_guard::guard)).layer(axum::middleware::from_fn(crate::http::body_limit::read_rest_after_reply));

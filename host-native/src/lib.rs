@@ -31,7 +31,7 @@
 //! - [`commands`]: the command line: the program ([`commands::run`]), its
 //!   flags and subcommands ([`commands::cli`]), the shell commands, `backup`
 //!   and `restore`, client setup and the wizard, the `--mode stdio` relay.
-//! - [`reference`]: `mentisdbd import-reference`, MentisDB 0.9/0.10 data taken in.
+//! - [`reference`](mod@reference): `mentisdbd import-reference`, MentisDB 0.9/0.10 data taken in.
 //! - [`target`]: where a command's tool calls go (a daemon's REST API, or the store opened here).
 //! - [`daemon`]: startup: open and verify the store, bind the listeners.
 //! - [`http`]: REST, MCP over HTTP, 0.10's `/tools/*`, the event stream, the

@@ -1,8 +1,7 @@
 //! `mentisdbd setup` and `mentisdbd wizard` as commands: the clients, the
 //! MCP URL (by default the data directory's running daemon's) and the token
 //! from the command line and the configuration. The file edits are
-//! [`client_setup`](super::client_setup)'s, the questions
-//! [`wizard`](super::wizard)'s.
+//! [`super::client_setup`]'s, the questions [`super::wizard`]'s.
 
 use super::client_setup::{answer_note, apply, plan, Client, Dirs, Transport};
 use super::wizard::{self, secret_from_input, WizardArgs, WizardError};

@@ -1,6 +1,7 @@
 //! The REST route table: every endpoint's method, path, the tool it calls
 //! and how the tool's result becomes the reply. Read by the REST server
-//! (`rest.rs`), the OpenAPI document (`openapi.rs`) and the shell.
+//! (`rest.rs`), the OpenAPI document (`openapi.rs`) and the commands' REST
+//! calls (`crate::target`).
 
 /// How a route's tool result becomes a response body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //! becomes one of our chains with the same thought ids, indices,
 //! timestamps, sessions, agents, types, roles, scores, tags, concepts,
 //! refs, relations and signatures, rehashed with our canonical hash and
-//! stored through [`MentisDb::import_chain`] (which verifies it). The
+//! stored through [`mentisdb_core::MentisDb::import_chain`] (which verifies it). The
 //! chain's agent registry sidecar (`<chain>.agents.json`) follows: display
 //! names, owners, descriptions, aliases, public keys and disabled status.
 //! Then the skill registry (`mentisdb-skills.bin`): every version's text,
