@@ -32,11 +32,14 @@ ACYCLIC = {"fs-storage": "fs-storage/src", "pg-storage": "pg-storage/src", "host
 ROOT_FILES = ("lib", "main")
 
 
+# Comments, string literals (raw ones too) and char literals, read in one
+# pass from the left: a `//` inside a string (a URL) is not a comment, and a
+# quote inside a comment or a char literal does not open a string.
+LEXEMES = re.compile(r"""//[^\n]*|/\*.*?\*/|\br(#*)"(?:.|\n)*?"\1|"(?:[^"\\]|\\.)*"|'(?:[^'\\\n]|\\'|\\[^'\n]{1,9})'""", re.S)
+
+
 def strip(src):
-    src = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
-    src = re.sub(r"//[^\n]*", "", src)
-    src = re.sub(r'r#*"(?:.|\n)*?"#*', '""', src)
-    src = re.sub(r'"(?:[^"\\]|\\.)*"', '""', src)
+    src = LEXEMES.sub(lambda m: "" if m.group(0).startswith("/") else '""', src)
     return re.sub(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{.*", "", src, flags=re.S)
 
 

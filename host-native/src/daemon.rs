@@ -1,7 +1,10 @@
 //! Starting the daemon: open the data directory, verify every chain, bind
 //! the REST and MCP listeners on one shared [`MentisDb`].
 
-use crate::dir_lock::DirLock;
+use crate::infra::dir_lock::{DirLock, DirLockError};
+use crate::infra::identity::IdentityError;
+use crate::infra::tls_cert::CertError;
+use crate::infra::webhooks::WebhookError;
 use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
 use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
@@ -9,6 +12,7 @@ use mentisdb_core::{DbConfig, MentisDb, OpenReport, Storage, StorageError};
 use mentisdb_fs_storage::FsStorage;
 use mentisdb_pg_storage::{Event, ListenerHandle, PgStorage};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -23,24 +27,48 @@ pub enum DaemonError {
     Storage(#[from] StorageError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
-    /// The TLS certificate or key cannot be used.
+    /// The self-signed certificate of the HTTPS listeners cannot be made.
     #[error("TLS: {0}")]
-    Tls(String),
-    /// The token file cannot be read or parsed.
-    #[error("{0}")]
-    Tokens(String),
+    Certificate(#[from] CertError),
+    /// The certificate chain (MENTISDB_TLS_CERT) cannot be read.
+    #[error("TLS: cannot read the certificate chain {} (MENTISDB_TLS_CERT): {source}", path.display())]
+    TlsCertificates { path: PathBuf, source: rustls::pki_types::pem::Error },
+    /// The certificate file holds no certificate.
+    #[error("TLS: {} (MENTISDB_TLS_CERT) holds no PEM certificate", .0.display())]
+    TlsNoCertificate(PathBuf),
+    /// The private key (MENTISDB_TLS_KEY) cannot be read.
+    #[error("TLS: cannot read the private key {} (MENTISDB_TLS_KEY): {source}", path.display())]
+    TlsKey { path: PathBuf, source: rustls::pki_types::pem::Error },
+    /// rustls has no protocol version to offer.
+    #[error("TLS: {0}")]
+    TlsProtocols(rustls::Error),
+    /// The certificate and the key do not belong together.
+    #[error("TLS: the certificate and key do not make a usable pair: {0}")]
+    TlsPair(rustls::Error),
+    /// The token file (or MentisDB 0.10's registry) cannot be read or parsed.
+    #[error(transparent)]
+    Tokens(#[from] crate::tokens::TokenError),
     /// Webhook delivery could not start.
-    #[error("{0}")]
-    Webhooks(String),
-    /// Another daemon holds the data directory ([`crate::dir_lock`]).
-    #[error("{0}")]
-    Locked(String),
+    #[error(transparent)]
+    Webhooks(#[from] WebhookError),
+    /// Another daemon holds the data directory ([`crate::infra::dir_lock`]).
+    #[error(transparent)]
+    Locked(#[from] DirLockError),
     /// The checkpoint signing key cannot be read or created.
     #[error("identity key: {0}")]
-    Identity(String),
-    /// The embedding model named by `--minilm-dir` cannot be used.
+    Identity(#[from] IdentityError),
+    /// The static embedding model (`--static-model`) cannot be read.
+    #[error("embedding model: --static-model {}: {source}", path.display())]
+    StaticModelFile { path: PathBuf, source: std::io::Error },
+    /// The static embedding model's file is not one.
+    #[error("embedding model: --static-model {}: {source}", path.display())]
+    StaticModel { path: PathBuf, source: mentisdb_embed_static::Error },
+    /// `--minilm-dir` names no usable model (the loader's own message).
     #[error("embedding model: {0}")]
-    Embedding(String),
+    Minilm(String),
+    /// `--minilm-dir` given to a daemon built without the `minilm` feature.
+    #[error("embedding model: --minilm-dir / MENTISDB_MINILM_DIR ({}) needs a mentisdbd built with `--features minilm`", .0.display())]
+    NoMinilm(PathBuf),
 }
 
 /// The opened store, before any listener exists.
@@ -73,7 +101,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         }
         None => {
             let dir = config.data_dir()?;
-            lock = Some(Arc::new(DirLock::acquire(&dir).map_err(DaemonError::Locked)?));
+            lock = Some(Arc::new(DirLock::acquire(&dir)?));
             warn_if_shared(&dir);
             let storage = FsStorage::open(&dir)?;
             let store = format!("dir={}", storage.root().display());
@@ -88,11 +116,10 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         eprintln!("mentisdbd memory budget {budget} MiB: {} chains in memory, {} parked (loaded on first use)", r.resident_chains, r.parked_chains);
     }
     let signer = match &pg {
-        Some(pg) => crate::identity::load_or_create_in(pg.as_ref()),
-        None => crate::identity::load_or_create(&config.data_dir()?),
-    }
-    .map_err(DaemonError::Identity)?;
-    // (The daemon prints the verifier key at start, `run.rs`; CLI commands that open the files do not.)
+        Some(pg) => crate::infra::identity::load_or_create_in(pg.as_ref()),
+        None => crate::infra::identity::load_or_create(&config.data_dir()?),
+    }?;
+    // (The daemon prints the verifier key at start, `commands/run.rs`; CLI commands that open the files do not.)
     tracing::debug!(name = signer.name(), public_key = %hex::encode(signer.public_key()), "checkpoint signing identity");
     let interval = (config.checkpoint_interval_secs > 0).then(|| (config.checkpoint_interval_secs.min(i64::MAX as u64 / 1000) * 1000) as i64);
     db.set_checkpoint_signer(Some(signer), interval);
@@ -105,7 +132,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
         (None, None) => None,
     };
     if let Some(key) = config.openai_api_key.as_deref().filter(|k| !k.trim().is_empty()) {
-        db.set_chat_model(Some(Arc::new(crate::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
+        db.set_chat_model(Some(Arc::new(crate::infra::llm::OpenAiChat::new(&config.llm_base_url, key, &config.llm_model))));
         tracing::info!(base_url = %config.llm_base_url, model = %config.llm_model, "memory extraction enabled");
     }
     let db = Arc::new(db);
@@ -119,7 +146,7 @@ pub fn open_store(config: &Config) -> Result<OpenedStore, DaemonError> {
     };
     // Build the query indices in the background so the first queries do not
     // pay for them, and index (embed) every append there too.
-    if let Err(e) = crate::index_worker::start(&db, prefetched) {
+    if let Err(e) = crate::infra::index_worker::start(&db, prefetched) {
         tracing::warn!(error = %e, "could not start the index worker; indices are built by queries");
     }
     Ok(OpenedStore { db, report, store, listener, lock, delivery_lease })
@@ -215,10 +242,10 @@ fn take_in_kept_announcements(db: &Arc<MentisDb>) -> Result<std::sync::mpsc::Syn
 /// Loads all-MiniLM-L6-v2 from `dir` and registers it: every thought of
 /// every open chain is embedded now, new ones as they are indexed.
 #[cfg(feature = "minilm")]
-fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::index_worker::Prefetched>, DaemonError> {
+fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::infra::index_worker::Prefetched>, DaemonError> {
     let started = std::time::Instant::now();
-    let model = mentisdb_embed_minilm::MiniLm::load(dir).map_err(DaemonError::Embedding)?;
-    let provider = Arc::new(crate::index_worker::Prefetched::new(Arc::new(model)));
+    let model = mentisdb_embed_minilm::MiniLm::load(dir).map_err(DaemonError::Minilm)?;
+    let provider = Arc::new(crate::infra::index_worker::Prefetched::new(Arc::new(model)));
     db.set_embedding_provider(Some(provider.clone()));
     tracing::info!(dir = %dir.display(), model = "all-MiniLM-L6-v2", seconds = started.elapsed().as_secs_f64(), "embedding model loaded; ranked search is hybrid");
     Ok(provider)
@@ -226,16 +253,16 @@ fn register_minilm(db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::in
 
 /// Reads a static word-embedding model file and makes ranked search hybrid with it.
 fn register_static_model(db: &MentisDb, file: &std::path::Path) -> Result<(), DaemonError> {
-    let bytes = std::fs::read(file).map_err(|e| DaemonError::Embedding(format!("--static-model {}: {e}", file.display())))?;
-    let model = mentisdb_embed_static::StaticEmbedder::from_bytes(&bytes).map_err(|e| DaemonError::Embedding(format!("--static-model {}: {e}", file.display())))?;
+    let bytes = std::fs::read(file).map_err(|source| DaemonError::StaticModelFile { path: file.to_path_buf(), source })?;
+    let model = mentisdb_embed_static::StaticEmbedder::from_bytes(&bytes).map_err(|source| DaemonError::StaticModel { path: file.to_path_buf(), source })?;
     tracing::info!(file = %file.display(), model = %mentisdb_core::ranked::EmbeddingProvider::name(&model), dimensions = model.dim(), "static embedding model loaded; ranked search is hybrid");
     db.set_embedding_provider(Some(Arc::new(model)));
     Ok(())
 }
 
 #[cfg(not(feature = "minilm"))]
-fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::index_worker::Prefetched>, DaemonError> {
-    Err(DaemonError::Embedding(format!("--minilm-dir / MENTISDB_MINILM_DIR ({}) needs a mentisdbd built with `--features minilm`", dir.display())))
+fn register_minilm(_db: &MentisDb, dir: &std::path::Path) -> Result<Arc<crate::infra::index_worker::Prefetched>, DaemonError> {
+    Err(DaemonError::NoMinilm(dir.to_path_buf()))
 }
 
 fn log_report(store: &str, report: &OpenReport) {
@@ -290,7 +317,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     config.validate()?;
     let reference_tokens = config.reference_token_registry()?;
     let (tokens_file, optional) = config.token_file()?;
-    let auth = Arc::new(TokenStore::with_files(config.api_token.as_deref(), Some((&tokens_file, optional)), reference_tokens.as_deref()).map_err(DaemonError::Tokens)?);
+    let auth = Arc::new(TokenStore::with_files(config.api_token.as_deref(), Some((&tokens_file, optional)), reference_tokens.as_deref())?);
     let shutdown = CancellationToken::new();
     auth.spawn_watcher(std::time::Duration::from_secs(1), shutdown.child_token());
     if let Some(warning) = config.cleartext_network_warning() {
@@ -300,24 +327,24 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     let mcp_listener = bind(config.mcp_addr()).await?;
     let rest_addr = rest_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.rest_addr(), source })?;
     let mcp_addr = mcp_listener.local_addr().map_err(|source| DaemonError::Bind { addr: config.mcp_addr(), source })?;
-    let backoff = crate::webhooks::Backoff { base: std::time::Duration::from_millis(config.webhook_retry_base_ms.max(1)), max: std::time::Duration::from_secs(config.webhook_retry_max_secs.max(1)) };
+    let backoff = crate::infra::webhooks::Backoff { base: std::time::Duration::from_millis(config.webhook_retry_base_ms.max(1)), max: std::time::Duration::from_secs(config.webhook_retry_max_secs.max(1)) };
     if config.webhooks {
-        let may_deliver: crate::webhooks::MayDeliver = match &opened.delivery_lease {
+        let may_deliver: crate::infra::webhooks::MayDeliver = match &opened.delivery_lease {
             Some(lease) => Arc::new(lease.watch()),
             None => Arc::new(|| true),
         };
-        crate::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token()).map_err(DaemonError::Webhooks)?;
+        crate::infra::webhooks::start(opened.db.clone(), config.webhook_allowed_cidrs.clone(), backoff, may_deliver, shutdown.child_token())?;
     }
-    let rest = crate::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
-    let mcp = crate::mcp::router(opened.db.clone(), auth, config.max_body_bytes, config.tool_profile()?, shutdown.child_token());
-    let guard = Arc::new(crate::web_guard::WebGuard::new(config.bind_host.is_loopback(), &config.allowed_hosts, &config.allowed_origins));
+    let rest = crate::http::rest::router(opened.db.clone(), auth.clone(), config.max_body_bytes, config.max_import_bytes, config.explorer(), &config.allowed_origins, shutdown.child_token());
+    let mcp = crate::http::mcp::router(opened.db.clone(), auth, config.max_body_bytes, config.tool_profile()?, shutdown.child_token());
+    let guard = Arc::new(crate::http::web_guard::WebGuard::new(config.bind_host.is_loopback(), &config.allowed_hosts, &config.allowed_origins));
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
     // the two ports when only a certificate is given.
     let mut tasks = Vec::new();
     let (mut https_rest_addr, mut https_mcp_addr) = (None, None);
     let tls = if config.https_beside() {
         let (cert, key) = config.tls_files()?;
-        if let Some(minted) = crate::tls_cert::ensure(&cert, &key).map_err(DaemonError::Tls)? {
+        if let Some(minted) = crate::infra::tls_cert::ensure(&cert, &key)? {
             tracing::info!(cert = %cert.display(), names = ?minted.names, sha256 = %minted.sha256, "created a self-signed certificate for the HTTPS listeners");
         }
         let https = tls_config(&cert, &key)?;
@@ -351,10 +378,10 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
 /// server is asked to stop.
 const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Serves `app` on `listener` behind the browser guard (`web_guard.rs`),
+/// Serves `app` on `listener` behind the browser guard (`http/web_guard.rs`),
 /// over TLS when `tls` is given, until `stop`.
-async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
-    let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::web_guard::guard)).layer(axum::middleware::from_fn(crate::body_limit::read_rest_after_reply));
+async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::http::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
+    let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::http::web_guard::guard)).layer(axum::middleware::from_fn(crate::http::body_limit::read_rest_after_reply));
     let Some(tls) = tls else {
         return axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
     };
@@ -374,17 +401,17 @@ fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<axum_serv
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let certs = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| DaemonError::Tls(format!("cannot read the certificate chain {} (MENTISDB_TLS_CERT): {e}", cert.display())))?;
+        .map_err(|source| DaemonError::TlsCertificates { path: cert.to_path_buf(), source })?;
     if certs.is_empty() {
-        return Err(DaemonError::Tls(format!("{} (MENTISDB_TLS_CERT) holds no PEM certificate", cert.display())));
+        return Err(DaemonError::TlsNoCertificate(cert.to_path_buf()));
     }
-    let private = PrivateKeyDer::from_pem_file(key).map_err(|e| DaemonError::Tls(format!("cannot read the private key {} (MENTISDB_TLS_KEY): {e}", key.display())))?;
+    let private = PrivateKeyDer::from_pem_file(key).map_err(|source| DaemonError::TlsKey { path: key.to_path_buf(), source })?;
     let mut server = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
-        .map_err(|e| DaemonError::Tls(e.to_string()))?
+        .map_err(DaemonError::TlsProtocols)?
         .with_no_client_auth()
         .with_single_cert(certs, private)
-        .map_err(|e| DaemonError::Tls(format!("the certificate and key do not make a usable pair: {e}")))?;
+        .map_err(DaemonError::TlsPair)?;
     server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(server)))
 }

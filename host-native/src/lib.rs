@@ -23,43 +23,36 @@
 //! WASI component: durable objects, group commit), or with `--storage-url`
 //! `mentisdb_pg_storage::PgStorage`: every object in one PostgreSQL
 //! database, several daemons serving the same chains (`daemon.rs` follows
-//! the other instances' appends by `LISTEN`/`NOTIFY`). Modules: [`cli`]
-//! (subcommands such as `mentisdbd token add`), [`config`]
-//! (env vars and flags), [`rest`] (the route table), [`mcp`] (rmcp handler), [`legacy`] (MentisDB 0.10's CloudLLM
-//! `/tools/list` and `/tools/execute`),
-//! [`auth`] (the token middleware and the one call path), [`tokens`]
-//! (token file, store, access rule), [`daemon`] (startup), [`explorer`] (the browser page at `/explorer`), [`dir_lock`] (one daemon per data directory), [`host_env`] (clock, ids).
+//! the other instances' appends by `LISTEN`/`NOTIFY`).
+//!
+//! **Modules**, each using only those listed after it (ARCHITECTURE.md draws
+//! the layers; `scripts/module_layers.py` checks them):
+//!
+//! - [`commands`]: the command line: the program ([`commands::run`]), its
+//!   flags and subcommands ([`commands::cli`]), the shell commands, `backup`
+//!   and `restore`, client setup and the wizard, the `--mode stdio` relay.
+//! - [`reference`](mod@reference): `mentisdbd import-reference`, MentisDB 0.9/0.10 data taken in.
+//! - [`target`]: where a command's tool calls go (a daemon's REST API, or the store opened here).
+//! - [`daemon`]: startup: open and verify the store, bind the listeners.
+//! - [`http`]: REST, MCP over HTTP, 0.10's `/tools/*`, the event stream, the
+//!   explorer, and the guards in front of them.
+//! - [`config`]: every setting (environment variables and flags).
+//! - [`infra`]: the directory lock, the checkpoint identity, TLS
+//!   certificates, backup archives, webhook delivery, the index worker and
+//!   the chat model.
+//! - [`tokens`]: bearer tokens: the token file, the store the daemon
+//!   reloads, and the one access rule.
+//! - [`host_env`]: the clock, ids and threads handed to the core.
 
-pub mod api_error;
-pub mod auth;
-pub mod backup;
-pub mod backup_cmd;
-pub mod body_limit;
-pub mod cli;
-pub mod client_setup;
+pub mod commands;
 pub mod config;
 pub mod daemon;
-pub mod dir_lock;
-pub mod events;
-pub mod explorer;
 pub mod host_env;
-pub mod identity;
-pub mod index_worker;
-pub mod llm;
-pub mod legacy;
-pub mod mcp;
-pub mod openapi;
-pub mod reference_import;
-pub mod rest;
-pub mod routes;
-pub mod shell;
-pub mod run;
-pub mod stdio_proxy;
-pub mod tls_cert;
+pub mod http;
+pub mod infra;
+pub mod reference;
+pub mod target;
 pub mod tokens;
-pub mod web_guard;
-pub mod webhooks;
-pub mod wizard;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{open_store, serve, start, DaemonError, OpenedStore, RunningDaemon};

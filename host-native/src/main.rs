@@ -1,5 +1,5 @@
 //! `mentisdbd`: see `mentisdbd --help` and README.md.
 
 fn main() -> std::process::ExitCode {
-    mentisdb_native::run::main("mentisdbd")
+    mentisdb_native::commands::run::main("mentisdbd")
 }

@@ -1,5 +1,5 @@
 //! `mentisdb`: MentisDB 0.10's name for the same program (`mentisdb --help`).
 
 fn main() -> std::process::ExitCode {
-    mentisdb_native::run::main("mentisdb")
+    mentisdb_native::commands::run::main("mentisdb")
 }

@@ -203,7 +203,7 @@ fn a_missing_source_is_one_line_and_a_failure() {
 
 #[test]
 fn legacy_jsonl_and_binary_chains_without_a_registry_are_imported_by_file_name() {
-    use mentisdb_native::reference_import::synthetic_reference_chain;
+    use mentisdb_native::reference::synthetic_reference_chain;
     let tmp = tempfile::tempdir().unwrap();
     let source = tmp.path().join("reference");
     std::fs::create_dir_all(&source).unwrap();
@@ -227,7 +227,7 @@ fn legacy_jsonl_and_binary_chains_without_a_registry_are_imported_by_file_name()
 #[test]
 #[ignore]
 fn figure_import_of_a_100k_thought_reference_chain() {
-    use mentisdb_native::reference_import::synthetic_reference_chain;
+    use mentisdb_native::reference::synthetic_reference_chain;
     let n: usize = std::env::var("MENTISDB_IMPORT_FIGURE_THOUGHTS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let tmp = tempfile::tempdir().unwrap();
     let source = tmp.path().join("reference");

@@ -16,7 +16,7 @@
 mod common;
 
 use common::{client, Daemon};
-use mentisdb_native::routes::ROUTES;
+use mentisdb_native::http::routes::ROUTES;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 
 use mentisdb_core::dispatch::{Access, Reach};
 use mentisdb_core::tool_specs;
-use mentisdb_native::routes::ROUTES;
+use mentisdb_native::http::routes::ROUTES;
 use mentisdb_native::tokens::{add_token, revoke_token};
 use mentisdb_native::{start, Config, RunningDaemon};
 use reqwest::blocking::{Client, RequestBuilder};
@@ -48,7 +48,7 @@ fn rest_call(client: &Client, base: &str, tool: &str, token: Option<&str>) -> (S
     let req = match route.method {
         "GET" => client.get(format!("{url}?chain_key={CHAIN}")),
         "DELETE" => client.delete(url.replace("{id}", "no-such-id")),
-        _ if route.reply == mentisdb_native::routes::Reply::FromChainBytes => client.post(url).header("content-type", "application/octet-stream").body("not a chain object"),
+        _ if route.reply == mentisdb_native::http::routes::Reply::FromChainBytes => client.post(url).header("content-type", "application/octet-stream").body("not a chain object"),
         _ => client.post(url).json(&chain_args(tool)),
     };
     let r = with_token(req, token).send().unwrap();

@@ -1,0 +1,190 @@
+//! The `mentisdbd` / `mentisdb` program: parse the command line, run a
+//! command, or serve (HTTP, stdio in-process with `--stdio`, stdio through
+//! the directory's daemon with `--mode stdio`, or HTTP and stdio with
+//! `--mode both`) until SIGINT/SIGTERM. `src/main.rs` and `src/mentisdb.rs`
+//! only name the program.
+
+use clap::{CommandFactory, FromArgMatches};
+use crate::commands::cli::Cli;
+use crate::config::Mode;
+use crate::http::mcp;
+use crate::commands::{stdio_proxy, CommandError};
+use crate::{daemon, Config};
+use std::process::ExitCode;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Console logs go to stderr (stdout carries MCP in `--stdio` mode); with
+/// `MENTISDB_LOG_FILE` the same events, interactions included, are appended
+/// to that file. `MENTISDB_VERBOSE=0` silences per-request console lines.
+///
+/// Lines are handed to a background writer thread (`tracing-appender`) that
+/// writes them in batches, so a per-request interaction line costs no write
+/// system call on the request path. The returned guards flush whatever is
+/// still queued when `main` returns.
+fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, CommandError> {
+    let (stderr, stderr_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(std::io::stderr()));
+    let mut guards = vec![stderr_guard];
+    let console_filter = match std::env::var("RUST_LOG") {
+        Ok(f) => EnvFilter::new(f),
+        Err(_) if config.verbose() => EnvFilter::new("info"),
+        Err(_) => EnvFilter::new("info,mentisdb::interaction=off"),
+    };
+    let console = tracing_subscriber::fmt::layer().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(stderr).with_filter(console_filter);
+    let file = match &config.log_file {
+        Some(path) => {
+            let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
+            let (file, file_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(f));
+            guards.push(file_guard);
+            Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))
+        }
+        None => None,
+    };
+    tracing_subscriber::registry().with(console).with(file).init();
+    Ok(guards)
+}
+
+/// The whole program, under the name it was invoked as: `mentisdbd`, or
+/// `mentisdb` (MentisDB 0.10's name; the same flags, commands and `--mode`).
+/// Parse errors and every failure are one line on stderr and a non-zero exit.
+pub fn main(name: &'static str) -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Err(e) = crate::config::load_environment(&args[1.min(args.len())..]) {
+        eprintln!("{name}: {e}");
+        return ExitCode::from(2);
+    }
+    let matches = match Cli::command().name(name).bin_name(name).try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            eprintln!("{name}: {}", one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{name}: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(serve(cli, name))
+}
+
+/// A command-line error as one line: its text up to the usage block, lines joined.
+fn one_line(message: &str) -> String {
+    let head = message.split("\nUsage:").next().unwrap_or(message);
+    let text: Vec<&str> = head.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
+    text.join(" ").trim_start_matches("error: ").to_string()
+}
+
+async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
+    if let Some(command) = command {
+        return command.run(&config, name);
+    }
+    // On PostgreSQL any number of daemons share the store, so `--mode stdio`
+    // serves from this process there; on files it goes through the directory's daemon.
+    let in_process_stdio = config.stdio || (config.mode == Some(Mode::Stdio) && config.storage_url.is_some());
+    if config.mode == Some(Mode::Stdio) && !in_process_stdio {
+        // No logging setup: the daemon logs; this process only relays.
+        if let Err(e) = config.validate() {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(2);
+        }
+        return match stdio_proxy::run(&config).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let _log_writers = match init_logging(&config) {
+        Ok(guards) => guards,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = config.validate() {
+        // One line on stderr (the console log would repeat it).
+        eprintln!("{name}: {e}");
+        return ExitCode::from(2);
+    }
+    if let Some(warning) = crate::config::unread_env_warning(&Cli::command(), std::env::vars_os().filter_map(|(k, _)| k.into_string().ok())) {
+        tracing::warn!("{warning}");
+    }
+    let opened = match tokio::task::block_in_place(|| daemon::open_store(&config)) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let chains: Vec<&str> = opened.report.chains.iter().map(|c| c.chain_key.as_str()).collect();
+    if in_process_stdio {
+        eprintln!("mentisdbd serving MCP on stdio {} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
+        return match mcp::serve_stdio(opened.db, config.tool_profile().unwrap_or_default()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{name}: stdio MCP failed: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let Some(signer) = opened.db.checkpoint_signer() {
+        eprintln!("mentisdbd checkpoint key {}", mentisdb_core::checkpoint::verifier_key(signer.name(), &signer.public_key()));
+    }
+    let summary = format!("{} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
+    let stdio_db = (config.mode == Some(Mode::Both)).then(|| (opened.db.clone(), config.tool_profile().unwrap_or_default()));
+    let running = match daemon::serve(&config, opened).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if config.mode == Some(Mode::Both) {
+        eprintln!("{} {summary}", running.listening_line()); // stdout carries MCP
+    } else {
+        println!("{} {summary}", running.listening_line());
+    }
+    let scheme = running.scheme;
+    let explorer = if config.explorer() { format!("  explorer {scheme}://{}/explorer/", running.rest_addr) } else { String::new() };
+    tracing::info!(rest = %running.rest_addr, mcp = %running.mcp_addr, "REST {scheme}://{}  MCP {scheme}://{}/mcp{explorer}; next: `mentisdbd wizard` connects an agent", running.rest_addr, running.mcp_addr);
+    let token = running.shutdown_token();
+    if let Some((db, listed)) = stdio_db {
+        // `--mode both`: MCP on stdio too, from this process's store.
+        tokio::spawn(async move {
+            if let Err(e) = mcp::serve_stdio(db, listed).await {
+                tracing::error!(error = %e, "stdio MCP failed");
+            }
+        });
+    }
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        token.cancel();
+    });
+    running.wait().await;
+    ExitCode::SUCCESS
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
