@@ -79,6 +79,7 @@ pub mod events;
 mod error;
 mod error_kind;
 pub mod extract;
+pub mod facts;
 mod forget;
 mod framing;
 mod host;

@@ -93,6 +93,7 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_chain_records", "mentisdb_append_batch",
     "mentisdb_rebuild_vectors",
     "mentisdb_claim", "mentisdb_renew_claim", "mentisdb_release_claim", "mentisdb_list_claims",
+    "mentisdb_record_fact", "mentisdb_query_facts", "mentisdb_close_fact", "mentisdb_fact_conflicts",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

@@ -107,12 +107,20 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_renew_claim", json!({"chain_key": "a", "key": "task", "holder": "ada"})),
         ("mentisdb_list_claims", json!({"chain_key": "a"})),
         ("mentisdb_release_claim", json!({"chain_key": "a", "key": "task", "holder": "ada"})),
+        ("mentisdb_record_fact", json!({"chain_key": "a", "subject": "deploy target", "predicate": "is", "object": "eu-1", "valid_from": "2026-11-01T00:00:00Z"})),
+        ("mentisdb_query_facts", json!({"chain_key": "a", "subject": "deploy target"})),
+        ("mentisdb_fact_conflicts", json!({"chain_key": "a"})),
     ];
     let mut results: Vec<(&'static str, Value)> = calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect();
     // A chain object moves to another store: export here, import there.
     let exported = ok(&db, "mentisdb_export_chain", json!({"chain_key": "b"}));
     let (other, _) = fresh();
     let imported = ok(&other, "mentisdb_import_chain", json!({"chain_key": "b", "chain_base64": exported["chain_base64"]}));
+    // A second value closes the first; closing the second ends it.
+    let second = ok(&db, "mentisdb_record_fact", json!({"chain_key": "a", "subject": "deploy target", "predicate": "is", "object": "eu-2", "valid_from": "2026-11-02T00:00:00Z"}));
+    let closed = ok(&db, "mentisdb_close_fact", json!({"chain_key": "a", "fact_id": second["fact"]["fact_id"]}));
+    results.push(("mentisdb_record_fact", second));
+    results.push(("mentisdb_close_fact", closed));
     results.push(("mentisdb_export_chain", exported));
     results.push(("mentisdb_import_chain", imported));
     results

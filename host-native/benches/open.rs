@@ -7,7 +7,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Storage, ThoughtType};
-use mentisdb_native::host_env::ScopedThreads;
+use mentisdb_std_host::ScopedThreads;
 use std::sync::Arc;
 use std::time::Duration;
 

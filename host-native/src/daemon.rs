@@ -7,7 +7,7 @@ use crate::infra::tls_cert::CertError;
 use crate::infra::webhooks::WebhookError;
 use crate::tokens::TokenStore;
 use crate::config::{Config, ConfigError};
-use crate::host_env::{OsRandomIds, ScopedThreads, SystemClock};
+use mentisdb_std_host::{OsRandomIds, ScopedThreads, SystemClock};
 use mentisdb_core::{DbConfig, MentisDb, OpenReport, Storage, StorageError};
 use mentisdb_fs_storage::FsStorage;
 use mentisdb_pg_storage::{Event, ListenerHandle, PgStorage};

@@ -42,12 +42,10 @@
 //!   the chat model.
 //! - [`tokens`]: bearer tokens: the token file, the store the daemon
 //!   reloads, and the one access rule.
-//! - [`host_env`]: the clock, ids and threads handed to the core.
 
 pub mod commands;
 pub mod config;
 pub mod daemon;
-pub mod host_env;
 pub mod http;
 pub mod infra;
 pub mod reference;

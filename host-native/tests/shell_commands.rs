@@ -122,3 +122,28 @@ fn claims_from_the_shell_and_over_rest() {
     assert!(ok(&dir, &["release", "deploy", "--holder", "ada", "--chain", "ops"]).starts_with("released\tdeploy\tada\ttoken 1"));
     assert_eq!(ok(&dir, &["claims", "--chain", "ops"]), "");
 }
+
+/// Facts from the shell and over REST, through a running daemon: a new
+/// value closes the old one, the REST query answers either time, and a
+/// bad time is a 400.
+#[test]
+fn facts_from_the_shell_and_over_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let daemon = Daemon::start(&dir, &[], &[]);
+    let out = ok(&dir, &["fact", "API base URL", "is", "https://one.example", "--valid-from", "2026-11-23T00:00:00Z", "--chain", "ops"]);
+    assert!(out.starts_with("recorded\tAPI base URL\tis\thttps://one.example\t2026-11-23T00:00:00.000Z .. now\t"), "{out}");
+    let out = ok(&dir, &["fact", "API base URL", "is", "https://two.example", "--valid-from", "2026-11-25T00:00:00Z", "--chain", "ops"]);
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("closed\tAPI base URL\tis\thttps://one.example\t2026-11-23T00:00:00.000Z .. 2026-11-25T00:00:00.000Z")), "{out}");
+    assert!(ok(&dir, &["facts", "--chain", "ops"]).starts_with("API base URL\tis\thttps://two.example"));
+    assert!(ok(&dir, &["facts", "api base url", "--at-time", "2026-11-24T00:00:00Z", "--chain", "ops"]).starts_with("API base URL\tis\thttps://one.example"));
+
+    let client = common::client();
+    let post = |path: &str, body: serde_json::Value| client.post(format!("{}{path}", daemon.rest)).json(&body).send().unwrap();
+    let r: Value = post("/v1/facts/query", serde_json::json!({"chain_key": "ops", "point_in_time": 1_795_478_400_000i64})).json().unwrap();
+    assert_eq!(r["facts"][0]["object"], "https://one.example", "{r}");
+    let bad = post("/v1/facts", serde_json::json!({"chain_key": "ops", "subject": "s", "predicate": "p", "object": "o", "valid_from": "soon"}));
+    assert_eq!(bad.status(), reqwest::StatusCode::BAD_REQUEST);
+    let r: Value = post("/v1/facts/conflicts", serde_json::json!({"chain_key": "ops"})).json().unwrap();
+    assert_eq!(r["conflicts"], serde_json::json!([]));
+}

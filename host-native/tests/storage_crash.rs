@@ -15,7 +15,7 @@ const APPENDS: usize = 12;
 
 fn open(storage: Arc<dyn Storage>, format: ChainFormat) -> (MentisDb, mentisdb_core::OpenReport) {
     let config = DbConfig { default_chain_key: "crash".into(), default_format: format, ..DbConfig::default() };
-    MentisDb::open(storage, Arc::new(FixedClock::new(1_795_000_000_000, 7)), Arc::new(mentisdb_native::host_env::OsRandomIds), config).expect("open")
+    MentisDb::open(storage, Arc::new(FixedClock::new(1_795_000_000_000, 7)), Arc::new(mentisdb_std_host::OsRandomIds), config).expect("open")
 }
 
 fn append(db: &MentisDb, i: usize) -> Result<Value, mentisdb_core::ToolError> {

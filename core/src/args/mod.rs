@@ -28,10 +28,12 @@
 
 mod bounded;
 mod chain_key;
+mod instant;
 mod unknown_fields;
 
 pub(crate) use bounded::{Bounded, Score};
 pub(crate) use chain_key::ChainKey;
+pub(crate) use instant::Instant;
 
 use serde_json::{Map, Value};
 
@@ -203,7 +205,7 @@ impl std::fmt::Display for ArgError {
 }
 
 /// What a JSON value is, for error messages.
-fn describe(v: &Value) -> String {
+pub(crate) fn describe(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("the boolean {b}"),

@@ -18,6 +18,11 @@ impl Chain {
         self.claims.get(&self.thoughts)
     }
 
+    /// Every fact and its validity window, from the chain's fact records.
+    pub fn facts(&self) -> RwLockReadGuard<'_, crate::facts::FactTable> {
+        self.facts.get(&self.thoughts)
+    }
+
     /// The tags the engine adds to a new thought: the claim tag on a claim
     /// record, the fence tag on a fenced append (unless the thought lists
     /// it: a signed one must, its signature covers the tags). Whether the

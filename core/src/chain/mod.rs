@@ -53,6 +53,7 @@ pub struct Chain {
     ranked: Derived<RankedIndex>,
     retirements: Derived<Retirements>,
     claims: Derived<crate::claims::ClaimTable>,
+    facts: Derived<crate::facts::FactTable>,
     /// The RFC 9162 Merkle tree over the thoughts' chain hashes (`merkle.rs`).
     merkle: Derived<crate::merkle::MerkleTree>,
     /// How many thoughts are forgotten (so a search over a chain with none
@@ -101,6 +102,7 @@ impl Chain {
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
             retirements: Derived::default(),
             claims: Derived::default(),
+            facts: Derived::default(),
             merkle: Derived::default(),
             forgotten: 0,
         }

@@ -90,27 +90,39 @@ fn export_chain(db: &MentisDb, a: ExportChainArgs) -> Result<ExportChainReply, T
 }
 
 fn import_chain(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ImportChainArgs) -> Result<ImportChainReply, ToolError> {
-    const TOOL: &str = "mentisdb_import_chain";
-    let want = key(TOOL, "chain_key", &a.chain_key)?;
     let engine = base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, base64::engine::GeneralPurposeConfig::new().with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent));
-    let bytes = engine.decode(a.chain_base64.trim()).map_err(|e| ToolError::invalid(TOOL, format!("chain_base64: {e}")))?;
-    match crate::record::peek_chain_key(&bytes) {
-        Some(named) if named != want => return Err(ToolError::invalid(TOOL, format!("the object is chain '{}', not '{want}'", crate::text::truncate_chars(&named, 64)))),
-        _ => {}
+    let bytes = engine.decode(a.chain_base64.trim()).map_err(|e| ToolError::invalid(IMPORT_TOOL, format!("chain_base64: {e}")))?;
+    db.import_chain_object(caller, &a.chain_key, &bytes)
+}
+
+const IMPORT_TOOL: &str = "mentisdb_import_chain";
+
+impl MentisDb {
+    /// `mentisdb_import_chain` on the object's bytes themselves (what a host
+    /// that receives them raw, `POST /v1/chains/{key}/import`, calls instead
+    /// of encoding them as base64 for the tool): `chain_key` must be the
+    /// key the object names; the reply is the tool's.
+    pub fn import_chain_object(&self, caller: Option<super::Caller<'_>>, chain_key: &str, bytes: &[u8]) -> Result<ImportChainReply, ToolError> {
+        const TOOL: &str = IMPORT_TOOL;
+        let want = key(TOOL, "chain_key", chain_key)?;
+        match crate::record::peek_chain_key(bytes) {
+            Some(named) if named != want => return Err(ToolError::invalid(TOOL, format!("the object is chain '{}', not '{want}'", crate::text::truncate_chars(&named, 64)))),
+            _ => {}
+        }
+        let report = self.import_chain(bytes).map_err(|e| match e {
+            ImportError::ChainExists { .. } => ToolError::Conflict(e.to_string()),
+            ImportError::Storage(s) => ToolError::Storage(s),
+            other => ToolError::invalid(TOOL, other.to_string()),
+        })?;
+        Ok(ImportChainReply {
+            chain_key: report.chain_key,
+            storage_adapter: report.format.adapter_name().to_string(),
+            thought_count: report.thought_count,
+            torn_tail_bytes: report.torn_tail_bytes,
+            head_hash: report.head_hash,
+            storage_location: crate::caller::shown_location(caller, report.storage_location),
+        })
     }
-    let report = db.import_chain(&bytes).map_err(|e| match e {
-        ImportError::ChainExists { .. } => ToolError::Conflict(e.to_string()),
-        ImportError::Storage(s) => ToolError::Storage(s),
-        other => ToolError::invalid(TOOL, other.to_string()),
-    })?;
-    Ok(ImportChainReply {
-        chain_key: report.chain_key,
-        storage_adapter: report.format.adapter_name().to_string(),
-        thought_count: report.thought_count,
-        torn_tail_bytes: report.torn_tail_bytes,
-        head_hash: report.head_hash,
-        storage_location: crate::caller::shown_location(caller, report.storage_location),
-    })
 }
 
 fn key(tool: &str, field: &'static str, v: &str) -> Result<String, ToolError> {

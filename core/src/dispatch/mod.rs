@@ -17,6 +17,7 @@ mod agent_tools;
 mod arg_formats;
 mod chain_tools;
 mod claim_tools;
+mod fact_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
 mod model_tools;
@@ -224,6 +225,7 @@ fn families() -> &'static [&'static [ToolDef]] {
         ranked_tools::TOOLS,
         chain_tools::TOOLS,
         claim_tools::TOOLS,
+        fact_tools::TOOLS,
         #[cfg(feature = "daemon-tools")]
         model_tools::TOOLS,
         proof_tools::TOOLS,
@@ -315,6 +317,7 @@ pub(crate) fn chains_named(tool: &str, args: Value) -> Option<Vec<Option<String>
         ranked_tools::chains_named,
         chain_tools::chains_named,
         claim_tools::chains_named,
+        fact_tools::chains_named,
         #[cfg(feature = "daemon-tools")]
         model_tools::chains_named,
         proof_tools::chains_named,
@@ -344,6 +347,7 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         ranked_tools::reply_schema,
         chain_tools::reply_schema,
         claim_tools::reply_schema,
+        fact_tools::reply_schema,
         #[cfg(feature = "daemon-tools")]
         model_tools::reply_schema,
         proof_tools::reply_schema,
@@ -491,6 +495,7 @@ mod tests {
                     .or_else(|| ranked_tools::args_schema(t.name))
                     .or_else(|| chain_tools::args_schema(t.name))
                     .or_else(|| claim_tools::args_schema(t.name))
+                    .or_else(|| fact_tools::args_schema(t.name))
                     .or_else(|| model_tools::args_schema(t.name))
                     .or_else(|| proof_tools::args_schema(t.name))
                     .or_else(|| sync_tools::args_schema(t.name))
@@ -542,7 +547,7 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 32);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 34);
         for t in families().iter().flat_map(|f| f.iter()) {
             assert!(!t.quick || t.read_only, "{} is a write: never quick", t.name);
         }

@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 tools! {
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a question (`text`): BM25 over content, tags, concepts and agent, expanded over refs and relations, with recency, importance and session context, plus vector similarity when the host embeds. Takes the search filters; each hit explains its score.",
+        "Ask a chain a question (`text`): BM25 over content, tags, concepts and agent, expanded over refs and relations, with recency, importance, session context and (when the host embeds) vectors. Takes the search filters; each hit explains its score.",
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool,
         caller

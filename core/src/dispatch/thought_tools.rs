@@ -33,7 +33,7 @@ tools! {
     tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains, caller).daemon_wide(),
     tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
     tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
-    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written): filtered thoughts by session and/or agent, in windows of config.window_size (default 50), skipping summarized ones.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
+    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written): by session and/or agent, config.window_size (default 50) each, skipping summarized ones.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk a chain in append order from one anchor (id, hash, index, genesis or head), either way, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),

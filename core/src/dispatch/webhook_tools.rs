@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 tools! {
-    tool!(admin "mentisdb_register_webhook", "Register a webhook: each new thought (of chain_key_filter, thought_type_filter) is POSTed to url as {event, chain_key, thought, timestamp}, HMAC-signed in X-MentisDB-Signature, at least once. Returns its secret once.", RegisterArgs => WebhookRegisteredReply, register).daemon_wide(),
+    tool!(admin "mentisdb_register_webhook", "Register a webhook: each new thought (of chain_key_filter, thought_type_filter) is POSTed to url, HMAC-signed in X-MentisDB-Signature, at least once. Returns its secret once.", RegisterArgs => WebhookRegisteredReply, register).daemon_wide(),
     tool!(admin "mentisdb_list_webhooks", "List every webhook with its delivery state (delivered, last_delivered_at, last_error); secrets are not listed.", ListArgs => WebhookListReply, list).daemon_wide(),
     tool!(admin "mentisdb_delete_webhook", "Delete a webhook by id, with its pending deliveries.", DeleteArgs => WebhookDeletedReply, delete).daemon_wide(),
 }

@@ -3,7 +3,7 @@
 //! variant of [`Command`] and an arm of [`Command::run`].
 
 use super::backup::{BackupArgs, RestoreArgs};
-use super::shell::{chain_args, hit_lines, lease_line};
+use super::shell::{chain_args, fact_line, hit_lines, lease_line};
 use super::{import, setup, shell, CommandError};
 use crate::config::Config;
 use crate::tokens::{add_token, list_tokens, revoke_token};
@@ -106,6 +106,27 @@ pub enum Command {
     },
     /// The leases held now: key, holder, fencing token, deadline.
     Claims {
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Record a fact (`subject` `predicate` `object`) from now (or
+    /// `--valid-from`), closing the active one of that subject and predicate.
+    Fact {
+        subject: String,
+        predicate: String,
+        object: String,
+        /// When it starts to hold: RFC 3339 or ms since 1970 [default: now].
+        #[arg(long)]
+        valid_from: Option<String>,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// The active facts (of `subject`, when given), or those holding at `--at-time`.
+    Facts {
+        subject: Option<String>,
+        /// A time (RFC 3339 or ms since 1970): the facts holding then.
+        #[arg(long)]
+        at_time: Option<String>,
         #[command(flatten)]
         at: ShellTarget,
     },
@@ -281,6 +302,29 @@ impl Command {
             Command::Claims { at } => shell::call(config, &at, "mentisdb_list_claims", chain_args(at.chain.as_deref()), |v| {
                 v["claims"].as_array().into_iter().flatten().map(lease_line).collect()
             }),
+            Command::Fact { subject, predicate, object, valid_from, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                args.insert("subject".into(), subject.into());
+                args.insert("predicate".into(), predicate.into());
+                args.insert("object".into(), object.into());
+                if let Some(from) = valid_from {
+                    args.insert("valid_from".into(), from.into());
+                }
+                shell::call(config, &at, "mentisdb_record_fact", args, |v| {
+                    let closed = v["closed"].as_array().into_iter().flatten().map(|f| format!("closed\t{}", fact_line(f)));
+                    std::iter::once(format!("recorded\t{}", fact_line(&v["fact"]))).chain(closed).collect()
+                })
+            }
+            Command::Facts { subject, at_time, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                if let Some(subject) = subject {
+                    args.insert("subject".into(), subject.into());
+                }
+                if let Some(time) = at_time {
+                    args.insert("point_in_time".into(), time.into());
+                }
+                shell::call(config, &at, "mentisdb_query_facts", args, |v| v["facts"].as_array().into_iter().flatten().map(fact_line).collect())
+            }
             Command::Head { at } => shell::call(config, &at, "mentisdb_head", chain_args(at.chain.as_deref()), |v| {
                 vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]
             }),

@@ -93,6 +93,13 @@ pub fn call(config: &Config, at: &ShellTarget, tool: &str, args: Map<String, Val
     Ok(())
 }
 
+/// One fact as a line: subject, predicate, object, window, id.
+pub fn fact_line(f: &Value) -> String {
+    let text = |k: &str| f[k].as_str().unwrap_or("").to_string();
+    let until = f["valid_to"].as_str().map_or_else(|| "now".to_string(), str::to_string);
+    format!("{}\t{}\t{}\t{} .. {}\t{}", text("subject"), text("predicate"), text("object"), text("valid_from"), until, text("fact_id"))
+}
+
 /// One lease as a line: key, holder, token, deadline.
 pub fn lease_line(l: &Value) -> String {
     format!("{}\t{}\ttoken {}\tuntil {}", l["key"].as_str().unwrap_or(""), l["holder"].as_str().unwrap_or(""), l["fencing_token"], l["expires_at"].as_str().unwrap_or(""))

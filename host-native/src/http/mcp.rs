@@ -5,8 +5,9 @@
 //! - `initialize`: protocol version negotiation is rmcp's; server info is
 //!   `mentisdb`, and `instructions` tell agents to read `mentisdb_skill_md`.
 //! - `tools/list`: [`mentisdb_core::tool_specs`], each with its JSON Schema
-//!   and annotations (`readOnlyHint` for the read tools; no tool is
-//!   destructive or open-world).
+//!   and the annotations that differ from MCP's defaults: `readOnlyHint`
+//!   for the reads, `destructiveHint: false` for the writes that only add
+//!   (the deletions and forgetting keep the default, destructive).
 //! - `tools/call`: [`crate::http::auth::call_as`] (the token's access rule, then
 //!   [`MentisDb::call_raw_as`]); a tool may be named by its MentisDB 0.10
 //!   `thoughtchain_` alias too. A call the token may not make is an
@@ -68,8 +69,8 @@ impl std::fmt::Debug for MentisMcp {
     }
 }
 
-/// Tools that erase stored data (MCP `destructiveHint`).
-const DESTRUCTIVE_TOOLS: &[&str] = &["mentisdb_forget_thought"];
+/// Tools that erase stored data (MCP `destructiveHint`, its default for a write).
+const DESTRUCTIVE_TOOLS: &[&str] = &["mentisdb_forget_thought", "mentisdb_delete_chain", "mentisdb_merge_chains", "mentisdb_delete_skill", "mentisdb_delete_webhook"];
 
 /// `specs` as MCP tools.
 fn tool_list(specs: Vec<ToolSpec>) -> Vec<Tool> {
@@ -84,14 +85,19 @@ fn tool_list(specs: Vec<ToolSpec>) -> Vec<Tool> {
             tool.name = Cow::Borrowed(spec.name);
             tool.description = Some(Cow::Borrowed(spec.description));
             tool.input_schema = Arc::new(schema);
-            // Every write is an append or a registry edit, except forgetting,
-            // which erases a thought's content; nothing outside this daemon
-            // is touched.
-            // A hint left out means its default (`readOnlyHint` false);
-            // `destructiveHint` means something only for a write.
-            let destructive = DESTRUCTIVE_TOOLS.contains(&spec.name);
-            let hints = ToolAnnotations::new().open_world(false);
-            tool.annotations = Some(if spec.read_only { hints.read_only(true) } else { hints.destructive(destructive) });
+            // Only hints that differ from MCP's defaults (`readOnlyHint`
+            // false, `destructiveHint` true, `openWorldHint` true) are
+            // listed: every listed byte costs each agent's context. Most
+            // writes only add (an append, a registry edit); the deletions and
+            // forgetting erase. Webhooks and extraction reach outside the
+            // daemon, so no tool claims a closed world.
+            tool.annotations = if spec.read_only {
+                Some(ToolAnnotations::new().read_only(true))
+            } else if DESTRUCTIVE_TOOLS.contains(&spec.name) {
+                None
+            } else {
+                Some(ToolAnnotations::new().destructive(false))
+            };
             tool
         })
         .collect()
@@ -354,11 +360,17 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_upsert_agent", "mentisdb_upload_skill"] {
             assert_eq!(hint(write), None, "{write}");
         }
-        // Every write says whether it destroys; a read says nothing of it.
-        let destructive = |t: &Tool| t.annotations.as_ref().and_then(|a| a.destructive_hint);
+        // A write that only adds says so; one that erases keeps MCP's
+        // default (destructive); a read says nothing of it.
+        let destructive = |t: &Tool| t.annotations.as_ref().and_then(|a| a.destructive_hint).unwrap_or(true);
         let read_only = |t: &Tool| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
-        assert!(tools.iter().all(|t| destructive(t) == (!read_only(t)).then_some(t.name == "mentisdb_forget_thought")));
-        assert!(tools.iter().all(|t| t.annotations.as_ref().and_then(|a| a.open_world_hint) == Some(false)));
+        for t in tools.iter().filter(|t| !read_only(t)) {
+            assert_eq!(destructive(t), DESTRUCTIVE_TOOLS.contains(&t.name.as_ref()), "{}", t.name);
+        }
+        assert!(destructive(tools.iter().find(|t| t.name == "mentisdb_delete_chain").unwrap()));
+        assert!(!destructive(tools.iter().find(|t| t.name == "mentisdb_append").unwrap()));
+        // No tool claims a closed world: webhooks and extraction reach outside.
+        assert!(tools.iter().all(|t| t.annotations.as_ref().and_then(|a| a.open_world_hint).is_none()));
     }
 
     #[test]

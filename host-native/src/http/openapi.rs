@@ -155,7 +155,7 @@ fn responses(route: &Route, spec: &ToolSpec, components: &mut Components) -> Val
             let schema = output_schema(spec.name).map(|s| components.adopt(s)).unwrap_or_else(|| json!({"type": "object"}));
             json!({"description": "The tool's result.", "content": {"application/json": {"schema": schema}}})
         }
-        Reply::Markdown(_) => json!({"description": "The Markdown document.", "content": {"text/markdown": {"schema": {"type": "string"}}}}),
+        Reply::Markdown => json!({"description": "The Markdown document.", "content": {"text/markdown": {"schema": {"type": "string"}}}}),
         Reply::ChainBytes => json!({"description": "The chain object's bytes, as stored.", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}),
         Reply::FromChainBytes => {
             let schema = output_schema(spec.name).map(|s| components.adopt(s)).unwrap_or_else(|| json!({"type": "object"}));

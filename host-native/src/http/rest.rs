@@ -7,16 +7,15 @@
 //! unknown paths) leave through [`ApiError`], the one place that turns a
 //! failure into a `{"error": "..."}` JSON response.
 
-use crate::http::auth::{call_as, require_token, AuthState};
+use crate::http::auth::{call_as, require_token, run_as, AuthState};
 use crate::http::api_error::{answer_oversized, ApiError};
 use crate::http::routes::{Reply, Route, BACKUP_PATH, CHAIN_BYTES_TYPE, FLUSH_PATH, ROUTES};
 use crate::tokens::Identity;
+use mentisdb_core::dispatch::replies::MarkdownReply;
 use mentisdb_core::dispatch::Access;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine as _;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
@@ -64,26 +63,22 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
 
 fn reply(route: &Route, raw: Box<RawValue>) -> Result<Response, ApiError> {
     match route.reply {
-        Reply::ChainBytes => {
-            let value: Value = serde_json::from_str(raw.get()).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-            let bytes = value.get("chain_base64").and_then(Value::as_str).and_then(|b| BASE64.decode(b).ok());
-            let bytes = bytes.ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{} returned no chain_base64", route.tool)))?;
-            Ok(([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response())
-        }
-        // The dispatcher's JSON text is the body, as it was serialized.
-        Reply::Json | Reply::FromChainBytes => Ok(([(header::CONTENT_TYPE, "application/json")], String::from(Box::<str>::from(raw))).into_response()),
-        Reply::Markdown(field) => match serde_json::from_str::<Value>(raw.get()).ok().as_ref().and_then(|v| v.get(field)).and_then(Value::as_str) {
-            Some(md) => Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md.to_string()).into_response()),
-            None => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{} returned no '{field}' field", route.tool))),
+        Reply::Markdown => match serde_json::from_str::<MarkdownReply>(raw.get()) {
+            Ok(md) => Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md.markdown).into_response()),
+            Err(e) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{}'s reply is not a Markdown document: {e}", route.tool))),
         },
+        // The dispatcher's JSON text is the body, as it was serialized.
+        Reply::Json | Reply::ChainBytes | Reply::FromChainBytes => Ok(([(header::CONTENT_TYPE, "application/json")], String::from(Box::<str>::from(raw))).into_response()),
     }
 }
 
 fn method_router(route: Route) -> MethodRouter<RestState> {
     if matches!(route.reply, Reply::ChainBytes) {
         get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>| async move {
-            let value = call_as(st.db, who, route.tool, json!({ "chain_key": chain_key })).await?;
-            reply(&route, value)
+            // The object's bytes as stored, straight from the engine (the
+            // tool's reply would carry them as base64).
+            let (_, _, bytes) = run_as(st.db, who, route.tool, json!({ "chain_key": chain_key.clone() }), move |db, _, _| db.export_chain(Some(&chain_key))).await?;
+            Ok::<_, ApiError>(([(header::CONTENT_TYPE, CHAIN_BYTES_TYPE)], bytes).into_response())
         })
     } else if matches!(route.reply, Reply::FromChainBytes) {
         post(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>| async move {
@@ -93,9 +88,10 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
                 let shown = if mime.is_empty() { "none" } else { mime.as_str() };
                 return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("expected content-type: {CHAIN_BYTES_TYPE} (the chain object's bytes), got {shown}")));
             }
-            let args = json!({ "chain_key": chain_key, "chain_base64": BASE64.encode(&body) });
-            let value = call_as(st.db, who, route.tool, args).await?;
-            reply(&route, value)
+            // Checked as the tool with its chain; the bytes go to the engine as they came.
+            let checked = json!({ "chain_key": chain_key.clone(), "chain_base64": "" });
+            let imported = run_as(st.db, who, route.tool, checked, move |db, _, caller| db.import_chain_object(caller, &chain_key, &body)).await?;
+            Ok(Json(imported).into_response())
         })
     } else if route.method == "DELETE" {
         axum::routing::delete(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(params): Path<BTreeMap<String, String>>| async move {

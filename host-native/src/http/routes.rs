@@ -8,14 +8,16 @@
 pub enum Reply {
     /// The tool's JSON result as is.
     Json,
-    /// The named string field of the result, as `text/markdown; charset=utf-8`.
-    Markdown(&'static str),
-    /// `GET .../{chain_key}/export`: the tool's `chain_base64`, decoded, as
-    /// `application/octet-stream` (the chain object's bytes).
+    /// The tool's Markdown document (`MarkdownReply`), as `text/markdown; charset=utf-8`.
+    Markdown,
+    /// `GET .../{chain_key}/export`: the chain object's bytes as stored, as
+    /// `application/octet-stream` (allowed as the tool is; the engine's
+    /// `export_chain` gives the bytes, with no base64 on the way).
     ChainBytes,
     /// `POST .../{chain_key}/import`: the request body is the chain object's
     /// bytes, sent as [`CHAIN_BYTES_TYPE`] (a type no web page can send
-    /// unasked), passed as `chain_base64`; the reply is JSON.
+    /// unasked), handed to the engine's `import_chain_object` as they came
+    /// (allowed as the tool is); the reply is the tool's JSON.
     FromChainBytes,
 }
 
@@ -59,7 +61,7 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/agents/disable", "mentisdb_disable_agent"),
     post_tool("/v1/entity-types", "mentisdb_list_entity_types"),
     post_tool("/v1/entity-types/upsert", "mentisdb_upsert_entity_type"),
-    get_tool("/mentisdb_skill_md", "mentisdb_skill_md", Reply::Markdown("markdown")),
+    get_tool("/mentisdb_skill_md", "mentisdb_skill_md", Reply::Markdown),
     get_tool("/v1/skills", "mentisdb_list_skills", Reply::Json),
     get_tool("/v1/skills/manifest", "mentisdb_skill_manifest", Reply::Json),
     post_tool("/v1/skills/upload", "mentisdb_upload_skill"),
@@ -104,6 +106,10 @@ pub const ROUTES: &[Route] = &[
     post_tool("/v1/claims/renew", "mentisdb_renew_claim"),
     post_tool("/v1/claims/release", "mentisdb_release_claim"),
     post_tool("/v1/claims/list", "mentisdb_list_claims"),
+    post_tool("/v1/facts", "mentisdb_record_fact"),
+    post_tool("/v1/facts/query", "mentisdb_query_facts"),
+    post_tool("/v1/facts/close", "mentisdb_close_fact"),
+    post_tool("/v1/facts/conflicts", "mentisdb_fact_conflicts"),
     get_tool("/v1/identity", "mentisdb_identity", Reply::Json),
     get_tool("/v1/webhooks", "mentisdb_list_webhooks", Reply::Json),
     post_tool("/v1/webhooks", "mentisdb_register_webhook"),

@@ -160,8 +160,8 @@ pub fn read_archive<R: Read>(input: R) -> Result<ReadArchive, ArchiveError> {
 /// Checks a read archive with the core: the manifest against the objects,
 /// then every chain opened and verified in memory. Nothing is written.
 pub fn check(archive: ReadArchive) -> Result<CheckedBackup, ArchiveError> {
-    let config = DbConfig { parallelism: Arc::new(crate::host_env::ScopedThreads::per_cpu()), ..DbConfig::default() };
-    check_backup(&archive.manifest, archive.objects, Arc::new(crate::host_env::SystemClock), Arc::new(crate::host_env::OsRandomIds), config).map_err(ArchiveError::Refused)
+    let config = DbConfig { parallelism: Arc::new(mentisdb_std_host::ScopedThreads::per_cpu()), ..DbConfig::default() };
+    check_backup(&archive.manifest, archive.objects, Arc::new(mentisdb_std_host::SystemClock), Arc::new(mentisdb_std_host::OsRandomIds), config).map_err(ArchiveError::Refused)
 }
 
 /// The objects in `storage` a restore would replace: the core's and the host's.

@@ -19,6 +19,7 @@
 mod agents;
 mod chain;
 mod claims;
+mod facts;
 mod proofs;
 mod ranked;
 mod skills;
@@ -32,6 +33,7 @@ pub use chain::{
     RecentContextReply, SearchReply, TraverseReply,
 };
 pub use claims::{ClaimListReply, ClaimReply, LeaseReply};
+pub use facts::{FactClosedReply, FactConflictReply, FactConflictsReply, FactListReply, FactRecordedReply, FactReply};
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 pub use ranked::{
     BundleReply, ContextBundlesReply, GraphPathReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,

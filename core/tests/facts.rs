@@ -1,0 +1,97 @@
+//! Temporal facts through the dispatcher: recording a new value closes the
+//! old one, windows answer points in time, ranked search answers the
+//! current version, concurrent writers leave a conflict that can be listed
+//! and resolved, and everything is derived again from the chain alone.
+
+mod common;
+
+use common::{err, fresh, ok, reopen};
+use mentisdb_core::ErrorKind;
+use serde_json::{json, Value};
+
+fn objects(reply: &Value) -> Vec<String> {
+    reply["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_new_value_closes_the_old_and_each_answers_its_own_time() {
+    let (db, storage) = fresh();
+    let first = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "API base URL", "predicate": "is", "object": "https://api-1.example", "valid_from": "2026-11-23T00:00:00Z", "confidence": 0.9, "agent_id": "planner"}));
+    assert_eq!(first["closed"], json!([]));
+    let first_id = first["fact"]["fact_id"].as_str().unwrap().to_string();
+    assert_eq!(first["fact"]["recorded_by"], "planner");
+    assert_eq!(first["fact"]["valid_to"], Value::Null);
+    // Milliseconds since 1970 are accepted too (memoturn's form): 2026-11-25T00:00:00Z.
+    let second = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "api base url", "predicate": "IS", "object": "https://api-2.example", "valid_from": 1_795_564_800_000i64}));
+    assert_eq!(second["fact"]["valid_from"], "2026-11-25T00:00:00.000Z");
+    assert_eq!(second["closed"][0]["fact_id"], first_id.as_str(), "the same subject and predicate, without case");
+    assert_eq!(second["closed"][0]["valid_to"], "2026-11-25T00:00:00.000Z");
+
+    let now = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "subject": "API base URL"}));
+    assert_eq!(objects(&now), ["https://api-2.example"], "active only by default");
+    let monday = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "subject": "API base URL", "point_in_time": "2026-11-24T12:00:00Z"}));
+    assert_eq!(objects(&monday), ["https://api-1.example"]);
+    let before = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "point_in_time": "2026-11-01T00:00:00Z"}));
+    assert_eq!(objects(&before), Vec::<String>::new());
+    let all = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "active_only": false}));
+    assert_eq!(objects(&all), ["https://api-2.example", "https://api-1.example"], "latest first");
+
+    // Ranked search answers the current value, not the one it replaced.
+    let hits = ok(&db, "mentisdb_ranked_search", json!({"chain_key": "ops", "text": "API base URL", "limit": 5}));
+    let found: Vec<&str> = hits["results"].as_array().unwrap().iter().map(|h| h["thought"]["content"].as_str().unwrap()).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("api-2"), "{found:?}");
+
+    // Closing ends it; closing again says so.
+    let id = second["fact"]["fact_id"].as_str().unwrap();
+    let closed = ok(&db, "mentisdb_close_fact", json!({"chain_key": "ops", "fact_id": id, "valid_to": "2026-11-26T00:00:00Z"}));
+    assert_eq!((closed["ok"].clone(), closed["fact"]["valid_to"].clone()), (json!(true), json!("2026-11-26T00:00:00.000Z")));
+    let again = ok(&db, "mentisdb_close_fact", json!({"chain_key": "ops", "fact_id": id}));
+    assert_eq!((again["ok"].clone(), again["reason"].clone()), (json!(false), json!("already_closed")));
+    assert_eq!(objects(&ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops"}))), Vec::<String>::new());
+
+    // The windows come from the chain alone.
+    drop(db);
+    let db = reopen(storage);
+    let all_again = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "active_only": false}));
+    assert_eq!(all_again["facts"][0]["valid_to"], "2026-11-26T00:00:00.000Z");
+    assert_eq!(all_again["facts"][1]["valid_to"], "2026-11-25T00:00:00.000Z");
+}
+
+#[test]
+fn writers_that_each_closed_what_they_saw_leave_a_conflict_until_one_resolves_it() {
+    let (db, _) = fresh();
+    ok(&db, "mentisdb_record_fact", json!({"chain_key": "team", "subject": "release owner", "predicate": "is", "object": "ana"}));
+    // Two daemons on one database each record a new owner having seen only
+    // ana's fact: written here as the same records, with their `closes`.
+    let ana = ok(&db, "mentisdb_query_facts", json!({"chain_key": "team"}))["facts"][0]["fact_id"].as_str().unwrap().to_string();
+    for who in ["bo", "cy"] {
+        let content = json!({"fact": "record", "subject": "release owner", "predicate": "is", "object": who, "valid_from": "2026-11-27T10:00:00.000Z", "closes": [ana]}).to_string();
+        ok(&db, "mentisdb_append", json!({"chain_key": "team", "agent_id": who, "thought_type": "FactLearned", "tags": ["fact"], "content": content}));
+    }
+    let conflicts = ok(&db, "mentisdb_fact_conflicts", json!({"chain_key": "team"}));
+    assert_eq!(conflicts["conflicts"].as_array().unwrap().len(), 1, "{conflicts}");
+    assert_eq!(objects(&conflicts["conflicts"][0]), ["bo", "cy"]);
+    assert_eq!(ok(&db, "mentisdb_fact_conflicts", json!({"chain_key": "team", "subject": "something else"}))["conflicts"], json!([]));
+    // A new fact closes every active one of that subject and predicate.
+    let resolved = ok(&db, "mentisdb_record_fact", json!({"chain_key": "team", "subject": "release owner", "predicate": "is", "object": "cy", "valid_from": "2026-11-27T11:00:00Z"}));
+    assert_eq!(resolved["closed"].as_array().unwrap().len(), 2);
+    assert_eq!(ok(&db, "mentisdb_fact_conflicts", json!({"chain_key": "team"}))["conflicts"], json!([]));
+}
+
+#[test]
+fn bad_facts_are_refused_and_nothing_is_written() {
+    let (db, _) = fresh();
+    for (args, says) in [
+        (json!({"subject": " ", "predicate": "is", "object": "x"}), "subject"),
+        (json!({"subject": "s", "predicate": "is", "object": "x".repeat(5000)}), "object"),
+        (json!({"subject": "s", "predicate": "is", "object": "x", "valid_from": "last tuesday"}), "valid_from"),
+        (json!({"subject": "s", "predicate": "is", "object": "x", "valid_from": true}), "valid_from"),
+    ] {
+        let e = err(&db, "mentisdb_record_fact", args.clone());
+        assert_eq!(e.kind(), ErrorKind::InvalidArguments, "{args}: {e}");
+        assert!(e.to_string().contains(says), "{args}: {e}");
+    }
+    assert_eq!(err(&db, "mentisdb_close_fact", json!({"fact_id": "nope"})).kind(), ErrorKind::NotFound);
+    assert_eq!(ok(&db, "mentisdb_list_chains", json!({}))["chains"], json!([]), "nothing was written");
+}
