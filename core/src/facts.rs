@@ -15,7 +15,9 @@
 //! chain in order, like the other indices):
 //! - recording a fact closes the active facts with the same subject and
 //!   predicate (compared without case) that started no later than it: their
-//!   `valid_to` becomes its `valid_from`;
+//!   `valid_to` becomes its `valid_from`; a fact backdated before an active
+//!   one of that subject and predicate is history: it ends where that one
+//!   starts;
 //! - a fact is *active* until closed; it *holds at* `t` when `valid_from <=
 //!   t < valid_to`;
 //! - two active facts with one subject and predicate and different objects
@@ -114,10 +116,15 @@ impl FactRecord {
 
     /// The record a thought carries, if it is a fact record.
     pub fn of(t: &Thought) -> Option<FactRecord> {
-        if t.thought_type != ThoughtType::FactLearned || !t.tags.iter().any(|tag| tag == FACT_TAG) {
+        if !is_fact(t.thought_type, &t.tags) {
             return None;
         }
-        let v: Value = serde_json::from_str(&t.content).ok()?;
+        FactRecord::parse(&t.content)
+    }
+
+    /// The record a fact thought's content states, if it states one.
+    pub fn parse(content: &str) -> Option<FactRecord> {
+        let v: Value = serde_json::from_str(content).ok()?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         let time = |k: &str| v.get(k).and_then(Value::as_str).and_then(|s| crate::timestamp::parse_rfc3339_millis(s).ok());
         match v.get("fact")?.as_str()? {
@@ -132,6 +139,12 @@ impl FactRecord {
             _ => None,
         }
     }
+}
+
+/// Whether a thought of this type and these tags is a fact record (when
+/// its content states one).
+pub fn is_fact(thought_type: ThoughtType, tags: &[String]) -> bool {
+    thought_type == ThoughtType::FactLearned && tags.iter().any(|tag| tag == FACT_TAG)
 }
 
 /// Every fact of a chain with its validity window, from its fact records.
@@ -159,8 +172,10 @@ impl Derive for FactTable {
                         }
                     }
                 }
+                // Backdated before an active fact of its subject and predicate: it ends where that one starts.
+                let valid_to_ms = self.to_close_after(&subject, &predicate, valid_from_ms);
                 self.by_id.insert(t.id.clone(), self.facts.len());
-                self.facts.push(Fact { fact_id: t.id.clone(), index: t.index, subject, predicate, object, confidence: t.confidence, valid_from_ms, valid_to_ms: None, recorded_by: t.agent_id.clone() });
+                self.facts.push(Fact { fact_id: t.id.clone(), index: t.index, subject, predicate, object, confidence: t.confidence, valid_from_ms, valid_to_ms, recorded_by: t.agent_id.clone() });
             }
             Some(FactRecord::Close { fact_id, valid_to_ms }) => {
                 if let Some(&i) = self.by_id.get(&fact_id) {
@@ -185,6 +200,12 @@ impl FactTable {
     /// than `at_ms`: what a new fact from `at_ms` closes.
     pub fn to_close(&self, subject: &str, predicate: &str, at_ms: i64) -> Vec<&Fact> {
         self.facts.iter().filter(|f| f.valid_to_ms.is_none() && f.is_about(Some(subject), Some(predicate)) && f.valid_from_ms <= at_ms).collect()
+    }
+
+    /// The earliest start of an active fact about `subject` and `predicate`
+    /// later than `at_ms`: where a fact backdated to `at_ms` ends.
+    fn to_close_after(&self, subject: &str, predicate: &str, at_ms: i64) -> Option<i64> {
+        self.facts.iter().filter(|f| f.valid_to_ms.is_none() && f.is_about(Some(subject), Some(predicate)) && f.valid_from_ms > at_ms).map(|f| f.valid_from_ms).min()
     }
 
     /// The facts about `subject` and `predicate` (each optional): those
@@ -259,6 +280,18 @@ mod tests {
         assert_eq!(conflicts[0].iter().map(|f| f.fact_id.as_str()).collect::<Vec<_>>(), ["b", "c"]);
         table.add(&record("d", 3, &fact("owner", "cy", 3_000, &["b", "c"])));
         assert!(table.conflicts(None, None).is_empty(), "a fact closing both ends the conflict");
+    }
+
+    #[test]
+    fn a_backdated_fact_is_history_that_ends_where_the_active_one_starts() {
+        let mut table = FactTable::default();
+        table.add(&record("a", 0, &fact("owner", "ana", 5_000, &[])));
+        table.add(&record("b", 1, &fact("owner", "bo", 1_000, &[])));
+        assert_eq!(table.get("b").unwrap().valid_to_ms, Some(5_000));
+        assert_eq!(table.get("a").unwrap().valid_to_ms, None);
+        assert!(table.conflicts(None, None).is_empty());
+        assert_eq!(table.query(Some("owner"), None, Some(2_000), true)[0].object, "bo");
+        assert_eq!(table.query(Some("owner"), None, Some(6_000), true).iter().map(|f| f.object.as_str()).collect::<Vec<_>>(), ["ana"]);
     }
 
     #[test]

@@ -16,20 +16,20 @@ fn objects(reply: &Value) -> Vec<String> {
 #[test]
 fn a_new_value_closes_the_old_and_each_answers_its_own_time() {
     let (db, storage) = fresh();
-    let first = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "API base URL", "predicate": "is", "object": "https://api-1.example", "valid_from": "2026-11-23T00:00:00Z", "confidence": 0.9, "agent_id": "planner"}));
+    let first = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "API base URL", "predicate": "is", "object": "https://api-1.example", "valid_from": "2026-11-18T00:00:00Z", "confidence": 0.9, "agent_id": "planner"}));
     assert_eq!(first["closed"], json!([]));
     let first_id = first["fact"]["fact_id"].as_str().unwrap().to_string();
     assert_eq!(first["fact"]["recorded_by"], "planner");
     assert_eq!(first["fact"]["valid_to"], Value::Null);
-    // Milliseconds since 1970 are accepted too (memoturn's form): 2026-11-25T00:00:00Z.
-    let second = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "api base url", "predicate": "IS", "object": "https://api-2.example", "valid_from": 1_795_564_800_000i64}));
-    assert_eq!(second["fact"]["valid_from"], "2026-11-25T00:00:00.000Z");
+    // Milliseconds since 1970 are accepted too (memoturn's form): 2026-11-20T00:00:00Z.
+    let second = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "api base url", "predicate": "IS", "object": "https://api-2.example", "valid_from": 1_795_132_800_000i64}));
+    assert_eq!(second["fact"]["valid_from"], "2026-11-20T00:00:00.000Z");
     assert_eq!(second["closed"][0]["fact_id"], first_id.as_str(), "the same subject and predicate, without case");
-    assert_eq!(second["closed"][0]["valid_to"], "2026-11-25T00:00:00.000Z");
+    assert_eq!(second["closed"][0]["valid_to"], "2026-11-20T00:00:00.000Z");
 
     let now = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "subject": "API base URL"}));
     assert_eq!(objects(&now), ["https://api-2.example"], "active only by default");
-    let monday = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "subject": "API base URL", "point_in_time": "2026-11-24T12:00:00Z"}));
+    let monday = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "subject": "API base URL", "point_in_time": "2026-11-19T12:00:00Z"}));
     assert_eq!(objects(&monday), ["https://api-1.example"]);
     let before = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "point_in_time": "2026-11-01T00:00:00Z"}));
     assert_eq!(objects(&before), Vec::<String>::new());
@@ -44,8 +44,8 @@ fn a_new_value_closes_the_old_and_each_answers_its_own_time() {
 
     // Closing ends it; closing again says so.
     let id = second["fact"]["fact_id"].as_str().unwrap();
-    let closed = ok(&db, "mentisdb_close_fact", json!({"chain_key": "ops", "fact_id": id, "valid_to": "2026-11-26T00:00:00Z"}));
-    assert_eq!((closed["ok"].clone(), closed["fact"]["valid_to"].clone()), (json!(true), json!("2026-11-26T00:00:00.000Z")));
+    let closed = ok(&db, "mentisdb_close_fact", json!({"chain_key": "ops", "fact_id": id, "valid_to": "2026-11-21T00:00:00Z"}));
+    assert_eq!((closed["ok"].clone(), closed["fact"]["valid_to"].clone()), (json!(true), json!("2026-11-21T00:00:00.000Z")));
     let again = ok(&db, "mentisdb_close_fact", json!({"chain_key": "ops", "fact_id": id}));
     assert_eq!((again["ok"].clone(), again["reason"].clone()), (json!(false), json!("already_closed")));
     assert_eq!(objects(&ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops"}))), Vec::<String>::new());
@@ -54,8 +54,8 @@ fn a_new_value_closes_the_old_and_each_answers_its_own_time() {
     drop(db);
     let db = reopen(storage);
     let all_again = ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "active_only": false}));
-    assert_eq!(all_again["facts"][0]["valid_to"], "2026-11-26T00:00:00.000Z");
-    assert_eq!(all_again["facts"][1]["valid_to"], "2026-11-25T00:00:00.000Z");
+    assert_eq!(all_again["facts"][0]["valid_to"], "2026-11-21T00:00:00.000Z");
+    assert_eq!(all_again["facts"][1]["valid_to"], "2026-11-20T00:00:00.000Z");
 }
 
 #[test]
@@ -94,4 +94,24 @@ fn bad_facts_are_refused_and_nothing_is_written() {
     }
     assert_eq!(err(&db, "mentisdb_close_fact", json!({"fact_id": "nope"})).kind(), ErrorKind::NotFound);
     assert_eq!(ok(&db, "mentisdb_list_chains", json!({}))["chains"], json!([]), "nothing was written");
+}
+
+#[test]
+fn a_value_from_the_future_is_answered_by_time_and_hides_nothing_yet() {
+    let (db, _) = fresh();
+    ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "region", "predicate": "is", "object": "eu-west", "valid_from": "2026-11-01T00:00:00Z"}));
+    let future = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "region", "predicate": "is", "object": "us-east", "valid_from": "2030-01-01T00:00:00Z"}));
+    assert_eq!(future["closed"][0]["valid_to"], "2030-01-01T00:00:00.000Z");
+    assert_eq!(objects(&ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "point_in_time": "2027-01-01T00:00:00Z"}))), ["eu-west"]);
+    assert_eq!(objects(&ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "point_in_time": "2030-06-01T00:00:00Z"}))), ["us-east"]);
+    let hits = ok(&db, "mentisdb_ranked_search", json!({"chain_key": "ops", "text": "region eu-west", "limit": 5}));
+    assert!(hits["results"].as_array().unwrap().iter().any(|h| h["thought"]["content"].as_str().unwrap().contains("eu-west")), "{hits}");
+}
+
+#[test]
+fn a_fact_that_reads_like_a_secret_is_refused() {
+    let (db, _) = fresh();
+    let e = err(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "deploy key", "predicate": "is", "object": "AKIAIOSFODNN7EXAMPLE"}));
+    assert_eq!(e.kind(), ErrorKind::AppendRejected, "{e}");
+    assert_eq!(ok(&db, "mentisdb_list_chains", json!({}))["chains"], json!([]));
 }

@@ -7,19 +7,46 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// Epoch milliseconds, read from either form.
+/// Epoch milliseconds, read from either form, within years 1 to 9999 (the
+/// times RFC 3339 can write, so a reply always says what was stored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Instant(pub(crate) i64);
 
+/// 0001-01-01T00:00:00Z.
+const EARLIEST_MS: i64 = -62_135_596_800_000;
+/// 9999-12-31T23:59:59.999Z.
+const LATEST_MS: i64 = 253_402_300_799_999;
+/// Fewer digits than this are a year or a date written without separators
+/// (`2026`, `20261127`), not milliseconds (10 digits reach back to 1970-04-26).
+const MIN_MS_DIGITS: usize = 10;
+
+impl Instant {
+    fn in_range(ms: i64) -> Result<Self, ArgError> {
+        if (EARLIEST_MS..=LATEST_MS).contains(&ms) {
+            Ok(Instant(ms))
+        } else {
+            Err(ArgError::invalid(format!("{ms} ms is outside years 1 to 9999")))
+        }
+    }
+}
+
 impl FromArg for Instant {
     fn from_arg(value: Value) -> Result<Self, ArgError> {
+        const EXPECTED: &str = "expected an RFC 3339 time or integer milliseconds since 1970";
         match value {
-            Value::String(s) => match s.trim().parse::<i64>() {
-                Ok(ms) => Ok(Instant(ms)),
-                Err(_) => crate::timestamp::parse_rfc3339_millis(&s).map(Instant).map_err(|e| ArgError::invalid(e.to_string())),
-            },
-            Value::Number(n) => n.as_i64().map(Instant).ok_or_else(|| ArgError::invalid(format!("expected an RFC 3339 time or integer milliseconds since 1970, found {n}"))),
-            other => Err(ArgError::invalid(format!("expected an RFC 3339 time or integer milliseconds since 1970, found {}", super::describe(&other)))),
+            Value::String(s) => {
+                let digits = s.trim().trim_start_matches('-');
+                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    if digits.len() < MIN_MS_DIGITS {
+                        return Err(ArgError::invalid(format!("'{}' is not a time: send RFC 3339 (2026-11-27T09:30:00Z) or milliseconds since 1970", s.trim())));
+                    }
+                    let ms = s.trim().parse::<i64>().map_err(|_| ArgError::invalid(format!("{EXPECTED}, found a number too large")))?;
+                    return Instant::in_range(ms);
+                }
+                crate::timestamp::parse_rfc3339_millis(&s).map_err(|e| ArgError::invalid(e.to_string())).and_then(Instant::in_range)
+            }
+            Value::Number(n) => Instant::in_range(n.as_i64().ok_or_else(|| ArgError::invalid(format!("{EXPECTED}, found {n}")))?),
+            other => Err(ArgError::invalid(format!("{EXPECTED}, found {}", super::describe(&other)))),
         }
     }
 
@@ -55,5 +82,16 @@ mod tests {
         assert_eq!(Instant::from_arg(json!(text.0.to_string())).unwrap(), text, "digits in a string are milliseconds");
         assert!(Instant::from_arg(json!("yesterday")).unwrap_err().to_string().contains("yesterday"));
         assert!(Instant::from_arg(json!(true)).is_err());
+        assert!(Instant::from_arg(json!(1.5)).is_err());
+        assert!(Instant::from_arg(json!("2026")).unwrap_err().to_string().contains("RFC 3339"), "a year is not milliseconds");
+        assert!(Instant::from_arg(json!("20261127")).is_err());
+        // Every accepted time is one RFC 3339 writes and reads back.
+        for edge in [EARLIEST_MS, LATEST_MS, 0, -1] {
+            let text = crate::timestamp::format_rfc3339_millis(edge);
+            assert_eq!(crate::timestamp::parse_rfc3339_millis(&text), Ok(edge), "{text}");
+        }
+        for out in [EARLIEST_MS - 1, LATEST_MS + 1, i64::MIN, i64::MAX] {
+            assert!(Instant::from_arg(json!(out)).unwrap_err().to_string().contains("outside years 1 to 9999"), "{out}");
+        }
     }
 }

@@ -94,8 +94,26 @@ fn check_statement(tool: &str, subject: &str, predicate: &str, object: Option<&s
         if object.trim().is_empty() || object.len() > MAX_OBJECT_BYTES {
             return Err(ToolError::invalid(tool, format!("object must be 1 to {MAX_OBJECT_BYTES} bytes, got {}", object.len())));
         }
+        crate::redact::refuse_secret("object", object)?;
     }
     Ok(())
+}
+
+/// A fact thought for `record`, by `agent`. Its content must read back as
+/// the same record and hold nothing redaction would rewrite (a secret-like
+/// run across two fields, say): a record that did not would be stored as
+/// text, retiring the facts it names without being one.
+fn fact_thought(tool: &str, agent: &str, record: &FactRecord) -> Result<NewThought, ToolError> {
+    let content = record.content();
+    if let Some(found) = crate::redact::scan(&content).first() {
+        return Err(ToolError::invalid(tool, format!("the fact reads like a secret ({}) and is not stored; state it without the credential", found.kind)));
+    }
+    if FactRecord::parse(&content).as_ref() != Some(record) {
+        return Err(ToolError::invalid(tool, "the fact does not read back as written and is not stored"));
+    }
+    let mut input = NewThought::new(agent, ThoughtType::FactLearned, &content);
+    input.tags = vec![FACT_TAG.to_string()];
+    Ok(input)
 }
 
 fn recorder(tool: &str, agent_id: Option<String>) -> Result<String, ToolError> {
@@ -117,11 +135,17 @@ fn record(db: &MentisDb, a: RecordFactArgs) -> Result<FactRecordedReply, ToolErr
     let valid_from_ms = a.valid_from.map_or_else(|| db.now_millis(), |i| i.0);
     let (subject, predicate) = (a.subject.trim().to_string(), a.predicate.trim().to_string());
     let closing: Vec<Fact> = db.with_chain(&key, |c| c.map(|c| c.facts().to_close(&subject, &predicate, valid_from_ms).into_iter().cloned().collect()).unwrap_or_default())?;
+    if closing.len() > crate::limits::MAX_REFS {
+        return Err(ToolError::invalid(TOOL, format!("{} active facts of this subject and predicate; close some with mentisdb_close_fact first", closing.len())));
+    }
     let record = FactRecord::Record { subject, predicate, object: a.object, valid_from_ms, closes: closing.iter().map(|f| f.fact_id.clone()).collect() };
-    let mut input = NewThought::new(&agent, ThoughtType::FactLearned, &record.content());
-    input.tags = vec![FACT_TAG.to_string()];
+    let mut input = fact_thought(TOOL, &agent, &record)?;
     input.confidence = a.confidence.map(|c| c.0);
-    input.relations = closing.iter().map(|f| RelationInput { kind: RelationKind::Supersedes, target_id: Some(f.fact_id.clone()), target_index: None, chain_key: None }).collect();
+    // Ranked search retires what the fact replaces, once it holds: a
+    // fact from the future leaves the current one findable until then.
+    if valid_from_ms <= db.now_millis() {
+        input.relations = closing.iter().map(|f| RelationInput { kind: RelationKind::Supersedes, target_id: Some(f.fact_id.clone()), target_index: None, chain_key: None }).collect();
+    }
     let thought = db.append(&key, input)?;
     let fact = stored(db, &key, &thought.id)?;
     let closed = closing.iter().map(|f| stored(db, &key, &f.fact_id).map(|f| fact_reply(&f))).collect::<Result<_, _>>()?;
@@ -146,9 +170,11 @@ fn close(db: &MentisDb, a: CloseFactArgs) -> Result<FactClosedReply, ToolError> 
         return Ok(FactClosedReply { ok: false, reason: Some("already_closed".into()), fact: fact_reply(&fact) });
     }
     let valid_to_ms = a.valid_to.map_or_else(|| db.now_millis(), |i| i.0);
+    if valid_to_ms < fact.valid_from_ms {
+        return Err(ToolError::invalid(TOOL, format!("valid_to is before the fact's valid_from ({})", format_rfc3339_millis(fact.valid_from_ms))));
+    }
     let record = FactRecord::Close { fact_id: fact.fact_id.clone(), valid_to_ms };
-    let mut input = NewThought::new(&agent, ThoughtType::FactLearned, &record.content());
-    input.tags = vec![FACT_TAG.to_string()];
+    let mut input = fact_thought(TOOL, &agent, &record)?;
     input.relations = vec![RelationInput { kind: RelationKind::Invalidates, target_id: Some(fact.fact_id.clone()), target_index: None, chain_key: None }];
     db.append(&key, input)?;
     Ok(FactClosedReply { ok: true, reason: None, fact: fact_reply(&stored(db, &key, &fact.fact_id)?) })
