@@ -5,7 +5,8 @@
 //! A *fact record* is a thought of type `FactLearned`, tagged [`FACT_TAG`],
 //! whose content is one JSON object: `{"fact": "record", "subject",
 //! "predicate", "object", "valid_from", "closes": [fact ids]}` or `{"fact":
-//! "close", "fact_id", "valid_to"}`. Its id is the fact's id, its agent the
+//! "close", "fact_id", "valid_to"}`, times in epoch milliseconds (exact for
+//! any time a caller can name; replies write RFC 3339). Its id is the fact's id, its agent the
 //! one that recorded it, its `confidence` the fact's. A record also carries
 //! a `Supersedes` relation to each fact it closes (a close, `Invalidates`),
 //! so ranked search, which leaves retired thoughts out, answers a fact's
@@ -35,8 +36,8 @@ use std::collections::BTreeMap;
 
 /// The tag of a fact record.
 pub const FACT_TAG: &str = "fact";
-/// Longest `object`, in bytes.
-pub const MAX_OBJECT_BYTES: usize = 4_096;
+/// Longest `object`, in characters.
+pub const MAX_OBJECT_CHARS: usize = 4_096;
 
 /// One fact as the chain's records make it.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,12 +106,11 @@ pub enum FactRecord {
 impl FactRecord {
     /// The record as a fact thought's content (keys in a fixed order).
     pub fn content(&self) -> String {
-        let time = crate::timestamp::format_rfc3339_millis;
         match self {
             FactRecord::Record { subject, predicate, object, valid_from_ms, closes } => {
-                json!({"fact": "record", "subject": subject, "predicate": predicate, "object": object, "valid_from": time(*valid_from_ms), "closes": closes}).to_string()
+                json!({"fact": "record", "subject": subject, "predicate": predicate, "object": object, "valid_from": valid_from_ms, "closes": closes}).to_string()
             }
-            FactRecord::Close { fact_id, valid_to_ms } => json!({"fact": "close", "fact_id": fact_id, "valid_to": time(*valid_to_ms)}).to_string(),
+            FactRecord::Close { fact_id, valid_to_ms } => json!({"fact": "close", "fact_id": fact_id, "valid_to": valid_to_ms}).to_string(),
         }
     }
 
@@ -126,7 +126,8 @@ impl FactRecord {
     pub fn parse(content: &str) -> Option<FactRecord> {
         let v: Value = serde_json::from_str(content).ok()?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let time = |k: &str| v.get(k).and_then(Value::as_str).and_then(|s| crate::timestamp::parse_rfc3339_millis(s).ok());
+        // Epoch ms, as the tools write them; RFC 3339 text from a hand-written record.
+        let time = |k: &str| v.get(k).and_then(|t| t.as_i64().or_else(|| t.as_str().and_then(|s| crate::timestamp::parse_rfc3339_millis(s).ok())));
         match v.get("fact")?.as_str()? {
             "record" => Some(FactRecord::Record {
                 subject: text("subject")?,

@@ -7,15 +7,15 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// Epoch milliseconds, read from either form, within years 1 to 9999 (the
-/// times RFC 3339 can write, so a reply always says what was stored).
+/// Epoch milliseconds, read from either form, within the times an RFC 3339
+/// text can name (years 0 to 9999, a day either side for its offsets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Instant(pub(crate) i64);
 
-/// 0001-01-01T00:00:00Z.
-const EARLIEST_MS: i64 = -62_135_596_800_000;
-/// 9999-12-31T23:59:59.999Z.
-const LATEST_MS: i64 = 253_402_300_799_999;
+/// A day before 0000-01-01T00:00:00Z.
+pub(crate) const EARLIEST_MS: i64 = -62_167_219_200_000 - 86_400_000;
+/// A day after 9999-12-31T23:59:59.999Z.
+pub(crate) const LATEST_MS: i64 = 253_402_300_799_999 + 86_400_000;
 /// Fewer digits than this are a year or a date written without separators
 /// (`2026`, `20261127`), not milliseconds (10 digits reach back to 1970-04-26).
 const MIN_MS_DIGITS: usize = 10;
@@ -25,7 +25,7 @@ impl Instant {
         if (EARLIEST_MS..=LATEST_MS).contains(&ms) {
             Ok(Instant(ms))
         } else {
-            Err(ArgError::invalid(format!("{ms} ms is outside years 1 to 9999")))
+            Err(ArgError::invalid(format!("{ms} ms is outside years 0 to 9999")))
         }
     }
 }
@@ -65,7 +65,8 @@ impl JsonSchema for Instant {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": ["string", "integer"], "description": "RFC 3339 or epoch ms"})
+        // Bounds and the text's pattern come from the field's name (`dispatch/arg_formats.rs`).
+        json_schema!({"type": ["string", "integer"]})
     }
 }
 
@@ -85,13 +86,12 @@ mod tests {
         assert!(Instant::from_arg(json!(1.5)).is_err());
         assert!(Instant::from_arg(json!("2026")).unwrap_err().to_string().contains("RFC 3339"), "a year is not milliseconds");
         assert!(Instant::from_arg(json!("20261127")).is_err());
-        // Every accepted time is one RFC 3339 writes and reads back.
-        for edge in [EARLIEST_MS, LATEST_MS, 0, -1] {
-            let text = crate::timestamp::format_rfc3339_millis(edge);
-            assert_eq!(crate::timestamp::parse_rfc3339_millis(&text), Ok(edge), "{text}");
+        // Every RFC 3339 text names a time in range, offsets at the edges included.
+        for edge in ["0000-01-01T00:00:00+23:59", "9999-12-31T23:59:59.999-23:59"] {
+            assert!(Instant::from_arg(json!(edge)).is_ok(), "{edge}");
         }
         for out in [EARLIEST_MS - 1, LATEST_MS + 1, i64::MIN, i64::MAX] {
-            assert!(Instant::from_arg(json!(out)).unwrap_err().to_string().contains("outside years 1 to 9999"), "{out}");
+            assert!(Instant::from_arg(json!(out)).unwrap_err().to_string().contains("outside years 0 to 9999"), "{out}");
         }
     }
 }

@@ -34,6 +34,8 @@ mod unknown_fields;
 pub(crate) use bounded::{Bounded, Score};
 pub(crate) use chain_key::ChainKey;
 pub(crate) use instant::Instant;
+#[cfg(test)]
+pub(crate) use instant::{EARLIEST_MS, LATEST_MS};
 
 use serde_json::{Map, Value};
 

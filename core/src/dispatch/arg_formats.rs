@@ -25,6 +25,12 @@ const LABEL: &str = r"^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$";
 #[cfg(test)]
 const RFC3339: &str = r"^\d{4}-((0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31|02-29)[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$";
 
+/// A time as [`crate::args::Instant`] reads it from a string: RFC 3339, or
+/// 10 to 14 digits of milliseconds since 1970 (the schema says no more than
+/// that; the reader takes any time of years 0 to 9999).
+#[cfg(test)]
+const INSTANT: &str = r"^(?:\d{10,14}|\d{4}-((0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31|02-29)[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d))$";
+
 /// Argument name -> the JSON Schema keywords it adds (string keywords apply
 /// to strings only, `items` to each element of a list). `required` says the
 /// field is a plain `string` (not nullable): a required key must not be blank.
@@ -32,7 +38,9 @@ const RFC3339: &str = r"^\d{4}-((0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])|(0[13-9]|1[0
 fn rule(name: &str, required: bool) -> Option<Value> {
     Some(match name {
         "agent_id" if required => json!({"pattern": KEY}),
-        "key" | "holder" if required => json!({"pattern": KEY}),
+        "key" | "holder" | "subject" | "predicate" | "fact_id" if required => json!({"pattern": KEY}),
+        "object" if required => json!({"pattern": r"\S", "maxLength": crate::facts::MAX_OBJECT_CHARS}),
+        "valid_from" | "valid_to" | "point_in_time" => json!({"pattern": INSTANT, "minimum": crate::args::EARLIEST_MS, "maximum": crate::args::LATEST_MS}),
         "prefix" => json!({"pattern": NO_CONTROL}),
         "agent_id" => json!({"pattern": NO_CONTROL}),
         "content" if required => json!({"pattern": r"\S"}),

@@ -8,14 +8,14 @@ use crate::args::{read_args, ChainKey, Instant, Score};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::ToolError;
-use crate::facts::{Fact, FactRecord, FACT_TAG, MAX_OBJECT_BYTES};
+use crate::facts::{Fact, FactRecord, FACT_TAG, MAX_OBJECT_CHARS};
 use crate::thought::{RelationKind, ThoughtType};
 use crate::timestamp::format_rfc3339_millis;
 use schemars::JsonSchema;
 
 tools! {
     tool!("mentisdb_record_fact", "Record subject predicate object from valid_from (default now), closing the active fact of that subject and predicate.", RecordFactArgs => FactRecordedReply, record),
-    tool!(read "mentisdb_query_facts", "Facts by subject and/or predicate: active ones, or those holding at point_in_time.", QueryFactsArgs => FactListReply, query),
+    tool!(read "mentisdb_query_facts", "Facts by subject and/or predicate: active, or holding at point_in_time.", QueryFactsArgs => FactListReply, query),
     tool!("mentisdb_close_fact", "End fact fact_id at valid_to (default now).", CloseFactArgs => FactClosedReply, close),
     tool!(read "mentisdb_fact_conflicts", "Active facts of one subject and predicate with different objects.", FactConflictsArgs => FactConflictsReply, conflicts),
 }
@@ -91,8 +91,9 @@ fn check_statement(tool: &str, subject: &str, predicate: &str, object: Option<&s
         crate::redact::refuse_secret(field, value)?;
     }
     if let Some(object) = object {
-        if object.trim().is_empty() || object.len() > MAX_OBJECT_BYTES {
-            return Err(ToolError::invalid(tool, format!("object must be 1 to {MAX_OBJECT_BYTES} bytes, got {}", object.len())));
+        let chars = object.chars().count();
+        if object.trim().is_empty() || chars > MAX_OBJECT_CHARS {
+            return Err(ToolError::invalid(tool, format!("object must be 1 to {MAX_OBJECT_CHARS} characters and not blank, got {chars}")));
         }
         crate::redact::refuse_secret("object", object)?;
     }

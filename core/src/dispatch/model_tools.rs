@@ -11,7 +11,7 @@ use crate::limits;
 use schemars::JsonSchema;
 
 tools! {
-    tool!("mentisdb_extract_memories", "Extract candidate thoughts from free text with the daemon's language model (OPENAI_API_KEY, LLM_BASE_URL, LLM_MODEL), without appending them.", ExtractArgs => Extraction, extract),
+    tool!("mentisdb_extract_memories", "Extract candidate thoughts from free text with the daemon's language model (OPENAI_API_KEY, LLM_BASE_URL, LLM_MODEL); appends nothing.", ExtractArgs => Extraction, extract),
 }
 
 /// Arguments of `mentisdb_extract_memories`.

@@ -38,7 +38,7 @@ tools! {
     tool!(read "mentisdb_skill_versions", "List every version of a skill (id, number, uploader, format, content hash, time, signature) and its status history.", SkillIdArgs => SkillVersionsReply<'static>, versions).daemon_wide(),
     tool!(admin "mentisdb_deprecate_skill", "Mark a skill deprecated, keeping its versions: as agent_id (signed if it has a key) or, without one, as the operator (admin).", StatusArgs => SkillReply, deprecate, caller).with_skills(),
     tool!(admin "mentisdb_revoke_skill", "Mark a skill revoked (final), keeping its versions: as agent_id (signed if it has a key) or, without one, as the operator (admin).", StatusArgs => SkillReply, revoke, caller).with_skills(),
-    tool!(admin "mentisdb_delete_skill", "Delete a skill and its whole history for good (its skill_id may be reused). To retire one but keep its history, deprecate or revoke it.", SkillIdArgs => SkillReply, delete).daemon_wide(),
+    tool!(admin "mentisdb_delete_skill", "Delete a skill and its history for good (its skill_id may be reused); deprecate or revoke it to keep the history.", SkillIdArgs => SkillReply, delete).daemon_wide(),
 }
 
 /// Just a chain (audit context).

@@ -37,7 +37,7 @@ tools! {
     tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
     tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
     tool!(read "mentisdb_traverse_thoughts", "Walk a chain in append order from one anchor (id, hash, index, genesis or head), either way, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
-    tool!(admin "mentisdb_forget_thought", "Forget one thought for a reason: its content, tags, concepts and signature are erased for good; the chain still verifies. Admin only.", ForgetArgs => ForgetReply, forget, caller),
+    tool!(admin "mentisdb_forget_thought", "Forget one thought for a reason: its content, tags, concepts and signature are erased for good; the chain still verifies.", ForgetArgs => ForgetReply, forget, caller),
     tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought and integrity.", ChainArgs => HeadReply, head, caller),
 }
 
