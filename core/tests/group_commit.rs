@@ -139,8 +139,13 @@ fn a_thought_id_sent_twice_at_once_is_stored_once() {
 fn a_failed_write_fails_its_whole_group_and_stores_none_of_it() {
     let memory = Arc::new(MemoryStorage::new());
     // The 3rd write fails halfway: the appends of its group share its fate.
+    // The chain's header and a first thought are writes 1 and 2, so the
+    // first write of the six appends below is the failing one, however
+    // they group.
     let failing = SlowWrites::new(memory.clone(), 3);
     let db = open(failing.clone());
+    append(&db, json!({"content": "first"})).unwrap();
+    assert_eq!(failing.writes.load(Ordering::Relaxed), 2, "the header, then the first thought");
     let results: Vec<Result<Value, _>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..6).map(|w| {
             let db = &db;
@@ -155,6 +160,6 @@ fn a_failed_write_fails_its_whole_group_and_stores_none_of_it() {
     append(&db, json!({"content": "after"})).unwrap();
     let stored: BTreeSet<String> = contents(&ok(&reopen(memory), "mentisdb_search", json!({"chain_key": "g"}))["thoughts"]).into_iter().collect();
     let mut expected = acknowledged.clone();
-    expected.insert("after".into());
+    expected.extend(["first".to_string(), "after".to_string()]);
     assert_eq!(stored, expected);
 }
