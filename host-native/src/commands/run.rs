@@ -143,6 +143,8 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
     }
     let summary = format!("{} chains={:?} refused={}", opened.store, chains, opened.report.refused.len());
     let stdio_db = (config.mode == Some(Mode::Both)).then(|| (opened.db.clone(), config.tool_profile().unwrap_or_default()));
+    // Before the startup line: a SIGTERM right after it is a shutdown, not the default kill.
+    let signal = shutdown_signal();
     let running = match daemon::serve(&config, opened).await {
         Ok(r) => r,
         Err(e) => {
@@ -168,7 +170,7 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
         });
     }
     tokio::spawn(async move {
-        shutdown_signal().await;
+        signal.await;
         tracing::info!("shutting down");
         token.cancel();
     });
@@ -176,15 +178,23 @@ async fn serve(Cli { command, config }: Cli, name: &'static str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+/// Registers the SIGINT and SIGTERM handlers now and returns what resolves
+/// on the first of them (registering when first polled would leave a window
+/// in which a signal still kills the process outright).
+#[cfg(unix)]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    async move {
+        tokio::select! { _ = interrupt.recv() => {}, _ = term.recv() => {} }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
+}
+
+/// What resolves on Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
