@@ -69,8 +69,24 @@ impl std::fmt::Debug for MentisMcp {
     }
 }
 
-/// Tools that erase stored data (MCP `destructiveHint`, its default for a write).
-const DESTRUCTIVE_TOOLS: &[&str] = &["mentisdb_forget_thought", "mentisdb_delete_chain", "mentisdb_merge_chains", "mentisdb_delete_skill", "mentisdb_delete_webhook"];
+/// Writes that change or remove what is stored rather than only add to it
+/// (MCP `destructiveHint`, its default for a write): erasures, and edits of
+/// the agent registry, entity types and skill statuses.
+const DESTRUCTIVE_TOOLS: &[&str] = &[
+    "mentisdb_forget_thought",
+    "mentisdb_delete_chain",
+    "mentisdb_merge_chains",
+    "mentisdb_delete_skill",
+    "mentisdb_delete_webhook",
+    "mentisdb_upsert_agent",
+    "mentisdb_set_agent_description",
+    "mentisdb_add_agent_key",
+    "mentisdb_revoke_agent_key",
+    "mentisdb_disable_agent",
+    "mentisdb_upsert_entity_type",
+    "mentisdb_deprecate_skill",
+    "mentisdb_revoke_skill",
+];
 
 /// `specs` as MCP tools.
 fn tool_list(specs: Vec<ToolSpec>) -> Vec<Tool> {
@@ -88,8 +104,8 @@ fn tool_list(specs: Vec<ToolSpec>) -> Vec<Tool> {
             // Only hints that differ from MCP's defaults (`readOnlyHint`
             // false, `destructiveHint` true, `openWorldHint` true) are
             // listed: every listed byte costs each agent's context. Most
-            // writes only add (an append, a registry edit); the deletions and
-            // forgetting erase. Webhooks and extraction reach outside the
+            // writes only add (an append, a claim or fact record, an
+            // import); erasures and registry edits change what is stored. Webhooks and extraction reach outside the
             // daemon, so no tool claims a closed world.
             tool.annotations = if spec.read_only {
                 Some(ToolAnnotations::new().read_only(true))
