@@ -124,6 +124,24 @@ impl FsStorage {
         Ok(handle)
     }
 
+    /// The append handle for `name` if its file exists, opened without
+    /// creating it (so an append refused for a missing object creates none,
+    /// even when the file is removed meanwhile).
+    fn existing_handle(&self, name: &str) -> Result<Option<Arc<AppendHandle>>, StorageError> {
+        if let Some(h) = self.cached(name) {
+            return Ok(Some(h));
+        }
+        let path = self.path_of(name)?;
+        let mut handles = self.handles_write();
+        if let Some(h) = handles.get(name) {
+            return Ok(Some(h.clone()));
+        }
+        let Some(handle) = AppendHandle::open_existing(&path).map_err(|e| io_err(name, e))? else { return Ok(None) };
+        let handle = Arc::new(handle);
+        handles.insert(name.to_string(), handle.clone());
+        Ok(Some(handle))
+    }
+
     fn forget_handle(&self, name: &str) {
         self.handles_write().remove(name);
     }
@@ -214,16 +232,17 @@ impl Storage for FsStorage {
     }
 
     fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
-        let path = self.path_of(name)?;
-        // An append that must fail on a missing object does not create it.
-        if expected_len != 0 && self.cached(name).is_none() {
-            match fs::metadata(&path) {
-                Err(e) if e.kind() == ErrorKind::NotFound => return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual: 0 }),
-                Err(e) => return Err(io_err(name, e)),
-                Ok(_) => {}
+        validate_object_name(name)?;
+        // Only an append at length 0 may create the object.
+        let handle = if expected_len == 0 {
+            self.handle(name)?
+        } else {
+            match self.existing_handle(name)? {
+                Some(h) => h,
+                None => return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual: 0 }),
             }
-        }
-        match self.handle(name)?.append_at(expected_len, bytes).map_err(|e| io_err(name, e))? {
+        };
+        match handle.append_at(expected_len, bytes).map_err(|e| io_err(name, e))? {
             Ok(()) => Ok(()),
             Err(actual) => Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual }),
         }

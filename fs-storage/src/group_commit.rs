@@ -51,6 +51,16 @@ impl AppendHandle {
         Ok((handle, !existed))
     }
 
+    /// Opens `path` for appending only if the file exists (`None` when it
+    /// does not): what an append that must not create the object uses.
+    pub fn open_existing(path: &Path) -> io::Result<Option<AppendHandle>> {
+        match OpenOptions::new().append(true).open(path) {
+            Ok(file) => Ok(Some(AppendHandle { file, write_lock: Mutex::new(()), commit: Mutex::new(CommitState::default()), synced_cv: Condvar::new() })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Appends `bytes` at the end of the file (not durable until [`Self::sync`]).
     pub fn append(&self, bytes: &[u8]) -> io::Result<()> {
         let _w = lock(&self.write_lock);
