@@ -52,8 +52,7 @@ pub enum CallError {
 /// milliseconds); every other tool runs on the blocking pool: appends wait
 /// for their fsync, ranked queries may embed the query through a model.
 pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<Box<RawValue>, CallError> {
-    let checked = args.clone();
-    run_as(db, who, tool, checked, move |db, who, caller| {
+    run_as(db, who, tool, args, move |db, who, caller, args| {
         let raw = db.call_raw_as(caller, tool, args)?;
         Ok(if tool == "mentisdb_list_chains" { filter_chain_list(who, raw) } else { raw })
     })
@@ -62,14 +61,14 @@ pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args:
 
 /// [`call_as`] for a core operation that does what `tool` does without its
 /// JSON form (a chain object's raw bytes in and out): `who` must be allowed
-/// `tool` with `args`, then `op` runs, where `tool` would, and is logged as
-/// `tool`.
+/// `tool` with `args`, then `op` runs with them, where `tool` would, and is
+/// logged as `tool`.
 pub async fn run_as<T: Send + 'static>(
     db: Arc<MentisDb>,
     who: Identity,
     tool: &'static str,
     args: Value,
-    op: impl FnOnce(&MentisDb, &Identity, Option<mentisdb_core::dispatch::Caller<'_>>) -> Result<T, ToolError> + Send + 'static,
+    op: impl FnOnce(&MentisDb, &Identity, Option<mentisdb_core::dispatch::Caller<'_>>, Value) -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, CallError> {
     let started = Instant::now();
     let caller_name = match &who {
@@ -78,7 +77,7 @@ pub async fn run_as<T: Send + 'static>(
     };
     let run = move || -> Result<T, CallError> {
         let caller = authorize(&db, &who, tool, &args)?;
-        Ok(op(&db, &who, caller)?)
+        Ok(op(&db, &who, caller, args)?)
     };
     let result = if mentisdb_core::dispatch::is_quick_read(tool) {
         run()

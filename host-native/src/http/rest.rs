@@ -77,7 +77,7 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
         get(move |State(st): State<RestState>, Extension(who): Extension<Identity>, Path(chain_key): Path<String>| async move {
             // The object's bytes as stored, straight from the engine (the
             // tool's reply would carry them as base64).
-            let (_, _, bytes) = run_as(st.db, who, route.tool, json!({ "chain_key": chain_key.clone() }), move |db, _, _| db.export_chain(Some(&chain_key))).await?;
+            let (_, _, bytes) = run_as(st.db, who, route.tool, json!({ "chain_key": chain_key.clone() }), move |db, _, _, _| db.export_chain(Some(&chain_key))).await?;
             Ok::<_, ApiError>(([(header::CONTENT_TYPE, CHAIN_BYTES_TYPE)], bytes).into_response())
         })
     } else if matches!(route.reply, Reply::FromChainBytes) {
@@ -90,7 +90,7 @@ fn method_router(route: Route) -> MethodRouter<RestState> {
             }
             // Checked as the tool with its chain; the bytes go to the engine as they came.
             let checked = json!({ "chain_key": chain_key.clone(), "chain_base64": "" });
-            let imported = run_as(st.db, who, route.tool, checked, move |db, _, caller| db.import_chain_object(caller, &chain_key, &body)).await?;
+            let imported = run_as(st.db, who, route.tool, checked, move |db, _, caller, _| db.import_chain_object(caller, &chain_key, &body)).await?;
             Ok(Json(imported).into_response())
         })
     } else if route.method == "DELETE" {
