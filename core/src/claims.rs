@@ -204,6 +204,12 @@ impl ClaimTable {
         self.keys.range(prefix.to_string()..).take_while(|(k, _)| k.starts_with(prefix)).filter_map(|(_, s)| s.lease.as_ref().filter(|l| l.held_at(at_ms))).collect()
     }
 
+    /// The leases whose deadline fell in `from_ms..to_ms` with no release
+    /// or renewal past it: the keys that came free then, by key.
+    pub fn expired_between(&self, from_ms: i64, to_ms: i64) -> Vec<&Lease> {
+        self.keys.values().filter_map(|s| s.lease.as_ref().filter(|l| (from_ms..to_ms).contains(&l.expires_at_ms))).collect()
+    }
+
     fn next_token(&self, key: &str) -> u64 {
         self.keys.get(key).map_or(0, |s| s.last_token).saturating_add(1)
     }

@@ -10,9 +10,15 @@
 //! thoughts from each chain's next index on are read back from the chain,
 //! even after a daemon restart.
 
+use crate::claims::{ClaimOp, ClaimRecord, Lease};
 use crate::db::MentisDb;
 use crate::error::ToolError;
+use crate::facts::FactRecord;
+use crate::presence::Presence;
+use crate::reviews::ReviewRecord;
 use crate::thought::Thought;
+use crate::timestamp::format_rfc3339_millis;
+use serde_json::{json, Value};
 use ::base64::Engine as _;
 use std::collections::BTreeMap;
 
@@ -101,6 +107,83 @@ impl MentisDb {
             Some(len) => Ok(len),
             None => self.with_chain(key, |chain| chain.map_or(0, |c| c.len() as u64)),
         }
+    }
+}
+
+/// A coordination event: its name and data (`chain_key` included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoordinationEvent {
+    /// `claim_acquired`, `claim_released`, `claim_expired`, `fact_recorded`,
+    /// `fact_closed`, `review_requested`, `review_decided` or `presence_updated`.
+    pub name: &'static str,
+    /// What happened, as a JSON object.
+    pub data: Value,
+}
+
+/// The coordination event a thought of chain `chain_key` is, if it is a
+/// claim, fact or review record (a renewal is none: the key changed no
+/// hands). Hosts send it beside the thought's own event, so it has the
+/// thought's place in the log: a reader resuming from a cursor gets it again
+/// exactly when it gets the thought again.
+pub fn coordination_event(chain_key: &str, thought: &Thought) -> Option<CoordinationEvent> {
+    let (name, mut data) = if let Some(c) = ClaimRecord::of(thought) {
+        let name = match c.op {
+            ClaimOp::Acquire => "claim_acquired",
+            ClaimOp::Release => "claim_released",
+            ClaimOp::Renew => return None,
+        };
+        let mut data = json!({"key": c.key, "holder": c.holder, "fencing_token": c.fencing_token});
+        if c.op == ClaimOp::Acquire {
+            let at = crate::timestamp::parse_rfc3339_millis(&thought.timestamp).ok()?;
+            data["expires_at"] = json!(format_rfc3339_millis(at.saturating_add(c.ttl_ms as i64)));
+        }
+        (name, data)
+    } else if let Some(f) = FactRecord::of(thought) {
+        match f {
+            FactRecord::Record { subject, predicate, object, valid_from_ms, closes } => {
+                ("fact_recorded", json!({"fact_id": thought.id, "subject": subject, "predicate": predicate, "object": object, "valid_from": format_rfc3339_millis(valid_from_ms), "closes": closes, "recorded_by": thought.agent_id}))
+            }
+            FactRecord::Close { fact_id, valid_to_ms } => ("fact_closed", json!({"fact_id": fact_id, "valid_to": format_rfc3339_millis(valid_to_ms), "closed_by": thought.agent_id})),
+        }
+    } else if let Some(r) = ReviewRecord::of(thought) {
+        match r {
+            ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => (
+                "review_requested",
+                json!({"review_id": thought.id, "subject": subject, "claim_key": claim_key, "reviewers": reviewers, "requester": thought.agent_id, "deadline": format_rfc3339_millis(deadline_ms)}),
+            ),
+            ReviewRecord::Decision { review_id, verdict, comment } => ("review_decided", json!({"review_id": review_id, "decision": verdict.as_str(), "comment": comment, "reviewer": thought.agent_id})),
+        }
+    } else {
+        return None;
+    };
+    data["chain_key"] = json!(chain_key);
+    data["thought_index"] = json!(thought.index);
+    Some(CoordinationEvent { name, data })
+}
+
+/// What a webhook delivery of `thought` POSTs: 0.10's payload
+/// ([`crate::webhooks::payload`]) and, for a claim, fact or review record,
+/// `coordination: {event, data}` ([`coordination_event`]).
+#[cfg(feature = "daemon-tools")]
+pub fn webhook_payload(chain_key: &str, thought: &Thought, sent_at: &str) -> Value {
+    let mut body = crate::webhooks::payload(chain_key, thought, sent_at);
+    if let Some(e) = coordination_event(chain_key, thought) {
+        body["coordination"] = json!({"event": e.name, "data": e.data});
+    }
+    body
+}
+
+/// The `claim_expired` event of a lease of chain `chain_key` that ran out.
+pub fn claim_expired(chain_key: &str, lease: &Lease) -> CoordinationEvent {
+    CoordinationEvent { name: "claim_expired", data: json!({"chain_key": chain_key, "key": lease.key, "holder": lease.holder, "fencing_token": lease.fencing_token, "expired_at": format_rfc3339_millis(lease.expires_at_ms)}) }
+}
+
+/// The `presence_updated` event of a beat.
+pub fn presence_updated(p: &Presence) -> CoordinationEvent {
+    let b = &p.beat;
+    CoordinationEvent {
+        name: "presence_updated",
+        data: json!({"chain_key": p.chain_key, "agent_id": b.agent_id, "session_id": b.session_id, "display_name": b.display_name, "tool": b.tool, "current_file": b.current_file, "current_action": b.current_action, "last_seen": format_rfc3339_millis(p.last_seen_ms)}),
     }
 }
 

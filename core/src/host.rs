@@ -106,6 +106,9 @@ pub trait AppendObserver: Send + Sync {
 
     /// Chain `chain_key` was deleted (its thoughts are gone). Does nothing by default.
     fn chain_deleted(&self, _chain_key: &str) {}
+
+    /// An agent beat in a chain ([`crate::presence`]; not a thought). Does nothing by default.
+    fn presence_updated(&self, _presence: &crate::presence::Presence) {}
 }
 
 /// Runs independent jobs, possibly at the same time. The core hands work

@@ -51,6 +51,17 @@ pub fn replica_object(chain_key: &str) -> String {
     format!("replicas/{}.json", safe_stem(chain_key))
 }
 
+/// Where the presence entries of chain `chain_key` are stored: every name
+/// starting with this is one agent session's entry (`crate::presence`).
+pub fn presence_prefix(chain_key: &str) -> String {
+    format!("presence/{}.", safe_stem(chain_key))
+}
+
+/// The object holding one agent session's presence in a chain.
+pub fn presence_object(chain_key: &str, agent_id: &str, session_id: &str) -> String {
+    format!("{}{}.json", presence_prefix(chain_key), safe_stem(&format!("{agent_id}\0{session_id}")))
+}
+
 /// Whether an object name is a chain object (not a sidecar).
 pub fn is_chain_object(name: &str) -> bool {
     name.starts_with(CHAINS_PREFIX) && (name.ends_with(".mdb") || name.ends_with(".jsonl"))
@@ -68,6 +79,8 @@ mod tests {
             validate_object_name(&name).unwrap_or_else(|_| panic!("{key:?} -> {name:?}"));
             assert!(name.len() < 120);
             validate_object_name(&agents_object(key)).unwrap();
+            validate_object_name(&presence_object(key, key, key)).unwrap();
+            assert!(presence_object(key, "a", "s").starts_with(&presence_prefix(key)));
         }
     }
 

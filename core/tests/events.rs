@@ -81,3 +81,32 @@ fn a_chain_another_engine_created_is_loaded_and_told_when_announced() {
     assert_eq!(*seen.0.lock().unwrap(), ["made-elsewhere#0 first", "made-elsewhere#1 second"]);
     assert_eq!(second.catch_up_object("skills/registry.log").unwrap(), 0, "not a chain");
 }
+
+#[test]
+fn claim_fact_and_review_records_are_coordination_events_and_other_thoughts_are_not() {
+    use mentisdb_core::events::coordination_event;
+    let (db, _) = fresh();
+    let key = "team";
+    ok(&db, "mentisdb_append", json!({"chain_key": key, "thought_type": "Finding", "content": "plain"}));
+    ok(&db, "mentisdb_claim", json!({"chain_key": key, "key": "task-1", "holder": "ada", "ttl_ms": 5_000}));
+    ok(&db, "mentisdb_renew_claim", json!({"chain_key": key, "key": "task-1", "holder": "ada"}));
+    ok(&db, "mentisdb_release_claim", json!({"chain_key": key, "key": "task-1", "holder": "ada"}));
+    let fact = ok(&db, "mentisdb_record_fact", json!({"chain_key": key, "subject": "db", "predicate": "is", "object": "pg16"}));
+    ok(&db, "mentisdb_close_fact", json!({"chain_key": key, "fact_id": fact["fact"]["fact_id"]}));
+    let review = ok(&db, "mentisdb_request_review", json!({"chain_key": key, "subject": "ship", "agent_id": "ada"}));
+    ok(&db, "mentisdb_decide_review", json!({"chain_key": key, "review_id": review["review_id"], "decision": "approved", "agent_id": "bob"}));
+    let thoughts = db.thoughts_in(key, 0, u64::MAX, 100).unwrap();
+    let events: Vec<Option<&str>> = thoughts.iter().map(|t| coordination_event(key, t).map(|e| e.name)).collect();
+    assert_eq!(events, [None, Some("claim_acquired"), None, Some("claim_released"), Some("fact_recorded"), Some("fact_closed"), Some("review_requested"), Some("review_decided")]);
+    let acquired = coordination_event(key, &thoughts[1]).unwrap().data;
+    assert_eq!((acquired["key"].as_str(), acquired["holder"].as_str(), acquired["fencing_token"].as_u64(), acquired["chain_key"].as_str()), (Some("task-1"), Some("ada"), Some(1), Some(key)));
+    let decided = coordination_event(key, &thoughts[7]).unwrap().data;
+    assert_eq!((decided["review_id"].as_str(), decided["decision"].as_str(), decided["reviewer"].as_str()), (review["review_id"].as_str(), Some("approved"), Some("bob")));
+    // The lease ran out 5 s after it was taken; released leases are not expired ones.
+    let t_claim = mentisdb_core::timestamp::parse_rfc3339_millis(&thoughts[1].timestamp).unwrap();
+    assert!(db.leases_expired_between(t_claim, t_claim + 3_600_000).is_empty(), "released before its deadline");
+    ok(&db, "mentisdb_claim", json!({"chain_key": key, "key": "task-2", "holder": "cy", "ttl_ms": 5_000}));
+    let now = db.now_millis();
+    let expired = db.leases_expired_between(now, now + 10_000);
+    assert_eq!(expired.iter().map(|(c, l)| (c.as_str(), l.key.as_str(), l.holder.as_str())).collect::<Vec<_>>(), [(key, "task-2", "cy")]);
+}

@@ -94,6 +94,8 @@ const UNTYPED_TS: &[&str] = &[
     "mentisdb_rebuild_vectors",
     "mentisdb_claim", "mentisdb_renew_claim", "mentisdb_release_claim", "mentisdb_list_claims",
     "mentisdb_record_fact", "mentisdb_query_facts", "mentisdb_close_fact", "mentisdb_fact_conflicts",
+    "mentisdb_request_review", "mentisdb_decide_review", "mentisdb_list_reviews",
+    "mentisdb_heartbeat", "mentisdb_list_presence",
 ];
 
 /// See [`UNTYPED_TS`]: the WASI component types only the everyday five.

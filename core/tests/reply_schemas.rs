@@ -112,6 +112,14 @@ fn session() -> Vec<(&'static str, Value)> {
         ("mentisdb_fact_conflicts", json!({"chain_key": "a"})),
     ];
     let mut results: Vec<(&'static str, Value)> = calls.into_iter().map(|(tool, args)| (tool, ok(&db, tool, args))).collect();
+    // A review asked, decided, and decided again (too late); a beat, and who is present.
+    let review = ok(&db, "mentisdb_request_review", json!({"chain_key": "a", "subject": "ship it", "claim_key": "task", "reviewers": ["bob"], "agent_id": "ada"}));
+    let decided = ok(&db, "mentisdb_decide_review", json!({"chain_key": "a", "review_id": review["review_id"], "decision": "approved", "comment": "fine", "agent_id": "bob"}));
+    let late = ok(&db, "mentisdb_decide_review", json!({"chain_key": "a", "review_id": review["review_id"], "decision": "rejected", "agent_id": "bob"}));
+    let reviews = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "a", "include_decided": true}));
+    let beat = ok(&db, "mentisdb_heartbeat", json!({"chain_key": "a", "agent_id": "ada", "session_id": "s", "display_name": "Ada", "tool": "cli", "current_file": "a.rs", "current_action": "editing"}));
+    let present = ok(&db, "mentisdb_list_presence", json!({"chain_key": "a"}));
+    results.extend([("mentisdb_request_review", review), ("mentisdb_decide_review", decided), ("mentisdb_decide_review", late), ("mentisdb_list_reviews", reviews), ("mentisdb_heartbeat", beat), ("mentisdb_list_presence", present)]);
     // A chain object moves to another store: export here, import there.
     let exported = ok(&db, "mentisdb_export_chain", json!({"chain_key": "b"}));
     let (other, _) = fresh();

@@ -178,3 +178,55 @@ fn an_open_stream_does_not_hold_up_a_shutdown() {
     assert!(exited.success(), "{exited:?}");
     drop(events);
 }
+
+/// The next event that is not a `thought`.
+fn next_coordination(events: &mut Events) -> Sse {
+    loop {
+        let e = events.next();
+        if e.event != "thought" {
+            return e;
+        }
+    }
+}
+
+#[test]
+fn claims_facts_reviews_and_presence_are_announced_as_coordination_events() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = Daemon::start(tmp.path(), &[], &[]);
+    let mut events = Events::open(&d, "?chain_key=team", None, None).unwrap();
+    assert_eq!(events.next().event, "ready");
+    let call = |path: &str, body: Value| -> Value { client().post(format!("{}{path}", d.rest)).json(&body).send().unwrap().json().unwrap() };
+
+    call("/v1/claims", json!({"chain_key": "team", "key": "task-1", "holder": "ada", "ttl_ms": 1_000}));
+    // The coordination event comes just before its thought, without a cursor of its own.
+    let acquired = events.next();
+    assert_eq!((acquired.event.as_str(), acquired.id.as_str()), ("claim_acquired", ""), "{acquired:?}");
+    assert_eq!((acquired.data["key"].as_str(), acquired.data["holder"].as_str(), acquired.data["fencing_token"].as_u64()), (Some("task-1"), Some("ada"), Some(1)));
+    let (_, thought) = events.thought("team");
+    assert_eq!(thought.data["thought"]["index"], 0);
+    // Nobody renews: a second later the lease runs out and the timer says so.
+    let expired = next_coordination(&mut events);
+    assert_eq!((expired.event.as_str(), expired.data["key"].as_str()), ("claim_expired", Some("task-1")), "{expired:?}");
+
+    let review = call("/v1/reviews", json!({"chain_key": "team", "subject": "ship it", "reviewers": ["bob"], "agent_id": "ada"}));
+    let requested = next_coordination(&mut events);
+    assert_eq!((requested.event.as_str(), &requested.data["review_id"]), ("review_requested", &review["review_id"]));
+    call("/v1/reviews/decide", json!({"chain_key": "team", "review_id": review["review_id"], "decision": "approved", "agent_id": "bob"}));
+    let decided = next_coordination(&mut events);
+    assert_eq!((decided.event.as_str(), decided.data["decision"].as_str(), decided.data["reviewer"].as_str()), ("review_decided", Some("approved"), Some("bob")));
+    call("/v1/facts", json!({"chain_key": "team", "subject": "db", "predicate": "is", "object": "pg16"}));
+    assert_eq!(next_coordination(&mut events).event, "fact_recorded");
+    call("/v1/presence", json!({"chain_key": "team", "agent_id": "cy", "current_action": "reviewing"}));
+    let beat = next_coordination(&mut events);
+    assert_eq!((beat.event.as_str(), beat.data["agent_id"].as_str(), beat.data["current_action"].as_str()), ("presence_updated", Some("cy"), Some("reviewing")));
+    // Another chain's beat is not this stream's.
+    call("/v1/presence", json!({"chain_key": "other", "agent_id": "dan"}));
+    call("/v1/claims", json!({"chain_key": "team", "key": "task-2", "holder": "ada", "ttl_ms": 60_000}));
+    assert_eq!(next_coordination(&mut events).event, "claim_acquired");
+
+    // Resuming from a thought's cursor sends the coordination events after it again, with their thoughts.
+    let mut resumed = Events::open(&d, "?chain_key=team", None, Some(&thought.id)).unwrap();
+    assert_eq!(resumed.next().event, "ready");
+    assert_eq!(resumed.next().event, "review_requested");
+    assert_eq!(resumed.thought("team").1.data["thought"]["index"], 1);
+}

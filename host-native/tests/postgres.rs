@@ -595,3 +595,46 @@ fn claims_hold_across_three_daemons_one_killed() {
     eprintln!("claims chaos: {} claims acknowledged, {} fenced appends stored ({} acknowledged), {refused} refused as stale, {count} thoughts", claims.len(), fenced, acked_fenced.len());
     assert!(claims.len() > 100 && fenced > 50 && refused > 0, "the run exercised claims, fencing and refusals");
 }
+
+/// Three daemons on one database: twelve reviewers (four through each)
+/// decide one review at once; exactly one decision is stored and every
+/// other reviewer is told `already_decided` with that decision. A
+/// heartbeat through one daemon is listed by the others.
+#[test]
+fn a_review_takes_one_decision_across_daemons_and_presence_is_shared() {
+    let Some(admin) = mentisdb_pg_storage::testdb::admin_url() else {
+        eprintln!("skipped: set MENTISDB_TEST_PG_URL (scripts/stages/25-postgres.sh starts a server and sets it)");
+        return;
+    };
+    let url = mentisdb_pg_storage::testdb::fresh_database(&admin, "reviews").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let daemons: Vec<Daemon> = (0..3).map(|_| Daemon::start(root.path(), &url)).collect();
+    let review = daemons[0].post("/v1/reviews", json!({"chain_key": "team", "subject": "promote the canary", "agent_id": "ada"}));
+    let id = review["review_id"].as_str().unwrap().to_string();
+    agree(&daemons[1], &daemons[2], "team", 1);
+    let answers: Vec<Value> = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..12)
+            .map(|i| {
+                let (d, id) = (&daemons[i % 3], &id);
+                s.spawn(move || d.post("/v1/reviews/decide", json!({"chain_key": "team", "review_id": id, "decision": if i % 2 == 0 { "approved" } else { "rejected" }, "agent_id": format!("reviewer-{i}")})))
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let won: Vec<&Value> = answers.iter().filter(|a| a["ok"] == true).collect();
+    assert_eq!(won.len(), 1, "one decision wins: {answers:?}");
+    let decision = won[0]["decision"].clone();
+    for lost in answers.iter().filter(|a| a["ok"] != true) {
+        assert_eq!((lost["reason"].as_str(), &lost["decision"]), (Some("already_decided"), &decision), "{lost}");
+    }
+    let head = agree(&daemons[0], &daemons[1], "team", 2);
+    assert_eq!(head, daemons[2].head("team"), "the request and one decision, on every daemon");
+    for d in &daemons {
+        let listed = d.post("/v1/reviews/list", json!({"chain_key": "team", "include_decided": true}));
+        assert_eq!(listed["reviews"][0]["decision"], decision, "{listed}");
+    }
+
+    daemons[0].post("/v1/presence", json!({"chain_key": "team", "agent_id": "ada", "current_action": "deploying"}));
+    let seen = daemons[2].post("/v1/presence/list", json!({"chain_key": "team"}));
+    assert_eq!((seen["agents"][0]["agent_id"].as_str(), seen["agents"][0]["current_action"].as_str()), (Some("ada"), Some("deploying")), "{seen}");
+}

@@ -147,3 +147,29 @@ fn facts_from_the_shell_and_over_rest() {
     let r: Value = post("/v1/facts/conflicts", serde_json::json!({"chain_key": "ops"})).json().unwrap();
     assert_eq!(r["conflicts"], serde_json::json!([]));
 }
+
+#[test]
+fn reviews_and_presence_from_the_shell_and_over_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let _daemon = Daemon::start(&dir, &[], &[]);
+    let out = ok(&dir, &["review", "merge the auth refactor", "--reviewer", "bob", "--agent", "ada", "--chain", "team"]);
+    assert!(out.starts_with("requested\t"), "{out}");
+    let id = out.split('\t').nth(1).unwrap().to_string();
+    assert!(ok(&dir, &["reviews", "--reviewer", "bob", "--chain", "team"]).starts_with(&format!("{id}\topen\tuntil ")));
+    let (success, _, err) = run(&dir, &[], &["decide", &id, "approved", "--agent", "ada", "--chain", "team"]);
+    assert!(!success && err.trim().ends_with("not_a_reviewer"), "the requester is not the reviewer: {err}");
+    let out = ok(&dir, &["decide", &id, "needs_changes", "--agent", "bob", "--comment", "split it", "--chain", "team"]);
+    assert!(out.starts_with(&format!("decided\t{id}\tneeds_changes by bob")), "{out}");
+    let (success, _, err) = run(&dir, &[], &["decide", &id, "approved", "--agent", "bob", "--chain", "team"]);
+    assert!(!success && err.contains("already_decided: the review is needs_changes") && err.trim().lines().count() == 1, "{err}");
+    assert_eq!(ok(&dir, &["reviews", "--chain", "team"]), "", "decided: off the queue");
+    let (success, _, err) = run(&dir, &[], &["decide", &id, "maybe", "--agent", "bob", "--chain", "team"]);
+    assert!(!success && err.contains("approved, rejected, needs_changes"), "{err}");
+
+    ok(&dir, &["heartbeat", "ada", "--action", "editing", "--file", "src/auth.rs", "--chain", "team"]);
+    let present = ok(&dir, &["presence", "--chain", "team"]);
+    assert!(present.starts_with("ada\tediting\tsrc/auth.rs\t"), "{present}");
+    let head: Value = serde_json::from_str(&ok(&dir, &["head", "--chain", "team", "--json"])).unwrap();
+    assert_eq!(head["thought_count"], 2, "the request and the decision; beats are not thoughts");
+}

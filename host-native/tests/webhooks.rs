@@ -67,12 +67,21 @@ fn deliveries_are_signed_ordered_retried_and_survive_a_killed_daemon() {
     let got = wait_for(&shared, "d3 after the restart", |g| delivered_contents(g).len() == 3);
     assert_eq!(delivered_contents(&got), ["d1", "d2", "d3"], "d3 was not lost, d1 and d2 not sent again");
 
+    // A review decision (a Decision thought) carries its coordination event.
+    let (_, review) = post_json(&d, "/v1/reviews", json!({"chain_key": "team", "subject": "ship it", "agent_id": "ada"}));
+    let (status, decided) = post_json(&d, "/v1/reviews/decide", json!({"chain_key": "team", "review_id": review["review_id"], "decision": "approved", "agent_id": "bob"}));
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    let got = wait_for(&shared, "the review decision", |g| g.iter().filter(|r| r.answered == 200).count() == 4);
+    let body: Value = serde_json::from_slice(&got.iter().rfind(|r| r.answered == 200).unwrap().body).unwrap();
+    assert_eq!((body["event"].as_str(), body["coordination"]["event"].as_str(), body["coordination"]["data"]["decision"].as_str()), (Some("thought.appended"), Some("review_decided"), Some("approved")), "{body}");
+    assert_eq!(body["coordination"]["data"]["review_id"], review["review_id"]);
+
     // Deleted: nothing more is sent.
     let r = client().delete(format!("{}/v1/webhooks/{id}", d.rest)).send().unwrap();
     assert_eq!(r.json::<Value>().unwrap(), json!({"deleted": true}));
     append(&d, "Decision", "after deletion");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(delivered_contents(&shared.lock().unwrap().got).len(), 3);
+    assert_eq!(delivered_contents(&shared.lock().unwrap().got).len(), 4);
 }
 
 #[test]

@@ -222,6 +222,31 @@ async fn claims_and_fenced_appends_in_the_browser() {
     ok(db.close()).await;
 }
 
+/// Reviews, facts and presence in the browser: the same tools as the
+/// daemon; reviews and facts are derived from the stored chain after a
+/// reopen, and a heartbeat is kept in IndexedDB beside the chain.
+#[wasm_bindgen_test]
+async fn reviews_facts_and_presence_in_the_browser() {
+    let db = fresh("coordination").await;
+    let review = ok(db.call("mentisdb_request_review", js(json!({"chain_key": "tabs", "subject": "publish the draft", "reviewers": ["tab-2"], "agent_id": "tab-1"})))).await;
+    let id = review["review_id"].clone();
+    let decided = ok(db.call("mentisdb_decide_review", js(json!({"chain_key": "tabs", "review_id": id, "decision": "approved", "agent_id": "tab-2"})))).await;
+    assert_eq!(decided["ok"], true, "{decided}");
+    let again = ok(db.call("mentisdb_decide_review", js(json!({"chain_key": "tabs", "review_id": id, "decision": "rejected", "agent_id": "tab-2"})))).await;
+    assert_eq!((again["reason"].clone(), again["decision"].clone()), (json!("already_decided"), json!("approved")), "{again}");
+    ok(db.call("mentisdb_record_fact", js(json!({"chain_key": "tabs", "subject": "theme", "predicate": "is", "object": "dark", "valid_from": "2026-01-01T00:00:00Z"})))).await;
+    ok(db.call("mentisdb_record_fact", js(json!({"chain_key": "tabs", "subject": "theme", "predicate": "is", "object": "light", "valid_from": "2026-02-01T00:00:00Z"})))).await;
+    ok(db.call("mentisdb_heartbeat", js(json!({"chain_key": "tabs", "agent_id": "tab-1", "current_action": "editing"})))).await;
+    let db = reopen(db).await;
+    let reviews = ok(db.call("mentisdb_list_reviews", js(json!({"chain_key": "tabs", "include_decided": true})))).await;
+    assert_eq!(reviews["reviews"][0]["decided_by"], "tab-2", "{reviews}");
+    let facts = ok(db.call("mentisdb_query_facts", js(json!({"chain_key": "tabs", "subject": "theme", "point_in_time": "2026-01-15T00:00:00Z"})))).await;
+    assert_eq!(facts["facts"][0]["object"], "dark", "{facts}");
+    let present = ok(db.call("mentisdb_list_presence", js(json!({"chain_key": "tabs"})))).await;
+    assert_eq!(present["agents"][0]["current_action"], "editing", "{present}");
+    ok(db.close()).await;
+}
+
 #[wasm_bindgen_test]
 async fn an_acknowledged_append_is_already_committed() {
     let db = fresh("durable").await;

@@ -198,4 +198,23 @@ async def run_workflow(session: ClientSession, chain: str) -> dict:
         assert "holds it with token" in stale
         released = await call(session, "mentisdb_release_claim", {"chain_key": chain, "key": "deploy", "holder": "astro"})
         assert released["ok"] is True
+
+    # 15. The deploy waits on a review; the first decision wins. A fact says
+    # where it went, and presence says who is doing what.
+    if "mentisdb_request_review" in names:
+        review = await call(session, "mentisdb_request_review", {"chain_key": chain, "subject": "Promote the canary",
+                                                                  "claim_key": "deploy", "reviewers": ["other-agent"], "agent_id": "astro"})
+        queue = await call(session, "mentisdb_list_reviews", {"chain_key": chain, "reviewer": "other-agent"})
+        assert [r["review_id"] for r in queue["reviews"]] == [review["review_id"]]
+        decided = await call(session, "mentisdb_decide_review", {"chain_key": chain, "review_id": review["review_id"],
+                                                                 "decision": "approved", "agent_id": "other-agent"})
+        assert decided["ok"] is True and decided["review"]["status"] == "approved"
+        again = await call(session, "mentisdb_decide_review", {"chain_key": chain, "review_id": review["review_id"],
+                                                               "decision": "rejected", "agent_id": "other-agent"})
+        assert again["ok"] is False and again["reason"] == "already_decided" and again["decision"] == "approved"
+        fact = await call(session, "mentisdb_record_fact", {"chain_key": chain, "subject": "production", "predicate": "runs", "object": "canary build"})
+        assert fact["fact"]["valid_to"] is None
+        await call(session, "mentisdb_heartbeat", {"chain_key": chain, "agent_id": "astro", "tool": "python-mcp", "current_action": "promoting"})
+        present = await call(session, "mentisdb_list_presence", {"chain_key": chain})
+        assert present["agents"][0]["agent_id"] == "astro" and present["agents"][0]["current_action"] == "promoting"
     return final

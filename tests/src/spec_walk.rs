@@ -210,6 +210,25 @@ pub fn spec_walk(chain: &str) -> Vec<Step> {
         Step::ok("mentisdb_release_claim", json!({"chain_key": chain, "key": "compaction", "holder": "architect"})).eq("/ok", json!(false)).eq("/reason", json!("wrong_holder")),
         Step::ok("mentisdb_release_claim", json!({"chain_key": chain, "key": "compaction", "holder": "planner"})).eq("/ok", json!(true)),
         Step::ok("mentisdb_claim", json!({"chain_key": chain, "key": "compaction", "holder": "architect", "ttl_ms": 600000})).eq("/claim/fencing_token", json!(2)),
+        // Facts: a new value closes the old one.
+        Step::ok("mentisdb_record_fact", json!({"chain_key": chain, "subject": "segment format", "predicate": "is", "object": "v1", "valid_from": "2026-01-01T00:00:00Z", "agent_id": "planner"}))
+            .len("/closed", 0).capture("fact1", "/fact/fact_id"),
+        Step::ok("mentisdb_record_fact", json!({"chain_key": chain, "subject": "Segment format", "predicate": "is", "object": "v2", "valid_from": "2026-02-01T00:00:00Z"}))
+            .eq("/closed/0/fact_id", json!("${fact1}")).eq("/closed/0/valid_to", json!("2026-02-01T00:00:00.000Z")),
+        Step::ok("mentisdb_query_facts", json!({"chain_key": chain, "subject": "segment format", "point_in_time": "2026-01-15T00:00:00Z"})).len("/facts", 1).eq("/facts/0/object", json!("v1")),
+        // Reviews: the first decision wins; refusals are answers.
+        Step::ok("mentisdb_request_review", json!({"chain_key": chain, "subject": "Compaction of segment 7", "claim_key": "compaction", "reviewers": ["architect"], "agent_id": "planner"}))
+            .eq("/review/status", json!("open")).capture("review", "/review_id"),
+        Step::ok("mentisdb_decide_review", json!({"chain_key": chain, "review_id": "${review}", "decision": "approved", "agent_id": "planner"})).eq("/ok", json!(false)).eq("/reason", json!("not_a_reviewer")),
+        Step::ok("mentisdb_decide_review", json!({"chain_key": chain, "review_id": "${review}", "decision": "approved", "agent_id": "architect"})).eq("/ok", json!(true)),
+        Step::ok("mentisdb_decide_review", json!({"chain_key": chain, "review_id": "${review}", "decision": "rejected", "agent_id": "architect"}))
+            .eq("/reason", json!("already_decided")).eq("/decision", json!("approved")),
+        Step::ok("mentisdb_list_reviews", json!({"chain_key": chain, "requester": "planner", "include_decided": true})).len("/reviews", 1).eq("/reviews/0/decided_by", json!("architect")),
+        Step::err("mentisdb_decide_review", json!({"chain_key": chain, "review_id": "nope", "decision": "approved", "agent_id": "architect"}), "not_found", "nope"),
+        // Presence: live state beside the chain, not thoughts.
+        Step::ok("mentisdb_heartbeat", json!({"chain_key": chain, "agent_id": "planner", "current_action": "compacting"})).eq("/current_action", json!("compacting")),
+        Step::ok("mentisdb_list_presence", json!({"chain_key": chain})).len("/agents", 1).eq("/agents/0/agent_id", json!("planner")),
+        Step::ok("mentisdb_head", json!({"chain_key": chain})).eq("/thought_count", json!(12)),
     ]
 }
 

@@ -276,8 +276,8 @@ fn a_chain_written_by_the_component_opens_and_verifies_in_the_daemon_storage() {
     assert!(report.refused.is_empty(), "refused: {:?}", report.refused);
     let opened: Vec<(&str, usize, usize)> = report.chains.iter().map(|c| (c.chain_key.as_str(), c.thought_count, c.torn_tail_bytes)).collect();
     assert_eq!(opened.len(), 2);
-    // The spec walk leaves 4 thoughts and 4 claim records and fenced appends.
-    assert!(opened.contains(&("cross", 8, 0)) && opened.contains(&("lines", 2, 0)), "{opened:?}");
+    // The spec walk leaves 4 thoughts, 4 claim records and fenced appends, 2 facts and a review with its decision.
+    assert!(opened.contains(&("cross", 12, 0)) && opened.contains(&("lines", 2, 0)), "{opened:?}");
     // Every thought, hash, id and timestamp comes back identical, and the registry too.
     assert_eq!(db.call("mentisdb_search", json!({"chain_key": "cross"})).unwrap(), wasi_cross);
     assert_eq!(db.call("mentisdb_search", json!({"chain_key": "lines"})).unwrap(), wasi_lines);
@@ -303,9 +303,9 @@ fn a_chain_written_by_the_daemon_storage_opens_and_extends_in_the_component() {
     assert_eq!(p.call("mentisdb_list_skills", &json!({})).unwrap(), core_skills);
     let head = p.head(Some("native")).unwrap();
     assert_eq!(head.head_hash.as_ref(), core_head["head_hash"].as_str().map(str::to_string).as_ref());
-    assert_eq!(head.thought_count, 8, "the spec walk's 4 thoughts, then its claims");
+    assert_eq!(head.thought_count, 12, "the spec walk's 4 thoughts, then its claims, facts and review");
     let next = p.append(&append_request("native", wit::ThoughtType::Insight, "appended by the component")).unwrap();
-    assert_eq!((next.index, next.prev_hash.as_deref()), (8, core_head["head_hash"].as_str()));
+    assert_eq!((next.index, next.prev_hash.as_deref()), (12, core_head["head_hash"].as_str()));
     // The registry sidecar written by the core is honoured: the disabled agent stays disabled.
     let mut req = append_request("native", wit::ThoughtType::Insight, "from a revoked agent");
     req.agent_id = Some("reviewer".into());

@@ -71,8 +71,8 @@ impl Chain {
     /// Adds to `input` the `Supersedes` relation dedup calls for, if any
     /// (see the module docs for when it does not apply).
     pub(crate) fn add_dedup_relation(&self, input: &mut NewThought, threshold: f64, window: usize) {
-        // A fact record retires exactly the facts it closes (`facts.rs`), never a look-alike.
-        if input.signing_key_id.is_some() || input.thought_signature.is_some() || input.relations.len() >= MAX_REFS || crate::facts::is_fact(input.thought_type, &input.tags) {
+        // A fact record retires exactly the facts it closes (`facts.rs`), never a look-alike; a review record retires nothing.
+        if input.signing_key_id.is_some() || input.thought_signature.is_some() || input.relations.len() >= MAX_REFS || crate::facts::is_fact(input.thought_type, &input.tags) || crate::reviews::is_review(input.thought_type, &input.tags) {
             return;
         }
         let end = match input.thought_id.as_deref().and_then(|id| self.by_id(id)) {

@@ -54,6 +54,7 @@ pub struct Chain {
     retirements: Derived<Retirements>,
     claims: Derived<crate::claims::ClaimTable>,
     facts: Derived<crate::facts::FactTable>,
+    reviews: Derived<crate::reviews::ReviewTable>,
     /// The RFC 9162 Merkle tree over the thoughts' chain hashes (`merkle.rs`).
     merkle: Derived<crate::merkle::MerkleTree>,
     /// How many thoughts are forgotten (so a search over a chain with none
@@ -103,6 +104,7 @@ impl Chain {
             retirements: Derived::default(),
             claims: Derived::default(),
             facts: Derived::default(),
+            reviews: Derived::default(),
             merkle: Derived::default(),
             forgotten: 0,
         }

@@ -77,6 +77,20 @@ impl MentisDb {
         Err(ToolError::Unavailable(format!("the claims of chain '{key}' are busy: other writers changed them {MAX_REBASES} times in a row; retry")))
     }
 
+    /// The leases of the chains in memory that ran out in `from_ms..to_ms`
+    /// (a host's timer announces them as `claim_expired`), by chain. A
+    /// chain not in memory is not loaded for it.
+    pub fn leases_expired_between(&self, from_ms: i64, to_ms: i64) -> Vec<(String, Lease)> {
+        let resident: Vec<String> = super::read_lock(&self.chains).keys().cloned().collect();
+        let mut out = Vec::new();
+        for key in resident {
+            let Some(slot) = self.peek_slot(&key) else { continue };
+            let state = super::read_lock(&slot.state);
+            out.extend(state.chain.claims().expired_between(from_ms, to_ms).into_iter().map(|l| (key.clone(), l.clone())));
+        }
+        out
+    }
+
     /// The leases of chain `key` held now whose key starts with `prefix`.
     pub fn held_claims(&self, key: &str, prefix: &str) -> Result<Vec<Lease>, ToolError> {
         let now = self.now_millis();

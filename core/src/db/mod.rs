@@ -37,6 +37,7 @@ mod residency;
 mod rewrites;
 mod shared_store;
 mod claims;
+mod presence;
 pub use claims::ClaimOutcome;
 mod skills;
 mod extract;
@@ -490,6 +491,12 @@ impl MentisDb {
     /// from now on, and of deleted chains (see [`AppendObserver`]).
     pub fn add_observer(&self, observer: Arc<dyn AppendObserver>) {
         write_lock(&self.observers).push(observer);
+    }
+
+    pub(crate) fn notify_presence(&self, presence: &crate::presence::Presence) {
+        for observer in read_lock(&self.observers).iter() {
+            observer.presence_updated(presence);
+        }
     }
 
     fn notify_appended(&self, key: &str, thoughts: &[Thought]) {

@@ -14,17 +14,17 @@ use schemars::JsonSchema;
 use serde_json::value::RawValue;
 
 tools! {
-    tool!(read "mentisdb_list_agents", "List the distinct agents that have written to a chain (id, name, owner).", ChainArgs => AgentListReply, list_agents),
-    tool!(read "mentisdb_get_agent", "Return one full agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs => AgentReply, get_agent),
-    tool!(read "mentisdb_list_agent_registry", "Return the full per-chain agent registry.", ChainArgs => AgentRegistryReply, list_registry),
-    tool!(admin "mentisdb_upsert_agent", "Create or update an agent record (display name, owner, description, status). Creates the chain on first use.", UpsertArgs => AgentReply, upsert_agent),
+    tool!(read "mentisdb_list_agents", "The distinct agents that wrote to a chain (id, name, owner).", ChainArgs => AgentListReply, list_agents),
+    tool!(read "mentisdb_get_agent", "One agent registry record: names, aliases, status, public keys and activity.", AgentIdArgs => AgentReply, get_agent),
+    tool!(read "mentisdb_list_agent_registry", "The full per-chain agent registry.", ChainArgs => AgentRegistryReply, list_registry),
+    tool!(admin "mentisdb_upsert_agent", "Create or update an agent record (display name, owner, description, status); creates the chain.", UpsertArgs => AgentReply, upsert_agent),
     tool!(admin "mentisdb_set_agent_description", "Set, or clear when omitted or empty, the description of a registered agent.", DescriptionArgs => AgentReply, set_description),
     tool!(admin "mentisdb_add_agent_alias", "Add an alias to a registered agent.", AliasArgs => AgentReply, add_alias),
     tool!(admin "mentisdb_add_agent_key", "Add or replace an agent's Ed25519 public key; an agent with an active key must sign its appends.", AddKeyArgs => AgentReply, add_key),
     tool!(admin "mentisdb_revoke_agent_key", "Revoke a public key of an agent; its history is kept.", KeyArgs => AgentReply, revoke_key),
     tool!(admin "mentisdb_disable_agent", "Mark an agent revoked: its thoughts stay, it can no longer append.", AgentIdArgs => AgentReply, disable_agent),
-    tool!(read "mentisdb_list_entity_types", "List a chain's entity types (declared or carried by thoughts), each with its thought count and first/last index and time.", ChainArgs => EntityTypeListReply, list_entity_types),
-    tool!("mentisdb_upsert_entity_type", "Create or update an entity type in the chain's registry. Creates the chain on first use.", EntityTypeArgs => EntityTypeReply, upsert_entity_type),
+    tool!(read "mentisdb_list_entity_types", "A chain's entity types (declared or carried by thoughts) with thought counts and first/last index and time.", ChainArgs => EntityTypeListReply, list_entity_types),
+    tool!("mentisdb_upsert_entity_type", "Create or update an entity type in the chain's registry; creates the chain.", EntityTypeArgs => EntityTypeReply, upsert_entity_type),
 }
 
 /// Arguments of `mentisdb_upsert_entity_type`.

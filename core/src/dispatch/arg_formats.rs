@@ -38,7 +38,11 @@ const INSTANT: &str = r"^(?:\d{10,14}|\d{4}-((0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])
 fn rule(name: &str, required: bool) -> Option<Value> {
     Some(match name {
         "agent_id" if required => json!({"pattern": KEY}),
-        "key" | "holder" | "subject" | "predicate" | "fact_id" if required => json!({"pattern": KEY}),
+        "key" | "holder" | "subject" | "predicate" | "fact_id" | "review_id" if required => json!({"pattern": KEY}),
+        "claim_key" => json!({"pattern": KEY}),
+        "reviewer" | "requester" => json!({"pattern": NO_CONTROL}),
+        "reviewers" => json!({"items": {"pattern": KEY}, "maxItems": crate::reviews::MAX_REVIEWERS}),
+        "comment" | "session_id" | "tool" | "current_file" | "current_action" => json!({"pattern": LABEL}),
         "object" if required => json!({"pattern": r"\S", "maxLength": crate::facts::MAX_OBJECT_CHARS}),
         "valid_from" | "valid_to" | "point_in_time" => json!({"pattern": INSTANT, "minimum": crate::args::EARLIEST_MS, "maximum": crate::args::LATEST_MS}),
         "prefix" => json!({"pattern": NO_CONTROL}),

@@ -20,10 +20,10 @@ tools! {
     tool!("mentisdb_branch_from", "Create a chain branching off one thought of another (a StateSnapshot with a BranchesFrom relation to it). The source is unchanged.", BranchArgs => BranchReply, branch).many_chains(),
     tool!(admin "mentisdb_merge_chains", "Append every thought of source_chain_key to target_chain_key (without refs, relations or signatures), then delete the source.", MergeArgs => MergeReply, merge).many_chains(),
     tool!(admin "mentisdb_delete_chain", "Delete a chain for good: its thoughts and agent registry leave storage and its key may be used again.", DeleteChainArgs => DeleteChainReply, delete_chain),
-    tool!(read "mentisdb_catch_up", "Daemons sharing a store: take in what others appended to the chain; answer its count and head (min_index: is that thought served here).", CatchUpArgs => CatchUpReply, catch_up).blocking(),
-    tool!(read "mentisdb_export_chain", "Return a chain's stored object (header and every record, as stored) as base64 with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain).blocking(),
-    tool!(admin "mentisdb_import_chain", "Add a chain object (from mentisdb_export_chain), as base64; verified before anything is stored; never overwrites a chain.", ImportChainArgs => ImportChainReply, import_chain, caller),
-    tool!("mentisdb_import_memory_markdown", "Append the thoughts of a MEMORY.md (ours or MentisDB 0.10's) to a chain, in order (without refs, relations or times).", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
+    tool!(read "mentisdb_catch_up", "Take in what other daemons sharing the store appended; answer the chain's count and head.", CatchUpArgs => CatchUpReply, catch_up).blocking(),
+    tool!(read "mentisdb_export_chain", "A chain's stored object as base64 with its SHA-256; mentisdb_import_chain takes it back.", ExportChainArgs => ExportChainReply, export_chain).blocking(),
+    tool!(admin "mentisdb_import_chain", "Add a chain object (base64, from mentisdb_export_chain), verified first; never overwrites a chain.", ImportChainArgs => ImportChainReply, import_chain, caller),
+    tool!("mentisdb_import_memory_markdown", "Append a MEMORY.md's thoughts (ours or 0.10's) to a chain in order (without refs, relations or times).", ImportMarkdownArgs => ImportMarkdownReply, import_markdown),
 }
 
 /// Arguments of `mentisdb_branch_from`.

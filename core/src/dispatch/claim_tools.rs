@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 tools! {
-    tool!("mentisdb_claim", "Claim `key` for `holder` for ttl_ms: a free key gets a new, larger fencing_token; the holder asking again refreshes it (deduped); another holder gets ok: false, held_by.", ClaimArgs => ClaimReply, claim),
+    tool!("mentisdb_claim", "Claim `key` for `holder` for ttl_ms: a free key gets a new, larger fencing_token; the holder again refreshes it; another gets ok: false, held_by.", ClaimArgs => ClaimReply, claim),
     tool!("mentisdb_renew_claim", "Extend the holder's lease to now + ttl_ms.", RenewArgs => ClaimReply, renew),
     tool!("mentisdb_release_claim", "Release the holder's lease.", ReleaseArgs => ClaimReply, release),
     tool!(read "mentisdb_list_claims", "List the leases held now (keys starting with `prefix`).", ListClaimsArgs => ClaimListReply, list),

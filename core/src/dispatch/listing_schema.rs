@@ -10,7 +10,8 @@
 //! arguments exclude each other; the daemon names the conflict), `title` (the
 //! Rust type's name), the top-level description and those of shared types
 //! under `$defs` (the tool's and the field's descriptions say what they
-//! are for), and `null` as an
+//! are for), fields marked `deprecated` (accepted from 0.10 clients, doing
+//! nothing), and `null` as an
 //! alternative type or enum value (an optional field is simply left out). Names, types, enums, bounds, `required` and field
 //! descriptions stay.
 //!
@@ -44,7 +45,8 @@ fn compact(value: Value) -> Value {
                 }
                 let v = match (key.as_str(), v) {
                     // Maps of names to schemas: the names are not keywords.
-                    ("properties", Value::Object(named)) => Value::Object(named.into_iter().map(|(n, s)| (n, compact(s))).collect()),
+                    // A deprecated field (accepted for 0.10 clients, doing nothing) is not shown.
+                    ("properties", Value::Object(named)) => Value::Object(named.into_iter().filter(|(_, s)| s.get("deprecated") != Some(&Value::Bool(true))).map(|(n, s)| (n, compact(s))).collect()),
                     // A shared type's own doc: the fields that use it say what they are for.
                     ("$defs", Value::Object(named)) => Value::Object(named.into_iter().map(|(n, s)| (n, without_description(compact(s)))).collect()),
                     (_, v) => compact(v),

@@ -18,6 +18,8 @@ mod arg_formats;
 mod chain_tools;
 mod claim_tools;
 mod fact_tools;
+mod presence_tools;
+mod review_tools;
 mod graph_mode;
 #[cfg(feature = "daemon-tools")]
 mod model_tools;
@@ -226,6 +228,8 @@ fn families() -> &'static [&'static [ToolDef]] {
         chain_tools::TOOLS,
         claim_tools::TOOLS,
         fact_tools::TOOLS,
+        review_tools::TOOLS,
+        presence_tools::TOOLS,
         #[cfg(feature = "daemon-tools")]
         model_tools::TOOLS,
         proof_tools::TOOLS,
@@ -318,6 +322,8 @@ pub(crate) fn chains_named(tool: &str, args: Value) -> Option<Vec<Option<String>
         chain_tools::chains_named,
         claim_tools::chains_named,
         fact_tools::chains_named,
+        review_tools::chains_named,
+        presence_tools::chains_named,
         #[cfg(feature = "daemon-tools")]
         model_tools::chains_named,
         proof_tools::chains_named,
@@ -348,6 +354,8 @@ pub fn output_schema(tool: &str) -> Option<Value> {
         chain_tools::reply_schema,
         claim_tools::reply_schema,
         fact_tools::reply_schema,
+        review_tools::reply_schema,
+        presence_tools::reply_schema,
         #[cfg(feature = "daemon-tools")]
         model_tools::reply_schema,
         proof_tools::reply_schema,
@@ -496,6 +504,8 @@ mod tests {
                     .or_else(|| chain_tools::args_schema(t.name))
                     .or_else(|| claim_tools::args_schema(t.name))
                     .or_else(|| fact_tools::args_schema(t.name))
+                    .or_else(|| review_tools::args_schema(t.name))
+                    .or_else(|| presence_tools::args_schema(t.name))
                     .or_else(|| model_tools::args_schema(t.name))
                     .or_else(|| proof_tools::args_schema(t.name))
                     .or_else(|| sync_tools::args_schema(t.name))
@@ -547,7 +557,7 @@ mod tests {
         for write in ["mentisdb_append", "mentisdb_bootstrap", "mentisdb_add_agent_key", "mentisdb_upload_skill", "no_such_tool"] {
             assert!(!is_read_only(write) && !is_quick_read(write), "{write}");
         }
-        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 34);
+        assert_eq!(tool_specs().iter().filter(|t| t.read_only).count(), 36);
         for t in families().iter().flat_map(|f| f.iter()) {
             assert!(!t.quick || t.read_only, "{} is a write: never quick", t.name);
         }

@@ -22,6 +22,7 @@ pub(super) struct ExtractArgs {
     /// The chain the memories are meant for.
     pub chain_key: Option<ChainKey>,
     /// Reserved (0.10 accepts it and does not use it).
+    #[schemars(extend("deprecated" = true))]
     pub agent_id: Option<String>,
     /// A prompt with `{{types}}` and `{{text}}` to use instead of ours.
     pub prompt_template: Option<String>,

@@ -49,27 +49,82 @@ pub fn select_tools(profile: &str) -> Result<Vec<&'static str>, String> {
 /// shows them to an agent, which reads the whole listing at once: a field's
 /// description or an enum that an earlier tool of the listing already
 /// states is not repeated (the search filters are shared by seven tools,
-/// the thought types by eleven). What a tool accepts does not change.
+/// the thought types by eleven), and a shared type that is a whole earlier
+/// tool's arguments (a batch item: `mentisdb_append`'s) is named, not
+/// spelled out again. What a tool accepts does not change.
 pub fn listed_tools(names: &[&str]) -> Vec<ToolSpec> {
     let mut stated = Stated::default();
     tool_specs()
         .into_iter()
         .filter(|s| names.contains(&s.name))
         .map(|mut spec| {
+            let whole = without_defs(&spec.input_schema);
+            stated.name_whole_tools(&mut spec.input_schema);
             stated.drop_repeats(&mut spec.input_schema, None);
+            stated.tools.push((whole, spec.name));
             spec
         })
         .collect()
 }
 
-/// What earlier tools of a listing stated: `(field name, description)` pairs and enums.
+/// What earlier tools of a listing stated: `(field name, description)`
+/// pairs, enums, and each tool's whole argument schema (without `$defs`).
 #[derive(Default)]
 struct Stated {
     descriptions: BTreeSet<(String, String)>,
     enums: BTreeSet<String>,
+    tools: Vec<(Value, &'static str)>,
+}
+
+/// A schema without its `$defs` (what a shared type's body holds of it).
+fn without_defs(schema: &Value) -> Value {
+    let mut s = schema.clone();
+    if let Some(obj) = s.as_object_mut() {
+        obj.remove("$defs");
+    }
+    s
 }
 
 impl Stated {
+    /// Replaces each shared type of `schema` that is exactly an earlier
+    /// listed tool's arguments by `{"type": "object", "description": "<tool>'s
+    /// arguments."}`, then drops the shared types nothing refers to any more.
+    fn name_whole_tools(&mut self, schema: &mut Value) {
+        let Some(Value::Object(defs)) = schema.get_mut("$defs") else { return };
+        let mut named = false;
+        for def in defs.values_mut() {
+            if let Some((_, tool)) = self.tools.iter().find(|(whole, _)| whole == def) {
+                *def = serde_json::json!({"type": "object", "description": format!("{tool}'s arguments.")});
+                named = true;
+            }
+        }
+        if !named {
+            return;
+        }
+        // Referred to from outside `$defs`, or from a def that is.
+        loop {
+            let text = {
+                let mut rest = schema.clone();
+                let defs = rest.get("$defs").cloned().unwrap_or_default();
+                if let Some(obj) = rest.as_object_mut() {
+                    obj.remove("$defs");
+                }
+                format!("{rest}{}", defs.as_object().map(|d| d.values().map(Value::to_string).collect::<String>()).unwrap_or_default())
+            };
+            let Some(Value::Object(defs)) = schema.get_mut("$defs") else { return };
+            let unused: Vec<String> = defs.keys().filter(|k| !text.contains(&format!("\"#/$defs/{k}\""))).cloned().collect();
+            if unused.is_empty() {
+                break;
+            }
+            for k in unused {
+                defs.remove(&k);
+            }
+        }
+        if schema.get("$defs").and_then(Value::as_object).is_some_and(Map::is_empty) {
+            schema.as_object_mut().map(|o| o.remove("$defs"));
+        }
+    }
+
     /// Drops from `schema` (the schema of the field `name`, if any) what
     /// was stated before, and records the rest as stated.
     fn drop_repeats(&mut self, schema: &mut Value, name: Option<&str>) {
@@ -126,6 +181,10 @@ mod tests {
             assert_eq!(l.input_schema["properties"].as_object().map(|p| p.keys().collect::<Vec<_>>()), f.input_schema["properties"].as_object().map(|p| p.keys().collect::<Vec<_>>()), "{}", l.name);
             assert_eq!(l.input_schema.get("required"), f.input_schema.get("required"), "{}", l.name);
         }
+        // A batch item is mentisdb_append's arguments: named when that tool is listed, else spelled out.
+        let batch = |l: &[ToolSpec]| l.iter().find(|s| s.name == "mentisdb_append_batch").unwrap().input_schema.to_string();
+        assert!(batch(&listed).contains("mentisdb_append's arguments.") && !batch(&listed).contains("FencingArg"), "{}", batch(&listed));
+        assert!(batch(&listed_tools(&["mentisdb_append_batch"])).contains("\"fencing\""));
         // A listing of one tool states everything it has.
         let search = listed_tools(&["mentisdb_search"]);
         assert_eq!(search[0].input_schema, full.iter().find(|s| s.name == "mentisdb_search").unwrap().input_schema);

@@ -13,10 +13,10 @@ use crate::error::ToolError;
 use schemars::JsonSchema;
 
 tools! {
-    tool!(read "mentisdb_checkpoint", "A freshly signed checkpoint of a chain (C2SP tlog-checkpoint note over its RFC 9162 Merkle root); verify with mentisdb_identity's key.", ChainArgs => CheckpointReply, make_checkpoint),
-    tool!(read "mentisdb_inclusion_proof", "Prove that thought `index` is in the chain's RFC 9162 Merkle tree of `tree_size` thoughts (default: all): leaf hash, root and audit path, hex.", InclusionArgs => InclusionProofReply, inclusion),
-    tool!(read "mentisdb_consistency_proof", "Prove that the chain's first `first` thoughts are a prefix of its first `second` (default: all): both RFC 9162 roots and the proof, hex.", ConsistencyArgs => ConsistencyProofReply, consistency),
-    tool!(read "mentisdb_identity", "Return the daemon's checkpoint signing identity (signer, Ed25519 public key, note key id).", NoArgs => IdentityReply, identity).daemon_wide(),
+    tool!(read "mentisdb_checkpoint", "A freshly signed checkpoint (C2SP tlog note over the chain's RFC 9162 Merkle root); verify with mentisdb_identity's key.", ChainArgs => CheckpointReply, make_checkpoint),
+    tool!(read "mentisdb_inclusion_proof", "Prove thought `index` is in the chain's RFC 9162 Merkle tree of `tree_size` thoughts (default all): leaf hash, root, audit path.", InclusionArgs => InclusionProofReply, inclusion),
+    tool!(read "mentisdb_consistency_proof", "Prove the chain's first `first` thoughts are a prefix of its first `second` (default all): both RFC 9162 roots and the proof.", ConsistencyArgs => ConsistencyProofReply, consistency),
+    tool!(read "mentisdb_identity", "The daemon's checkpoint signing identity (signer, Ed25519 public key, note key id).", NoArgs => IdentityReply, identity).daemon_wide(),
 }
 
 /// Just a chain.

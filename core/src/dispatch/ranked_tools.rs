@@ -26,26 +26,26 @@ use serde_json::value::RawValue;
 tools! {
     tool!(
         read "mentisdb_ranked_search",
-        "Ask a chain a question (`text`): BM25 over content, tags, concepts and agent, expanded over refs and relations, with recency, importance, session context and (when the host embeds) vectors. Takes the search filters; each hit explains its score.",
+        "Ask a chain a question (`text`): BM25, graph expansion over refs and relations, recency, importance, session context, vectors when the host embeds. Hits explain their scores.",
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool,
         caller
     ).blocking(),
     tool!(
         read "mentisdb_context_bundles",
-        "Ranked seeds for `text`, each with the supporting thoughts reached from it through refs and relations (graph.max_depth, default 2).",
+        "Ranked seeds for `text`, each with the thoughts reached from it through refs and relations (graph.max_depth, default 2).",
         RankedSearchArgs => ContextBundlesReply<'static>,
         context_bundles_tool
     ).blocking(),
     tool!(
         read "mentisdb_lexical_search",
-        "Rank a chain's thoughts by BM25F for `text` only (no graph, context or vectors), with paging and thought_types/agent_ids filters.",
+        "Rank a chain's thoughts by BM25F for `text` alone (no graph, context or vectors), with paging.",
         LexicalSearchArgs => LexicalSearchReply<'static>,
         lexical_search_tool
     ).blocking(),
     tool!(
         read "mentisdb_federated_search",
-        "One ranked search over several chains (chain_keys), merged: each hit names its chain; a thought in several counts once. Takes ranked search's arguments.",
+        "Ranked search over several chains (chain_keys), merged; each hit names its chain. Takes ranked search's arguments.",
         FederatedSearchArgs => RankedSearchReply<'static>,
         federated_search_tool
     ).many_chains().blocking(),
@@ -57,7 +57,7 @@ tools! {
     ).blocking(),
     tool!(
         "mentisdb_rebuild_vectors",
-        "Embed every thought of a chain again with the daemon's embedding provider and report its vector index. Nothing is written.",
+        "Re-embed every thought of a chain with the daemon's embedding provider; report the vector index.",
         RebuildVectorsArgs => VectorsRebuildReply,
         rebuild_vectors_tool
     ),

@@ -17,8 +17,8 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 
 tools! {
-    tool!(read "mentisdb_chain_records", "Return thoughts from..to of a chain as storage records (base64, at most `limit`, default 1000; `next` names the next page), for replicas.", RecordsArgs => ChainRecordsReply, records).blocking(),
-    tool!("mentisdb_append_batch", "Append up to 1000 thoughts (mentisdb_append's fields) in order. Idempotent by thought_id; not atomic: the error names the first refused one.", AppendBatchArgs => AppendBatchReply, append_batch),
+    tool!(read "mentisdb_chain_records", "Thoughts from..to as storage records (base64, at most `limit`, default 1000; `next` pages), for replicas.", RecordsArgs => ChainRecordsReply, records).blocking(),
+    tool!("mentisdb_append_batch", "Append up to 1000 thoughts (mentisdb_append's fields) in order; idempotent by thought_id, not atomic.", AppendBatchArgs => AppendBatchReply, append_batch),
 }
 
 /// Most records one `mentisdb_chain_records` page holds.

@@ -59,6 +59,7 @@ pub(super) struct SummaryConfigArgs {
     pub by_agent: Option<bool>,
     /// Accepted for 0.10.10 clients; changes nothing.
     #[allow(dead_code)]
+    #[schemars(extend("deprecated" = true))]
     pub by_entity_type: Option<bool>,
 }
 read_args!(SummaryConfigArgs { window_size, overlap, by_session, by_agent, by_entity_type });

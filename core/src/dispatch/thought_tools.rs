@@ -27,18 +27,18 @@ use serde_json::value::RawValue;
 
 tools! {
     tool!("mentisdb_bootstrap", "Create the chain if needed and, only when it is empty, write one bootstrap memory.", BootstrapArgs => BootstrapReply, bootstrap),
-    tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed) to a chain. Returns the stored thought with its index, id and hash.", AppendArgs => AppendReply, append),
-    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix (role Retrospective, type LessonLearned by default); link the mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
-    tool!(read "mentisdb_search", "Search a chain with ANDed filters (text, types, roles, tags, concepts, agents, scores, time); the newest `limit` matches in append order.", SearchArgs => SearchReply, search_tool),
-    tool!(read "mentisdb_list_chains", "List the chains this daemon stores, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains, caller).daemon_wide(),
+    tool!("mentisdb_append", "Append a durable thought (typed, scored, tagged, optionally signed). Returns it with its index, id and hash.", AppendArgs => AppendReply, append),
+    tool!("mentisdb_append_retrospective", "Append a lesson learned after a hard failure or non-obvious fix (Retrospective, LessonLearned); link the mistake with refs.", RetrospectiveArgs => AppendReply, append_retrospective),
+    tool!(read "mentisdb_search", "Filter a chain (text, types, roles, tags, concepts, agents, scores, time; ANDed): the newest `limit` matches in append order.", SearchArgs => SearchReply, search_tool),
+    tool!(read "mentisdb_list_chains", "The chains stored here, with thought and agent counts and storage location.", NoArgs => ListChainsReply, list_chains, caller).daemon_wide(),
     tool!(read "mentisdb_recent_context", "Render the latest thoughts (last_n, default 12) as a prompt snippet for resuming work.", RecentContextArgs => RecentContextReply, recent_context),
     tool!(read "mentisdb_memory_markdown", "Export the chain, or a filtered subset, as MEMORY.md-style Markdown.", SearchArgs => MarkdownReply, memory_markdown),
-    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written): by session and/or agent, config.window_size (default 50) each, skipping summarized ones.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
-    tool!(read "mentisdb_get_thought", "Return one thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
-    tool!(read "mentisdb_get_genesis_thought", "Return the first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
-    tool!(read "mentisdb_traverse_thoughts", "Walk a chain in append order from one anchor (id, hash, index, genesis or head), either way, in filtered chunks with cursors.", TraverseArgs => TraverseReply, traverse_tool),
+    tool!(read "mentisdb_summary_candidates", "Windows of thoughts to summarize (nothing is written), by session and/or agent, skipping summarized ones.", SummaryCandidatesArgs => SummaryCandidatesReply, summary_candidates_tool),
+    tool!(read "mentisdb_get_thought", "One thought by exactly one of thought_id, thought_hash or thought_index.", GetThoughtArgs => GetThoughtReply, get_thought),
+    tool!(read "mentisdb_get_genesis_thought", "The first thought of a chain, or null when it is empty.", ChainArgs => GenesisReply, genesis),
+    tool!(read "mentisdb_traverse_thoughts", "Walk a chain in append order from an anchor (id, hash, index, genesis or head), either way, in filtered chunks.", TraverseArgs => TraverseReply, traverse_tool),
     tool!(admin "mentisdb_forget_thought", "Forget one thought for a reason: its content, tags, concepts and signature are erased for good; the chain still verifies.", ForgetArgs => ForgetReply, forget, caller),
-    tool!(read "mentisdb_head", "Return the chain tip: thought count, head hash, latest thought and integrity.", ChainArgs => HeadReply, head, caller),
+    tool!(read "mentisdb_head", "The chain tip: thought count, head hash, latest thought and integrity.", ChainArgs => HeadReply, head, caller),
 }
 
 /// Arguments of `mentisdb_bootstrap`.

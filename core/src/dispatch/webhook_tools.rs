@@ -16,8 +16,8 @@ use schemars::JsonSchema;
 use std::collections::BTreeMap;
 
 tools! {
-    tool!(admin "mentisdb_register_webhook", "Register a webhook: each new thought (of chain_key_filter, thought_type_filter) is POSTed to url, HMAC-signed in X-MentisDB-Signature, at least once. Returns its secret once.", RegisterArgs => WebhookRegisteredReply, register).daemon_wide(),
-    tool!(admin "mentisdb_list_webhooks", "List every webhook with its delivery state (delivered, last_delivered_at, last_error); secrets are not listed.", ListArgs => WebhookListReply, list).daemon_wide(),
+    tool!(admin "mentisdb_register_webhook", "POST each new thought (of chain_key_filter, thought_type_filter) to url, at least once, HMAC-signed in X-MentisDB-Signature. Returns its secret once.", RegisterArgs => WebhookRegisteredReply, register).daemon_wide(),
+    tool!(admin "mentisdb_list_webhooks", "Every webhook with its delivery state (delivered, last_delivered_at, last_error); never the secrets.", ListArgs => WebhookListReply, list).daemon_wide(),
     tool!(admin "mentisdb_delete_webhook", "Delete a webhook by id, with its pending deliveries.", DeleteArgs => WebhookDeletedReply, delete).daemon_wide(),
 }
 
@@ -30,6 +30,7 @@ const SECRET_BYTES: std::ops::RangeInclusive<usize> = 16..=256;
 #[derive(Debug, JsonSchema)]
 pub(super) struct RegisterArgs {
     /// Unused (0.10.10 takes it); see chain_key_filter.
+    #[schemars(extend("deprecated" = true))]
     pub chain_key: Option<ChainKey>,
     /// The http:// or https:// URL to POST to.
     pub url: String,
@@ -46,6 +47,7 @@ read_args!(RegisterArgs { chain_key, url, chain_key_filter, thought_type_filter,
 #[derive(Debug, Default, JsonSchema)]
 pub(super) struct ListArgs {
     /// Accepted and unused (0.10.10 takes it).
+    #[schemars(extend("deprecated" = true))]
     pub chain_key: Option<ChainKey>,
 }
 read_args!(ListArgs { chain_key });
@@ -54,6 +56,7 @@ read_args!(ListArgs { chain_key });
 #[derive(Debug, JsonSchema)]
 pub(super) struct DeleteArgs {
     /// Accepted and unused (0.10.10 takes it).
+    #[schemars(extend("deprecated" = true))]
     pub chain_key: Option<ChainKey>,
     /// The webhook's id.
     pub id: String,

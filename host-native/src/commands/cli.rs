@@ -3,7 +3,7 @@
 //! variant of [`Command`] and an arm of [`Command::run`].
 
 use super::backup::{BackupArgs, RestoreArgs};
-use super::shell::{chain_args, fact_line, hit_lines, lease_line};
+use super::shell::{chain_args, fact_line, hit_lines, lease_line, presence_line, put, review_line};
 use super::{import, setup, shell, CommandError};
 use crate::config::Config;
 use crate::tokens::{add_token, list_tokens, revoke_token};
@@ -127,6 +127,70 @@ pub enum Command {
         /// A time (RFC 3339 or ms since 1970): the facts holding then.
         #[arg(long)]
         at_time: Option<String>,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Ask for a review of `subject`; prints its id and deadline.
+    Review {
+        subject: String,
+        /// Who may decide (repeat it) [default: anyone but the requester].
+        #[arg(long = "reviewer")]
+        reviewers: Vec<String>,
+        /// Time to decide in ms, 1 min to 7 days [default: a day].
+        #[arg(long)]
+        deadline_ms: Option<u64>,
+        /// Who asks (an agent id) [default: mentisdb].
+        #[arg(long)]
+        agent: Option<String>,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Decide a review: approved, rejected or needs_changes (exit 1 when it
+    /// takes no decision from this agent: decided already, expired, not theirs).
+    Decide {
+        review_id: String,
+        decision: String,
+        /// The reviewer deciding (an agent id).
+        #[arg(long)]
+        agent: String,
+        #[arg(long)]
+        comment: Option<String>,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Undecided reviews: id, status, deadline, requester, subject.
+    Reviews {
+        /// Only those this agent may decide.
+        #[arg(long)]
+        reviewer: Option<String>,
+        /// Only those this agent asked for.
+        #[arg(long)]
+        requester: Option<String>,
+        /// Decided ones too.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// Say an agent is active in the chain and what it is doing (not stored in the chain).
+    Heartbeat {
+        agent_id: String,
+        /// What it is doing: editing, reading, reviewing, idle ...
+        #[arg(long)]
+        action: Option<String>,
+        /// The file it is working on.
+        #[arg(long)]
+        file: Option<String>,
+        #[arg(long)]
+        session: Option<String>,
+        #[command(flatten)]
+        at: ShellTarget,
+    },
+    /// The agents seen in the chain lately: agent, action, file, last seen.
+    Presence {
+        /// Look back this many ms, at most a day [default: 1800000].
+        #[arg(long)]
+        since_ms: Option<u64>,
         #[command(flatten)]
         at: ShellTarget,
     },
@@ -324,6 +388,43 @@ impl Command {
                     args.insert("point_in_time".into(), time.into());
                 }
                 shell::call(config, &at, "mentisdb_query_facts", args, |v| v["facts"].as_array().into_iter().flatten().map(fact_line).collect())
+            }
+            Command::Review { subject, reviewers, deadline_ms, agent, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                args.insert("subject".into(), subject.into());
+                args.insert("reviewers".into(), reviewers.into());
+                put(&mut args, "deadline_ms", deadline_ms);
+                put(&mut args, "agent_id", agent);
+                shell::call(config, &at, "mentisdb_request_review", args, |v| vec![format!("requested\t{}", review_line(&v["review"]))])
+            }
+            Command::Decide { review_id, decision, agent, comment, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                args.insert("review_id".into(), review_id.into());
+                args.insert("decision".into(), decision.into());
+                args.insert("agent_id".into(), agent.into());
+                put(&mut args, "comment", comment);
+                shell::decide(config, &at, args)
+            }
+            Command::Reviews { reviewer, requester, all, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                put(&mut args, "reviewer", reviewer);
+                put(&mut args, "requester", requester);
+                args.insert("include_decided".into(), all.into());
+                shell::call(config, &at, "mentisdb_list_reviews", args, |v| v["reviews"].as_array().into_iter().flatten().map(review_line).collect())
+            }
+            Command::Heartbeat { agent_id, action, file, session, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                args.insert("agent_id".into(), agent_id.into());
+                put(&mut args, "current_action", action);
+                put(&mut args, "current_file", file);
+                put(&mut args, "session_id", session);
+                args.insert("tool".into(), "mentisdbd".into());
+                shell::call(config, &at, "mentisdb_heartbeat", args, |v| vec![presence_line(v)])
+            }
+            Command::Presence { since_ms, at } => {
+                let mut args = chain_args(at.chain.as_deref());
+                put(&mut args, "since_ms", since_ms);
+                shell::call(config, &at, "mentisdb_list_presence", args, |v| v["agents"].as_array().into_iter().flatten().map(presence_line).collect())
             }
             Command::Head { at } => shell::call(config, &at, "mentisdb_head", chain_args(at.chain.as_deref()), |v| {
                 vec![format!("{}: {} thoughts, head #{} {}, integrity {}", v["chain_key"].as_str().unwrap_or(""), v["thought_count"], v["latest_thought"]["index"], v["head_hash"].as_str().unwrap_or("-"), if v["integrity_ok"] == true { "ok" } else { "FAILED" })]

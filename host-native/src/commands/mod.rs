@@ -72,6 +72,9 @@ pub enum CommandError {
     /// `claim`: another holder has the key.
     #[error("{reason}: '{holder}' holds it until {until}")]
     HeldByAnother { reason: String, holder: String, until: String },
+    /// `decide`: the review takes no decision from this agent.
+    #[error("{reason}{}", decision.as_ref().map_or(String::new(), |d| format!(": the review is {d}")))]
+    NotDecided { reason: String, decision: Option<String> },
     /// `release`: the holder has no lease on the key.
     #[error("{reason}: no lease of this holder on the key")]
     NotHolding { reason: String },

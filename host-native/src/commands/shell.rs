@@ -100,6 +100,43 @@ pub fn fact_line(f: &Value) -> String {
     format!("{}\t{}\t{}\t{} .. {}\t{}", text("subject"), text("predicate"), text("object"), text("valid_from"), until, text("fact_id"))
 }
 
+/// Sets `args[key]` when `value` is given.
+pub fn put(args: &mut Map<String, Value>, key: &str, value: Option<impl Into<Value>>) {
+    if let Some(v) = value {
+        args.insert(key.into(), v.into());
+    }
+}
+
+/// One review as a line: id, status, deadline, requester, subject.
+pub fn review_line(r: &Value) -> String {
+    let text = |k: &str| r[k].as_str().unwrap_or("").to_string();
+    let by = r["decided_by"].as_str().map_or_else(String::new, |d| format!(" by {d}"));
+    format!("{}\t{}{by}\tuntil {}\t{}\t{}", text("review_id"), text("status"), text("deadline"), text("requester"), text("subject"))
+}
+
+/// One agent's presence as a line: agent, action, file, last seen.
+pub fn presence_line(p: &Value) -> String {
+    let text = |k: &str| p[k].as_str().unwrap_or("-").to_string();
+    format!("{}\t{}\t{}\t{}", text("agent_id"), text("current_action"), text("current_file"), text("last_seen"))
+}
+
+/// A review decision from the shell: the review on success; a decision the
+/// review does not take is a one-line error and exit 1.
+pub fn decide(config: &Config, at: &ShellTarget, args: Map<String, Value>) -> Result<(), CommandError> {
+    let target = Target::resolve(config, at.url.as_deref(), at.token.as_deref())?;
+    let reply = target.call("mentisdb_decide_review", Value::Object(args))?;
+    if at.json {
+        println!("{}", serde_json::to_string_pretty(&reply).unwrap_or_default());
+    }
+    if reply["ok"] != true {
+        return Err(CommandError::NotDecided { reason: reply["reason"].as_str().unwrap_or("refused").to_string(), decision: reply["decision"].as_str().map(str::to_string) });
+    }
+    if !at.json {
+        println!("decided\t{}", review_line(&reply["review"]));
+    }
+    Ok(())
+}
+
 /// One lease as a line: key, holder, token, deadline.
 pub fn lease_line(l: &Value) -> String {
     format!("{}\t{}\ttoken {}\tuntil {}", l["key"].as_str().unwrap_or(""), l["holder"].as_str().unwrap_or(""), l["fencing_token"], l["expires_at"].as_str().unwrap_or(""))

@@ -13,7 +13,14 @@
 //!   `chain_deleted`, data `{"chain_key"}`; and `lagged`, data
 //!   `{"missed": n}`, when the stream fell behind (a client may re-read its
 //!   views; the stream itself goes on without a gap).
-//! - Every event's `id:` is an opaque cursor ([`EventCursor`]); reconnecting
+//! - Coordination events (docs/agents.md "Coordination events"): a claim,
+//!   fact or review record is also sent as `claim_acquired`,
+//!   `claim_released`, `fact_recorded`, `fact_closed`, `review_requested` or
+//!   `review_decided`, just before its `thought` event and without an `id:`
+//!   (so resuming from the thought's cursor never repeats or drops it);
+//!   `claim_expired` (from a 250 ms timer over the chains in memory) and
+//!   `presence_updated` (a heartbeat) are live only: not resent on resume.
+//! - Every `thought` event's `id:` is an opaque cursor ([`EventCursor`]); reconnecting
 //!   with `Last-Event-ID: <id>` resumes after that event with no gap and no
 //!   repeat, even across a daemon restart (the chains are the log).
 //! - A slow reader never slows appends: the engine's observer only sends a
@@ -30,7 +37,8 @@ use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use mentisdb_core::events::EventCursor;
+use mentisdb_core::events::{self, coordination_event, CoordinationEvent, EventCursor};
+use mentisdb_core::presence::Presence;
 use mentisdb_core::{AppendObserver, MentisDb, Thought};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,9 +61,27 @@ const CATCH_UP_CHUNK: usize = 256;
 #[derive(Debug, Clone)]
 enum Signal {
     /// Every thought of the chain up to `index` is durable; `data` is the
-    /// `thought` event's data for that index, serialized once for every stream.
-    Appended { chain_key: Arc<str>, index: u64, data: Arc<str> },
+    /// `thought` event's data for that index, serialized once for every
+    /// stream, and `coordination` the coordination event it also is, if any.
+    Appended { chain_key: Arc<str>, index: u64, data: Arc<str>, coordination: Option<Live> },
     Deleted(Arc<str>),
+    /// A coordination event that is not a thought (`claim_expired`, `presence_updated`).
+    Live(Live),
+}
+
+/// A coordination event as streams send it: name, chain and serialized data.
+#[derive(Debug, Clone)]
+struct Live {
+    name: &'static str,
+    chain_key: Arc<str>,
+    data: Arc<str>,
+}
+
+impl Live {
+    fn of(e: CoordinationEvent) -> Live {
+        let chain_key = e.data["chain_key"].as_str().unwrap_or_default().into();
+        Live { name: e.name, chain_key, data: e.data.to_string().into() }
+    }
 }
 
 /// The data of a `thought` event.
@@ -100,11 +126,43 @@ impl AppendObserver for EventHub {
             return;
         }
         let data = thought_data(chain_key, thought).into();
-        let _ = self.signals.send(Signal::Appended { chain_key: chain_key.into(), index: thought.index, data });
+        let coordination = coordination_event(chain_key, thought).map(Live::of);
+        let _ = self.signals.send(Signal::Appended { chain_key: chain_key.into(), index: thought.index, data, coordination });
     }
 
     fn chain_deleted(&self, chain_key: &str) {
         let _ = self.signals.send(Signal::Deleted(chain_key.into()));
+    }
+
+    fn presence_updated(&self, presence: &Presence) {
+        if self.signals.receiver_count() > 0 {
+            let _ = self.signals.send(Signal::Live(Live::of(events::presence_updated(presence))));
+        }
+    }
+}
+
+impl EventHub {
+    /// Announces `claim_expired` for every lease of a chain in memory
+    /// that runs out from now on, checking every `every` until `shutdown`.
+    /// (Expiry needs no writer: a lease past its deadline is free; this only
+    /// tells the streams.)
+    pub async fn announce_expired_claims(self: Arc<Self>, db: Arc<MentisDb>, every: std::time::Duration) {
+        let mut from = db.now_millis();
+        loop {
+            tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            let to = db.now_millis();
+            if to <= from || self.signals.receiver_count() == 0 {
+                from = from.max(to);
+                continue;
+            }
+            for (chain_key, lease) in db.leases_expired_between(from, to) {
+                let _ = self.signals.send(Signal::Live(Live::of(events::claim_expired(&chain_key, &lease))));
+            }
+            from = to;
+        }
     }
 }
 
@@ -162,6 +220,14 @@ impl Stream {
         self.out.send(Ok(event)).await.map_err(|_| Gone)
     }
 
+    /// A coordination event. It carries no `id:`: a thought's is sent just
+    /// before the thought itself, so a client resuming from the thought's
+    /// cursor has it, and one cut off between the two gets both again.
+    async fn send_live(&self, live: &Live) -> Result<(), Gone> {
+        let event = Event::default().event(live.name).data(&*live.data);
+        self.out.send(Ok(event)).await.map_err(|_| Gone)
+    }
+
     /// Sends chain `key`'s thoughts from the cursor up to index `until`
     /// (exclusive), in order, advancing the cursor with each.
     async fn send_thoughts(&mut self, key: &str, until: u64) -> Result<(), Gone> {
@@ -175,6 +241,9 @@ impl Stream {
                 return Ok(());
             }
             for thought in thoughts {
+                if let Some(e) = coordination_event(key, &thought) {
+                    self.send_live(&Live::of(e)).await?;
+                }
                 self.cursor.advance(key, thought.index + 1);
                 self.send_text("thought", &thought_data(key, &thought)).await?;
             }
@@ -197,9 +266,12 @@ impl Stream {
         }
         loop {
             match signals.recv().await {
-                Ok(Signal::Appended { chain_key, index, data }) if self.follow.includes(&self.who, &chain_key) => {
+                Ok(Signal::Appended { chain_key, index, data, coordination }) if self.follow.includes(&self.who, &chain_key) => {
                     // The usual case, the next thought in order: sent as serialized once.
                     if self.cursor.next_index(&chain_key).unwrap_or(0) == index {
+                        if let Some(live) = &coordination {
+                            self.send_live(live).await?;
+                        }
                         self.cursor.advance(&chain_key, index + 1);
                         self.send_text("thought", &data).await?;
                     } else {
@@ -210,6 +282,7 @@ impl Stream {
                     self.cursor.remove(&chain_key);
                     self.send("chain_deleted", json!({ "chain_key": &*chain_key })).await?;
                 }
+                Ok(Signal::Live(live)) if self.follow.includes(&self.who, &live.chain_key) => self.send_live(&live).await?,
                 Ok(_) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     self.send("lagged", json!({ "missed": missed })).await?;

@@ -258,6 +258,7 @@ async fn backup_archive(State(st): State<RestState>, Extension(who): Extension<I
 pub fn router(db: Arc<MentisDb>, auth: AuthState, max_body_bytes: usize, max_import_bytes: usize, explorer: bool, cors_origins: &[String], shutdown: tokio_util::sync::CancellationToken) -> Router {
     let health_state = (db.clone(), auth.clone(), HealthState::watch(db.clone(), shutdown.clone()));
     let events = crate::http::events::EventHub::attach(&db, shutdown);
+    tokio::spawn(events.clone().announce_expired_claims(db.clone(), std::time::Duration::from_millis(250)));
     let mut api = Router::new().route(BACKUP_PATH, get(backup_archive)).route(crate::http::events::EVENTS_PATH, get(crate::http::events::events)).route(FLUSH_PATH, post(flush));
     for route in ROUTES {
         let mut methods = method_router(*route);

@@ -20,8 +20,10 @@ mod agents;
 mod chain;
 mod claims;
 mod facts;
+mod presence;
 mod proofs;
 mod ranked;
+mod reviews;
 mod skills;
 mod sync;
 #[cfg(feature = "daemon-tools")]
@@ -34,6 +36,8 @@ pub use chain::{
 };
 pub use claims::{ClaimListReply, ClaimReply, LeaseReply};
 pub use facts::{FactClosedReply, FactConflictReply, FactConflictsReply, FactListReply, FactRecordedReply, FactReply};
+pub use reviews::{ReviewDecidedReply, ReviewListReply, ReviewReply, ReviewRequestedReply};
+pub use presence::{PresenceListReply, PresenceReply};
 pub use proofs::{CheckpointReply, ConsistencyProofReply, IdentityReply, InclusionProofReply};
 pub use ranked::{
     BundleReply, ContextBundlesReply, GraphPathReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,

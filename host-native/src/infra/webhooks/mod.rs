@@ -44,7 +44,7 @@ mod url_policy;
 
 pub use url_policy::{system_lookup, Lookup, PinnedResolver, UrlPolicy};
 
-use mentisdb_core::webhooks::{delivery_id, payload, DeliveryTarget, WebhookTargets};
+use mentisdb_core::webhooks::{delivery_id, DeliveryTarget, WebhookTargets};
 use mentisdb_core::{AppendObserver, MentisDb, Thought};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -275,7 +275,7 @@ impl Deliverer {
         let mut failures = 0u32;
         loop {
             let sent_at = mentisdb_core::timestamp::format_rfc3339_millis(self.db.now_millis());
-            let body = payload(chain, thought, &sent_at).to_string();
+            let body = mentisdb_core::events::webhook_payload(chain, thought, &sent_at).to_string();
             match self.attempt(target, &delivery, body).await {
                 Ok(()) => {
                     tracing::info!(target: "mentisdb::webhooks", webhook = %id, delivery = %delivery, attempts = failures + 1, "delivered");

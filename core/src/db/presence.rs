@@ -1,0 +1,53 @@
+//! Presence's way in from the engine ([`crate::presence`] says what it is):
+//! a beat replaces its agent session's storage object; a listing reads the
+//! chain's entries.
+
+use super::MentisDb;
+use crate::error::ToolError;
+use crate::naming;
+use crate::presence::{Beat, Presence, MAX_SINCE_MS};
+
+impl MentisDb {
+    /// Records a beat of `beat.agent_id` in chain `key` now, and removes
+    /// the chain's entries older than [`MAX_SINCE_MS`]. Answers the entry.
+    pub fn heartbeat(&self, key: &str, beat: Beat) -> Result<Presence, ToolError> {
+        let now = self.now_millis();
+        let object = naming::presence_object(key, &beat.agent_id, beat.session_id.as_deref().unwrap_or(""));
+        let storage = self.storage();
+        let first_seen_ms = storage.read(&object)?.and_then(|b| serde_json::from_slice::<Presence>(&b).ok()).filter(|p| p.chain_key == key && now - p.last_seen_ms < MAX_SINCE_MS as i64).map_or(now, |p| p.first_seen_ms);
+        let presence = Presence { chain_key: key.to_string(), beat, first_seen_ms, last_seen_ms: now };
+        storage.write_atomic(&object, &serde_json::to_vec(&presence).expect("presence serializes"))?;
+        self.notify_presence(&presence);
+        for (name, stale) in self.presence_entries(key)? {
+            if now - stale.last_seen_ms >= MAX_SINCE_MS as i64 {
+                storage.remove(&name)?;
+            }
+        }
+        Ok(presence)
+    }
+
+    /// The agents of chain `key` seen within the last `since_ms`, the most
+    /// recently seen first.
+    pub fn presence(&self, key: &str, since_ms: u64) -> Result<Vec<Presence>, ToolError> {
+        let from = self.now_millis().saturating_sub(since_ms.min(MAX_SINCE_MS) as i64);
+        let mut seen: Vec<Presence> = self.presence_entries(key)?.into_iter().map(|(_, p)| p).filter(|p| p.last_seen_ms >= from).collect();
+        seen.sort_by(|a, b| b.last_seen_ms.cmp(&a.last_seen_ms).then_with(|| a.beat.agent_id.cmp(&b.beat.agent_id)));
+        Ok(seen)
+    }
+
+    /// Every presence entry stored for chain `key`, with its object name.
+    /// An entry that does not read (cut short, another version's) is skipped.
+    fn presence_entries(&self, key: &str) -> Result<Vec<(String, Presence)>, ToolError> {
+        let storage = self.storage();
+        let mut out = Vec::new();
+        for name in storage.list(&naming::presence_prefix(key))? {
+            let Some(bytes) = storage.read(&name)? else { continue };
+            if let Ok(p) = serde_json::from_slice::<Presence>(&bytes) {
+                if p.chain_key == key {
+                    out.push((name, p));
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,116 @@
+//! Reviews through the dispatcher: a request names who may decide and by
+//! when; the first decision wins (also between two engines on one shared
+//! store, where the loser re-decides after re-basing); a review past its
+//! deadline takes none; and every review is derived again from the chain.
+
+mod common;
+
+use common::{err, fresh, ids, ok, reopen, T0};
+use mentisdb_core::{DbConfig, ErrorKind, FixedClock, MemoryStorage, MentisDb, Storage};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn request(db: &MentisDb, args: Value) -> String {
+    let r = ok(db, "mentisdb_request_review", args);
+    assert_eq!(r["review"]["status"], "open", "{r}");
+    r["review_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_first_decision_wins_and_the_queue_shows_what_is_left() {
+    let (db, storage) = fresh();
+    let id = request(&db, json!({"chain_key": "team", "subject": "merge the auth refactor", "claim_key": "task:auth", "reviewers": ["bob", "cy", "bob"], "agent_id": "ada"}));
+    let queue = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "team", "reviewer": "cy"}));
+    assert_eq!(queue["reviews"][0]["review_id"], id.as_str());
+    assert_eq!(queue["reviews"][0]["reviewers"], json!(["bob", "cy"]), "named once each");
+    assert_eq!(queue["reviews"][0]["claim_key"], "task:auth");
+    assert_eq!(ok(&db, "mentisdb_list_reviews", json!({"chain_key": "team", "reviewer": "dan"}))["reviews"], json!([]), "dan may not decide it");
+
+    let not_yours = ok(&db, "mentisdb_decide_review", json!({"chain_key": "team", "review_id": id, "decision": "approved", "agent_id": "ada"}));
+    assert_eq!((not_yours["ok"].as_bool(), not_yours["reason"].as_str()), (Some(false), Some("not_a_reviewer")), "the requester is not a reviewer: {not_yours}");
+    let first = ok(&db, "mentisdb_decide_review", json!({"chain_key": "team", "review_id": id, "decision": "needs_changes", "comment": "split the migration out", "agent_id": "bob"}));
+    assert_eq!((first["ok"].as_bool(), first["decision"].as_str()), (Some(true), Some("needs_changes")), "{first}");
+    assert_eq!((first["review"]["decided_by"].as_str(), first["review"]["comment"].as_str()), (Some("bob"), Some("split the migration out")));
+    let late = ok(&db, "mentisdb_decide_review", json!({"chain_key": "team", "review_id": id, "decision": "approved", "agent_id": "cy"}));
+    assert_eq!((late["ok"].as_bool(), late["reason"].as_str(), late["decision"].as_str()), (Some(false), Some("already_decided"), Some("needs_changes")), "{late}");
+    assert_eq!(ok(&db, "mentisdb_list_reviews", json!({"chain_key": "team"}))["reviews"], json!([]), "decided: off the queue");
+    let mine = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "team", "requester": "ada", "include_decided": true}));
+    assert_eq!(mine["reviews"][0]["status"], "needs_changes");
+
+    // Only the request and the one decision were written, and a re-open derives the same review.
+    let count = ok(&db, "mentisdb_head", json!({"chain_key": "team"}))["thought_count"].as_u64();
+    assert_eq!(count, Some(2));
+    let again = reopen(storage);
+    let mine_again = ok(&again, "mentisdb_list_reviews", json!({"chain_key": "team", "requester": "ada", "include_decided": true}));
+    assert_eq!(mine_again["reviews"][0]["decided_by"], "bob");
+    assert_eq!(mine_again["reviews"][0]["status"], "needs_changes");
+}
+
+#[test]
+fn a_review_past_its_deadline_is_expired_and_takes_no_decision() {
+    let (db, _) = fresh();
+    // The test clock moves 1 s per read: a one-minute deadline passes after 60 reads.
+    let id = request(&db, json!({"chain_key": "t", "subject": "ship 1.2", "deadline_ms": 60_000, "agent_id": "ada"}));
+    for _ in 0..61 {
+        db.now_millis();
+    }
+    let listed = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "t"}));
+    assert_eq!(listed["reviews"][0]["status"], "expired", "undecided past its deadline: listed as expired");
+    let late = ok(&db, "mentisdb_decide_review", json!({"chain_key": "t", "review_id": id, "decision": "approved", "agent_id": "bob"}));
+    assert_eq!((late["ok"].as_bool(), late["reason"].as_str()), (Some(false), Some("expired")), "{late}");
+}
+
+#[test]
+fn a_decision_written_by_hand_obeys_the_same_rules() {
+    // An agent with a key writes its decision with mentisdb_append (signed);
+    // the chain takes it only while the review allows it.
+    let (db, _) = fresh();
+    let id = request(&db, json!({"chain_key": "h", "subject": "rotate keys", "reviewers": ["bob"], "agent_id": "ada"}));
+    let content = json!({"review": "decision", "review_id": id, "decision": "approved", "comment": null}).to_string();
+    let by_dan = err(&db, "mentisdb_append", json!({"chain_key": "h", "agent_id": "dan", "thought_type": "Decision", "tags": ["review"], "content": content}));
+    assert_eq!(by_dan.kind(), ErrorKind::Conflict, "{by_dan}");
+    assert!(by_dan.to_string().contains("not_a_reviewer"), "{by_dan}");
+    ok(&db, "mentisdb_append", json!({"chain_key": "h", "agent_id": "bob", "thought_type": "Decision", "tags": ["review"], "content": content}));
+    let listed = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "h", "include_decided": true}));
+    assert_eq!((listed["reviews"][0]["status"].as_str(), listed["reviews"][0]["decided_by"].as_str()), (Some("approved"), Some("bob")));
+}
+
+#[test]
+fn two_engines_deciding_at_once_store_one_decision() {
+    // Two daemons on one database: B has not seen A's decision when it
+    // decides; its append loses the race, re-bases onto A's, and answers
+    // already_decided with A's decision. The chain holds one decision.
+    let shared = Arc::new(MemoryStorage::new());
+    let open = || MentisDb::open(shared.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).expect("open").0;
+    let (a, b) = (open(), open());
+    let id = request(&a, json!({"chain_key": "p", "subject": "deploy", "reviewers": ["bob", "cy"], "agent_id": "ada"}));
+    b.catch_up("p").unwrap();
+    assert_eq!(ok(&b, "mentisdb_list_reviews", json!({"chain_key": "p"}))["reviews"][0]["review_id"], id.as_str());
+    let won = ok(&a, "mentisdb_decide_review", json!({"chain_key": "p", "review_id": id, "decision": "rejected", "agent_id": "bob"}));
+    assert_eq!(won["ok"], true);
+    let lost = ok(&b, "mentisdb_decide_review", json!({"chain_key": "p", "review_id": id, "decision": "approved", "agent_id": "cy"}));
+    assert_eq!((lost["ok"].as_bool(), lost["reason"].as_str(), lost["decision"].as_str()), (Some(false), Some("already_decided"), Some("rejected")), "{lost}");
+    let fresh = MentisDb::open(shared.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).unwrap().0;
+    assert_eq!(ok(&fresh, "mentisdb_head", json!({"chain_key": "p"}))["thought_count"], 2, "the request and one decision");
+}
+
+#[test]
+fn bad_requests_are_refused_with_the_field_named() {
+    let (db, _) = fresh();
+    for (args, needle) in [
+        (json!({"chain_key": "x", "subject": " "}), "subject"),
+        (json!({"chain_key": "x", "subject": "s".repeat(513)}), "subject"),
+        (json!({"chain_key": "x", "subject": "ok", "reviewers": ["a\u{7}"]}), "reviewers"),
+        (json!({"chain_key": "x", "subject": "ok", "reviewers": (0..21).map(|i| format!("r{i}")).collect::<Vec<_>>()}), "reviewers"),
+        (json!({"chain_key": "x", "subject": "log in with AKIAIOSFODNN7EXAMPLE"}), "secret"),
+    ] {
+        let e = err(&db, "mentisdb_request_review", args.clone());
+        assert!(e.to_string().contains(needle), "{args}: {e}");
+    }
+    let e = err(&db, "mentisdb_decide_review", json!({"chain_key": "x", "review_id": "nope", "decision": "approved", "agent_id": "bob"}));
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    let e = err(&db, "mentisdb_decide_review", json!({"chain_key": "x", "review_id": "nope", "decision": "maybe", "agent_id": "bob"}));
+    assert!(e.to_string().contains("approved, rejected, needs_changes"), "{e}");
+    let clamped = ok(&db, "mentisdb_request_review", json!({"chain_key": "x", "subject": "soon", "deadline_ms": 5}));
+    assert!(clamped["warnings"].to_string().contains("deadline_ms"), "a clamped deadline is named: {clamped}");
+}
