@@ -170,3 +170,21 @@ fn a_signed_fenced_append_lists_its_fence_tag() {
         "thought_id": "id-f2", "signing_key_id": "k1", "thought_signature": sig.to_bytes().to_vec(), "fencing": {"key": "deploy", "token": 1}}));
     assert_eq!(r["thought"]["tags"], json!([tag]));
 }
+
+#[test]
+fn an_agent_with_a_key_decides_a_review_with_a_signed_append() {
+    let db = setup();
+    let review = ok(&db, "mentisdb_request_review", json!({"chain_key": "c1", "subject": "ship 2.0", "reviewers": ["signer"], "agent_id": "planner"}));
+    let id = review["review_id"].as_str().unwrap();
+    // The tool writes unsigned; an agent with an active key must sign.
+    let e = err(&db, "mentisdb_decide_review", json!({"chain_key": "c1", "review_id": id, "decision": "approved", "agent_id": "signer"}));
+    assert!(e.to_string().contains("sign"), "{e}");
+    let content = json!({"review": "decision", "review_id": id, "decision": "approved", "comment": "signed off"}).to_string();
+    let mut t = payload_thought("c1", "decision-1", "signer", &content, "k1");
+    t.tags = vec!["review".into()];
+    let sig = key(1).sign(&signable_payload("c1", &t, "k1"));
+    ok(&db, "mentisdb_append", json!({"chain_key": "c1", "agent_id": "signer", "thought_type": "Decision", "content": content, "tags": ["review"],
+        "thought_id": "decision-1", "signing_key_id": "k1", "thought_signature": sig.to_bytes().to_vec()}));
+    let listed = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "c1", "include_decided": true}));
+    assert_eq!((listed["reviews"][0]["decided_by"].as_str(), listed["reviews"][0]["comment"].as_str()), (Some("signer"), Some("signed off")), "{listed}");
+}

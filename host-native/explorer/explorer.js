@@ -1,7 +1,7 @@
 // The explorer's entry module: the token box, status line, and hash routing
 // to the views (#/overview, the landing page; #/chains, #/chain/<key>,
-// #/graph/<key>, #/thought/<key>/<id>, #/agents/<key>, #/skills,
-// #/skill/<id>, #/webhooks, #/admin). Each view is a function
+// #/graph/<key>, #/coordination/<key>, #/thought/<key>/<id>,
+// #/agents/<key>, #/skills, #/skill/<id>, #/webhooks, #/admin). Each view is a function
 // `(main, ...params) => Promise<cleanup | void>` in a views-*.js module.
 // A missing or refused token is explained once per screen, in #auth-message.
 
@@ -10,6 +10,7 @@ import { clearStatus, h, replace, status } from "./dom.js";
 import { overviewView } from "./views-overview.js";
 import { chainsView } from "./views-chains.js";
 import { graphView } from "./views-graph.js";
+import { coordinationView } from "./views-coordination.js";
 import { adminView } from "./views-admin.js";
 import { timelineView } from "./views-timeline.js";
 import { thoughtView } from "./views-thought.js";
@@ -23,6 +24,7 @@ const routes = [
   [/^#\/overview$/, overviewView],
   [/^#\/chains$/, chainsView],
   [/^#\/graph\/([^/]+)$/, graphView],
+  [/^#\/coordination\/([^/]+)$/, coordinationView],
   [/^#\/admin$/, adminView],
   [/^#\/chain\/([^/]+)$/, timelineView],
   [/^#\/thought\/([^/]+)\/([^/]+)$/, thoughtView],
@@ -105,7 +107,7 @@ async function render() {
 /** Marks the nav link of the current section with aria-current. */
 function markNav(hash) {
   const section = hash.match(/^#\/[^/]+/)?.[0];
-  const owner = { "#/chain": "#/chains", "#/graph": "#/chains", "#/thought": "#/chains", "#/agents": "#/chains", "#/skill": "#/skills" }[section] ?? section;
+  const owner = { "#/chain": "#/chains", "#/graph": "#/chains", "#/coordination": "#/chains", "#/thought": "#/chains", "#/agents": "#/chains", "#/skill": "#/skills" }[section] ?? section;
   for (const a of document.querySelectorAll(".top nav a")) {
     if (a.getAttribute("href") === owner) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");

@@ -1,6 +1,7 @@
 // #/chains: every chain the token may read with its head, integrity,
-// agents and last write, links to its timeline, agents and relation graph,
-// and the exports. Changing chains (branch, merge, delete, import) is on #/admin.
+// agents and last write, links to its timeline, agents, relation graph and
+// coordination view, and the exports. Changing chains (branch, merge,
+// delete, import) is on #/admin.
 
 import { get, post } from "./api.js";
 import { button, h, replace, route, table, when } from "./dom.js";
@@ -22,6 +23,7 @@ export async function chainsView(main) {
       h("span", { class: "actions" },
         h("a", { href: route("agents", c.chain_key) }, "Agents"),
         h("a", { href: route("graph", c.chain_key) }, "Graph"),
+        h("a", { href: route("coordination", c.chain_key) }, "Coordination"),
         button("Markdown", () => exportMarkdown(c.chain_key), { "aria-label": `Export ${c.chain_key} as Markdown` }),
         button("Chain file", () => exportChainFile(c.chain_key), { "aria-label": `Download the chain file of ${c.chain_key}` })),
     ];

@@ -59,7 +59,8 @@ export async function overviewView(main) {
         h("span", { class: "count", "data-chain": k }, String(counts.get(k))),
         c ? String(c.agent_count) : "—",
         when(lastWrite.get(k)),
-        h("span", { class: "actions" }, h("a", { href: route("agents", k) }, "agents"), h("a", { href: route("graph", k) }, "relation graph")),
+        h("span", { class: "actions" }, h("a", { href: route("agents", k) }, "agents"), h("a", { href: route("graph", k) }, "relation graph"),
+          h("a", { href: route("coordination", k) }, "coordination")),
       ];
     }), "Chains this token may read")
     : h("p", { class: "empty" }, "No chains yet: add a thought from a chain's page, or import a MEMORY.md on the admin page."));

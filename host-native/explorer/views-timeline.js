@@ -183,6 +183,7 @@ export async function timelineView(main, chainKey) {
   const exportsBar = h("p", { class: "actions" },
     h("a", { href: route("agents", chainKey) }, "Agents"),
     h("a", { href: route("graph", chainKey), id: "graph-link" }, "Relation graph"),
+    h("a", { href: route("coordination", chainKey), id: "coordination-link" }, "Coordination"),
     button("Export Markdown", () => exportMarkdown(chainKey)),
     button("Download chain file", () => exportChainFile(chainKey)));
 

@@ -401,6 +401,111 @@ test("a chain's relation graph, reachable from its timeline", async () => {
   assert.equal(await page.textContent("#thought-content"), "The cache needs an eviction policy");
 });
 
+/** The texts of the cells of the row `selector` of the coordination view. */
+function cells(selector) {
+  return page.locator(`${selector} td`).allTextContents();
+}
+
+test("coordination: who is present, claims counting down, open reviews, a fact's history; live without reload", async () => {
+  const K = "coord";
+  const now = Date.now();
+  await daemon.call("/v1/presence", { chain_key: K, agent_id: "ada", display_name: "Ada", tool: "claude-code", current_action: "editing", current_file: "src/cache.rs" });
+  await daemon.call("/v1/claims", { chain_key: K, key: "src/cache.rs", holder: "ada", ttl_ms: 600_000, metadata: { why: "refactor" } });
+  const review = await daemon.call("/v1/reviews", { chain_key: K, subject: `Review the cache ${XSS}`, claim_key: "src/cache.rs", reviewers: ["bob"], agent_id: "ada" });
+  const redis = (await daemon.call("/v1/facts", { chain_key: K, subject: "cache", predicate: "backend", object: "Redis", valid_from: new Date(now - 2 * 3_600_000).toISOString(), agent_id: "ada" })).fact;
+  const sqlite = await daemon.call("/v1/facts", { chain_key: K, subject: "cache", predicate: "backend", object: "SQLite", valid_from: new Date(now - 30 * 60_000).toISOString(), agent_id: "bob" });
+  assert.deepEqual(sqlite.closed.map((f) => f.fact_id), [redis.fact_id], "the second value closed the first");
+
+  // Reached from the chain's timeline.
+  await go(`#/chain/${K}`);
+  await page.click("#coordination-link");
+  await ready();
+  assert.equal(await page.evaluate(() => location.hash), `#/coordination/${K}`);
+  assert.equal(await page.getAttribute(".top nav a[aria-current=page]", "href"), "#/chains");
+
+  // Who is present and doing what.
+  const ada = await cells("#presence-table tr[data-agent='ada']");
+  assert.deepEqual(ada.slice(0, 5), ["Ada (ada)", "editing", "src/cache.rs", "claude-code", "—"]);
+  assert.match(ada[5], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ · idle \d+s$/);
+  const idle = await page.textContent("#presence-table tr[data-agent='ada'] .idle");
+  await page.waitForFunction((b) => document.querySelector("#presence-table tr[data-agent='ada'] .idle")?.textContent !== b, idle, { timeout: 3_000 });
+
+  // The claim, its time left counting down in the page.
+  const claim = await cells("#claims-table tr[data-key='src/cache.rs']");
+  assert.deepEqual([claim[0], claim[1], claim[2], claim[6]], ["src/cache.rs", "ada", "1", '{"why":"refactor"}']);
+  assert.match(claim[5], /^(9m [0-5]\ds|10m 00s)$/);
+  const left = page.locator("#claims-table tr[data-key='src/cache.rs'] .remaining");
+  const before = await left.textContent();
+  await page.waitForFunction((b) => document.querySelector("#claims-table tr[data-key='src/cache.rs'] .remaining")?.textContent !== b, before, { timeout: 3_000 });
+  assert.match(await left.textContent(), /^9m [0-5]\ds$/);
+
+  // The open review; its subject stays text.
+  const row = `#reviews-table tr[data-review='${review.review_id}']`;
+  const open = await cells(row);
+  assert.deepEqual([open[0], open[1], open[2], open[3], open[6], open[7]], [`Review the cache ${XSS}`, "ada", "bob", "src/cache.rs", "open", "—"]);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.locator("#reviews img, #reviews script").count(), 0);
+
+  // The fact's history: two segments on one line, the closed one ending where the current one starts.
+  const group = page.locator(".fact-group[data-subject='cache'][data-predicate='backend']");
+  assert.equal(await group.locator("svg.fact-timeline g.segment").count(), 2);
+  assert.equal(await group.locator("g.segment.current text.value").textContent(), "SQLite");
+  assert.equal(await group.locator("g.segment.closed text.value").textContent(), "Redis");
+  const [closedBox, currentBox] = await group.locator("g.segment rect").evaluateAll((rs) => rs.map((r) => [Number(r.getAttribute("x")), Number(r.getAttribute("width")), Number(r.getAttribute("y"))]));
+  assert.ok(Math.abs(closedBox[0] + closedBox[1] - currentBox[0]) < 0.2 && closedBox[2] === currentBox[2], `one after the other on one lane: ${closedBox} ${currentBox}`);
+  assert.ok(currentBox[1] > 100 && Math.abs(closedBox[1] / currentBox[1] - 3) < 0.05, `widths follow the times (90 min, then 30 min to now): ${closedBox} ${currentBox}`);
+  const factRows = await group.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  assert.deepEqual(factRows.map((r) => [r[0], r[3]]), [["SQLite", "bob"], ["Redis", "ada"]], "latest first");
+  assert.equal(factRows[0][2], "now (active)");
+  assert.equal(factRows[1][2], factRows[0][1], "Redis ends where SQLite starts");
+  assert.match(await group.locator("svg").getAttribute("aria-label"), /^cache backend: 2 value\(s\) from .* now SQLite$/);
+  await accessible("coordination");
+
+  // Live: while the view is open, each change arrives without a reload.
+  await page.waitForSelector("#coord-live[data-live=true]");
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await daemon.call("/v1/presence", { chain_key: K, agent_id: "bob", display_name: "Bob", tool: "cursor", current_action: "reviewing", current_file: "docs/cache.md" });
+  await daemon.call("/v1/presence", { chain_key: K, agent_id: "ada", display_name: "Ada", tool: "claude-code", current_action: "testing", current_file: "tests/cache.rs" });
+  await page.waitForSelector("#presence-table tr[data-agent='bob']", { timeout: 10_000 });
+  assert.deepEqual((await cells("#presence-table tr[data-agent='bob']")).slice(0, 4), ["Bob (bob)", "reviewing", "docs/cache.md", "cursor"]);
+  await page.waitForFunction(() => document.querySelector("#presence-table tr[data-agent='ada'] .action")?.textContent === "testing");
+
+  await daemon.call("/v1/reviews/decide", { chain_key: K, review_id: review.review_id, decision: "approved", comment: "looks good", agent_id: "bob" });
+  await page.waitForFunction((sel) => !document.querySelector(sel) && document.querySelector("#reviews .empty")?.textContent === "No open review.", row, { timeout: 10_000 });
+  await page.check("#reviews-decided");
+  await page.waitForSelector(`${row}[data-status='approved']`);
+  assert.match((await cells(row))[7], /^approved by bob at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ: looks good$/);
+
+  // A short claim appears, counts down and is dropped at zero.
+  await daemon.call("/v1/claims", { chain_key: K, key: "deploy", holder: "bob", ttl_ms: 3_000 });
+  await page.waitForSelector("#claims-table tr[data-key='deploy']", { timeout: 10_000 });
+  assert.match(await page.textContent("#claims-table tr[data-key='deploy'] .remaining"), /^[1-3]s$/);
+  await page.waitForSelector("#claims-table tr[data-key='deploy']", { state: "detached", timeout: 8_000 });
+  assert.equal(await page.locator("#claims-table tbody tr").count(), 1, "the long claim stays");
+
+  // A third value of the fact: the time line follows.
+  await daemon.call("/v1/facts", { chain_key: K, subject: "cache", predicate: "backend", object: "Postgres", valid_from: new Date(Date.now() - 10 * 60_000).toISOString(), agent_id: "ada" });
+  await page.waitForFunction(() => document.querySelectorAll(".fact-group[data-subject='cache'] g.segment").length === 3, null, { timeout: 10_000 });
+  assert.equal(await group.locator("g.segment.current text.value").textContent(), "Postgres");
+  assert.deepEqual(await group.locator("g.segment.closed text.value").allTextContents(), ["Redis", "SQLite"]);
+  // The facts narrowed to a subject (the daemon compares without case).
+  await page.fill("#facts-subject", "nothing here");
+  await page.click("#facts-form button[type=submit]");
+  await page.waitForFunction(() => document.querySelector("#facts .empty")?.textContent === "No fact matches.");
+  await page.fill("#facts-subject", "CACHE");
+  await page.click("#facts-form button[type=submit]");
+  await page.waitForSelector(".fact-group[data-subject='cache']");
+  assert.match(await page.textContent("#facts-summary"), /^3 fact\(s\) in 1 subject-predicate pair\(s\)/);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, "no reload");
+  await shot("coordination");
+  await accessible("coordination after live updates");
+
+  // A chain nobody coordinates on: each section says so.
+  await go("#/coordination/scratch");
+  assert.deepEqual(await page.locator("main .empty").allTextContents(),
+    ["No agent has sent a heartbeat on this chain in the last 30 minutes.", "No claim is held.", "No open review.", "No fact was recorded on this chain."]);
+});
+
 test("thought: fields, hashes and the relation graph in both directions", async () => {
   await go(`#/thought/project/${ids.evict.id}`);
   assert.equal(await page.textContent("#thought-content"), "The cache needs an eviction policy");

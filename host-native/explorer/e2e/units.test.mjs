@@ -1,6 +1,7 @@
 // The page's pure modules under Node: the SSE parser (chunks split
 // anywhere, CRLF, comments, ids), the LCS line diff, the overview chart's
-// time buckets, the admin page's merge check and the front-matter reader.
+// time buckets, the admin page's merge check, the front-matter reader, and
+// the coordination view's fact groups, time-line layout and durations.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SseParser } from "../sse.js";
@@ -8,6 +9,8 @@ import { diffLines } from "../diff.js";
 import { buckets, MAX_BARS, MAX_SERIES } from "../chart.js";
 import { mergeProblem } from "../views-admin.js";
 import { frontMatter } from "../markdown.js";
+import { factGroups, holds, layout, MIN_SPAN } from "../fact-timeline.js";
+import { duration, remainingMs } from "../views-coordination.js";
 
 const STREAM = ": keep-alive\r\n\r\nevent: ready\r\nid: c1\r\ndata: {\"chains\":{\"a\":1}}\r\n\r\n"
   + "event: thought\nid: c2\ndata: {\"chain_key\":\"a\",\ndata: \"n\":2}\n\n:\n\nevent: lagged\ndata: {\"missed\":3}\n\n";
@@ -83,4 +86,44 @@ test("front matter: keys and values, lists under a key, nothing without the fenc
   assert.deepEqual(frontMatter(lines), { rows: [["name", "deploy"], ["description", "Ship it: now"], ["allowed-tools", "- Bash\n- Read"]], end: 7 });
   assert.equal(frontMatter(["# Title", "---", "a: b", "---"]), null);
   assert.equal(frontMatter(["---", "a: b"]), null, "no closing fence: not front matter");
+});
+
+const fact = (object, from, to = null, extra = {}) => ({ fact_id: object, subject: "cache", predicate: "backend", object, valid_from: from, valid_to: to, recorded_by: "ada", thought_index: 0, ...extra });
+
+test("facts: grouped by subject and predicate without case, each group oldest first, the group changed last first", () => {
+  const facts = [ // as the daemon answers: the latest valid_from first
+    fact("SQLite", "2026-11-27T12:00:00Z"),
+    fact("blue", "2026-11-27T11:00:00Z", null, { subject: "Logo", predicate: "colour" }),
+    fact("Redis", "2026-11-27T10:00:00Z", "2026-11-27T12:00:00Z", { subject: "CACHE " }),
+  ];
+  const groups = factGroups(facts);
+  assert.deepEqual(groups.map((g) => [g.subject, g.predicate, g.facts.map((f) => f.object)]), [["cache", "backend", ["Redis", "SQLite"]], ["Logo", "colour", ["blue"]]]);
+  assert.deepEqual(factGroups([]), []);
+});
+
+test("facts: segments from valid_from to valid_to or the axis end, the one holding now current, overlaps on their own lane", () => {
+  const now = Date.parse("2026-11-27T13:00:00Z");
+  const redis = fact("Redis", "2026-11-27T10:00:00Z", "2026-11-27T12:00:00Z");
+  const sqlite = fact("SQLite", "2026-11-27T12:00:00Z");
+  const l = layout([redis, sqlite], now);
+  assert.deepEqual([l.start, l.end, l.lanes], [Date.parse(redis.valid_from), now, 1]);
+  assert.deepEqual(l.segments.map((s) => [s.fact.object, s.to - s.from, s.lane, s.current]), [["Redis", 2 * 3_600_000, 0, false], ["SQLite", 3_600_000, 0, true]]);
+  assert.equal(holds(redis, Date.parse("2026-11-27T11:59:59Z")), true);
+  assert.equal(holds(redis, Date.parse(redis.valid_to)), false, "valid_to is not included");
+  // Two active values at once (a conflict): two lanes, both current.
+  const conflict = layout([fact("a", "2026-11-27T10:00:00Z"), fact("b", "2026-11-27T11:00:00Z")], now);
+  assert.deepEqual(conflict.segments.map((s) => [s.lane, s.current]), [[0, true], [1, true]]);
+  assert.equal(conflict.lanes, 2);
+  // A value from the future: not current; the axis reaches past its start.
+  const later = layout([fact("next", "2026-11-27T15:00:00Z")], now);
+  assert.deepEqual([later.segments[0].current, later.start, later.end], [false, Date.parse("2026-11-27T15:00:00Z"), Date.parse("2026-11-27T15:10:00Z")]);
+  // Recorded just now: the axis spans MIN_SPAN from it, the value across it.
+  const fresh = layout([fact("new", "2026-11-27T13:00:00Z")], now);
+  assert.deepEqual([fresh.end - fresh.start, fresh.segments[0].to, fresh.segments[0].current], [MIN_SPAN, fresh.end, true]);
+});
+
+test("durations: hours, minutes and seconds; the time left of a claim", () => {
+  assert.deepEqual([duration(0), duration(999), duration(12_000), duration(65_000), duration(3_723_000), duration(-5)], ["0s", "0s", "12s", "1m 05s", "1h 02m 03s", "0s"]);
+  assert.equal(duration(400, Math.ceil), "1s", "time left rounds up: 0s only once ended");
+  assert.equal(remainingMs("2026-11-27T13:00:10Z", Date.parse("2026-11-27T13:00:00Z")), 10_000);
 });
