@@ -105,3 +105,34 @@ fn internal_targets_are_refused_unless_allowed() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("broader than /8"), "{}", String::from_utf8_lossy(&bad.stderr));
 }
+
+#[test]
+fn heartbeats_and_expired_claims_are_posted_as_live_events() {
+    let shared: Shared = Arc::new(Mutex::new(Receiver::default()));
+    let url = start_receiver(shared.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), &ENV, &[]);
+    let (status, made) = post_json(&d, "/v1/webhooks", json!({"url": url, "secret": SECRET}));
+    assert_eq!(status, StatusCode::OK, "{made}");
+    // A webhook that filters thought types gets no live events (they are not thoughts).
+    let (status, _) = post_json(&d, "/v1/webhooks", json!({"url": format!("{url}?typed"), "thought_type_filter": ["Decision"]}));
+    assert_eq!(status, StatusCode::OK);
+
+    post_json(&d, "/v1/presence", json!({"chain_key": "team", "agent_id": "ada", "current_action": "deploying"}));
+    post_json(&d, "/v1/claims", json!({"chain_key": "team", "key": "deploy", "holder": "ada", "ttl_ms": 1_000}));
+    let got = wait_for(&shared, "presence_updated and claim_expired", |g| ["presence_updated", "claim_expired"].iter().all(|e| g.iter().any(|r| r.event == *e)));
+    let body = |event: &str| -> Value { serde_json::from_slice(&got.iter().find(|r| r.event == event).unwrap().body).unwrap() };
+    let beat = body("presence_updated");
+    assert_eq!((beat["event"].as_str(), beat["chain_key"].as_str(), beat["coordination"]["data"]["current_action"].as_str()), (Some("presence_updated"), Some("team"), Some("deploying")), "{beat}");
+    let expired = body("claim_expired");
+    assert_eq!((expired["coordination"]["data"]["key"].as_str(), expired["coordination"]["data"]["holder"].as_str()), (Some("deploy"), Some("ada")), "{expired}");
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, SECRET.as_bytes());
+    for r in got.iter().filter(|r| r.event != "thought.appended") {
+        ring::hmac::verify(&key, &r.body, &hex::decode(r.signature.strip_prefix("sha256=").unwrap()).unwrap()).expect("live events are signed too");
+        assert!(r.delivery.contains(&format!(":{}:", r.event)), "{}", r.delivery);
+    }
+    // The claim's own record is a thought: delivered with its cursor, carrying claim_acquired.
+    let acquired = got.iter().filter(|r| r.event == "thought.appended").map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()).find(|b| b["coordination"]["event"] == "claim_acquired");
+    assert!(acquired.is_some(), "{got:?}");
+    assert_eq!(got.iter().filter(|r| r.event == "presence_updated").count(), 1, "one heartbeat, one delivery, to the unfiltered webhook only");
+}

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 pub struct Received {
+    pub event: String,
     pub delivery: String,
     pub signature: String,
     pub body: Vec<u8>,
@@ -35,7 +36,7 @@ async fn receive(State(r): State<Shared>, headers: HeaderMap, body: Bytes) -> St
     r.failing = r.failing.saturating_sub(1);
     let status = if fail { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
     let header = |n: &str| headers.get(n).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
-    r.got.push(Received { delivery: header("x-mentisdb-delivery"), signature: header("x-mentisdb-signature"), body: body.to_vec(), answered: status.as_u16() });
+    r.got.push(Received { event: header("x-mentisdb-event"), delivery: header("x-mentisdb-delivery"), signature: header("x-mentisdb-signature"), body: body.to_vec(), answered: status.as_u16() });
     status
 }
 
@@ -68,6 +69,6 @@ pub fn wait_for(shared: &Shared, what: &str, done: impl Fn(&[Received]) -> bool)
 }
 
 pub fn delivered_contents(got: &[Received]) -> Vec<String> {
-    got.iter().filter(|r| r.answered == 200).map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["thought"]["content"].as_str().unwrap().to_string()).collect()
+    got.iter().filter(|r| r.answered == 200 && r.event == "thought.appended").map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["thought"]["content"].as_str().unwrap().to_string()).collect()
 }
 

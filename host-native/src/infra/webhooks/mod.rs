@@ -30,6 +30,13 @@
 //!   addresses, so a name that flips to 127.0.0.1 after the check (DNS
 //!   rebinding) never reaches it. Redirects are not followed and no proxy
 //!   from the environment is used (a proxy would resolve the name itself).
+//! - Live coordination events (`presence_updated`, `claim_expired`; see
+//!   docs/agents.md "Coordination events") are not thoughts, so no cursor
+//!   keeps them: each is POSTed once to every webhook that wants its chain
+//!   and filters no thought types, with `X-MentisDB-Event: <event>`, a
+//!   delivery id of its own, and up to [`LIVE_ATTEMPTS`] attempts; it is
+//!   not sent again after a restart. A heartbeat is announced by the daemon
+//!   that took it; an expiry by the daemon that delivers (all see it).
 //! - Several daemons on one PostgreSQL database: only the daemon holding
 //!   the delivery lease (an advisory lock, `MayDeliver`) delivers; it reads
 //!   the registry (with its cursors) again when it takes the lease, and
@@ -45,6 +52,8 @@ mod url_policy;
 pub use url_policy::{system_lookup, Lookup, PinnedResolver, UrlPolicy};
 
 use mentisdb_core::webhooks::{delivery_id, DeliveryTarget, WebhookTargets};
+use mentisdb_core::events::{self, CoordinationEvent};
+use mentisdb_core::presence::Presence;
 use mentisdb_core::{AppendObserver, MentisDb, Thought};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -112,12 +121,17 @@ pub type MayDeliver = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// How often a daemon without the delivery lease looks again.
 const LEASE_CHECK: Duration = Duration::from_secs(1);
+/// Attempts at one live event before it is dropped.
+pub const LIVE_ATTEMPTS: u32 = 3;
+/// How often the delivering daemon looks for leases that ran out.
+const EXPIRY_CHECK: Duration = Duration::from_millis(250);
 
-/// Wakes the workers on appends and remembers deleted chains.
+/// Wakes the workers on appends, remembers deleted chains, and queues live events.
 #[derive(Default)]
 struct Wake {
     notify: Notify,
     deleted: Mutex<Vec<String>>,
+    live: Mutex<Vec<CoordinationEvent>>,
 }
 
 impl AppendObserver for Wake {
@@ -127,6 +141,11 @@ impl AppendObserver for Wake {
 
     fn chain_deleted(&self, chain_key: &str) {
         self.deleted.lock().unwrap_or_else(|e| e.into_inner()).push(chain_key.to_string());
+        self.notify.notify_one();
+    }
+
+    fn presence_updated(&self, presence: &Presence) {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).push(events::presence_updated(presence));
         self.notify.notify_one();
     }
 }
@@ -161,8 +180,30 @@ pub fn start_with_lookup(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff,
     let wake = Arc::new(Wake::default());
     db.add_observer(wake.clone());
     let deliverer = Arc::new(Deliverer { db, policy, client, backoff, may_deliver, shutdown });
+    tokio::spawn(watch_expiries(deliverer.clone(), wake.clone()));
     tokio::spawn(manage(deliverer, wake));
     Ok(())
+}
+
+/// On the delivering daemon, queues `claim_expired` for every lease that
+/// runs out (of the chains in memory) while some webhook is registered.
+async fn watch_expiries(d: Arc<Deliverer>, wake: Arc<Wake>) {
+    let mut from = d.db.now_millis();
+    loop {
+        tokio::select! {
+            () = d.shutdown.cancelled() => return,
+            () = tokio::time::sleep(EXPIRY_CHECK) => {}
+        }
+        let to = d.db.now_millis();
+        if to > from && (d.may_deliver)() && !d.db.webhooks().list().is_empty() {
+            let expired: Vec<CoordinationEvent> = d.db.leases_expired_between(from, to).iter().map(|(chain, lease)| events::claim_expired(chain, lease)).collect();
+            if !expired.is_empty() {
+                wake.live.lock().unwrap_or_else(|e| e.into_inner()).extend(expired);
+                wake.notify.notify_one();
+            }
+        }
+        from = from.max(to);
+    }
 }
 
 /// Keeps one worker running for each webhook with pending deliveries.
@@ -176,6 +217,13 @@ async fn manage(d: Arc<Deliverer>, wake: Arc<Wake>) {
             let forgotten = tokio::task::spawn_blocking(move || db.webhooks().forget_chain(db.storage(), &chain)).await;
             if let Ok(Err(e)) = forgotten {
                 tracing::warn!(target: "mentisdb::webhooks", error = %e, "cannot reset webhook cursors of a deleted chain");
+            }
+        }
+        let live: Vec<CoordinationEvent> = std::mem::take(&mut *wake.live.lock().unwrap_or_else(|e| e.into_inner()));
+        for event in live {
+            let chain = event.data["chain_key"].as_str().unwrap_or_default().to_string();
+            for target in d.db.webhooks().targets().into_iter().filter(|t| t.webhook.wants_chain(&chain) && t.webhook.thought_type_filter.is_none()) {
+                tokio::spawn(d.clone().deliver_live(target, event.clone()));
             }
         }
         workers.retain(|_, handle| !handle.is_finished());
@@ -298,7 +346,32 @@ impl Deliverer {
         }
     }
 
+    /// Sends one live event, up to [`LIVE_ATTEMPTS`] times.
+    async fn deliver_live(self: Arc<Self>, target: DeliveryTarget, event: CoordinationEvent) {
+        let id = &target.webhook.id;
+        let delivery = format!("{id}:{}:{}", event.name, self.db.fresh_id());
+        let sent_at = mentisdb_core::timestamp::format_rfc3339_millis(self.db.now_millis());
+        let body = serde_json::json!({"event": event.name, "chain_key": event.data["chain_key"], "coordination": {"event": event.name, "data": event.data}, "timestamp": sent_at}).to_string();
+        for failures in 1..=LIVE_ATTEMPTS {
+            match self.attempt_event(&target, event.name, &delivery, body.clone()).await {
+                Ok(()) => return,
+                Err(e) => {
+                    tracing::warn!(target: "mentisdb::webhooks", webhook = %id, delivery = %delivery, attempt = failures, error = %e, "live event delivery failed");
+                    self.db.webhooks().note_failure(id, format!("attempt {failures} of {delivery}: {e}"));
+                    tokio::select! {
+                        () = self.shutdown.cancelled() => return,
+                        () = tokio::time::sleep(self.backoff.after(failures)) => {}
+                    }
+                }
+            }
+        }
+    }
+
     async fn attempt(&self, target: &DeliveryTarget, delivery: &str, body: String) -> Result<(), WebhookError> {
+        self.attempt_event(target, "thought.appended", delivery, body).await
+    }
+
+    async fn attempt_event(&self, target: &DeliveryTarget, event: &str, delivery: &str, body: String) -> Result<(), WebhookError> {
         let url = reqwest::Url::parse(&target.webhook.url).map_err(WebhookError::BadUrl)?;
         // Literal addresses here; host names in the client's PinnedResolver.
         self.policy.check_url(url.as_str()).map_err(WebhookError::Refused)?;
@@ -306,7 +379,7 @@ impl Deliverer {
             .client
             .post(url)
             .header("content-type", "application/json")
-            .header("x-mentisdb-event", "thought.appended")
+            .header("x-mentisdb-event", event)
             .header("x-mentisdb-delivery", delivery)
             .header("x-mentisdb-signature", signature(&target.secret, body.as_bytes()))
             .body(body)
