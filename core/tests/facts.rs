@@ -115,3 +115,100 @@ fn a_fact_that_reads_like_a_secret_is_refused() {
     assert_eq!(e.kind(), ErrorKind::AppendRejected, "{e}");
     assert_eq!(ok(&db, "mentisdb_list_chains", json!({}))["chains"], json!([]));
 }
+
+#[test]
+fn a_forgotten_fact_is_gone_from_the_windows_at_once() {
+    let (db, _) = fresh();
+    let first = ok(&db, "mentisdb_record_fact", json!({"chain_key": "ops", "subject": "home", "predicate": "is", "object": "12 Elm St", "valid_from": "2026-01-01T00:00:00Z"}));
+    ok(&db, "mentisdb_forget_thought", json!({"chain_key": "ops", "thought_id": first["fact"]["fact_id"], "reason": "the user asked"}));
+    assert_eq!(ok(&db, "mentisdb_query_facts", json!({"chain_key": "ops", "active_only": false}))["facts"], json!([]), "its content is erased: it states no fact");
+}
+
+/// What the proptest does: record a value of one of two subjects and two
+/// predicates from a day of 2026, or close the n-th recorded fact at a day.
+#[derive(Debug, Clone)]
+enum Op {
+    Record { subject: usize, predicate: usize, object: u8, day: i64 },
+    Close { nth: usize, day: i64 },
+}
+
+/// A fact as the model keeps it: (subject, predicate, object, from, to).
+type ModelFact = (usize, usize, u8, i64, Option<i64>);
+
+const DAY_MS: i64 = 86_400_000;
+/// 2026-01-01T00:00:00Z.
+const JAN_1_MS: i64 = 1_767_225_600_000;
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (0..2usize, 0..2usize, 0..4u8, 0..60i64).prop_map(|(subject, predicate, object, day)| Op::Record { subject, predicate, object, day }),
+        1 => (0..40usize, 0..60i64).prop_map(|(nth, day)| Op::Close { nth, day }),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// One writer: never two active facts of one subject and predicate, and
+    /// every point-in-time answer (before and after a re-open) is the
+    /// brute-force model's: the facts with `valid_from <= t < valid_to`.
+    #[test]
+    fn windows_follow_a_brute_force_model(ops in proptest::collection::vec(op(), 1..30)) {
+        let (db, storage) = fresh();
+        let mut model: Vec<ModelFact> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let at = |day: i64| JAN_1_MS + day * DAY_MS;
+        for op in &ops {
+            match *op {
+                Op::Record { subject, predicate, object, day } => {
+                    let from = at(day);
+                    let later = model.iter().filter(|f| f.0 == subject && f.1 == predicate && f.4.is_none() && f.3 > from).map(|f| f.3).min();
+                    for f in model.iter_mut().filter(|f| f.0 == subject && f.1 == predicate && f.4.is_none() && f.3 <= from) {
+                        f.4 = Some(from);
+                    }
+                    model.push((subject, predicate, object, from, later));
+                    let r = ok(&db, "mentisdb_record_fact", json!({"chain_key": "p", "subject": format!("s{subject}"), "predicate": format!("p{predicate}"), "object": format!("o{object}"), "valid_from": from}));
+                    ids.push(r["fact"]["fact_id"].as_str().unwrap().to_string());
+                }
+                Op::Close { nth, day } => {
+                    if model.is_empty() {
+                        continue;
+                    }
+                    let i = nth % model.len();
+                    let to = at(day);
+                    let args = json!({"chain_key": "p", "fact_id": ids[i], "valid_to": to});
+                    if model[i].4.is_some() {
+                        let r = ok(&db, "mentisdb_close_fact", args);
+                        proptest::prop_assert_eq!(r["reason"].as_str(), Some("already_closed"));
+                    } else if to < model[i].3 {
+                        err(&db, "mentisdb_close_fact", args);
+                    } else {
+                        model[i].4 = Some(to);
+                        let r = ok(&db, "mentisdb_close_fact", args);
+                        proptest::prop_assert_eq!(r["ok"].as_bool(), Some(true));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(ok(&db, "mentisdb_fact_conflicts", json!({"chain_key": "p"}))["conflicts"].as_array().map(Vec::len), Some(0));
+        }
+        let answers = |db: &mentisdb_core::MentisDb| -> Vec<Vec<String>> {
+            (-1..62).map(|day| {
+                let mut got: Vec<String> = ok(db, "mentisdb_query_facts", json!({"chain_key": "p", "point_in_time": at(day) + DAY_MS / 2}))["facts"].as_array().unwrap().iter().map(|f| f["fact_id"].as_str().unwrap().to_string()).collect();
+                got.sort();
+                got
+            }).collect()
+        };
+        let expected: Vec<Vec<String>> = (-1..62).map(|day| {
+            let t = at(day) + DAY_MS / 2;
+            let mut want: Vec<String> = model.iter().zip(&ids).filter(|(f, _)| f.3 <= t && f.4.is_none_or(|to| t < to)).map(|(_, id)| id.clone()).collect();
+            want.sort();
+            want
+        }).collect();
+        proptest::prop_assert_eq!(&answers(&db), &expected);
+        for (s, p) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let active = ok(&db, "mentisdb_query_facts", json!({"chain_key": "p", "subject": format!("s{s}"), "predicate": format!("p{p}")}));
+            proptest::prop_assert!(active["facts"].as_array().unwrap().len() <= 1, "{}", active);
+        }
+        proptest::prop_assert_eq!(&answers(&reopen(storage)), &expected);
+    }
+}
