@@ -6,8 +6,9 @@
 //! ([`crate::naming::presence_object`]), so heartbeats never grow the chain
 //! and every daemon of one database (PostgreSQL) sees every agent.
 //! `MentisDb::presence` answers the agents seen within a window (default
-//! 30 minutes, at most 24 hours); a beat removes the chain's entries older
-//! than 24 hours. Each entry keeps when its session was first seen.
+//! 30 minutes, at most 24 hours). A session's first beat removes the
+//! chain's entries older than 24 hours and, past [`MAX_SESSIONS`], the
+//! least recently seen. Each entry keeps when its session was first seen.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +17,9 @@ use serde::{Deserialize, Serialize};
 pub const MAX_SINCE_MS: u64 = 86_400_000;
 /// The window when a caller names none (30 minutes).
 pub const DEFAULT_SINCE_MS: u64 = 1_800_000;
+/// Agent sessions kept per chain: past it, a new session's first beat
+/// removes the least recently seen.
+pub const MAX_SESSIONS: usize = 256;
 
 /// What an agent says of itself in a beat.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -38,6 +38,20 @@ fn beats_show_who_is_doing_what_without_growing_the_chain() {
 }
 
 #[test]
+fn a_chain_keeps_at_most_its_session_cap_dropping_the_least_recently_seen() {
+    let (db, storage) = fresh();
+    let cap = mentisdb_core::presence::MAX_SESSIONS;
+    for i in 0..cap + 4 {
+        ok(&db, "mentisdb_heartbeat", json!({"chain_key": "busy", "agent_id": format!("agent-{i}")}));
+    }
+    assert_eq!(storage.list("presence/").unwrap().len(), cap);
+    let listed = ok(&db, "mentisdb_list_presence", json!({"chain_key": "busy"}));
+    let agents: Vec<&str> = listed["agents"].as_array().unwrap().iter().map(|a| a["agent_id"].as_str().unwrap()).collect();
+    assert_eq!(agents.len(), cap);
+    assert!(!agents.contains(&"agent-3") && agents.contains(&"agent-4") && agents[0] == format!("agent-{}", cap + 3), "the four seen first are gone");
+}
+
+#[test]
 fn bad_beats_are_refused_with_the_field_named() {
     let (db, _) = fresh();
     for (args, needle) in [

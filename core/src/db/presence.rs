@@ -5,22 +5,31 @@
 use super::MentisDb;
 use crate::error::ToolError;
 use crate::naming;
-use crate::presence::{Beat, Presence, MAX_SINCE_MS};
+use crate::presence::{Beat, Presence, MAX_SESSIONS, MAX_SINCE_MS};
 
 impl MentisDb {
-    /// Records a beat of `beat.agent_id` in chain `key` now, and removes
-    /// the chain's entries older than [`MAX_SINCE_MS`]. Answers the entry.
+    /// Records a beat of `beat.agent_id` in chain `key` now. Answers the
+    /// entry. The first beat of a session also tidies the chain's entries:
+    /// those older than [`MAX_SINCE_MS`] are removed, and past
+    /// [`MAX_SESSIONS`] the least recently seen (so a beat is one read and
+    /// one write, and the entries a listing reads stay bounded).
     pub fn heartbeat(&self, key: &str, beat: Beat) -> Result<Presence, ToolError> {
         let now = self.now_millis();
         let object = naming::presence_object(key, &beat.agent_id, beat.session_id.as_deref().unwrap_or(""));
         let storage = self.storage();
-        let first_seen_ms = storage.read(&object)?.and_then(|b| serde_json::from_slice::<Presence>(&b).ok()).filter(|p| p.chain_key == key && now - p.last_seen_ms < MAX_SINCE_MS as i64).map_or(now, |p| p.first_seen_ms);
+        let known = storage.read(&object)?.and_then(|b| serde_json::from_slice::<Presence>(&b).ok()).filter(|p| p.chain_key == key && now - p.last_seen_ms < MAX_SINCE_MS as i64);
+        let first_seen_ms = known.as_ref().map_or(now, |p| p.first_seen_ms);
         let presence = Presence { chain_key: key.to_string(), beat, first_seen_ms, last_seen_ms: now };
         storage.write_atomic(&object, &serde_json::to_vec(&presence).expect("presence serializes"))?;
         self.notify_presence(&presence);
-        for (name, stale) in self.presence_entries(key)? {
-            if now - stale.last_seen_ms >= MAX_SINCE_MS as i64 {
-                storage.remove(&name)?;
+        if known.is_none() {
+            let mut entries = self.presence_entries(key)?;
+            // Latest first: what is kept comes first.
+            entries.sort_by(|a, b| b.1.last_seen_ms.cmp(&a.1.last_seen_ms).then_with(|| a.0.cmp(&b.0)));
+            for (i, (name, p)) in entries.iter().enumerate() {
+                if (i >= MAX_SESSIONS || now - p.last_seen_ms >= MAX_SINCE_MS as i64) && *name != object {
+                    storage.remove(name)?;
+                }
             }
         }
         Ok(presence)
