@@ -89,15 +89,6 @@ pub enum AppendError {
         /// The key.
         key: String,
     },
-    /// A review decision the review no longer takes (decided meanwhile,
-    /// expired, or not this agent's to decide; [`crate::reviews`]).
-    #[error("review '{review_id}' takes no decision from this agent now: {reason}")]
-    ReviewClosed {
-        /// The review.
-        review_id: String,
-        /// `already_decided`, `expired`, `not_a_reviewer` or `unknown_review`.
-        reason: &'static str,
-    },
     /// A fenced append whose token's holder no longer holds the key.
     #[error("{message}")]
     Fenced {
@@ -298,7 +289,7 @@ impl ToolError {
             // A backend that cannot be reached now: retry later (HTTP 503).
             ToolError::Append(AppendError::Storage(StorageError::Unreachable(_))) | ToolError::Agent(AgentError::Storage(StorageError::Unreachable(_))) | ToolError::Storage(StorageError::Unreachable(_)) => ErrorKind::Unavailable,
             ToolError::Append(AppendError::Storage(_)) | ToolError::Agent(AgentError::Storage(_)) | ToolError::Storage(_) => ErrorKind::Storage,
-            ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. } | AppendError::Fenced { .. } | AppendError::ClaimChanged { .. } | AppendError::ReviewClosed { .. }) => ErrorKind::Conflict,
+            ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. } | AppendError::Fenced { .. } | AppendError::ClaimChanged { .. }) => ErrorKind::Conflict,
             ToolError::Append(_) => ErrorKind::AppendRejected,
             ToolError::Agent(AgentError::NotFound { .. }) | ToolError::Agent(AgentError::KeyNotFound { .. }) => ErrorKind::NotFound,
             ToolError::Agent(_) => ErrorKind::InvalidArguments,

@@ -147,10 +147,11 @@ pub fn coordination_event(chain_key: &str, thought: &Thought) -> Option<Coordina
         }
     } else if let Some(r) = ReviewRecord::of(thought) {
         match r {
-            ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => (
-                "review_requested",
-                json!({"review_id": thought.id, "subject": subject, "claim_key": claim_key, "reviewers": reviewers, "requester": thought.agent_id, "deadline": format_rfc3339_millis(deadline_ms)}),
-            ),
+            ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => {
+                let at = crate::timestamp::parse_rfc3339_millis(&thought.timestamp).ok()?;
+                let deadline = format_rfc3339_millis(at.saturating_add(deadline_ms as i64));
+                ("review_requested", json!({"review_id": thought.id, "subject": subject, "claim_key": claim_key, "reviewers": reviewers, "requester": thought.agent_id, "deadline": deadline}))
+            }
             ReviewRecord::Decision { review_id, verdict, comment } => ("review_decided", json!({"review_id": review_id, "decision": verdict.as_str(), "comment": comment, "reviewer": thought.agent_id})),
         }
     } else {

@@ -4,7 +4,8 @@
 //! A *review record* is a thought tagged [`REVIEW_TAG`] whose content is one
 //! JSON object:
 //! - a request, of type `Question`: `{"review": "request", "subject",
-//!   "claim_key", "reviewers": [agent ids], "deadline": epoch ms}`; its
+//!   "claim_key", "reviewers": [agent ids], "deadline_ms": time to decide}`
+//!   (the deadline is the request's timestamp plus `deadline_ms`); its
 //!   thought id is the review's id, its agent the requester;
 //! - a decision, of type `Decision`: `{"review": "decision", "review_id",
 //!   "decision": "approved" | "rejected" | "needs_changes", "comment"}`; its
@@ -13,20 +14,27 @@
 //!
 //! The rules, as pure functions of the [`ReviewTable`] (derived from the
 //! chain in order) and a time ([`ReviewTable::refusal`]):
+//! - a request counts when it is well formed: a subject of 1 to
+//!   [`MAX_SUBJECT_CHARS`] characters, at most [`MAX_REVIEWERS`] reviewers,
+//!   a deadline [`MIN_DEADLINE_MS`] to [`MAX_DEADLINE_MS`] after it;
 //! - the first decision wins: a review has at most one;
 //! - a review past its deadline takes no decision (it is `expired`);
 //! - when the request names reviewers, only they decide; when it names
 //!   none, anyone but the requester does (nobody approves their own work).
 //!
-//! The table applies only decisions these rules allow where they stand, and
-//! a new decision is checked when it is prepared and again whenever its
-//! append is re-based onto other daemons' appends (`chain/coordination.rs`):
-//! of two reviewers deciding at once through two daemons, one decision is
-//! stored and the other answers `already_decided`.
+//! Records are stored as written; the table counts only those these rules
+//! allow where they stand in the chain, on every engine that replays it.
+//! `mentisdb_decide_review` writes a decision alone under the chain's write
+//! lock and only while the review takes it, so two decisions through one
+//! engine never both land; through two daemons on one database both may be
+//! stored, the first in the chain counts, and the other caller is told
+//! `already_decided` (its thought stays as history that does not count).
 //!
 //! Review records are ordinary thoughts: an agent with a key writes its
-//! decision with `mentisdb_append` in this form, signed, and records travel
-//! in exports, backups, proofs and sync like any other.
+//! decision with `mentisdb_append` in this form, signed (it counts if the
+//! review takes it where it lands), and records travel in exports, backups,
+//! proofs and sync like any other. A decision cannot be forgotten (its
+//! review would open again); a request can (its review is gone).
 
 use crate::derived::Derive;
 use crate::named_enum::named_enum;
@@ -70,8 +78,8 @@ pub enum ReviewRecord {
         claim_key: Option<String>,
         /// Who may decide (empty: anyone but the requester).
         reviewers: Vec<String>,
-        /// Until when a decision is taken (epoch ms).
-        deadline_ms: i64,
+        /// How long after the request a decision is taken (ms).
+        deadline_ms: u64,
     },
     /// A review decided.
     Decision {
@@ -89,7 +97,7 @@ impl ReviewRecord {
     pub fn content(&self) -> String {
         match self {
             ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => {
-                json!({"review": "request", "subject": subject, "claim_key": claim_key, "reviewers": reviewers, "deadline": deadline_ms}).to_string()
+                json!({"review": "request", "subject": subject, "claim_key": claim_key, "reviewers": reviewers, "deadline_ms": deadline_ms}).to_string()
             }
             ReviewRecord::Decision { review_id, verdict, comment } => json!({"review": "decision", "review_id": review_id, "decision": verdict.as_str(), "comment": comment}).to_string(),
         }
@@ -115,7 +123,7 @@ impl ReviewRecord {
                 subject: text("subject")?,
                 claim_key: text("claim_key"),
                 reviewers: v.get("reviewers").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default(),
-                deadline_ms: v.get("deadline")?.as_i64()?,
+                deadline_ms: v.get("deadline_ms")?.as_u64()?,
             },
             "decision" => ReviewRecord::Decision { review_id: text("review_id")?, verdict: Verdict::parse(v.get("decision")?.as_str()?).ok()?, comment: text("comment") },
             _ => return None,
@@ -237,11 +245,12 @@ impl Derive for ReviewTable {
         let Ok(at_ms) = crate::timestamp::parse_rfc3339_millis(&t.timestamp) else { return };
         match record {
             ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => {
-                if self.by_id.contains_key(&t.id) {
+                let well_formed = !subject.trim().is_empty() && subject.chars().count() <= MAX_SUBJECT_CHARS && reviewers.len() <= MAX_REVIEWERS && (MIN_DEADLINE_MS..=MAX_DEADLINE_MS).contains(&deadline_ms);
+                if !well_formed || self.by_id.contains_key(&t.id) {
                     return;
                 }
                 self.by_id.insert(t.id.clone(), self.reviews.len());
-                self.reviews.push(Review { review_id: t.id.clone(), index: t.index, subject, claim_key, requester: t.agent_id.clone(), reviewers, requested_at_ms: at_ms, deadline_ms, decided: None });
+                self.reviews.push(Review { review_id: t.id.clone(), index: t.index, subject, claim_key, requester: t.agent_id.clone(), reviewers, requested_at_ms: at_ms, deadline_ms: at_ms.saturating_add(deadline_ms as i64), decided: None });
             }
             ReviewRecord::Decision { review_id, verdict, comment } => {
                 if self.refusal(&review_id, &t.agent_id, at_ms).is_none() {
@@ -257,6 +266,11 @@ impl ReviewTable {
     /// The review asked for by thought `review_id`.
     pub fn get(&self, review_id: &str) -> Option<&Review> {
         self.by_id.get(review_id).map(|&i| &self.reviews[i])
+    }
+
+    /// Whether thought `id` is the decision a review counts.
+    pub fn decided_by_thought(&self, id: &str) -> bool {
+        self.reviews.iter().any(|r| r.decided.as_ref().is_some_and(|d| d.thought_id == id))
     }
 
     /// Why `reviewer` may not decide review `review_id` at `at_ms`, if it may not.
@@ -298,7 +312,9 @@ mod tests {
         t
     }
 
+    /// A request at 1,000 ms whose deadline is `deadline_ms` (epoch ms).
     fn request(reviewers: &[&str], deadline_ms: i64) -> ReviewRecord {
+        let deadline_ms = (deadline_ms - 1_000).max(0) as u64;
         ReviewRecord::Request { subject: "ship it".into(), claim_key: Some("task-1".into()), reviewers: reviewers.iter().map(|s| s.to_string()).collect(), deadline_ms }
     }
 
@@ -334,6 +350,10 @@ mod tests {
         table.add(&thought("d1", 1, "bob", 61_000, &decision(Verdict::Approved)));
         assert!(table.get("r1").unwrap().decided.is_none(), "a decision at the deadline is too late");
         assert_eq!(table.refusal("nope", "bob", 0), Some(Refusal::Unknown));
+        // A request written by hand with a deadline under a minute (or over a week) is no review.
+        table.add(&thought("r2", 2, "ada", 1_000, &request(&[], 30_000)));
+        table.add(&thought("r3", 3, "ada", 1_000, &request(&[], 1_000 + 8 * 86_400_000)));
+        assert!(table.get("r2").is_none() && table.get("r3").is_none());
     }
 
     #[test]

@@ -66,3 +66,15 @@ fn bad_beats_are_refused_with_the_field_named() {
     let clamped = ok(&db, "mentisdb_list_presence", json!({"since_ms": 999_999_999_999u64}));
     assert!(clamped["warnings"].to_string().contains("since_ms"), "{clamped}");
 }
+
+#[test]
+fn a_beat_creates_its_chain_and_deleting_the_chain_removes_its_presence() {
+    let (db, storage) = fresh();
+    ok(&db, "mentisdb_heartbeat", json!({"chain_key": "fresh", "agent_id": "ada"}));
+    let chains = ok(&db, "mentisdb_list_chains", json!({}));
+    assert!(chains["chains"].to_string().contains("\"fresh\""), "{chains}");
+    ok(&db, "mentisdb_heartbeat", json!({"chain_key": "kept", "agent_id": "bob"}));
+    ok(&db, "mentisdb_delete_chain", json!({"chain_key": "fresh"}));
+    assert_eq!(ok(&db, "mentisdb_list_presence", json!({"chain_key": "fresh"}))["agents"], json!([]));
+    assert_eq!(storage.list("presence/").unwrap().len(), 1, "only the kept chain's entry is left");
+}

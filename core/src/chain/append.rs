@@ -187,7 +187,6 @@ impl Chain {
         // its claims or its fence now.
         if replayed.is_none() {
             self.check_coordination(&input.agent_id, &tags, input.fencing.as_ref(), input.claim.as_ref(), fence_added && input.thought_signature.is_some(), at_ms)?;
-            self.check_review(input.thought_type, &tags, &input.content, &input.agent_id, at_ms)?;
         }
         // The engine's claim records are written whatever the registry says of its agent id.
         if let Some(rec) = self.agents.get(&input.agent_id).filter(|_| replayed.is_none() && !is_claim) {

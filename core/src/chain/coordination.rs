@@ -5,13 +5,13 @@
 //! whenever it is re-based: reserved tags only on the engine's own claim
 //! records, a claim record only while the decision it came from holds, a
 //! fenced append only while its token's holder holds the key and is the
-//! agent writing, a review decision only while its review takes it.
+//! agent writing. (A review decision is stored as written and counts only
+//! if its review takes it where it stands: `crate::reviews`.)
 
 use super::{Chain, Fencing};
 use crate::claims::{self, ClaimRecord, ClaimTable, CLAIM_TAG, RESERVED_TAG_PREFIX};
 use crate::error::AppendError;
-use crate::reviews::ReviewRecord;
-use crate::thought::{Thought, ThoughtType};
+use crate::thought::Thought;
 use std::sync::RwLockReadGuard;
 
 impl Chain {
@@ -28,21 +28,6 @@ impl Chain {
     /// Every review and its decision, from the chain's review records.
     pub fn reviews(&self) -> RwLockReadGuard<'_, crate::reviews::ReviewTable> {
         self.reviews.get(&self.thoughts)
-    }
-
-    /// A review decision by `agent_id` at `at_ms` is stored only while its
-    /// review takes it ([`crate::reviews::ReviewTable::refusal`]): the first
-    /// decision wins, also between daemons. Other thoughts pass.
-    pub(super) fn check_review(&self, thought_type: ThoughtType, tags: &[String], content: &str, agent_id: &str, at_ms: i64) -> Result<(), AppendError> {
-        if !crate::reviews::is_review(thought_type, tags) {
-            return Ok(());
-        }
-        if let Some(ReviewRecord::Decision { review_id, .. }) = ReviewRecord::parse(thought_type, tags, content) {
-            if let Some(refusal) = self.reviews().refusal(&review_id, agent_id, at_ms) {
-                return Err(AppendError::ReviewClosed { review_id, reason: refusal.as_str() });
-            }
-        }
-        Ok(())
     }
 
     /// The tags the engine adds to a new thought: the claim tag on a claim
@@ -95,7 +80,6 @@ impl Chain {
                 return Err(AppendError::ClaimChanged { key: record.key });
             }
         }
-        self.check_review(thought.thought_type, &thought.tags, &thought.content, &thought.agent_id, at_ms)?;
         for (key, token) in thought.tags.iter().filter_map(|t| claims::parse_fence_tag(t)) {
             claims::check_fence(&self.claims(), key, token, &thought.agent_id, at_ms).map_err(|message| AppendError::Fenced { message })?;
         }

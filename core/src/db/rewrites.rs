@@ -47,6 +47,11 @@ impl MentisDb {
             if crate::claims::ClaimRecord::of(&chain.thoughts()[pos]).is_some() {
                 return Err(ToolError::Conflict(format!("thought {pos} of chain '{key}' is a claim record: the chain's leases and fencing tokens are derived from it, so it cannot be forgotten")));
             }
+            // A counted decision: forgetting it would open its review again.
+            let t = &chain.thoughts()[pos];
+            if chain.reviews().decided_by_thought(&t.id) {
+                return Err(ToolError::Conflict(format!("thought {pos} of chain '{key}' is the decision of a review: forgetting it would open the review again, so it cannot be forgotten")));
+            }
             let note = (!chain.thoughts()[pos].is_forgotten()).then_some(crate::forget::ForgetNote { at, by, reason });
             Ok(Some((pos, note)))
         })
@@ -136,6 +141,10 @@ impl MentisDb {
             // exist, whatever happens to the registry after.
             self.storage.remove(&slot.object)?;
             let _ = self.storage.remove(&slot.agents_object);
+            // Its presence entries go with it (they are the chain's live state).
+            for entry in self.storage.list(&naming::presence_prefix(key)).unwrap_or_default() {
+                let _ = self.storage.remove(&entry);
+            }
             state.deleted = true;
             state.chain.len()
         };

@@ -7,7 +7,7 @@ use super::tools;
 use crate::args::{read_args, Bounded, ChainKey};
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
-use crate::error::{AppendError, ToolError};
+use crate::error::ToolError;
 use crate::reviews::{Review, ReviewRecord, Verdict, MAX_COMMENT_CHARS, MAX_DEADLINE_MS, MAX_REVIEWERS, MAX_SUBJECT_CHARS, MIN_DEADLINE_MS, REVIEW_TAG};
 use crate::thought::RelationKind;
 use crate::timestamp::format_rfc3339_millis;
@@ -152,7 +152,7 @@ fn request(db: &MentisDb, a: RequestReviewArgs) -> Result<ReviewRequestedReply, 
         }
     }
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let deadline_ms = db.now_millis().saturating_add(a.deadline_ms.map_or(DEFAULT_DEADLINE_MS, |d| d.get() as u64) as i64);
+    let deadline_ms = a.deadline_ms.map_or(DEFAULT_DEADLINE_MS, |d| d.get() as u64);
     let record = ReviewRecord::Request { subject: a.subject, claim_key, reviewers, deadline_ms };
     let thought = db.append(&key, review_thought(TOOL, &requester, &record)?)?;
     let review = stored(db, &key, &thought.id)?;
@@ -175,23 +175,25 @@ fn decide(db: &MentisDb, a: DecideReviewArgs) -> Result<ReviewDecidedReply, Tool
         let decision = review.decided.as_ref().map(|d| d.verdict.as_str().to_string());
         Ok(ReviewDecidedReply { ok: false, reason: Some(reason.to_string()), decision, review: review_reply(&review, db.now_millis()) })
     };
-    // Answered without writing when the review already refuses; the append
-    // checks again (a decision through another daemon may come first).
-    let table_says = db.with_chain(&key, |c| c.and_then(|c| c.reviews().refusal(&review_id, &reviewer, db.now_millis())))?;
-    if let Some(refusal) = table_says {
-        return refused(refusal.as_str());
-    }
     let record = ReviewRecord::Decision { review_id: review.review_id.clone(), verdict: a.decision, comment };
     let mut input = review_thought(TOOL, &reviewer, &record)?;
     input.relations = vec![RelationInput { kind: RelationKind::References, target_id: Some(review.review_id.clone()), target_index: None, chain_key: None }];
-    match db.append(&key, input) {
-        Ok(_) => {
-            let review = stored(db, &key, &review_id)?;
-            Ok(ReviewDecidedReply { ok: true, reason: None, decision: Some(a.decision.as_str().to_string()), review: review_reply(&review, db.now_millis()) })
-        }
-        Err(ToolError::Append(AppendError::ReviewClosed { reason, .. })) => refused(reason),
-        Err(e) => Err(e),
+    // Written alone, under the chain's write lock, only while the review
+    // takes it: two decisions through this engine never both land.
+    let takes_it = |c: &crate::chain::Chain| c.reviews().refusal(&review_id, &reviewer, db.now_millis()).is_none();
+    let Some(written) = db.append_when(&key, None, input, takes_it)? else {
+        let now = db.now_millis();
+        let refusal = db.with_chain(&key, |c| c.and_then(|c| c.reviews().refusal(&review_id, &reviewer, now)))?;
+        return refused(refusal.map_or("already_decided", |r| r.as_str()));
+    };
+    // Through another daemon on a shared store a decision may have landed
+    // first (this one was re-based after it): the table counts the first.
+    let review = stored(db, &key, &review_id)?;
+    if review.decided.as_ref().is_some_and(|d| d.thought_id == written.id) {
+        return Ok(ReviewDecidedReply { ok: true, reason: None, decision: Some(a.decision.as_str().to_string()), review: review_reply(&review, db.now_millis()) });
     }
+    let reason = if review.decided.is_some() { "already_decided" } else { "expired" };
+    refused(reason)
 }
 
 fn list(db: &MentisDb, a: ListReviewsArgs) -> Result<ReviewListReply, ToolError> {

@@ -123,6 +123,10 @@ pub type MayDeliver = Arc<dyn Fn() -> bool + Send + Sync>;
 const LEASE_CHECK: Duration = Duration::from_secs(1);
 /// Attempts at one live event before it is dropped.
 pub const LIVE_ATTEMPTS: u32 = 3;
+/// Live event deliveries in flight at once (all webhooks); past it new
+/// live events are dropped (a dead receiver and frequent heartbeats must
+/// not pile up tasks and connections).
+pub const MAX_LIVE_IN_FLIGHT: usize = 64;
 /// How often the delivering daemon looks for leases that ran out.
 const EXPIRY_CHECK: Duration = Duration::from_millis(250);
 
@@ -153,6 +157,8 @@ impl AppendObserver for Wake {
 /// The delivering side of webhooks, shared by its workers.
 struct Deliverer {
     db: Arc<MentisDb>,
+    /// Live event deliveries running now (at most [`MAX_LIVE_IN_FLIGHT`]).
+    live_in_flight: std::sync::atomic::AtomicUsize,
     policy: UrlPolicy,
     client: reqwest::Client,
     backoff: Backoff,
@@ -179,7 +185,7 @@ pub fn start_with_lookup(db: Arc<MentisDb>, policy: UrlPolicy, backoff: Backoff,
         .map_err(WebhookError::Client)?;
     let wake = Arc::new(Wake::default());
     db.add_observer(wake.clone());
-    let deliverer = Arc::new(Deliverer { db, policy, client, backoff, may_deliver, shutdown });
+    let deliverer = Arc::new(Deliverer { db, live_in_flight: Default::default(), policy, client, backoff, may_deliver, shutdown });
     tokio::spawn(watch_expiries(deliverer.clone(), wake.clone()));
     tokio::spawn(manage(deliverer, wake));
     Ok(())
@@ -223,6 +229,11 @@ async fn manage(d: Arc<Deliverer>, wake: Arc<Wake>) {
         for event in live {
             let chain = event.data["chain_key"].as_str().unwrap_or_default().to_string();
             for target in d.db.webhooks().targets().into_iter().filter(|t| t.webhook.wants_chain(&chain) && t.webhook.thought_type_filter.is_none()) {
+                if d.live_in_flight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_LIVE_IN_FLIGHT {
+                    d.live_in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    tracing::warn!(target: "mentisdb::webhooks", webhook = %target.webhook.id, event = event.name, "live event dropped: {MAX_LIVE_IN_FLIGHT} live deliveries are in flight");
+                    continue;
+                }
                 tokio::spawn(d.clone().deliver_live(target, event.clone()));
             }
         }
@@ -346,21 +357,33 @@ impl Deliverer {
         }
     }
 
-    /// Sends one live event, up to [`LIVE_ATTEMPTS`] times.
+    /// Sends one live event, up to [`LIVE_ATTEMPTS`] times (fewer when the
+    /// webhook is deleted meanwhile).
     async fn deliver_live(self: Arc<Self>, target: DeliveryTarget, event: CoordinationEvent) {
+        self.send_live(&target, &event).await;
+        self.live_in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    async fn send_live(&self, target: &DeliveryTarget, event: &CoordinationEvent) {
         let id = &target.webhook.id;
         let delivery = format!("{id}:{}:{}", event.name, self.db.fresh_id());
         let sent_at = mentisdb_core::timestamp::format_rfc3339_millis(self.db.now_millis());
         let body = serde_json::json!({"event": event.name, "chain_key": event.data["chain_key"], "coordination": {"event": event.name, "data": event.data}, "timestamp": sent_at}).to_string();
         for failures in 1..=LIVE_ATTEMPTS {
-            match self.attempt_event(&target, event.name, &delivery, body.clone()).await {
+            match self.attempt_event(target, event.name, &delivery, body.clone()).await {
                 Ok(()) => return,
                 Err(e) => {
                     tracing::warn!(target: "mentisdb::webhooks", webhook = %id, delivery = %delivery, attempt = failures, error = %e, "live event delivery failed");
                     self.db.webhooks().note_failure(id, format!("attempt {failures} of {delivery}: {e}"));
+                    if failures == LIVE_ATTEMPTS {
+                        return;
+                    }
                     tokio::select! {
                         () = self.shutdown.cancelled() => return,
                         () = tokio::time::sleep(self.backoff.after(failures)) => {}
+                    }
+                    if !self.db.webhooks().list().iter().any(|w| &w.id == id) {
+                        return;
                     }
                 }
             }
