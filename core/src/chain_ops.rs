@@ -7,8 +7,11 @@
 //!   `BranchesFrom` relation to that thought in the source chain. The source
 //!   is not changed. The branch key must not be in use.
 //! - [`MentisDb::merge_chains`] appends every thought of `source` to
-//!   `target` (created when absent) in order, keeping type, role, content,
-//!   importance, confidence, tags and concepts, then deletes `source`.
+//!   `target` (created when absent) in order, keeping id, type, role,
+//!   content, importance, confidence, tags and concepts, then deletes
+//!   `source`. Keeping ids keeps what records name by id (the facts a fact
+//!   closes, the review a decision decides) and makes a retried merge answer
+//!   what it already copied as replays.
 //!   Refs, relations, sessions and signatures are chain-local (or bind the
 //!   source chain) and are not carried. Each source agent is written as
 //!   the closest agent id the target already has (Jaccard similarity of
@@ -188,6 +191,7 @@ impl NewThought {
     /// The parts of `t` a merge carries into another chain.
     fn copy_of(t: &crate::Thought) -> NewThought {
         let mut n = NewThought::new(&t.agent_id, t.thought_type, &t.content);
+        n.thought_id = Some(t.id.clone());
         n.agent_name = Some(t.agent_name.clone());
         n.agent_owner = t.agent_owner.clone();
         n.role = t.role;

@@ -241,3 +241,21 @@ fn a_ranked_search_of_a_branch_also_answers_from_the_chains_it_branched_from() {
     let chains: Vec<&str> = r["results"].as_array().unwrap().iter().map(|h| h["chain_key"].as_str().unwrap()).collect();
     assert!(!chains.is_empty() && chains.iter().all(|c| *c == "exp"), "{r}");
 }
+
+#[test]
+fn a_merge_keeps_ids_so_facts_and_reviews_carry_over() {
+    let (db, _) = fresh();
+    ok(&db, "mentisdb_record_fact", json!({"chain_key": "src", "subject": "db", "predicate": "is", "object": "pg15", "valid_from": "2026-01-01T00:00:00Z"}));
+    ok(&db, "mentisdb_record_fact", json!({"chain_key": "src", "subject": "db", "predicate": "is", "object": "pg16", "valid_from": "2026-02-01T00:00:00Z"}));
+    let review = ok(&db, "mentisdb_request_review", json!({"chain_key": "src", "subject": "upgrade", "agent_id": "ada"}));
+    ok(&db, "mentisdb_decide_review", json!({"chain_key": "src", "review_id": review["review_id"], "decision": "approved", "agent_id": "bob"}));
+    // The team knows both agents, so the merge writes them as themselves.
+    for agent in ["ada", "bob"] {
+        ok(&db, "mentisdb_append", json!({"chain_key": "team", "agent_id": agent, "thought_type": "Finding", "content": format!("{agent}'s own")}));
+    }
+    ok(&db, "mentisdb_merge_chains", json!({"source_chain_key": "src", "target_chain_key": "team"}));
+    let facts = ok(&db, "mentisdb_query_facts", json!({"chain_key": "team", "subject": "db"}));
+    assert_eq!(facts["facts"].as_array().unwrap().iter().map(|f| f["object"].as_str().unwrap()).collect::<Vec<_>>(), ["pg16"], "the second still closes the first: {facts}");
+    let reviews = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "team", "include_decided": true}));
+    assert_eq!((reviews["reviews"][0]["review_id"].clone(), reviews["reviews"][0]["status"].as_str()), (review["review_id"].clone(), Some("approved")), "{reviews}");
+}
