@@ -11,7 +11,10 @@
 //!   content, importance, confidence, tags and concepts, then deletes
 //!   `source`. Keeping ids keeps what records name by id (the facts a fact
 //!   closes, the review a decision decides) and makes a retried merge answer
-//!   what it already copied as replays.
+//!   what it already copied as replays (not counted as copied); a copy
+//!   whose id the target holds as another thought gets a new id. Review
+//!   decisions the source does not count are not copied; an undecided
+//!   review's deadline starts again at the merge (copies are stamped then).
 //!   Refs, relations, sessions and signatures are chain-local (or bind the
 //!   source chain) and are not carried. Each source agent is written as
 //!   the closest agent id the target already has (Jaccard similarity of
@@ -25,7 +28,7 @@
 
 use crate::chain::{NewThought, RelationInput};
 use crate::db::MentisDb;
-use crate::error::ToolError;
+use crate::error::{AppendError, ToolError};
 use crate::thought::{RelationKind, ThoughtType};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -112,7 +115,7 @@ impl MentisDb {
         // meanwhile; otherwise copy what came and try again.
         loop {
             let (copies, len) = self
-                .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| !t.is_forgotten() && crate::claims::ClaimRecord::of(t).is_none()).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
+                .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| carried(c, t)).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
                 .ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
             let new_agents: BTreeSet<String> = crate::sorting::set_from(copies.iter().map(|t| t.agent_id.clone()).filter(|a| !remap.contains_key(a)));
             if !new_agents.is_empty() {
@@ -127,8 +130,17 @@ impl MentisDb {
                 if let Some(to) = remap.get(&copy.agent_id) {
                     copy.agent_id = to.clone();
                 }
-                self.append(target, copy)?;
-                merged.thoughts_copied += 1;
+                // The source's id, unless the target holds that id as
+                // another thought (a client's idempotency key reused, say):
+                // then a new one. A copy already there is a replay.
+                let written = match self.append_reporting(target, copy.clone()) {
+                    Err(ToolError::Append(AppendError::Conflict { .. } | AppendError::Forgotten { .. })) => {
+                        copy.thought_id = None;
+                        self.append_reporting(target, copy)?
+                    }
+                    other => other?,
+                };
+                merged.thoughts_copied += usize::from(!written.replay);
             }
             copied_up_to = len;
             if self.delete_chain_when(source, |c| c.len() == len)?.is_some() {
@@ -185,6 +197,15 @@ impl MentisDb {
         }
         Ok(imported)
     }
+}
+
+/// Whether a merge carries thought `t` of chain `c`: not a forgotten
+/// thought (no content left), not a claim record (a lease belongs to its
+/// store), not a review decision the source does not count (a late or
+/// refused one would count in the target, its copy stamped at merge time).
+fn carried(c: &crate::Chain, t: &crate::Thought) -> bool {
+    let uncounted_decision = matches!(crate::reviews::ReviewRecord::of(t), Some(crate::reviews::ReviewRecord::Decision { .. })) && !c.reviews().decided_by_thought(&t.id);
+    !t.is_forgotten() && crate::claims::ClaimRecord::of(t).is_none() && !uncounted_decision
 }
 
 impl NewThought {

@@ -1,7 +1,7 @@
 //! Presence: which agents are active in a chain and what each is doing,
 //! as live state beside the chain, not in it.
 //!
-//! An agent beats every ~30 s (`MentisDb::heartbeat`, `db/presence.rs`); each beat replaces
+//! An agent beats every ~30 s in an existing chain (`MentisDb::heartbeat`, `db/presence.rs`); each beat replaces
 //! one small storage object per agent and session
 //! ([`crate::naming::presence_object`]), so heartbeats never grow the chain
 //! and every daemon of one database (PostgreSQL) sees every agent.

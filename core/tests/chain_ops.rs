@@ -259,3 +259,24 @@ fn a_merge_keeps_ids_so_facts_and_reviews_carry_over() {
     let reviews = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "team", "include_decided": true}));
     assert_eq!((reviews["reviews"][0]["review_id"].clone(), reviews["reviews"][0]["status"].as_str()), (review["review_id"].clone(), Some("approved")), "{reviews}");
 }
+
+#[test]
+fn a_merge_gives_a_new_id_where_the_target_holds_the_id_and_leaves_uncounted_decisions_behind() {
+    let (db, _) = fresh();
+    // Two chains reuse a client's idempotency key for different thoughts.
+    ok(&db, "mentisdb_append", json!({"chain_key": "a", "thought_id": "daily-summary", "thought_type": "Summary", "content": "a's summary"}));
+    ok(&db, "mentisdb_append", json!({"chain_key": "b", "thought_id": "daily-summary", "thought_type": "Summary", "content": "b's summary"}));
+    // A review in a, with a decision by someone who may not decide it (it does not count).
+    let review = ok(&db, "mentisdb_request_review", json!({"chain_key": "a", "subject": "ship", "reviewers": ["bob"], "agent_id": "ada"}));
+    let content = json!({"review": "decision", "review_id": review["review_id"], "decision": "approved", "comment": null}).to_string();
+    ok(&db, "mentisdb_append", json!({"chain_key": "a", "agent_id": "dan", "thought_type": "Decision", "tags": ["review"], "content": content}));
+    for agent in ["ada", "bob", "dan"] {
+        ok(&db, "mentisdb_append", json!({"chain_key": "b", "agent_id": agent, "thought_type": "Finding", "content": format!("{agent} is here")}));
+    }
+    let merged = ok(&db, "mentisdb_merge_chains", json!({"source_chain_key": "a", "target_chain_key": "b"}));
+    assert_eq!(merged["thoughts_copied"], 2, "the summary (under a new id) and the request: {merged}");
+    let summaries = ok(&db, "mentisdb_search", json!({"chain_key": "b", "thought_types": ["Summary"]}));
+    assert_eq!(common::contents(&summaries["thoughts"]), ["b's summary", "a's summary"]);
+    let listed = ok(&db, "mentisdb_list_reviews", json!({"chain_key": "b"}));
+    assert_eq!(listed["reviews"][0]["status"], "open", "dan's decision stayed behind: {listed}");
+}

@@ -41,6 +41,7 @@ fn beats_show_who_is_doing_what_without_growing_the_chain() {
 fn a_chain_keeps_at_most_its_session_cap_dropping_the_least_recently_seen() {
     let (db, storage) = fresh();
     let cap = mentisdb_core::presence::MAX_SESSIONS;
+    ok(&db, "mentisdb_append", json!({"chain_key": "busy", "thought_type": "Finding", "content": "here"}));
     for i in 0..cap + 4 {
         ok(&db, "mentisdb_heartbeat", json!({"chain_key": "busy", "agent_id": format!("agent-{i}")}));
     }
@@ -68,11 +69,15 @@ fn bad_beats_are_refused_with_the_field_named() {
 }
 
 #[test]
-fn a_beat_creates_its_chain_and_deleting_the_chain_removes_its_presence() {
+fn a_beat_needs_its_chain_and_deleting_the_chain_removes_its_presence() {
     let (db, storage) = fresh();
+    let e = err(&db, "mentisdb_heartbeat", json!({"chain_key": "fresh", "agent_id": "ada"}));
+    assert_eq!(e.kind(), mentisdb_core::ErrorKind::NotFound, "{e}");
+    assert_eq!(ok(&db, "mentisdb_list_chains", json!({}))["chains"], json!([]), "a beat creates no chain");
+    for chain in ["fresh", "kept"] {
+        ok(&db, "mentisdb_append", json!({"chain_key": chain, "thought_type": "Finding", "content": "here"}));
+    }
     ok(&db, "mentisdb_heartbeat", json!({"chain_key": "fresh", "agent_id": "ada"}));
-    let chains = ok(&db, "mentisdb_list_chains", json!({}));
-    assert!(chains["chains"].to_string().contains("\"fresh\""), "{chains}");
     ok(&db, "mentisdb_heartbeat", json!({"chain_key": "kept", "agent_id": "bob"}));
     ok(&db, "mentisdb_delete_chain", json!({"chain_key": "fresh"}));
     assert_eq!(ok(&db, "mentisdb_list_presence", json!({"chain_key": "fresh"}))["agents"], json!([]));

@@ -179,3 +179,21 @@ fn bad_requests_are_refused_with_the_field_named() {
     let clamped = ok(&db, "mentisdb_request_review", json!({"chain_key": "x", "subject": "soon", "deadline_ms": 5}));
     assert!(clamped["warnings"].to_string().contains("deadline_ms"), "a clamped deadline is named: {clamped}");
 }
+
+#[test]
+fn reviews_are_judged_at_chain_time_when_another_daemons_clock_is_ahead() {
+    // B's clock is 10 minutes behind A's. After A's append the chain's time
+    // is A's: a decision B wrote now would be stamped then, past a one-minute
+    // deadline, so B refuses it and says the review expired; nothing is written.
+    let shared = Arc::new(MemoryStorage::new());
+    let open = |at: i64| MentisDb::open(shared.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(at, 1)), ids(), DbConfig::default()).expect("open").0;
+    let (a, b) = (open(T0 + 600_000), open(T0));
+    let id = request(&b, json!({"chain_key": "s", "subject": "ship", "deadline_ms": 60_000, "agent_id": "ada"}));
+    a.catch_up("s").unwrap();
+    ok(&a, "mentisdb_append", json!({"chain_key": "s", "thought_type": "Finding", "content": "later, by A's clock"}));
+    b.catch_up("s").unwrap();
+    let late = ok(&b, "mentisdb_decide_review", json!({"chain_key": "s", "review_id": id, "decision": "approved", "agent_id": "bob"}));
+    assert_eq!((late["ok"].as_bool(), late["reason"].as_str(), late["review"]["status"].as_str()), (Some(false), Some("expired"), Some("expired")), "{late}");
+    assert_eq!(ok(&b, "mentisdb_list_reviews", json!({"chain_key": "s"}))["reviews"][0]["status"], "expired");
+    assert_eq!(ok(&b, "mentisdb_head", json!({"chain_key": "s"}))["thought_count"], 2, "no decision written");
+}

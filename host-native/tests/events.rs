@@ -220,6 +220,7 @@ fn claims_facts_reviews_and_presence_are_announced_as_coordination_events() {
     let beat = next_coordination(&mut events);
     assert_eq!((beat.event.as_str(), beat.data["agent_id"].as_str(), beat.data["current_action"].as_str()), ("presence_updated", Some("cy"), Some("reviewing")));
     // Another chain's beat is not this stream's.
+    call("/v1/claims", json!({"chain_key": "other", "key": "k", "holder": "dan", "ttl_ms": 60_000}));
     call("/v1/presence", json!({"chain_key": "other", "agent_id": "dan"}));
     call("/v1/claims", json!({"chain_key": "team", "key": "task-2", "holder": "ada", "ttl_ms": 60_000}));
     assert_eq!(next_coordination(&mut events).event, "claim_acquired");

@@ -118,8 +118,9 @@ fn heartbeats_and_expired_claims_are_posted_as_live_events() {
     let (status, _) = post_json(&d, "/v1/webhooks", json!({"url": format!("{url}?typed"), "thought_type_filter": ["Decision"]}));
     assert_eq!(status, StatusCode::OK);
 
-    post_json(&d, "/v1/presence", json!({"chain_key": "team", "agent_id": "ada", "current_action": "deploying"}));
     post_json(&d, "/v1/claims", json!({"chain_key": "team", "key": "deploy", "holder": "ada", "ttl_ms": 1_000}));
+    let (status, beat) = post_json(&d, "/v1/presence", json!({"chain_key": "team", "agent_id": "ada", "current_action": "deploying"}));
+    assert_eq!(status, StatusCode::OK, "{beat}");
     let got = wait_for(&shared, "presence_updated and claim_expired", |g| ["presence_updated", "claim_expired"].iter().all(|e| g.iter().any(|r| r.event == *e)));
     let body = |event: &str| -> Value { serde_json::from_slice(&got.iter().find(|r| r.event == event).unwrap().body).unwrap() };
     let beat = body("presence_updated");

@@ -8,15 +8,19 @@ use crate::naming;
 use crate::presence::{Beat, Presence, MAX_SESSIONS, MAX_SINCE_MS};
 
 impl MentisDb {
-    /// Records a beat of `beat.agent_id` in chain `key` (created when it does not exist) now. Answers the
+    /// Records a beat of `beat.agent_id` in chain `key` now; the chain must
+    /// exist (a beat never brings a deleted chain back). Answers the
     /// entry. The first beat of a session also tidies the chain's entries:
     /// those older than [`MAX_SINCE_MS`] are removed, and past
     /// [`MAX_SESSIONS`] the least recently seen (so a beat is one read and
     /// one write, and the entries a listing reads stay bounded).
     pub fn heartbeat(&self, key: &str, beat: Beat) -> Result<Presence, ToolError> {
-        // Presence belongs to a chain: the first beat creates it (as a claim
-        // does), so every entry is of a listed chain and goes when it is deleted.
-        self.slot_for_write(key, None)?;
+        // Presence belongs to an existing chain and goes when it is deleted:
+        // the chain's lock is held (read) while the entry is written, so a
+        // delete (which takes it to write) comes wholly before or after.
+        let slot = self.slot_or_load(key)?.ok_or_else(|| ToolError::NotFound(format!("chain '{key}' does not exist; presence is kept for an existing chain (append to it or claim a key first)")))?;
+        let state = super::read_lock(&slot.state);
+        state.live()?;
         let now = self.now_millis();
         let object = naming::presence_object(key, &beat.agent_id, beat.session_id.as_deref().unwrap_or(""));
         let storage = self.storage();
@@ -35,6 +39,7 @@ impl MentisDb {
                 }
             }
         }
+        drop(state);
         Ok(presence)
     }
 

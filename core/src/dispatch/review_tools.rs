@@ -5,7 +5,7 @@
 use super::replies::{ReviewDecidedReply, ReviewListReply, ReviewReply, ReviewRequestedReply};
 use super::tools;
 use crate::args::{read_args, Bounded, ChainKey};
-use crate::chain::{NewThought, RelationInput};
+use crate::chain::{Chain, NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::reviews::{Review, ReviewRecord, Verdict, MAX_COMMENT_CHARS, MAX_DEADLINE_MS, MAX_REVIEWERS, MAX_SUBJECT_CHARS, MIN_DEADLINE_MS, REVIEW_TAG};
@@ -130,6 +130,18 @@ fn review_thought(tool: &str, agent: &str, record: &ReviewRecord) -> Result<NewT
     Ok(input)
 }
 
+/// The time reviews are judged at: the engine's, but never before the
+/// chain's newest thought (a decision written now is stamped no earlier,
+/// chain time never running backwards).
+fn chain_now(db: &MentisDb, chain: Option<&Chain>) -> i64 {
+    db.now_millis().max(chain.and_then(|c| c.timestamps_millis().last().copied()).unwrap_or(i64::MIN))
+}
+
+/// The time reviews of chain `key` are judged at now ([`chain_now`]).
+fn now_in(db: &MentisDb, key: &str) -> Result<i64, ToolError> {
+    db.with_chain(key, |c| chain_now(db, c))
+}
+
 /// Review `id` of chain `key` as it now stands.
 fn stored(db: &MentisDb, key: &str, id: &str) -> Result<Review, ToolError> {
     db.with_chain(key, |c| c.and_then(|c| c.reviews().get(id).cloned()))?.ok_or_else(|| ToolError::NotFound(format!("review '{id}' is not in chain '{key}'")))
@@ -156,7 +168,7 @@ fn request(db: &MentisDb, a: RequestReviewArgs) -> Result<ReviewRequestedReply, 
     let record = ReviewRecord::Request { subject: a.subject, claim_key, reviewers, deadline_ms };
     let thought = db.append(&key, review_thought(TOOL, &requester, &record)?)?;
     let review = stored(db, &key, &thought.id)?;
-    Ok(ReviewRequestedReply { review_id: review.review_id.clone(), review: review_reply(&review, db.now_millis()) })
+    Ok(ReviewRequestedReply { review_id: review.review_id.clone(), review: review_reply(&review, now_in(db, &key)?) })
 }
 
 fn decide(db: &MentisDb, a: DecideReviewArgs) -> Result<ReviewDecidedReply, ToolError> {
@@ -173,24 +185,23 @@ fn decide(db: &MentisDb, a: DecideReviewArgs) -> Result<ReviewDecidedReply, Tool
     let refused = |reason: &str| -> Result<ReviewDecidedReply, ToolError> {
         let review = stored(db, &key, &review_id)?;
         let decision = review.decided.as_ref().map(|d| d.verdict.as_str().to_string());
-        Ok(ReviewDecidedReply { ok: false, reason: Some(reason.to_string()), decision, review: review_reply(&review, db.now_millis()) })
+        Ok(ReviewDecidedReply { ok: false, reason: Some(reason.to_string()), decision, review: review_reply(&review, now_in(db, &key)?) })
     };
     let record = ReviewRecord::Decision { review_id: review.review_id.clone(), verdict: a.decision, comment };
     let mut input = review_thought(TOOL, &reviewer, &record)?;
     input.relations = vec![RelationInput { kind: RelationKind::References, target_id: Some(review.review_id.clone()), target_index: None, chain_key: None }];
     // Written alone, under the chain's write lock, only while the review
     // takes it: two decisions through this engine never both land.
-    let takes_it = |c: &crate::chain::Chain| c.reviews().refusal(&review_id, &reviewer, db.now_millis()).is_none();
+    let takes_it = |c: &Chain| c.reviews().refusal(&review_id, &reviewer, chain_now(db, Some(c))).is_none();
     let Some(written) = db.append_when(&key, None, input, takes_it)? else {
-        let now = db.now_millis();
-        let refusal = db.with_chain(&key, |c| c.and_then(|c| c.reviews().refusal(&review_id, &reviewer, now)))?;
+        let refusal = db.with_chain(&key, |c| c.and_then(|c| c.reviews().refusal(&review_id, &reviewer, chain_now(db, Some(c)))))?;
         return refused(refusal.map_or("already_decided", |r| r.as_str()));
     };
     // Through another daemon on a shared store a decision may have landed
     // first (this one was re-based after it): the table counts the first.
     let review = stored(db, &key, &review_id)?;
     if review.decided.as_ref().is_some_and(|d| d.thought_id == written.id) {
-        return Ok(ReviewDecidedReply { ok: true, reason: None, decision: Some(a.decision.as_str().to_string()), review: review_reply(&review, db.now_millis()) });
+        return Ok(ReviewDecidedReply { ok: true, reason: None, decision: Some(a.decision.as_str().to_string()), review: review_reply(&review, now_in(db, &key)?) });
     }
     let reason = if review.decided.is_some() { "already_decided" } else { "expired" };
     refused(reason)
@@ -201,8 +212,8 @@ fn list(db: &MentisDb, a: ListReviewsArgs) -> Result<ReviewListReply, ToolError>
     let reviewer = optional_agent(TOOL, "reviewer", a.reviewer)?;
     let requester = optional_agent(TOOL, "requester", a.requester)?;
     let key = db.resolve_key(a.chain_key.as_deref())?;
-    let now = db.now_millis();
     let reviews = db.with_chain(&key, |c| {
+        let now = chain_now(db, c);
         c.map(|c| c.reviews().list(reviewer.as_deref(), requester.as_deref(), a.include_decided.unwrap_or(false)).into_iter().map(|r| review_reply(r, now)).collect()).unwrap_or_default()
     })?;
     Ok(ReviewListReply { chain_key: key, reviews })

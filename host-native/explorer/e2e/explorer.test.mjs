@@ -409,8 +409,8 @@ function cells(selector) {
 test("coordination: who is present, claims counting down, open reviews, a fact's history; live without reload", async () => {
   const K = "coord";
   const now = Date.now();
-  await daemon.call("/v1/presence", { chain_key: K, agent_id: "ada", display_name: "Ada", tool: "claude-code", current_action: "editing", current_file: "src/cache.rs" });
   await daemon.call("/v1/claims", { chain_key: K, key: "src/cache.rs", holder: "ada", ttl_ms: 600_000, metadata: { why: "refactor" } });
+  await daemon.call("/v1/presence", { chain_key: K, agent_id: "ada", display_name: "Ada", tool: "claude-code", current_action: "editing", current_file: "src/cache.rs" });
   const review = await daemon.call("/v1/reviews", { chain_key: K, subject: `Review the cache ${XSS}`, claim_key: "src/cache.rs", reviewers: ["bob"], agent_id: "ada" });
   const redis = (await daemon.call("/v1/facts", { chain_key: K, subject: "cache", predicate: "backend", object: "Redis", valid_from: new Date(now - 2 * 3_600_000).toISOString(), agent_id: "ada" })).fact;
   const sqlite = await daemon.call("/v1/facts", { chain_key: K, subject: "cache", predicate: "backend", object: "SQLite", valid_from: new Date(now - 30 * 60_000).toISOString(), agent_id: "bob" });

@@ -360,8 +360,15 @@ impl Deliverer {
     /// Sends one live event, up to [`LIVE_ATTEMPTS`] times (fewer when the
     /// webhook is deleted meanwhile).
     async fn deliver_live(self: Arc<Self>, target: DeliveryTarget, event: CoordinationEvent) {
+        // The slot is given back however the task ends (a panic included).
+        struct Slot<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Slot<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _slot = Slot(&self.live_in_flight);
         self.send_live(&target, &event).await;
-        self.live_in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     async fn send_live(&self, target: &DeliveryTarget, event: &CoordinationEvent) {
