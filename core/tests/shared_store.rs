@@ -508,3 +508,21 @@ fn an_append_outlasts_a_long_losing_streak_and_an_endless_one_answers_busy_retry
     assert_eq!(db.call("mentisdb_append", args).unwrap()["thought"]["index"], 2, "a second retry is a replay");
     assert_eq!(head(&db, "busy")["thought_count"], 3);
 }
+
+#[test]
+fn a_re_based_thought_that_takes_a_later_time_keeps_its_relations_at_that_time() {
+    // B's clock is 10 minutes behind A's. B's append re-based after A's takes
+    // A's time (chain time never runs backwards), and so do its relations:
+    // B serves the thought exactly as every engine reads it back.
+    let shared = Arc::new(MemoryStorage::new());
+    let open = |at: i64| MentisDb::open(shared.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(at, 1)), ids(), DbConfig::default()).expect("open").0;
+    let (a, b) = (open(T0 + 600_000), open(T0));
+    append(&b, "t", "first").unwrap();
+    a.catch_up("t").unwrap();
+    append(&a, "t", "later, by A's clock").unwrap();
+    let linked = ok(&b, "mentisdb_append", json!({"chain_key": "t", "thought_type": "Finding", "content": "links the first", "relations": [{"kind": "References", "target_index": 0}]}))["thought"].clone();
+    assert_eq!(linked["index"], 2, "re-based after A's append");
+    assert_eq!(linked["relations"][0]["valid_at"], linked["timestamp"]);
+    let fresh = reopen(shared);
+    assert_eq!(ok(&fresh, "mentisdb_get_thought", json!({"chain_key": "t", "thought_index": 2}))["thought"], linked);
+}

@@ -631,7 +631,7 @@ fn a_review_takes_one_decision_across_daemons_and_presence_is_shared() {
     }
     let deadline = Instant::now() + Duration::from_secs(10);
     while !(daemons[0].head("team") == daemons[1].head("team") && daemons[1].head("team") == daemons[2].head("team")) {
-        assert!(Instant::now() < deadline, "the daemons do not agree on the chain within 10 s");
+        assert!(Instant::now() < deadline, "the daemons do not agree on the chain within 10 s: {}", daemons.iter().map(|d| d.head("team").to_string()).collect::<Vec<_>>().join("\n"));
         std::thread::sleep(Duration::from_millis(20));
     }
     for d in &daemons {

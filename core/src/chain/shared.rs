@@ -77,6 +77,9 @@ impl Chain {
         if let (Some(floor), Ok(own)) = (floor, crate::timestamp::parse_rfc3339_millis(&thought.timestamp)) {
             if own < floor {
                 thought.timestamp = crate::timestamp::format_rfc3339_millis(floor);
+                // A relation holds from its thought's time (derived from it
+                // when a chain is read back): as every other engine reads it.
+                thought.stamp_relations();
             }
         }
         self.recheck_coordination(&thought)?;
