@@ -178,6 +178,13 @@ impl Chain {
         &self.timestamps_ms
     }
 
+    /// Chain time at `now_ms` (the engine's clock): never before the newest
+    /// thought, as chain time never runs backwards. A thought appended now
+    /// is stamped with it; leases and review deadlines are judged at it.
+    pub fn time_at(&self, now_ms: i64) -> i64 {
+        now_ms.max(self.timestamps_ms.last().copied().unwrap_or(i64::MIN))
+    }
+
     /// The chain's RFC 9162 Merkle tree, caught up with every committed
     /// thought (built on the first call after opening: about two hashes a
     /// thought; then one leaf a commit). See [`crate::merkle`].

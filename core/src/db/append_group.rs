@@ -204,8 +204,7 @@ impl MentisDb {
         // Parsed back from `timestamp` this is `now_ms`: the append path parses it once.
         // Chain time never runs backwards (a clock stepped back, another
         // daemon's later stamp): leases and deadlines are judged on it.
-        let head_ms = state.chain.timestamps_millis().last().copied().unwrap_or(i64::MIN);
-        let now_ms = crate::timestamp::renderable_millis(self.now_millis()).max(head_ms);
+        let now_ms = state.chain.time_at(crate::timestamp::renderable_millis(self.now_millis()));
         let timestamp = format_rfc3339_millis(now_ms);
         let mut placed: Vec<Placed> = Vec::with_capacity(group.len());
         let mut deferred = Vec::new();

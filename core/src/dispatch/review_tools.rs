@@ -130,11 +130,11 @@ fn review_thought(tool: &str, agent: &str, record: &ReviewRecord) -> Result<NewT
     Ok(input)
 }
 
-/// The time reviews are judged at: the engine's, but never before the
-/// chain's newest thought (a decision written now is stamped no earlier,
-/// chain time never running backwards).
+/// The time reviews are judged at: chain time ([`Chain::time_at`]), the
+/// time a decision written now is stamped with.
 fn chain_now(db: &MentisDb, chain: Option<&Chain>) -> i64 {
-    db.now_millis().max(chain.and_then(|c| c.timestamps_millis().last().copied()).unwrap_or(i64::MIN))
+    let now = db.now_millis();
+    chain.map_or(now, |c| c.time_at(now))
 }
 
 /// The time reviews of chain `key` are judged at now ([`chain_now`]).
