@@ -3,7 +3,9 @@
 # verbose interaction logging on, fsync per acknowledged append) driven by wrk
 # from a second process on loopback.
 #   0. the HTTP floor: an unknown path answering 404 (no work), 64 connections
-#   1. durable appends to one chain, 16 connections
+#   1. durable appends to one chain, 16 connections, and the daemon's resident
+#      memory (VmRSS) before and after it: bytes per appended thought, then
+#      after one ranked query (the ranked index built)
 #   2. filtered search over a 1,000-thought chain, 64 connections
 #   3. GET /health, 64 connections
 # then each phase as a share of the floor measured in the same run.
@@ -46,7 +48,23 @@ phase() {
 }
 declare -A rate
 phase "floor (404)" -c64 "$base/no-such-path"
+rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$pid/status"; }
+rss_before="$(rss)"
 phase "durable appends, one chain, 16 connections" -c16 -s scripts/loadbench/append.lua "$base/v1/thoughts"
+python3 - "$base" "$pid" "$rss_before" <<'PY'
+import json, sys, time, urllib.request
+base, pid, before = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def post(path, body):
+    req = urllib.request.Request(base + path, json.dumps(body).encode(), {"content-type": "application/json"})
+    return json.loads(urllib.request.urlopen(req).read())
+def rss():
+    return next(int(l.split()[1]) * 1024 for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS:"))
+n = post("/v1/head", {"chain_key": "bench-append"})["thought_count"]
+time.sleep(2)  # the index worker catches up with the appends
+print(f"== resident memory: {(rss() - before) / n:,.0f} B per appended thought ({n:,} thoughts, index worker caught up)")
+post("/v1/ranked-search", {"chain_key": "bench-append", "text": "database latency", "limit": 10})
+print(f"   after one ranked query: {(rss() - before) / n:,.0f} B per thought")
+PY
 phase "filtered search, 64 connections" -c64 -s scripts/loadbench/search.lua "$base/v1/search"
 phase "GET /health, 64 connections" -c64 "$base/health"
 echo "== requests/s, and as a share of the floor measured in this run"

@@ -90,30 +90,38 @@ impl<T: Derive> Derived<T> {
 /// The lower-cased text of each thought that the `text` filter of `search`
 /// and `traverse_thoughts` matches: content, agent id, tags and concepts.
 #[derive(Debug, Default)]
-pub(crate) struct SearchText(Vec<String>);
+pub(crate) struct SearchText {
+    /// Every thought's text, lower-cased, one after another (one buffer
+    /// rather than a string per thought: no allocation per thought).
+    text: String,
+    /// Where each thought's text ends in `text`.
+    ends: Vec<usize>,
+}
 
 impl SearchText {
     /// Lower-cased searchable text of thought `index`.
     pub(crate) fn get(&self, index: usize) -> &str {
-        &self.0[index]
+        let start = index.checked_sub(1).map_or(0, |i| self.ends[i]);
+        &self.text[start..self.ends[index]]
     }
 }
 
 impl Derive for SearchText {
     fn indexed(&self) -> usize {
-        self.0.len()
+        self.ends.len()
     }
 
     fn add(&mut self, t: &Thought) {
-        let mut text = String::with_capacity(t.content.len() + 32);
-        text.push_str(&t.content);
-        text.push('\n');
-        text.push_str(&t.agent_id);
-        for s in t.tags.iter().chain(t.concepts.iter()) {
-            text.push('\n');
-            text.push_str(s);
+        let fields = std::iter::once(&t.content).chain([&t.agent_id]).chain(t.tags.iter().chain(&t.concepts));
+        for (i, field) in fields.enumerate() {
+            let lowered = if field.is_ascii() { field.to_ascii_lowercase() } else { field.to_lowercase() };
+            self.text.reserve_exact(crate::growth::an_eighth_more(self.text.len(), self.text.capacity(), lowered.len() + 1));
+            if i > 0 {
+                self.text.push('\n');
+            }
+            self.text.push_str(&lowered);
         }
-        self.0.push(text.to_lowercase());
+        self.ends.push(self.text.len());
     }
 }
 

@@ -48,7 +48,7 @@ fn forget_in_place(t: &mut Thought, note: ForgetNote) {
     t.concepts.clear();
     t.thought_signature = None;
     t.content_salt = None;
-    t.forgotten = Some(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason });
+    t.forgotten = Some(Box::new(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason }));
 }
 
 /// `chain`'s thoughts with every schema-1 thought migrated to schema 2

@@ -78,7 +78,7 @@ pub(crate) fn line(t: &Thought) -> Vec<u8> {
         prev_hash: t.prev_hash.as_deref(),
         hash: &t.hash,
         content_salt: t.content_salt.as_deref(),
-        forgotten: t.forgotten.as_ref(),
+        forgotten: t.forgotten.as_deref(),
     };
     serde_json::to_vec(&record).expect("a thought serializes")
 }

@@ -82,6 +82,7 @@ pub mod extract;
 pub mod facts;
 mod forget;
 mod framing;
+mod growth;
 mod host;
 mod import;
 mod jsonl_record;

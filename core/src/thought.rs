@@ -321,8 +321,10 @@ pub struct Thought {
     pub content_salt: Option<String>,
     /// Set when the thought was forgotten: its signature, content, tags and
     /// concepts are gone (empty) and only their digest remains.
+    /// Boxed: almost no thought is forgotten, and inline the four strings
+    /// would make every thought in memory 88 bytes larger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forgotten: Option<Forgotten>,
+    pub forgotten: Option<Box<Forgotten>>,
 }
 
 /// MentisDB 0.10's `source_episode` label of a thought. This engine has no

@@ -379,7 +379,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         prev_hash,
         hash,
         content_salt,
-        forgotten,
+        forgotten: forgotten.map(Box::new),
     };
     thought.stamp_relations();
     Ok((thought, actual))
@@ -460,12 +460,12 @@ pub(crate) mod tests {
             tags: Vec::new(),
             concepts: Vec::new(),
             content_salt: None,
-            forgotten: Some(Forgotten {
+            forgotten: Some(Box::new(Forgotten {
                 content_digest: compute_content_digest(&t).unwrap(),
                 forgotten_at: "2026-11-23T00:00:00.000Z".into(),
                 forgotten_by: "ops".into(),
                 reason: "leaked key".into(),
-            }),
+            })),
             ..t.clone()
         };
         assert_eq!(check_form(&forgotten), Ok(()));
@@ -498,12 +498,12 @@ pub(crate) mod tests {
             tags: Vec::new(),
             concepts: Vec::new(),
             content_salt: None,
-            forgotten: Some(Forgotten {
+            forgotten: Some(Box::new(Forgotten {
                 content_digest: compute_content_digest(&t).unwrap(),
                 forgotten_at: "2026-11-23T00:00:00.000Z".into(),
                 forgotten_by: "ops".into(),
                 reason: "pii".into(),
-            }),
+            })),
             ..t.clone()
         };
         assert_eq!(check_form(&forgotten), Ok(()));
@@ -527,7 +527,7 @@ pub(crate) mod tests {
         assert!(check_form(&Thought { content_salt: Some("AB".repeat(16)), ..v2.clone() }).is_err(), "upper-case hex would not round-trip");
         assert!(check_form(&Thought { content_salt: Some("00".repeat(8)), ..v2.clone() }).is_err());
         let forgotten = Forgotten { content_digest: "00".repeat(32), forgotten_at: String::new(), forgotten_by: String::new(), reason: String::new() };
-        let with_content = Thought { content_salt: None, forgotten: Some(forgotten), ..v2 };
+        let with_content = Thought { content_salt: None, forgotten: Some(Box::new(forgotten)), ..v2 };
         assert!(check_form(&with_content).is_err(), "a forgotten thought that kept its content");
     }
 

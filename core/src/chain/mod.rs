@@ -320,6 +320,7 @@ impl Chain {
         self.forgotten += usize::from(t.is_forgotten());
         self.timestamps_ms.push(timestamp_ms);
         self.agents.observe(&t);
+        self.thoughts.reserve_exact(crate::growth::an_eighth_more(self.thoughts.len(), self.thoughts.capacity(), 1));
         self.thoughts.push(t);
         let pos = self.thoughts.len() - 1;
         self.by_id.insert(&self.thoughts, pos);

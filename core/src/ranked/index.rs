@@ -246,7 +246,9 @@ impl RankedIndex {
                 let id = self.postings.len() as u32;
                 self.surfaces.push(surface.unwrap_or(&term).into());
                 self.terms.insert(term, id);
-                self.postings.push(Vec::new());
+                // Room for one: most terms (numbers, names) occur once, and
+                // a first push would reserve four.
+                self.postings.push(Vec::with_capacity(1));
                 self.doc_freq.push(0);
                 id
             }

@@ -1,0 +1,92 @@
+//! Where an engine's memory goes, per thought (a measuring aid for
+//! docs/performance.md, not a test).
+//!
+//! Appends N thoughts shaped like `scripts/loadbench/append.lua`'s (~80 bytes
+//! of content, two tags, one concept, eight agents) to one chain on the
+//! in-memory backend, counting live heap bytes with a wrapping allocator, and
+//! prints the bytes per thought of each part: the thoughts themselves (the
+//! `Thought` structs and each heap string they own), the engine's lookups
+//! beside them, the text filter's index, the ranked index. The storage
+//! backend's copy of the chain is measured and left out (the daemon's is on
+//! disk).
+//!
+//! `cargo run --release -p mentisdb-core --example memory_breakdown -- 100000`
+use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Storage, Thought, ThoughtType};
+use std::sync::Arc;
+
+/// The system allocator, counting the bytes it has handed out and not had back.
+#[global_allocator]
+static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
+fn live() -> isize {
+    ALLOCATOR.allocated() as isize
+}
+
+/// The heap bytes one thought's strings and lists own (capacities, as allocated).
+fn owned_heap(t: &Thought) -> usize {
+    let s = |s: &String| s.capacity();
+    let o = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
+    let list = |l: &Vec<String>| l.capacity() * std::mem::size_of::<String>() + l.iter().map(String::capacity).sum::<usize>();
+    s(&t.id)
+        + s(&t.timestamp)
+        + o(&t.session_id)
+        + s(&t.agent_id)
+        + s(&t.agent_name)
+        + o(&t.agent_owner)
+        + o(&t.signing_key_id)
+        + t.thought_signature.as_ref().map_or(0, Vec::capacity)
+        + s(&t.content)
+        + list(&t.tags)
+        + list(&t.concepts)
+        + t.refs.capacity() * 8
+        + t.relations.capacity() * std::mem::size_of::<mentisdb_core::ThoughtRelation>()
+        + o(&t.entity_type)
+        + o(&t.prev_hash)
+        + s(&t.hash)
+        + o(&t.content_salt)
+}
+
+fn main() {
+    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let per = |bytes: isize| bytes as f64 / n as f64;
+    let storage = Arc::new(MemoryStorage::new());
+    let (db, _) = MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(1_795_339_800_000, 3)), Arc::new(SequentialIds::default()), DbConfig::default()).unwrap();
+    let before = live();
+    for i in 1..=n {
+        let mut t = NewThought::new(&format!("agent-{}", i % 8), ThoughtType::Finding, &format!("Thought {i} about database latency observed during load testing of the daemon."));
+        t.importance = Some((i % 10) as f64 / 10.0);
+        t.tags = vec![format!("t{}", i % 20), "bench".into()];
+        t.concepts = vec!["memory".into()];
+        db.append("bench-append", t).unwrap();
+    }
+    let after_appends = live();
+    let (structs, strings) = db
+        .with_chain("bench-append", |c| {
+            let c = c.expect("the chain exists");
+            (std::mem::size_of_val(c.thoughts()), c.thoughts().iter().map(owned_heap).sum::<usize>())
+        })
+        .unwrap();
+    let before_text = live();
+    db.call("mentisdb_search", serde_json::json!({"chain_key": "bench-append", "text": "latency", "limit": 10})).unwrap();
+    let text = live() - before_text;
+    let before_ranked = live();
+    db.call("mentisdb_ranked_search", serde_json::json!({"chain_key": "bench-append", "text": "database latency"})).unwrap();
+    let ranked = live() - before_ranked;
+    // What the engine holds is what dropping it gives back; the rest is the
+    // backend's copy of the chain (with its buffers' slack).
+    let with_engine = live();
+    drop(db);
+    let engine = with_engine - live();
+    let stored = live() - before;
+    let appended = after_appends - before - stored;
+
+    println!("{n} thoughts; live heap bytes per thought:");
+    println!("  the in-memory backend's copy of the chain (left out):      {:7.1}", per(stored));
+    println!("  appended (thoughts + the engine's lookups):               {:7.1}", per(appended));
+    println!("    Thought structs ({} B each, at the chain's length):     {:7.1}", std::mem::size_of::<Thought>(), per(structs as isize));
+    println!("    strings and lists the thoughts own:                      {:7.1}", per(strings as isize));
+    println!("    the rest (list slack, id/hash lookups, agents):          {:7.1}", per(appended - (structs + strings) as isize));
+    println!("  text filter index (first text search):                    {:7.1}", per(text));
+    println!("  ranked index (first ranked search):                       {:7.1}", per(ranked));
+    println!("  the engine in all (what dropping it gave back):          {:7.1}", per(engine));
+}
