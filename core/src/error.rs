@@ -148,8 +148,8 @@ pub enum AppendError {
     Conflict {
         /// The id already in the chain.
         id: String,
-        /// The first field (in the order of docs/architecture/semantics.md's replay rule) that differs.
-        field: &'static str,
+        /// The first field (in the order of the field names) that differs.
+        field: String,
     },
     /// The client's `thought_id` names a thought that was forgotten since:
     /// a retry cannot bring its content back.

@@ -1,86 +1,54 @@
 //! One thought as a line of a `jsonl` chain object.
 //!
-//! Contract: the line is the JSON of the thought's stored fields, in this
-//! order, with the omissions the format has always had: `entity_type` only
-//! when set, `content_salt` and `forgotten` only when present, no
-//! `source_episode` and no relation `valid_at`. Those two are reply fields
-//! derived when a thought is read (MentisDB 0.10's shapes), never stored,
-//! so the tool replies can grow without changing a byte of the files. A
-//! line must be exactly what [`line`] writes for the thought it parses to
+//! Contract: the line is the thought's reply JSON (its `Serialize`, field
+//! for field and in order) less what is derived when a thought is read:
+//! `source_episode`, each relation's `valid_at`, and `entity_type` when
+//! unset (MentisDB 0.10's reply fields, never stored, so the replies can
+//! grow without changing a byte of the files); a genesis thought's
+//! `prev_hash` is `null` where the reply sends `""` (as MentisDB does). A
+//! field added to [`Thought`] is in the line with no change here. A line
+//! must be exactly what [`line`] writes for the thought it parses to
 //! (`record.rs` refuses any other), so an edit that parses to the same
-//! thought cannot slip past the hash.
+//! thought cannot slip past the hash. `core/tests/integrity.rs` opens a
+//! chain written before the reply fields grew.
 
-use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRole, ThoughtType};
-use serde::Serialize;
-
-#[derive(Serialize)]
-struct Record<'a> {
-    schema_version: u32,
-    id: &'a str,
-    index: u64,
-    timestamp: &'a str,
-    session_id: Option<&'a str>,
-    agent_id: &'a str,
-    agent_name: &'a str,
-    agent_owner: Option<&'a str>,
-    signing_key_id: Option<&'a str>,
-    thought_signature: Option<&'a [u8]>,
-    thought_type: ThoughtType,
-    role: ThoughtRole,
-    content: &'a str,
-    confidence: Option<f64>,
-    importance: f64,
-    tags: &'a [String],
-    concepts: &'a [String],
-    refs: &'a [u64],
-    relations: Vec<Relation<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    entity_type: Option<&'a str>,
-    prev_hash: Option<&'a str>,
-    hash: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    content_salt: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    forgotten: Option<&'a Forgotten>,
-}
-
-#[derive(Serialize)]
-struct Relation<'a> {
-    kind: RelationKind,
-    target_id: &'a str,
-    target_index: Option<u64>,
-    chain_key: Option<&'a str>,
-}
+use crate::thought::Thought;
 
 /// `t`'s JSONL line, without its newline.
+///
+/// The derived fields are cut out of the serialized JSON as text. That is
+/// exact: in `serde_json`'s output a `"` inside a string is always written
+/// `\"`, so `,"source_episode":` and the like (a comma, then an unescaped
+/// quote) occur only as the object keys they name.
 pub(crate) fn line(t: &Thought) -> Vec<u8> {
-    let record = Record {
-        schema_version: t.schema_version,
-        id: &t.id,
-        index: t.index,
-        timestamp: &t.timestamp,
-        session_id: t.session_id.as_deref(),
-        agent_id: &t.agent_id,
-        agent_name: &t.agent_name,
-        agent_owner: t.agent_owner.as_deref(),
-        signing_key_id: t.signing_key_id.as_deref(),
-        thought_signature: t.thought_signature.as_deref(),
-        thought_type: t.thought_type,
-        role: t.role,
-        content: &t.content,
-        confidence: t.confidence,
-        importance: t.importance,
-        tags: &t.tags,
-        concepts: &t.concepts,
-        refs: &t.refs,
-        relations: t.relations.iter().map(|r| Relation { kind: r.kind, target_id: &r.target_id, target_index: r.target_index, chain_key: r.chain_key.as_deref() }).collect(),
-        entity_type: t.entity_type.as_deref(),
-        prev_hash: t.prev_hash.as_deref(),
-        hash: &t.hash,
-        content_salt: t.content_salt.as_deref(),
-        forgotten: t.forgotten.as_deref(),
-    };
-    serde_json::to_vec(&record).expect("a thought serializes")
+    let mut json = serde_json::to_vec(t).expect("a thought serializes");
+    cut(&mut json, br#","source_episode":null"#);
+    if t.prev_hash.is_none() {
+        replace(&mut json, br#","prev_hash":"""#, br#","prev_hash":null"#);
+    }
+    if t.entity_type.is_none() {
+        cut(&mut json, br#","entity_type":null"#);
+    }
+    for valid_at in t.relations.iter().filter_map(|r| r.valid_at.as_ref()) {
+        let field = serde_json::to_vec(&serde_json::json!({ "valid_at": valid_at })).expect("a string serializes");
+        // `{"valid_at":"..."}` as `,"valid_at":"..."`.
+        let mut key = b",".to_vec();
+        key.extend_from_slice(&field[1..field.len() - 1]);
+        cut(&mut json, &key);
+    }
+    json
+}
+
+/// Removes the first occurrence of `what` from `json`.
+fn cut(json: &mut Vec<u8>, what: &[u8]) {
+    replace(json, what, b"");
+}
+
+/// Replaces the first occurrence of `what` in `json` with `with`.
+fn replace(json: &mut Vec<u8>, what: &[u8], with: &[u8]) {
+    if let Some(at) = json.windows(what.len()).position(|w| w == what) {
+        json.splice(at..at + what.len(), with.iter().copied());
+    }
 }
 
 #[cfg(test)]
@@ -108,5 +76,23 @@ mod tests {
         let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
         let legacy = reply.replace(&stamp, "").replace(",\"source_episode\":null", "");
         assert_eq!(String::from_utf8(line(&t)).unwrap(), legacy);
+    }
+
+    /// Bytes written by the format before the line was derived from the
+    /// reply JSON (the hand-listed record it replaced wrote exactly these),
+    /// for a thought whose text spells the derived fields' keys.
+    #[test]
+    fn a_line_keeps_its_bytes_when_the_text_spells_the_derived_keys() {
+        let mut t = golden_thought();
+        t.content = r#"a,"source_episode":null b,"entity_type":null c,"valid_at":"2026" \ "q""#.into();
+        t.tags = vec![r#","valid_at":"x""#.into()];
+        t.concepts = vec![r#"}],"entity_type":null"#.into()];
+        t.hash = "cd".repeat(32);
+        t.stamp_relations();
+        let written = String::from_utf8(line(&t)).unwrap();
+        assert_eq!(
+            written,
+            r#"{"schema_version":1,"id":"00000000-0000-4000-8000-000000000002","index":1,"timestamp":"2026-11-22T09:30:00.000Z","session_id":"s-1","agent_id":"agent-42","agent_name":"Planner","agent_owner":"ops-team","signing_key_id":null,"thought_signature":null,"thought_type":"Constraint","role":"Memory","content":"a,\"source_episode\":null b,\"entity_type\":null c,\"valid_at\":\"2026\" \\ \"q\"","confidence":0.98,"importance":0.95,"tags":[",\"valid_at\":\"x\""],"concepts":["}],\"entity_type\":null"],"refs":[0],"relations":[{"kind":"Supports","target_id":"00000000-0000-4000-8000-000000000001","target_index":0,"chain_key":null}],"prev_hash":"abababababababababababababababababababababababababababababababab","hash":"cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"}"#
+        );
     }
 }

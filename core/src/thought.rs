@@ -327,6 +327,13 @@ pub struct Thought {
     pub forgotten: Option<Box<Forgotten>>,
 }
 
+/// The fields of a [`Thought`] its chain assigns (position, time, hashes,
+/// schema, salt) or derives when it is read, never its writer: what
+/// [`Thought::as_written`] leaves out. A field added to `Thought` that the
+/// chain sets belongs here (else every replay of a thought conflicts on it,
+/// which `core/tests/idempotent_writes.rs` catches).
+pub(crate) const ASSIGNED_BY_CHAIN: [&str; 9] = ["schema_version", "id", "index", "timestamp", "prev_hash", "hash", "content_salt", "forgotten", "source_episode"];
+
 /// MentisDB 0.10's `source_episode` label of a thought. This engine has no
 /// way to set one, and neither have 0.10.10's REST and MCP (only its Rust
 /// library does), so every thought carries it as `null`, as 0.10.10's
@@ -399,6 +406,26 @@ impl Thought {
     /// Whether the thought's erasable part was forgotten.
     pub fn is_forgotten(&self) -> bool {
         self.forgotten.is_some()
+    }
+
+    /// The thought as its writer asked for it: its JSON object less the
+    /// fields the chain assigns or derives ([`ASSIGNED_BY_CHAIN`], and each
+    /// relation's `valid_at`). A replay compares this (`chain/replay.rs`)
+    /// and a sync push sends it (`sync/push.rs`), so a field added to
+    /// `Thought` is compared and sent with no change there.
+    pub(crate) fn as_written(&self) -> serde_json::Map<String, serde_json::Value> {
+        let serde_json::Value::Object(mut fields) = serde_json::to_value(self).expect("a thought serializes") else {
+            unreachable!("a thought serializes as an object")
+        };
+        for name in ASSIGNED_BY_CHAIN {
+            fields.remove(name);
+        }
+        if let Some(serde_json::Value::Array(relations)) = fields.get_mut("relations") {
+            for r in relations.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+                r.remove("valid_at");
+            }
+        }
+        fields
     }
 
     /// Milliseconds since the epoch of [`Thought::timestamp`], parsed on

@@ -5,9 +5,10 @@
 //! holds, [`Chain::prepare_append_with_payload`](super::Chain) builds the
 //! new thought as usual (same validation, defaults, clamping, ref dedup and
 //! relation resolution, on the already redacted text) and compares every
-//! client-supplied field (`COMPARED`) with the stored thought: all equal
-//! is a replay (the stored thought is answered, nothing is written); any
-//! difference is [`AppendError::Conflict`] naming the first one. Both run
+//! field its writer chose (`Thought::as_written`) with the stored thought:
+//! all equal is a replay (the stored thought is answered, nothing is
+//! written); any difference is [`AppendError::Conflict`] naming the first
+//! one. Both run
 //! under the chain's write lock, so concurrent retries create one thought.
 //! `agent_name` and `agent_owner` are not compared: they update the agent
 //! registry, not the thought.
@@ -46,38 +47,22 @@ pub struct Appended {
     pub head_hash: Option<String>,
 }
 
-/// The fields a replay must repeat, in the order a conflict reports them.
-const COMPARED: [&str; 14] = [
-    "thought_type", "role", "content", "confidence", "importance", "tags", "concepts", "refs", "relations", "session_id",
-    "agent_id", "signing_key_id", "thought_signature", "entity_type",
-];
+/// Fields of the thought a replay need not repeat: they update the agent
+/// registry, not the thought.
+const NOT_COMPARED: [&str; 2] = ["agent_name", "agent_owner"];
 
 /// [`Prepared::Replay`] of `stored` when `candidate` (the request, built as a
-/// new thought) repeats every field of [`COMPARED`], else the conflict.
+/// new thought) repeats every field its writer chose ([`Thought::as_written`]
+/// but [`NOT_COMPARED`]), else the conflict naming the first that differs
+/// (in the order of the field names).
 pub(super) fn replay_of(stored: &Thought, candidate: &Thought) -> Result<Prepared, AppendError> {
     if stored.is_forgotten() {
         return Err(AppendError::Forgotten { id: stored.id.clone() });
     }
-    let (s, c) = (stored, candidate);
-    let same = [
-        s.thought_type == c.thought_type,
-        s.role == c.role,
-        s.content == c.content,
-        s.confidence == c.confidence,
-        s.importance == c.importance,
-        s.tags == c.tags,
-        s.concepts == c.concepts,
-        s.refs == c.refs,
-        // `valid_at` is the append time of each: not part of what was asked.
-        s.relations.len() == c.relations.len() && s.relations.iter().zip(&c.relations).all(|(a, b)| (a.kind, &a.target_id, a.target_index, &a.chain_key) == (b.kind, &b.target_id, b.target_index, &b.chain_key)),
-        s.session_id == c.session_id,
-        s.agent_id == c.agent_id,
-        s.signing_key_id == c.signing_key_id,
-        s.thought_signature == c.thought_signature,
-        s.entity_type == c.entity_type,
-    ];
-    match same.iter().position(|eq| !eq) {
+    let asked = candidate.as_written();
+    let differs = stored.as_written().into_iter().find(|(name, value)| !NOT_COMPARED.contains(&name.as_str()) && asked.get(name) != Some(value));
+    match differs {
         None => Ok(Prepared::Replay(stored.clone())),
-        Some(i) => Err(AppendError::Conflict { id: stored.id.clone(), field: COMPARED[i] }),
+        Some((field, _)) => Err(AppendError::Conflict { id: stored.id.clone(), field }),
     }
 }

@@ -60,8 +60,10 @@ pub(super) fn stays_local(t: &Thought) -> bool {
     crate::claims::ClaimRecord::of(t).is_some() || (fenced && t.thought_signature.is_some())
 }
 
-/// `t` as one item of `mentisdb_append_batch` (without a fence tag: the
-/// lease it names is the replica's).
+/// `t` as one item of `mentisdb_append_batch`: every field its writer chose
+/// ([`Thought::as_written`]) under its own id (`thought_id`), with its refs
+/// and relations mapped to the daemon's indices (relations by target id
+/// alone) and without a fence tag (the lease it names is the replica's).
 pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
     let tags: Vec<&String> = t.tags.iter().filter(|tag| crate::claims::parse_fence_tag(tag).is_none()).collect();
     let refs: Vec<u64> = t.refs.iter().filter_map(|r| moves.map(*r)).collect();
@@ -71,23 +73,10 @@ pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
         .filter(|r| r.chain_key.is_some() || r.target_index.is_none_or(|i| moves.map(i).is_some()))
         .map(|r| json!({"kind": r.kind, "target_id": r.target_id, "chain_key": r.chain_key}))
         .collect();
-    json!({
-        "thought_id": t.id,
-        "thought_type": t.thought_type,
-        "role": t.role,
-        "agent_id": t.agent_id,
-        "agent_name": t.agent_name,
-        "agent_owner": t.agent_owner,
-        "content": t.content,
-        "importance": t.importance,
-        "confidence": t.confidence,
-        "tags": tags,
-        "concepts": t.concepts,
-        "refs": refs,
-        "relations": relations,
-        "session_id": t.session_id,
-        "signing_key_id": t.signing_key_id,
-        "thought_signature": t.thought_signature,
-        "entity_type": t.entity_type,
-    })
+    let mut item = t.as_written();
+    item.insert("thought_id".into(), json!(t.id));
+    item.insert("tags".into(), json!(tags));
+    item.insert("refs".into(), json!(refs));
+    item.insert("relations".into(), json!(relations));
+    Value::Object(item)
 }
