@@ -114,12 +114,16 @@ impl Derive for SearchText {
     fn add(&mut self, t: &Thought) {
         let fields = std::iter::once(&t.content).chain([&t.agent_id]).chain(t.tags.iter().chain(&t.concepts));
         for (i, field) in fields.enumerate() {
-            let lowered = if field.is_ascii() { field.to_ascii_lowercase() } else { field.to_lowercase() };
-            self.text.reserve_exact(crate::growth::an_eighth_more(self.text.len(), self.text.capacity(), lowered.len() + 1));
+            // ASCII is lower-cased in place; other text may change length.
+            let lowered = if field.is_ascii() { None } else { Some(field.to_lowercase()) };
+            let piece = lowered.as_deref().unwrap_or(field);
+            self.text.reserve_exact(crate::growth::an_eighth_more(self.text.len(), self.text.capacity(), piece.len() + 1));
             if i > 0 {
                 self.text.push('\n');
             }
-            self.text.push_str(&lowered);
+            let from = self.text.len();
+            self.text.push_str(piece);
+            self.text[from..].make_ascii_lowercase();
         }
         self.ends.push(self.text.len());
     }

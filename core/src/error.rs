@@ -148,7 +148,7 @@ pub enum AppendError {
     Conflict {
         /// The id already in the chain.
         id: String,
-        /// The first field (in the order of the field names) that differs.
+        /// A field that differs (the first by name).
         field: String,
     },
     /// The client's `thought_id` names a thought that was forgotten since:

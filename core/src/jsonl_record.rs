@@ -95,4 +95,36 @@ mod tests {
             r#"{"schema_version":1,"id":"00000000-0000-4000-8000-000000000002","index":1,"timestamp":"2026-11-22T09:30:00.000Z","session_id":"s-1","agent_id":"agent-42","agent_name":"Planner","agent_owner":"ops-team","signing_key_id":null,"thought_signature":null,"thought_type":"Constraint","role":"Memory","content":"a,\"source_episode\":null b,\"entity_type\":null c,\"valid_at\":\"2026\" \\ \"q\"","confidence":0.98,"importance":0.95,"tags":[",\"valid_at\":\"x\""],"concepts":["}],\"entity_type\":null"],"refs":[0],"relations":[{"kind":"Supports","target_id":"00000000-0000-4000-8000-000000000001","target_index":0,"chain_key":null}],"prev_hash":"abababababababababababababababababababababababababababababababab","hash":"cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"}"#
         );
     }
+
+    /// Bytes the format wrote before the line was derived from the reply
+    /// JSON (the hand-listed record it replaced wrote exactly these): a
+    /// genesis thought, a signed schema-3 thought with a relation into this
+    /// chain and one into another, a forgotten thought.
+    #[test]
+    fn lines_keep_their_bytes_for_every_kind_of_thought() {
+        let genesis = Thought { index: 0, prev_hash: None, hash: "01".repeat(32), ..golden_thought() };
+        let mut signed = Thought { schema_version: 3, entity_type: Some("service".into()), hash: "02".repeat(32), ..crate::canonical::tests::golden_thought_v2() };
+        signed.signing_key_id = Some("key-1".into());
+        signed.thought_signature = Some(vec![0, 7, 255]);
+        signed.relations.push(crate::thought::ThoughtRelation { kind: crate::thought::RelationKind::References, target_id: "far-away".into(), target_index: None, chain_key: Some("other".into()), valid_at: None });
+        signed.stamp_relations();
+        let forgotten = Thought {
+            content: String::new(),
+            tags: Vec::new(),
+            concepts: Vec::new(),
+            content_salt: None,
+            forgotten: Some(Box::new(crate::thought::Forgotten { content_digest: "03".repeat(32), forgotten_at: "2026-11-23T00:00:00.000Z".into(), forgotten_by: "ops".into(), reason: "pii \"quoted\"".into() })),
+            hash: "04".repeat(32),
+            ..crate::canonical::tests::golden_thought_v2()
+        };
+        let written: Vec<String> = [genesis, signed, forgotten].iter().map(|t| String::from_utf8(line(t)).unwrap()).collect();
+        assert_eq!(
+            written,
+            [
+            r#"{"schema_version":1,"id":"00000000-0000-4000-8000-000000000002","index":0,"timestamp":"2026-11-22T09:30:00.000Z","session_id":"s-1","agent_id":"agent-42","agent_name":"Planner","agent_owner":"ops-team","signing_key_id":null,"thought_signature":null,"thought_type":"Constraint","role":"Memory","content":"This deployment path must work without external APIs.","confidence":0.98,"importance":0.95,"tags":["security","ops"],"concepts":["offline-mode"],"refs":[0],"relations":[{"kind":"Supports","target_id":"00000000-0000-4000-8000-000000000001","target_index":0,"chain_key":null}],"prev_hash":null,"hash":"0101010101010101010101010101010101010101010101010101010101010101"}"#,
+            r#"{"schema_version":3,"id":"00000000-0000-4000-8000-000000000002","index":1,"timestamp":"2026-11-22T09:30:00.000Z","session_id":"s-1","agent_id":"agent-42","agent_name":"Planner","agent_owner":"ops-team","signing_key_id":"key-1","thought_signature":[0,7,255],"thought_type":"Constraint","role":"Memory","content":"This deployment path must work without external APIs.","confidence":0.98,"importance":0.95,"tags":["security","ops"],"concepts":["offline-mode"],"refs":[0],"relations":[{"kind":"Supports","target_id":"00000000-0000-4000-8000-000000000001","target_index":0,"chain_key":null},{"kind":"References","target_id":"far-away","target_index":null,"chain_key":"other"}],"entity_type":"service","prev_hash":"abababababababababababababababababababababababababababababababab","hash":"0202020202020202020202020202020202020202020202020202020202020202","content_salt":"00112233445566778899aabbccddeeff"}"#,
+            r#"{"schema_version":2,"id":"00000000-0000-4000-8000-000000000002","index":1,"timestamp":"2026-11-22T09:30:00.000Z","session_id":"s-1","agent_id":"agent-42","agent_name":"Planner","agent_owner":"ops-team","signing_key_id":null,"thought_signature":null,"thought_type":"Constraint","role":"Memory","content":"","confidence":0.98,"importance":0.95,"tags":[],"concepts":[],"refs":[0],"relations":[{"kind":"Supports","target_id":"00000000-0000-4000-8000-000000000001","target_index":0,"chain_key":null}],"prev_hash":"abababababababababababababababababababababababababababababababab","hash":"0404040404040404040404040404040404040404040404040404040404040404","forgotten":{"content_digest":"0303030303030303030303030303030303030303030303030303030303030303","forgotten_at":"2026-11-23T00:00:00.000Z","forgotten_by":"ops","reason":"pii \"quoted\""}}"#,
+        ]
+        );
+    }
 }

@@ -327,6 +327,9 @@ fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, Record
         }
         pos += nl + 1;
     }
+    // The count was not known up front: give back the doubling's slack (the
+    // chain keeps this list; binary chains reserve the exact count).
+    thoughts.shrink_to_fit();
     Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: None })
 }
 

@@ -204,7 +204,7 @@ pub fn thought(t: core::Thought) -> Thought {
         hash,
         content_salt,
         forgotten: forgotten.map(|f| {
-            let core::Forgotten { content_digest, forgotten_at, forgotten_by, reason } = f;
+            let core::Forgotten { content_digest, forgotten_at, forgotten_by, reason } = *f;
             Forgotten { content_digest, forgotten_at, forgotten_by, reason }
         }),
         entity_type,

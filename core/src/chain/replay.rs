@@ -8,7 +8,7 @@
 //! field its writer chose (`Thought::as_written`) with the stored thought:
 //! all equal is a replay (the stored thought is answered, nothing is
 //! written); any difference is [`AppendError::Conflict`] naming the first
-//! one. Both run
+//! by name. Both run
 //! under the chain's write lock, so concurrent retries create one thought.
 //! `agent_name` and `agent_owner` are not compared: they update the agent
 //! registry, not the thought.
@@ -53,8 +53,8 @@ const NOT_COMPARED: [&str; 2] = ["agent_name", "agent_owner"];
 
 /// [`Prepared::Replay`] of `stored` when `candidate` (the request, built as a
 /// new thought) repeats every field its writer chose ([`Thought::as_written`]
-/// but [`NOT_COMPARED`]), else the conflict naming the first that differs
-/// (in the order of the field names).
+/// but [`NOT_COMPARED`]), else the conflict naming one that differs (the
+/// first by name).
 pub(super) fn replay_of(stored: &Thought, candidate: &Thought) -> Result<Prepared, AppendError> {
     if stored.is_forgotten() {
         return Err(AppendError::Forgotten { id: stored.id.clone() });
