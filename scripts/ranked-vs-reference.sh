@@ -18,22 +18,26 @@ command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; ex
 cargo build --release -p mentisdb-native --bin mentisdbd -p mentisdb-tests --bin locomo-bench
 target="${CARGO_TARGET_DIR:-target}/release"
 work="$(mktemp -d)"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Four free ports at once (REST and MCP of each daemon), so no two are the same.
+read -r ours_port ours_mcp ref_port ref_mcp < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(4)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))')
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-start() { # start <name> <rest port>: the daemon's command after the env
-  local name="$1" port="$2"; shift 2
+start() { # start <name> <rest port> <mcp port> <command...>
+  local name="$1" port="$2" mcp="$3"; shift 3
   mkdir -p "$work/$name/home"
-  env HOME="$work/$name/home" MENTISDB_DIR="$work/$name/data" MENTISDB_REST_PORT="$port" MENTISDB_MCP_PORT="$(free_port)" \
+  env HOME="$work/$name/home" MENTISDB_DIR="$work/$name/data" MENTISDB_REST_PORT="$port" MENTISDB_MCP_PORT="$mcp" \
     MENTISDB_HTTPS_MCP_PORT=0 MENTISDB_HTTPS_REST_PORT=0 MENTISDB_DASHBOARD_PORT=0 MENTISDB_UPDATE_CHECK=false \
     MENTISDB_STARTUP_SOUND=false MENTISDB_THOUGHT_SOUNDS=false MENTISDB_BIND_HOST=127.0.0.1 "$@" >"$work/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && return; sleep 0.1; done
   echo "$name did not start; its log:" >&2; cat "$work/$name.log" >&2; exit 1
 }
-ours_port="$(free_port)"; ref_port="$(free_port)"
-start ours "$ours_port" "$target/mentisdbd"
-start reference "$ref_port" env MENTISDB_VERBOSE=false "$ref_bin" --headless
+start ours "$ours_port" "$ours_mcp" "$target/mentisdbd"
+start reference "$ref_port" "$ref_mcp" env MENTISDB_VERBOSE=false "$ref_bin" --headless
 for side in "ours $ours_port" "reference $ref_port"; do
   set -- $side
   echo "== $1: locomo-bench --rest (ingest, then every question once)"

@@ -434,23 +434,3 @@ fn a_host_can_embed_unindexed_thoughts_ahead_and_index_exactly_those() {
     assert_eq!(db.unindexed_texts("ahead", 2), (3, Vec::new()));
     assert_eq!(db.unindexed_texts("no-such-chain", 2), (0, Vec::new()));
 }
-
-/// A host may answer a ranked read on its event loop only when nothing can
-/// make it slow: no model to run for the query, no index to build, no chain
-/// to load, no writer to wait for (`MentisDb::is_quick_call`).
-#[test]
-fn a_ranked_read_is_quick_only_when_it_needs_no_model_index_or_load() {
-    let db = db();
-    let args = json!({"chain_key": "r", "text": "alpha"});
-    assert!(!db.is_quick_call("mentisdb_ranked_search", &args), "no such chain yet: it would be looked for in storage");
-    append(&db, json!({"content": "alpha beta"}));
-    assert!(!db.is_quick_call("mentisdb_ranked_search", &args), "the new thought is not in the ranked index yet");
-    ranked(&db, json!({"text": "alpha"}));
-    assert!(db.is_quick_call("mentisdb_ranked_search", &args), "index caught up, no model");
-    assert!(db.is_quick_call("mentisdb_context_bundles", &args));
-    assert!(db.is_quick_call("mentisdb_search", &args), "a quick read stays quick");
-    assert!(!db.is_quick_call("mentisdb_append", &args), "a write never is");
-    assert!(!db.is_quick_call("mentisdb_ranked_search", &json!({"chain_key": "elsewhere", "text": "alpha"})));
-    db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
-    assert!(!db.is_quick_call("mentisdb_ranked_search", &args), "the query would be embedded");
-}

@@ -288,16 +288,6 @@ impl MentisDb {
         Some(slot)
     }
 
-    /// Whether a ranked read of chain `key` can answer at once, with no
-    /// model to run and no index to build: no embedding provider is
-    /// registered, the chain is in memory, no writer holds it and its
-    /// ranked index covers every thought (the daemon's index worker keeps
-    /// it so). Otherwise (a chain to load, or none) it is not.
-    pub fn ranked_read_is_quick(&self, key: &str) -> bool {
-        self.embedding_provider().is_none()
-            && self.peek_slot(key).is_some_and(|slot| slot.state.try_read().is_ok_and(|state| state.chain.indexed_len() == state.chain.len()))
-    }
-
     /// The resident slot of `key` without counting it as a use (listings).
     fn peek_slot(&self, key: &str) -> Option<Arc<ChainSlot>> {
         read_lock(&self.chains).get(key).cloned()

@@ -80,9 +80,6 @@ pub struct ToolDef {
     /// A read that only scans memory (see [`is_quick_read`]): every read
     /// tool unless declared [`ToolDef::blocking`].
     pub quick: bool,
-    /// A ranked read ([`ToolDef::ranked`]): quick when
-    /// [`MentisDb::ranked_read_is_quick`] says so for its chain.
-    pub ranked: bool,
     call: Handler,
 }
 
@@ -180,7 +177,7 @@ impl ToolDef {
     #[doc(hidden)]
     pub const fn new(name: &'static str, description: &'static str, access: Access, call: Handler) -> Self {
         let read_only = matches!(access, Access::Read);
-        ToolDef { name, description, read_only, access, reach: Reach::Chain, quick: read_only, ranked: false, call }
+        ToolDef { name, description, read_only, access, reach: Reach::Chain, quick: read_only, call }
     }
 
     /// The same read tool, not quick: it waits on storage, encodes megabytes
@@ -188,13 +185,6 @@ impl ToolDef {
     /// blocking pool rather than on its event loop.
     pub(crate) const fn blocking(self) -> Self {
         ToolDef { quick: false, ..self }
-    }
-
-    /// The same read tool, ranking its chain: it may embed the query or
-    /// catch the ranked index up, so it is quick only when neither is needed
-    /// ([`MentisDb::is_quick_call`]).
-    pub(crate) const fn ranked(self) -> Self {
-        ToolDef { quick: false, ranked: true, ..self }
     }
 
     /// The same tool, touching no chain (`mentisdb_list_chains`, skill reads).
@@ -443,24 +433,6 @@ pub fn is_read_only(tool: &str) -> bool {
 /// Each tool declares it in its table ([`ToolDef::quick`]).
 pub fn is_quick_read(tool: &str) -> bool {
     find(tool).is_some_and(|t| t.quick)
-}
-
-impl MentisDb {
-    /// Whether this call of `tool` with `args` only scans memory, so a host
-    /// may run it on its event loop: a quick read ([`is_quick_read`]), or a
-    /// ranked read whose chain needs no model and no index building now
-    /// ([`MentisDb::ranked_read_is_quick`]; one-client ranked queries over
-    /// REST skip a thread hand-off, docs/performance.md).
-    pub fn is_quick_call(&self, tool: &str, args: &Value) -> bool {
-        match find(tool) {
-            Some(t) if t.quick => true,
-            Some(t) if t.ranked => {
-                let named = args.get("chain_key").and_then(Value::as_str);
-                self.resolve_key(named).is_ok_and(|key| self.ranked_read_is_quick(&key))
-            }
-            _ => false,
-        }
-    }
 }
 
 impl MentisDb {

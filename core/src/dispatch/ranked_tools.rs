@@ -30,13 +30,13 @@ tools! {
         RankedSearchArgs => RankedSearchReply<'static>,
         ranked_search_tool,
         caller
-    ).ranked(),
+    ).blocking(),
     tool!(
         read "mentisdb_context_bundles",
         "Ranked seeds for `text`, each with the thoughts reached from it through refs and relations (graph.max_depth, default 2).",
         RankedSearchArgs => ContextBundlesReply<'static>,
         context_bundles_tool
-    ).ranked(),
+    ).blocking(),
     tool!(
         read "mentisdb_lexical_search",
         "Rank a chain's thoughts by BM25F for `text` alone (no graph, context or vectors), with paging.",

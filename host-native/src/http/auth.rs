@@ -75,12 +75,11 @@ pub async fn run_as<T: Send + 'static>(
         Identity::Token(t) => Some(t.name.clone()),
         Identity::Open => None,
     };
-    let quick = db.is_quick_call(tool, &args);
     let run = move || -> Result<T, CallError> {
         let caller = authorize(&db, &who, tool, &args)?;
         Ok(op(&db, &who, caller, args)?)
     };
-    let result = if quick {
+    let result = if mentisdb_core::dispatch::is_quick_read(tool) {
         run()
     } else {
         tokio::task::spawn_blocking(run)

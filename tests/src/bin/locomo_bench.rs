@@ -229,7 +229,8 @@ fn main() {
         std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     }
     latencies.sort();
-    let at = |q: f64| latencies.get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1))).copied().unwrap_or_default();
+    // Nearest rank: the smallest latency at least a share `q` of the queries took at most.
+    let at = |q: f64| latencies.get(((latencies.len() as f64 * q).ceil() as usize).saturating_sub(1)).copied().unwrap_or_default();
     println!(
         "ingest: {turns_total} turns in {:.3}s ({:.0} turns/s); queries: {queries} in {:.3}s ({:.0} queries/s, p50 {:.3} ms, p99 {:.3} ms)",
         ingest_time.as_secs_f64(),
