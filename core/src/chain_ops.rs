@@ -26,7 +26,7 @@
 //!   acknowledged append is lost; an append racing the deletion fails with
 //!   `not_found`.
 
-use crate::chain::{NewThought, RelationInput};
+use crate::chain::{Chain, NewThought, RelationInput};
 use crate::db::MentisDb;
 use crate::error::{AppendError, ToolError};
 use crate::thought::{RelationKind, ThoughtType};
@@ -63,10 +63,7 @@ impl MentisDb {
         let mut out: Vec<String> = Vec::new();
         let mut at = key.to_string();
         for _ in 0..MAX_ANCESTRY {
-            let parent = self.with_chain(&at, |c| {
-                let genesis = c.and_then(|c| c.thoughts().first())?;
-                genesis.relations.iter().find(|r| r.kind == RelationKind::BranchesFrom).and_then(|r| r.chain_key.clone())
-            });
+            let parent = self.with_chain(&at, |c| c.and_then(Chain::branched_from).map(str::to_string));
             match parent {
                 Ok(Some(p)) if p != key && !out.contains(&p) => {
                     out.push(p.clone());

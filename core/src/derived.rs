@@ -51,6 +51,14 @@ impl<T: Derive> Derived<T> {
         self.read()
     }
 
+    /// Whether a read of the index would answer at once: it covers every
+    /// thought of `thoughts` and no one holds it to add more. Asked while the
+    /// chain is read-locked (no thought can be committed meanwhile), it stays
+    /// true until that lock is let go: only a catch-up writes the index.
+    pub(crate) fn ready_now(&self, thoughts: &[Thought]) -> bool {
+        self.0.try_read().is_ok_and(|index| index.indexed() == thoughts.len())
+    }
+
     /// How many thoughts the index covers now (nothing is added).
     pub(crate) fn covered(&self) -> usize {
         self.read().indexed()
@@ -166,5 +174,19 @@ mod tests {
         assert!(steps.catch_up_some(&thoughts, 2));
         assert!(steps.catch_up_some(&thoughts, 2));
         assert_eq!(steps.get(&thoughts).indexed(), 3);
+    }
+
+    #[test]
+    fn ready_now_only_when_caught_up_and_not_held_for_writing() {
+        let thoughts: Vec<Thought> = (0..2u64).map(|i| Thought { index: i, ..golden_thought() }).collect();
+        let text: Derived<SearchText> = Derived::default();
+        assert!(!text.ready_now(&thoughts), "nothing indexed yet");
+        drop(text.get(&thoughts));
+        assert!(text.ready_now(&thoughts));
+        let held = text.write();
+        assert!(!text.ready_now(&thoughts), "a catch-up holds it: a read would wait");
+        drop(held);
+        let _reading = text.get(&thoughts);
+        assert!(text.ready_now(&thoughts), "readers do not wait for each other");
     }
 }

@@ -434,3 +434,38 @@ fn a_host_can_embed_unindexed_thoughts_ahead_and_index_exactly_those() {
     assert_eq!(db.unindexed_texts("ahead", 2), (3, Vec::new()));
     assert_eq!(db.unindexed_texts("no-such-chain", 2), (0, Vec::new()));
 }
+
+/// A host may answer a ranked read on its event loop only when core can
+/// answer it at once (`MentisDb::call_raw_now`): no model to run for the
+/// query, no index to catch up, no chain to load, no branch parents to
+/// read, no long walk. Otherwise it says `None` and does nothing; when it
+/// answers, the reply is the one the ordinary call gives.
+#[test]
+fn a_ranked_read_answers_now_only_when_nothing_would_wait() {
+    let db = db();
+    let now = |args: Value| db.call_raw_now("mentisdb_ranked_search", &args).map(|r| r.map(|raw| serde_json::from_str::<Value>(raw.get()).unwrap()));
+    let args = json!({"chain_key": "r", "text": "alpha"});
+    assert!(now(args.clone()).is_none(), "no such chain in memory: it would be looked for in storage");
+    append(&db, json!({"content": "alpha beta", "tags": ["t"]}));
+    append(&db, json!({"content": "gamma alpha"}));
+    assert!(now(args.clone()).is_none(), "the new thoughts are not in the ranked index yet");
+    let waited = ranked(&db, json!({"text": "alpha"}));
+    assert_eq!(now(args.clone()).expect("index caught up, no model").unwrap(), waited, "the same reply either way");
+    let with_unknown = now(json!({"chain_key": "r", "text": "alpha", "colour": "red"})).unwrap().unwrap();
+    let ordinary = db.call("mentisdb_ranked_search", json!({"chain_key": "r", "text": "alpha", "colour": "red"})).unwrap();
+    assert!(with_unknown["warnings"].is_array() && with_unknown == ordinary, "an unknown argument is warned of as in the ordinary call: {with_unknown}");
+    let bad = now(json!({"chain_key": "r", "text": "alpha", "limit": "ten"})).expect("bad arguments are answered at once");
+    assert!(bad.is_err());
+    for slow in [json!({"chain_key": "r", "text": "alpha", "offset": 95, "limit": 10}), json!({"chain_key": "r", "text": "alpha", "graph": {"max_depth": 3}}), json!({"chain_key": "r", "text": "alpha", "graph": {"max_visited": 500}})] {
+        assert!(now(slow.clone()).is_none(), "a long query goes where it may take its time: {slow}");
+    }
+    assert!(db.call_raw_now("mentisdb_search", &args).is_none() && db.call_raw_now("mentisdb_append", &args).is_none(), "only ranked search can tell");
+    let at = append(&db, json!({"content": "delta alpha"}))["id"].as_str().unwrap().to_string();
+    ranked(&db, json!({"text": "alpha"}));
+    db.call("mentisdb_branch_from", json!({"source_chain_key": "r", "branch_thought_id": at, "branch_chain_key": "b"})).unwrap();
+    db.call("mentisdb_ranked_search", json!({"chain_key": "b", "text": "alpha"})).unwrap();
+    assert!(now(json!({"chain_key": "b", "text": "alpha"})).is_none(), "a branch also reads its parents");
+    db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
+    ranked(&db, json!({"text": "alpha"}));
+    assert!(now(args).is_none(), "the query would be embedded by the model");
+}

@@ -253,6 +253,20 @@ impl Chain {
         self.retirements.get(&self.thoughts)
     }
 
+    /// The chain this one branched from: its genesis thought's
+    /// `BranchesFrom` relation names it (MentisDB 0.10's ancestry).
+    pub fn branched_from(&self) -> Option<&str> {
+        let genesis = self.thoughts.first()?;
+        genesis.relations.iter().find(|r| r.kind == crate::thought::RelationKind::BranchesFrom).and_then(|r| r.chain_key.as_deref())
+    }
+
+    /// Whether a ranked query would find its indices (the ranked index and
+    /// the retirements) caught up and free now, so it reads them without
+    /// waiting (see [`crate::derived::Derived::ready_now`]).
+    pub(crate) fn ranked_ready_now(&self) -> bool {
+        self.ranked.ready_now(&self.thoughts) && self.retirements.ready_now(&self.thoughts)
+    }
+
     /// Brings the query indices up to date by at most `max` thoughts each;
     /// returns whether they cover the whole chain.
     pub fn warm_indexes(&self, max: usize) -> bool {

@@ -458,6 +458,29 @@ impl MentisDb {
         Ok(with_argument_warnings(raw, warnings))
     }
 
+    /// Runs `tool` only if it answers now, with nothing to wait for (no lock
+    /// another thread holds, no chain to load, no model to run, no index to
+    /// catch up, no long walk): a call a host may run on its event loop
+    /// rather than hand to a thread. `None`, with nothing done, when it
+    /// would have to wait or is not a tool that can tell: then call
+    /// [`MentisDb::call_raw_as`] where waiting is fine. Today only
+    /// `mentisdb_ranked_search` can tell (`ranked_tools::ranked_search_now`:
+    /// a small query over a chain of at most 10,000 thoughts); the quick
+    /// reads ([`is_quick_read`]) never wait and need no asking. A branch
+    /// chain, which reads its parents, is never answered now, so the caller
+    /// (whose read scope limits which parents it sees) is not needed.
+    pub fn call_raw_now(&self, tool: &str, args: &Value) -> Option<Result<Box<RawValue>, ToolError>> {
+        if tool != "mentisdb_ranked_search" {
+            return None;
+        }
+        let mut warnings = Vec::new();
+        let answered = match parse_args::<ranked_tools::RankedSearchArgs>(tool, args.clone(), &mut warnings) {
+            Ok(a) => ranked_tools::ranked_search_now(self, &a)?,
+            Err(e) => Err(e),
+        };
+        Some(answered.map(|raw| with_argument_warnings(raw, warnings)))
+    }
+
     /// [`MentisDb::call`], read as the tool's typed reply `R` (from
     /// [`replies`]): how a host with typed methods (the browser's, the WASI
     /// component's) takes a reply apart, never by field name. `R` must be

@@ -298,15 +298,49 @@ fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: Ranke
         let keys: Vec<String> = std::iter::once(key).chain(ancestors).collect();
         return federated(db, TOOL, keys, &a);
     }
-    let p = prepare(db, TOOL, &a, 1, 64)?;
-    db.read_chain(&p.key, |c| {
-        let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
-        let Some(chain) = c else { return Ok(raw(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() })) };
-        let q = p.query(db, &filter, p.offset + p.limit);
-        let r = ranked_search(chain, &q);
-        let results = r.hits.iter().skip(p.offset).map(|h| RankedHitReply::of(chain, h)).collect();
-        Ok(raw(RankedSearchReply { backend: r.backend, total: r.total as u64, results }))
-    })?
+    let usual = GraphOptions::default();
+    let p = prepare(db, TOOL, &a, usual.max_depth, usual.max_visited)?;
+    db.read_chain(&p.key, |c| answer_ranked_search(db, &a, &p, c))?
+}
+
+/// The most thoughts a chain may hold for [`ranked_search_now`] to answer:
+/// a lexical query over 10,000 thoughts takes about a millisecond here.
+const NOW_MAX_THOUGHTS: usize = 10_000;
+
+/// [`ranked_search_tool`] where nothing may wait (a host's event loop; see
+/// [`MentisDb::call_raw_now`]): `None`, with nothing done, unless no model
+/// embeds queries, the chain is in memory, free, caught up, no branch and at
+/// most [`NOW_MAX_THOUGHTS`] long, and the query is small (at most
+/// [`MAX_RANKED_LIMIT`] results with the offset, the default graph walk).
+pub(super) fn ranked_search_now(db: &MentisDb, a: &RankedSearchArgs) -> Option<Result<Box<RawValue>, ToolError>> {
+    const TOOL: &str = "mentisdb_ranked_search";
+    if db.embedding_provider().is_some() {
+        return None;
+    }
+    let usual = GraphOptions::default();
+    let p = match prepare(db, TOOL, a, usual.max_depth, usual.max_visited) {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e)),
+    };
+    if p.offset + p.limit > MAX_RANKED_LIMIT || p.graph.max_depth > usual.max_depth || p.graph.max_visited > usual.max_visited {
+        return None;
+    }
+    db.read_chain_now(&p.key, |chain| {
+        let quick = chain.len() <= NOW_MAX_THOUGHTS && chain.branched_from().is_none() && chain.ranked_ready_now();
+        quick.then(|| answer_ranked_search(db, a, &p, Some(chain)))
+    })
+    .flatten()
+}
+
+/// The ranked search reply for `p` over chain `c` (`None`: the default
+/// chain before its first thought).
+fn answer_ranked_search(db: &MentisDb, a: &RankedSearchArgs, p: &Prepared, c: Option<&Chain>) -> Result<Box<RawValue>, ToolError> {
+    let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid("mentisdb_ranked_search", m))?;
+    let Some(chain) = c else { return Ok(raw(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() })) };
+    let q = p.query(db, &filter, p.offset + p.limit);
+    let r = ranked_search(chain, &q);
+    let results = r.hits.iter().skip(p.offset).map(|h| RankedHitReply::of(chain, h)).collect();
+    Ok(raw(RankedSearchReply { backend: r.backend, total: r.total as u64, results }))
 }
 
 fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {

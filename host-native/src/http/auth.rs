@@ -49,14 +49,34 @@ pub enum CallError {
 
 /// Runs `tool` for `who` and logs it with the caller's name. Quick reads
 /// run on the async worker (they only scan memory: microseconds to a few
-/// milliseconds); every other tool runs on the blocking pool: appends wait
-/// for their fsync, ranked queries may embed the query through a model.
+/// milliseconds), and so does a ranked read that core answers at once
+/// ([`MentisDb::call_raw_now`]: a small query over a chain in memory whose
+/// indices are caught up and free, no model to run); every other call runs
+/// on the blocking pool: appends wait for their fsync, ranked queries may
+/// embed the query through a model or wait for the index.
 pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<Box<RawValue>, CallError> {
+    if let Some(answered) = answer_now(&db, &who, tool, &args) {
+        return answered;
+    }
     run_as(db, who, tool, args, move |db, who, caller, args| {
         let raw = db.call_raw_as(caller, tool, args)?;
         Ok(if tool == "mentisdb_list_chains" { filter_chain_list(who, raw) } else { raw })
     })
     .await
+}
+
+/// `tool` answered on the async worker when core can answer it now
+/// ([`MentisDb::call_raw_now`]), and logged; `None` when it would wait (or
+/// is refused: [`run_as`] refuses and logs it).
+fn answer_now(db: &MentisDb, who: &Identity, tool: &'static str, args: &Value) -> Option<Result<Box<RawValue>, CallError>> {
+    if mentisdb_core::dispatch::is_quick_read(tool) {
+        return None;
+    }
+    let started = Instant::now();
+    authorize(db, who, tool, args).ok()?;
+    let result = db.call_raw_now(tool, args)?.map_err(CallError::from);
+    log_call(tool, who, started, &result);
+    Some(result)
 }
 
 /// [`call_as`] for a core operation that does what `tool` does without its
@@ -71,10 +91,7 @@ pub async fn run_as<T: Send + 'static>(
     op: impl FnOnce(&MentisDb, &Identity, Option<mentisdb_core::dispatch::Caller<'_>>, Value) -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, CallError> {
     let started = Instant::now();
-    let caller_name = match &who {
-        Identity::Token(t) => Some(t.name.clone()),
-        Identity::Open => None,
-    };
+    let logged_as = who.clone();
     let run = move || -> Result<T, CallError> {
         let caller = authorize(&db, &who, tool, &args)?;
         Ok(op(&db, &who, caller, args)?)
@@ -86,12 +103,20 @@ pub async fn run_as<T: Send + 'static>(
             .await
             .unwrap_or_else(|e| Err(ToolError::Storage(mentisdb_core::StorageError::Unavailable(format!("tool task failed: {e}"))).into()))
     };
+    log_call(tool, &logged_as, started, &result);
+    result
+}
+
+/// The interaction log line of one call: tool, caller, time taken, outcome.
+fn log_call<T>(tool: &str, who: &Identity, started: Instant, result: &Result<T, CallError>) {
     let micros = started.elapsed().as_micros() as u64;
-    let caller = caller_name.as_deref().unwrap_or("-");
-    match &result {
+    let caller = match who {
+        Identity::Token(t) => &t.name,
+        Identity::Open => "-",
+    };
+    match result {
         Ok(_) => tracing::info!(target: "mentisdb::interaction", tool, caller, micros, "ok"),
         Err(CallError::Forbidden(e)) => tracing::info!(target: "mentisdb::interaction", tool, caller, micros, kind = "forbidden", error = %e, "refused"),
         Err(CallError::Tool(e)) => tracing::info!(target: "mentisdb::interaction", tool, caller, micros, kind = e.kind().as_str(), error = %e, "error"),
     }
-    result
 }
