@@ -286,23 +286,9 @@ impl ThoughtFilter {
         true
     }
 
-    /// Whether this filter constrains anything.
+    /// Whether this filter constrains nothing (no `text` either).
     pub fn is_empty(&self) -> bool {
-        self.text.is_none()
-            && self.types.is_none()
-            && self.roles.is_none()
-            && self.tags_any.is_none()
-            && self.concepts_any.is_none()
-            && self.agent_ids.is_none()
-            && self.agent_names.is_none()
-            && self.agent_owners.is_none()
-            && self.min_importance.is_none()
-            && self.min_confidence.is_none()
-            && self.since_ms.is_none()
-            && self.until_ms.is_none()
-            && self.window.is_none()
-            && self.entity_type.is_none()
-            && self.scope_tag.is_none()
+        self.text.is_none() && crate::ranked::ThoughtMatch::matches_every_thought(self)
     }
 }
 
@@ -346,6 +332,25 @@ pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: c
 impl crate::ranked::ThoughtMatch for ThoughtFilter {
     fn matches(&self, t: &Thought, timestamp_ms: i64) -> bool {
         self.matches_fields_at(t, timestamp_ms)
+    }
+
+    fn matches_every_thought(&self) -> bool {
+        // Every field named: a field added to the filter is a compile error here until it is.
+        let ThoughtFilter { text: _, text_agents: _, types, roles, tags_any, concepts_any, agent_ids, agent_names, name_agents: _, agent_owners, min_importance, min_confidence, since_ms, until_ms, window, entity_type, scope_tag } = self;
+        types.is_none()
+            && roles.is_none()
+            && tags_any.is_none()
+            && concepts_any.is_none()
+            && agent_ids.is_none()
+            && agent_names.is_none()
+            && agent_owners.is_none()
+            && min_importance.is_none()
+            && min_confidence.is_none()
+            && since_ms.is_none()
+            && until_ms.is_none()
+            && window.is_none()
+            && entity_type.is_none()
+            && scope_tag.is_none()
     }
 }
 

@@ -459,13 +459,24 @@ fn a_ranked_read_answers_now_only_when_nothing_would_wait() {
     for slow in [json!({"chain_key": "r", "text": "alpha", "offset": 95, "limit": 10}), json!({"chain_key": "r", "text": "alpha", "graph": {"max_depth": 3}}), json!({"chain_key": "r", "text": "alpha", "graph": {"max_visited": 500}})] {
         assert!(now(slow.clone()).is_none(), "a long query goes where it may take its time: {slow}");
     }
+    let long_question = format!("alpha {}", "beta gamma ".repeat(60));
+    assert!(now(json!({"chain_key": "r", "text": long_question})).is_none(), "a long question has many word pairs to look for");
     assert!(db.call_raw_now("mentisdb_search", &args).is_none() && db.call_raw_now("mentisdb_append", &args).is_none(), "only ranked search can tell");
     let at = append(&db, json!({"content": "delta alpha"}))["id"].as_str().unwrap().to_string();
     ranked(&db, json!({"text": "alpha"}));
     db.call("mentisdb_branch_from", json!({"source_chain_key": "r", "branch_thought_id": at, "branch_chain_key": "b"})).unwrap();
     db.call("mentisdb_ranked_search", json!({"chain_key": "b", "text": "alpha"})).unwrap();
     assert!(now(json!({"chain_key": "b", "text": "alpha"})).is_none(), "a branch also reads its parents");
+    assert!(now(args.clone()).is_some());
     db.set_embedding_provider(Some(Arc::new(HashedNgramEmbedder::default())));
     ranked(&db, json!({"text": "alpha"}));
-    assert!(now(args).is_none(), "the query would be embedded by the model");
+    assert!(now(args.clone()).is_none(), "the query would be embedded by the model");
+    db.set_embedding_provider(None);
+    ranked(&db, json!({"text": "alpha"}));
+    assert!(now(args.clone()).is_some());
+    for i in 0..1_000 {
+        db.call("mentisdb_upsert_agent", json!({"chain_key": "r", "agent_id": format!("agent-{i}")})).unwrap();
+    }
+    ranked(&db, json!({"text": "alpha"}));
+    assert!(now(args).is_none(), "a text query scans every registered agent's record");
 }

@@ -3,7 +3,7 @@
 use super::visibility::Visibility;
 use super::Chain;
 use crate::ranked::{Corpus, RankedIndex};
-use crate::thought::Thought;
+use crate::thought::{Thought, COORDINATOR};
 use std::sync::RwLockReadGuard;
 
 impl Corpus for Chain {
@@ -26,6 +26,11 @@ impl Corpus for Chain {
     fn retired_filter(&self, include_retired: bool, as_of_ms: Option<i64>) -> Box<dyn Fn(usize) -> bool + Sync + '_> {
         let view = Visibility { include_invalidated: include_retired, as_of_ms }.over(self);
         let thoughts = Chain::thoughts(self);
+        // Only the coordinator writes claim records: on a chain it never
+        // wrote to (most), no candidate's thought is read for the test.
+        if self.agents().get(COORDINATOR).is_none() {
+            return Box::new(move |index| view.hides(index));
+        }
         Box::new(move |index| view.hides(index) || thoughts[index].is_claim_record())
     }
 }

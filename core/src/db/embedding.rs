@@ -42,6 +42,12 @@ impl MentisDb {
         read_lock(&self.embedder).clone()
     }
 
+    /// [`MentisDb::embedding_provider`] without waiting: `None` while it is
+    /// being replaced.
+    pub(crate) fn embedding_provider_now(&self) -> Option<Option<Arc<dyn EmbeddingProvider>>> {
+        self.embedder.try_read().ok().map(|p| p.clone())
+    }
+
     /// What the embedding provider will be asked to embed for the next `max`
     /// thoughts of chain `key` its ranked index does not cover yet: the
     /// position of the first of them and each one's [`embedding_text`], in

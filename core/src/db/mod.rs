@@ -321,14 +321,16 @@ impl MentisDb {
         }
     }
 
-    /// [`MentisDb::read_chain`] where nothing may wait: `f` runs only if chain
-    /// `key` is in memory and no writer holds or awaits it (nor the table of
-    /// chains); otherwise `None`, and nothing was loaded.
-    pub(crate) fn read_chain_now<R>(&self, key: &str, f: impl FnOnce(&Chain) -> R) -> Option<R> {
+    /// [`MentisDb::read_chain`] where nothing may wait: `f` runs, with the
+    /// chain and its size in storage (bytes), only if chain `key` is in
+    /// memory and neither it nor the table of chains is held or awaited by
+    /// a writer; otherwise `None`, and nothing was loaded.
+    pub(crate) fn read_chain_now<R>(&self, key: &str, f: impl FnOnce(&Chain, u64) -> R) -> Option<R> {
         let slot = self.chains.try_read().ok()?.get(key).cloned()?;
-        self.touch(&slot);
         let state = slot.state.try_read().ok()?;
-        Some(f(&state.chain))
+        state.live().ok()?;
+        self.touch(&slot);
+        Some(f(&state.chain, state.byte_len))
     }
 
     /// Whether chain `key` exists (is served or stored); a refused chain is an error.

@@ -435,6 +435,12 @@ pub fn is_quick_read(tool: &str) -> bool {
     find(tool).is_some_and(|t| t.quick)
 }
 
+/// Whether [`MentisDb::call_raw_now`] may answer `tool` (for some
+/// arguments and some state): a host asks before doing any work towards it.
+pub fn may_answer_now(tool: &str) -> bool {
+    tool == "mentisdb_ranked_search"
+}
+
 impl MentisDb {
     /// Calls tool `tool` with JSON `args` (an object, or null for none).
     pub fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
@@ -470,7 +476,7 @@ impl MentisDb {
     /// chain, which reads its parents, is never answered now, so the caller
     /// (whose read scope limits which parents it sees) is not needed.
     pub fn call_raw_now(&self, tool: &str, args: &Value) -> Option<Result<Box<RawValue>, ToolError>> {
-        if tool != "mentisdb_ranked_search" {
+        if !may_answer_now(tool) {
             return None;
         }
         let mut warnings = Vec::new();

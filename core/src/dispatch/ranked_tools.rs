@@ -16,7 +16,8 @@ use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::query::{FilterArgs, ThoughtFilter};
 use crate::ranked::rerank::{fuse, signals, DEFAULT_RERANK_K, MAX_RERANK_K, RRF_SCORE_SCALE};
-use crate::ranked::RankedHit;
+use crate::ranked::{EmbeddingProvider, RankedHit};
+use std::sync::Arc;
 use crate::chain::visibility::Visibility;
 use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, ThoughtMatch, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
@@ -247,7 +248,9 @@ struct Prepared {
     word_vectors: crate::ranked::search::WordVectors,
 }
 
-fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize) -> Result<Prepared, ToolError> {
+/// The query of `a`, embedded by `provider` when there is one (the
+/// registered [`MentisDb::embedding_provider`], read by the caller once).
+fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, default_visited: usize, provider: Option<Arc<dyn EmbeddingProvider>>) -> Result<Prepared, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let limit = a.limit.map_or(DEFAULT_RANKED_LIMIT, Bounded::get);
     let offset = a.offset.map_or(0, Bounded::get);
@@ -255,7 +258,7 @@ fn prepare(db: &MentisDb, tool: &str, a: &RankedSearchArgs, default_depth: u32, 
     let graph = graph_options(a.graph.as_ref(), default_depth, default_visited);
     let as_of_ms = a.as_of.as_deref().map(parse_rfc3339_millis).transpose().map_err(|m| ToolError::invalid(tool, format!("as_of: {m}")))?;
     let text = a.filter.text.as_deref().unwrap_or("").trim();
-    let (query_vector, word_vectors) = match db.embedding_provider() {
+    let (query_vector, word_vectors) = match provider {
         Some(p) if !text.is_empty() => {
             // The chain's own words keep their vectors: only new words (and the question) are embedded, outside the chain's lock.
             let terms = crate::ranked::search::query_terms(text);
@@ -299,34 +302,43 @@ fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: Ranke
         return federated(db, TOOL, keys, &a);
     }
     let usual = GraphOptions::default();
-    let p = prepare(db, TOOL, &a, usual.max_depth, usual.max_visited)?;
+    let p = prepare(db, TOOL, &a, usual.max_depth, usual.max_visited, db.embedding_provider())?;
     db.read_chain(&p.key, |c| answer_ranked_search(db, &a, &p, c))?
 }
 
-/// The most thoughts a chain may hold for [`ranked_search_now`] to answer:
-/// a lexical query over 10,000 thoughts takes about a millisecond here.
+/// The most thoughts a chain may hold for [`ranked_search_now`] to answer
+/// (a lexical query over 10,000 LoCoMo-sized turns takes about a
+/// millisecond here), the most bytes it may take in storage (the phrase and
+/// filter stages read each candidate's words), the most agents it may have
+/// registered (a `text` query scans their records) and the longest query
+/// text (its word pairs are each looked for in every candidate).
 const NOW_MAX_THOUGHTS: usize = 10_000;
+const NOW_MAX_CHAIN_BYTES: u64 = 8 << 20;
+const NOW_MAX_AGENTS: usize = 1_000;
+const NOW_MAX_QUERY_BYTES: usize = 512;
 
 /// [`ranked_search_tool`] where nothing may wait (a host's event loop; see
 /// [`MentisDb::call_raw_now`]): `None`, with nothing done, unless no model
-/// embeds queries, the chain is in memory, free, caught up, no branch and at
-/// most [`NOW_MAX_THOUGHTS`] long, and the query is small (at most
-/// [`MAX_RANKED_LIMIT`] results with the offset, the default graph walk).
+/// embeds queries, the chain is in memory, free, caught up and no branch,
+/// and both chain and query are small (the limits above; at most
+/// [`MAX_RANKED_LIMIT`] results with the offset; the default graph walk).
 pub(super) fn ranked_search_now(db: &MentisDb, a: &RankedSearchArgs) -> Option<Result<Box<RawValue>, ToolError>> {
     const TOOL: &str = "mentisdb_ranked_search";
-    if db.embedding_provider().is_some() {
+    // A model would embed the query: read once, without waiting.
+    if db.embedding_provider_now()?.is_some() || a.filter.text.as_ref().is_some_and(|t| t.len() > NOW_MAX_QUERY_BYTES) {
         return None;
     }
     let usual = GraphOptions::default();
-    let p = match prepare(db, TOOL, a, usual.max_depth, usual.max_visited) {
+    let p = match prepare(db, TOOL, a, usual.max_depth, usual.max_visited, None) {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
     };
     if p.offset + p.limit > MAX_RANKED_LIMIT || p.graph.max_depth > usual.max_depth || p.graph.max_visited > usual.max_visited {
         return None;
     }
-    db.read_chain_now(&p.key, |chain| {
-        let quick = chain.len() <= NOW_MAX_THOUGHTS && chain.branched_from().is_none() && chain.ranked_ready_now();
+    db.read_chain_now(&p.key, |chain, bytes| {
+        let small = chain.len() <= NOW_MAX_THOUGHTS && bytes <= NOW_MAX_CHAIN_BYTES && chain.agents().len() <= NOW_MAX_AGENTS;
+        let quick = small && chain.branched_from().is_none() && chain.ranked_ready_now();
         quick.then(|| answer_ranked_search(db, a, &p, Some(chain)))
     })
     .flatten()
@@ -345,7 +357,7 @@ fn answer_ranked_search(db: &MentisDb, a: &RankedSearchArgs, p: &Prepared, c: Op
 
 fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
     const TOOL: &str = "mentisdb_context_bundles";
-    let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED)?;
+    let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED, db.embedding_provider())?;
     db.read_chain(&p.key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let Some(chain) = c else { return Ok(raw(ContextBundlesReply { backend: "lexical", total_bundles: 0, consumed_hits: 0, bundles: Vec::new() })) };
@@ -449,7 +461,8 @@ fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<Box<Ra
 /// One ranked search over `keys`, merged: each thought id once (its better
 /// score), RRF across chains when asked, then paged.
 fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
-    let p = prepare(db, tool, ranked, 1, 64)?;
+    let usual = GraphOptions::default();
+    let p = prepare(db, tool, ranked, usual.max_depth, usual.max_visited, db.embedding_provider())?;
     // Each chain ranks enough that deduplication cannot shrink the page.
     let per_chain = (p.offset + p.limit).saturating_mul(keys.len().max(1)).min(MAX_RANKED_OFFSET + MAX_RANKED_LIMIT);
     let mut hits: Vec<FederatedHit> = Vec::new();

@@ -28,4 +28,10 @@ pub trait Corpus {
 pub trait ThoughtMatch: std::fmt::Debug + Sync {
     /// Whether thought `t`, stamped `timestamp_ms`, matches.
     fn matches(&self, t: &Thought, timestamp_ms: i64) -> bool;
+
+    /// Whether [`ThoughtMatch::matches`] is true of every thought (no
+    /// filter is set): the ranker then reads no candidate's thought for it.
+    fn matches_every_thought(&self) -> bool {
+        false
+    }
 }

@@ -64,6 +64,11 @@ impl Edges {
         self.outgoing_ends.push(self.outgoing.len());
     }
 
+    /// Whether no thought added so far has an edge.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.outgoing.is_empty()
+    }
+
     /// Edges leaving thought `doc` (its refs, then its same-chain relations).
     pub(crate) fn outgoing(&self, doc: u32) -> &[Edge] {
         let start = if doc == 0 { 0 } else { self.outgoing_ends[doc as usize - 1] };

@@ -10,7 +10,7 @@
 //! `spread_graph` is the graph stage of ranked search: the best direct
 //! matches pass a decaying share of their score along those walks.
 
-use super::candidates::{best_first, Accumulators, Scope};
+use super::candidates::{best_first, keep_best, Accumulators, Scope};
 use super::edges::{Edge, EdgeKind};
 use super::index::RankedIndex;
 use crate::thought::RelationKind;
@@ -138,9 +138,12 @@ pub fn edge_weight(kind: EdgeKind) -> f32 {
 /// or `relation` (through a typed relation) share, the best seed winning.
 /// Reached thoughts become candidates.
 pub(crate) fn spread_graph<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &RankedIndex, options: &GraphOptions, limit: usize, scope: &Scope<E, A>, acc: &mut Accumulators) {
-    let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| scope.admits(a.doc)).map(|a| (a.direct(), a.doc)).filter(|s| s.0 > 0.0).collect();
+    if !index.has_edges() {
+        return;
+    }
+    let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| a.direct() > 0.0 && scope.admits(a.doc)).map(|a| (a.direct(), a.doc)).collect();
+    keep_best(&mut seeds, MAX_GRAPH_SEEDS.max(limit));
     seeds.sort_by(best_first);
-    seeds.truncate(MAX_GRAPH_SEEDS.max(limit));
     for (seed_score, seed) in seeds {
         let (reached, _) = walk(index, &[seed], options.direction, options.max_depth, options.max_visited, |d| scope.exists(d));
         // Each reached thought's step back towards the seed (a BFS tree).

@@ -368,6 +368,12 @@ impl RankedIndex {
         self.asks[doc as usize]
     }
 
+    /// Whether any thought has a ref or a same-chain relation (the graph
+    /// stage has nothing to walk otherwise).
+    pub fn has_edges(&self) -> bool {
+        !self.edges.is_empty()
+    }
+
     /// Edges leaving thought `doc` (its refs and same-chain relations).
     pub fn outgoing(&self, doc: u32) -> &[Edge] {
         self.edges.outgoing(doc)

@@ -109,7 +109,8 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     let any_forgotten = chain.has_forgotten();
     let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !(any_forgotten && thoughts[doc as usize].is_forgotten());
     let hides = chain.retired_filter(q.include_superseded, q.as_of_ms);
-    let admit = |doc: u32| exists(doc) && !hides(doc as usize) && q.filter.matches(&thoughts[doc as usize], timestamps_ms[doc as usize]);
+    let unfiltered = q.filter.matches_every_thought();
+    let admit = |doc: u32| exists(doc) && !hides(doc as usize) && (unfiltered || q.filter.matches(&thoughts[doc as usize], timestamps_ms[doc as usize]));
     let scope = Scope { exists, admit };
     let terms = query_terms(q.text);
     let mut acc = Accumulators::new(index.len());

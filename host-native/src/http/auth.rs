@@ -69,7 +69,7 @@ pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args:
 /// ([`MentisDb::call_raw_now`]), and logged; `None` when it would wait (or
 /// is refused: [`run_as`] refuses and logs it).
 fn answer_now(db: &MentisDb, who: &Identity, tool: &'static str, args: &Value) -> Option<Result<Box<RawValue>, CallError>> {
-    if mentisdb_core::dispatch::is_quick_read(tool) {
+    if !mentisdb_core::dispatch::may_answer_now(tool) {
         return None;
     }
     let started = Instant::now();
