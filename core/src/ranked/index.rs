@@ -347,9 +347,20 @@ impl RankedIndex {
     /// chain's mean length: an author with few thoughts is measured mostly
     /// against the chain.
     pub fn author_mean_content_len(&self, doc: u32) -> f32 {
-        let (sum, count) = self.author_content[self.authors[doc as usize] as usize];
+        let (sum, count) = self.author_content[self.author(doc) as usize];
         let chain = self.field_len_sums[Field::Content as usize] as f32 / self.len().max(1) as f32;
         (sum as f32 + AUTHOR_PRIOR_THOUGHTS * chain) / (count as f32 + AUTHOR_PRIOR_THOUGHTS)
+    }
+
+    /// Thought `doc`'s author (its `agent_id`) as a number below
+    /// [`Self::author_count`].
+    pub(crate) fn author(&self, doc: u32) -> u32 {
+        self.authors[doc as usize]
+    }
+
+    /// How many distinct authors the indexed thoughts have.
+    pub(crate) fn author_count(&self) -> usize {
+        self.author_content.len()
     }
 
     /// Timestamp (epoch ms) of thought `doc`.
