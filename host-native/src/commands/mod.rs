@@ -96,6 +96,9 @@ pub enum CommandError {
     /// MENTISDB_LOG_FILE cannot be opened for appending.
     #[error("cannot open MENTISDB_LOG_FILE {}: {source}", path.display())]
     LogFile { path: PathBuf, source: std::io::Error },
+    /// The thread that writes log lines cannot be started.
+    #[error("cannot start the log writer thread: {0}")]
+    LogWriter(std::io::Error),
 }
 
 // Boxed: these two are large, and every command returns a CommandError.

@@ -11,7 +11,7 @@ use crate::http::mcp;
 use crate::commands::{stdio_proxy, CommandError};
 use crate::{daemon, Config};
 use std::process::ExitCode;
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
+use crate::infra::log_writer::{batched, FlushGuard};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -20,12 +20,12 @@ use tracing_subscriber::{EnvFilter, Layer};
 /// `MENTISDB_LOG_FILE` the same events, interactions included, are appended
 /// to that file. `MENTISDB_VERBOSE=0` silences per-request console lines.
 ///
-/// Lines are handed to a background writer thread (`tracing-appender`) that
-/// writes them in batches, so a per-request interaction line costs no write
-/// system call on the request path. The returned guards flush whatever is
-/// still queued when `main` returns.
-fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, CommandError> {
-    let (stderr, stderr_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(std::io::stderr()));
+/// Lines are buffered and written in batches by a background thread that
+/// wakes every 50 ms (`infra/log_writer.rs`), so a per-request interaction
+/// line costs no system call and no thread wake-up on the request path.
+/// The returned guards write whatever is still buffered when `main` returns.
+fn init_logging(config: &Config) -> Result<Vec<FlushGuard>, CommandError> {
+    let (stderr, stderr_guard) = batched(std::io::stderr()).map_err(CommandError::LogWriter)?;
     let mut guards = vec![stderr_guard];
     let console_filter = match std::env::var("RUST_LOG") {
         Ok(f) => EnvFilter::new(f),
@@ -36,7 +36,7 @@ fn init_logging(config: &Config) -> Result<Vec<WorkerGuard>, CommandError> {
     let file = match &config.log_file {
         Some(path) => {
             let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
-            let (file, file_guard) = NonBlockingBuilder::default().lossy(false).finish(std::io::BufWriter::new(f));
+            let (file, file_guard) = batched(f).map_err(CommandError::LogWriter)?;
             guards.push(file_guard);
             Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))
         }

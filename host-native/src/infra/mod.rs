@@ -1,7 +1,7 @@
 //! What the daemon runs on besides its HTTP face: the data directory's
 //! lock, the checkpoint identity, TLS certificates, backup archives,
-//! webhook delivery, the background index worker and the chat model of
-//! memory extraction.
+//! webhook delivery, the background index worker, the chat model of
+//! memory extraction and the log writer.
 //!
 //! - [`dir_lock`]: one daemon per data directory, and where it listens.
 //! - [`identity`]: the Ed25519 key that signs checkpoints.
@@ -10,6 +10,7 @@
 //! - [`webhooks`]: delivery of appended thoughts, and the URL rule.
 //! - [`index_worker`]: query indices (and embeddings) built in the background.
 //! - [`llm`]: the OpenAI-compatible chat model `mentisdb_extract_memories` calls.
+//! - [`log_writer`]: log lines written in timed batches, off the request path.
 //!
 //! None of these knows the HTTP servers or the command line.
 
@@ -18,5 +19,6 @@ pub mod dir_lock;
 pub mod identity;
 pub mod index_worker;
 pub mod llm;
+pub mod log_writer;
 pub mod tls_cert;
 pub mod webhooks;
