@@ -29,8 +29,18 @@ struct Shared {
     buffer: Mutex<Pending>,
     /// Wakes the flusher early: only to stop.
     stop: Condvar,
-    sink: Mutex<Box<dyn Write + Send>>,
+    sink: Mutex<Sink>,
 }
+
+/// Where the lines go, and the buffer last written (kept, emptied, to
+/// take the next batch: no allocation per batch once warm).
+struct Sink {
+    out: Box<dyn Write + Send>,
+    spare: Vec<u8>,
+}
+
+/// Capacity a buffer keeps between batches, at most.
+const KEPT_CAPACITY: usize = 64 << 10;
 
 #[derive(Default)]
 struct Pending {
@@ -51,9 +61,12 @@ impl Shared {
             return;
         }
         let mut sink = lock(&self.sink);
-        let bytes = std::mem::take(&mut pending.bytes);
+        let Sink { out, spare } = &mut *sink;
+        std::mem::swap(&mut pending.bytes, spare);
         drop(pending);
-        let _ = sink.write_all(&bytes).and_then(|()| sink.flush());
+        let _ = out.write_all(spare).and_then(|()| out.flush());
+        spare.clear();
+        spare.shrink_to(KEPT_CAPACITY);
     }
 }
 
@@ -76,7 +89,7 @@ impl Drop for FlushGuard {
 /// A writer into `sink` and the guard that flushes it; the flusher thread
 /// is named `mentisdb-log`.
 pub fn batched(sink: impl Write + Send + 'static) -> std::io::Result<(BatchedWriter, FlushGuard)> {
-    let shared = Arc::new(Shared { buffer: Mutex::new(Pending::default()), stop: Condvar::new(), sink: Mutex::new(Box::new(sink)) });
+    let shared = Arc::new(Shared { buffer: Mutex::new(Pending::default()), stop: Condvar::new(), sink: Mutex::new(Sink { out: Box::new(sink), spare: Vec::new() }) });
     let flusher = {
         let shared = shared.clone();
         std::thread::Builder::new().name("mentisdb-log".into()).spawn(move || loop {
@@ -123,9 +136,9 @@ mod tests {
 
     /// A sink the test can read while the writer owns it.
     #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
+    struct Captured(Arc<Mutex<Vec<u8>>>);
 
-    impl Write for Sink {
+    impl Write for Captured {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
             lock(&self.0).extend_from_slice(buf);
             Ok(buf.len())
@@ -138,7 +151,7 @@ mod tests {
 
     #[test]
     fn lines_arrive_in_order_within_the_flush_interval_and_at_the_guards_drop() {
-        let sink = Sink::default();
+        let sink = Captured::default();
         let (writer, guard) = batched(sink.clone()).unwrap();
         let mut w = writer.clone();
         w.write_all(b"one\n").unwrap();
