@@ -28,6 +28,8 @@ impl Corpus for Chain {
         let thoughts = Chain::thoughts(self);
         // Only the coordinator writes claim records: on a chain it never
         // wrote to (most), no candidate's thought is read for the test.
+        // (Every committed or loaded thought registers its agent, and a
+        // registry never drops one: `AgentRegistry::observe`.)
         if self.agents().get(COORDINATOR).is_none() {
             return Box::new(move |index| view.hides(index));
         }

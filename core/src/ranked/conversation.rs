@@ -62,9 +62,12 @@ const _: () = assert!(CONTEXT_WINDOW <= MAX_NEIGHBOUR_WINDOW && super::stretch::
 /// lazy iterator adapters here was a fifth of a ranked query's time.)
 pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u32) -> Neighbours {
     assert!(window <= MAX_NEIGHBOUR_WINDOW, "a neighbour window of at most {MAX_NEIGHBOUR_WINDOW}");
+    let mut found = Neighbours { items: [(0, 0); 2 * MAX_NEIGHBOUR_WINDOW as usize], len: 0, next: 0 };
+    if doc as usize >= index.len() {
+        return found;
+    }
     let (session, at) = (index.session(doc), index.timestamp(doc));
     let same = |other: u32| index.session(other) == session && (index.timestamp(other) - at).abs() <= CONTEXT_MAX_GAP_MS;
-    let mut found = Neighbours { items: [(0, 0); 2 * MAX_NEIGHBOUR_WINDOW as usize], len: 0, next: 0 };
     for d in 1..=window {
         match doc.checked_add(d).filter(|x| *x < n) {
             Some(x) if same(x) => found.push(x, d),
@@ -81,6 +84,7 @@ pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u
 }
 
 /// The neighbours of one thought, with their distances, in walking order.
+#[derive(Debug, Clone)]
 pub struct Neighbours {
     items: [(u32, u32); 2 * MAX_NEIGHBOUR_WINDOW as usize],
     len: usize,
@@ -104,6 +108,17 @@ impl Iterator for Neighbours {
     }
 }
 
+/// `CONTEXT_DECAY^(d-1)` for a neighbour `d` places away (`powi`, worked out once).
+const DECAY_AT: [f32; CONTEXT_WINDOW as usize] = {
+    let mut at = [1.0; CONTEXT_WINDOW as usize];
+    let mut d = 1;
+    while d < at.len() {
+        at[d] = at[d - 1] * CONTEXT_DECAY;
+        d += 1;
+    }
+    at
+};
+
 /// Context: the best [`CONTEXT_SEEDS`] direct matches (a [`lender_score`]
 /// above zero, admitted by `scope`) lend `CONTEXT_WEIGHT * CONTEXT_DECAY^(d-1)`
 /// of that score to each neighbour `d` places away that exists, summed; a
@@ -118,7 +133,7 @@ pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
         for (nb, dist) in context_neighbours(index, doc, n) {
             if scope.exists(nb) {
                 let reply = if asks && nb > doc { CONTEXT_REPLY_BOOST } else { 1.0 };
-                acc.entry(nb).context += reply * CONTEXT_WEIGHT * CONTEXT_DECAY.powi(dist as i32 - 1) * score;
+                acc.entry(nb).context += reply * CONTEXT_WEIGHT * DECAY_AT[dist as usize - 1] * score;
             }
         }
     }

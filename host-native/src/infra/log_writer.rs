@@ -5,9 +5,13 @@
 //! line (as `tracing-appender` does when its thread is idle) cost a ranked
 //! query over REST about a tenth of its time.
 //!
-//! Lines reach the sink at most [`FLUSH_EVERY`] after they were logged; a
-//! buffer past [`MAX_BUFFERED`] is written by the logging thread itself (so
-//! a sink that cannot keep up slows logging down instead of growing memory).
+//! Lines reach the sink at most [`FLUSH_EVERY`] after they were logged;
+//! warnings and errors (and anything logged while the guard is being
+//! dropped) are written at once, after the lines before them, so a message
+//! printed next (a fatal error on stderr) never comes before its warnings.
+//! A buffer past [`MAX_BUFFERED`] is written by the logging thread itself:
+//! a sink that cannot keep up (a paused terminal, a stalled pipe) slows
+//! every thread that logs instead of growing memory without bound.
 //! Dropping the [`FlushGuard`] writes whatever is left.
 
 use std::io::Write;
@@ -23,6 +27,8 @@ pub const MAX_BUFFERED: usize = 1 << 20;
 #[derive(Clone)]
 pub struct BatchedWriter {
     shared: Arc<Shared>,
+    /// Written at once (a warning or an error), not at the next batch.
+    urgent: bool,
 }
 
 struct Shared {
@@ -104,14 +110,14 @@ pub fn batched(sink: impl Write + Send + 'static) -> std::io::Result<(BatchedWri
             }
         })?
     };
-    Ok((BatchedWriter { shared: shared.clone() }, FlushGuard { shared, flusher: Some(flusher) }))
+    Ok((BatchedWriter { shared: shared.clone(), urgent: false }, FlushGuard { shared, flusher: Some(flusher) }))
 }
 
 impl Write for BatchedWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let mut pending = lock(&self.shared.buffer);
         pending.bytes.extend_from_slice(buf);
-        if pending.bytes.len() > MAX_BUFFERED {
+        if self.urgent || pending.stopping || pending.bytes.len() > MAX_BUFFERED {
             self.shared.write_out(pending);
         }
         Ok(buf.len())
@@ -127,6 +133,10 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BatchedWriter {
 
     fn make_writer(&'a self) -> Self::Writer {
         self.clone()
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+        BatchedWriter { urgent: matches!(*meta.level(), tracing::Level::WARN | tracing::Level::ERROR), ..self.clone() }
     }
 }
 
@@ -149,6 +159,15 @@ mod tests {
         }
     }
 
+    struct Callsite;
+    impl tracing::callsite::Callsite for Callsite {
+        fn set_interest(&self, _: tracing::subscriber::Interest) {}
+        fn metadata(&self) -> &tracing::Metadata<'_> {
+            unreachable!("not registered")
+        }
+    }
+    static CALLSITE: Callsite = Callsite;
+
     #[test]
     fn lines_arrive_in_order_within_the_flush_interval_and_at_the_guards_drop() {
         let sink = Captured::default();
@@ -156,19 +175,27 @@ mod tests {
         let mut w = writer.clone();
         w.write_all(b"one\n").unwrap();
         assert!(lock(&sink.0).is_empty(), "a line is buffered, not written by the logging thread");
+        let warning = tracing::Metadata::new("w", "t", tracing::Level::WARN, None, None, None, tracing::field::FieldSet::new(&[], tracing::callsite::Identifier(&CALLSITE)), tracing::metadata::Kind::EVENT);
+        let mut urgent = tracing_subscriber::fmt::MakeWriter::make_writer_for(&writer, &warning);
+        urgent.write_all(b"warn\n").unwrap();
+        assert_eq!(*lock(&sink.0), b"one\nwarn\n", "a warning is written at once, after the lines before it");
+        lock(&sink.0).clear();
+        w.write_all(b"two\n").unwrap();
         let deadline = std::time::Instant::now() + 20 * FLUSH_EVERY;
         while lock(&sink.0).is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(FLUSH_EVERY / 5);
         }
-        assert_eq!(*lock(&sink.0), b"one\n", "the flusher wrote it on its own");
+        assert_eq!(*lock(&sink.0), b"two\n", "the flusher wrote it on its own");
         let big = vec![b'x'; MAX_BUFFERED];
-        w.write_all(b"two\n").unwrap();
+        w.write_all(b"three\n").unwrap();
         w.write_all(&big).unwrap();
         assert!(lock(&sink.0).len() > MAX_BUFFERED, "past the cap the logging thread writes, in order");
-        w.write_all(b"three\n").unwrap();
+        w.write_all(b"four\n").unwrap();
         drop(guard);
         let written = lock(&sink.0).clone();
-        assert!(written.starts_with(b"one\ntwo\nxxx") && written.ends_with(b"xthree\n"), "dropping the guard writes the rest, in order");
-        assert_eq!(written.len(), 4 + 4 + MAX_BUFFERED + 6);
+        assert!(written.starts_with(b"two\nthree\nxxx") && written.ends_with(b"xfour\n"), "dropping the guard writes the rest, in order");
+        assert_eq!(written.len(), 4 + 6 + MAX_BUFFERED + 5);
+        w.write_all(b"late\n").unwrap();
+        assert!(lock(&sink.0).ends_with(b"four\nlate\n"), "a line logged after the guard is gone is written at once");
     }
 }
