@@ -133,7 +133,7 @@ impl Derive for SearchText {
             self.text.push_str(piece);
             self.text[from..].make_ascii_lowercase();
         }
-        self.ends.push(self.text.len());
+        crate::growth::push(&mut self.ends, self.text.len());
     }
 }
 

@@ -61,7 +61,7 @@ impl Edges {
         for e in &self.outgoing[first..] {
             self.incoming.entry(e.to).or_default().push(*e);
         }
-        self.outgoing_ends.push(self.outgoing.len());
+        crate::growth::push(&mut self.outgoing_ends, self.outgoing.len());
     }
 
     /// Whether no thought added so far has an edge.

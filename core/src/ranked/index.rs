@@ -192,9 +192,9 @@ impl RankedIndex {
                     for tok in tokens {
                         // A term is embedded as the word it was first seen as.
                         let id = self.count(tok.term, Some(&tok.surface), doc, field);
-                        self.content_terms.push(id);
+                        crate::growth::push(&mut self.content_terms, id);
                     }
-                    self.content_ends.push(self.content_terms.len());
+                    crate::growth::push(&mut self.content_ends, self.content_terms.len());
                     words
                 }
                 _ => {
@@ -210,8 +210,8 @@ impl RankedIndex {
             lens[field as usize] = words.min(u16::MAX as usize) as u16;
             self.field_len_sums[field as usize] += words as u64;
         }
-        self.field_lens.push(lens);
-        self.timestamps.push(t.timestamp_millis());
+        crate::growth::push(&mut self.field_lens, lens);
+        crate::growth::push(&mut self.timestamps, t.timestamp_millis());
         let session = match &t.session_id {
             Some(sid) => {
                 let next = self.session_ids.len() as u32;
@@ -219,7 +219,7 @@ impl RankedIndex {
             }
             None => NO_SESSION,
         };
-        self.sessions.push(session);
+        crate::growth::push(&mut self.sessions, session);
         let next = self.author_ids.len() as u32;
         let author = *self.author_ids.entry(t.agent_id.clone()).or_insert(next);
         if author == next {
@@ -227,8 +227,8 @@ impl RankedIndex {
         }
         let sums = &mut self.author_content[author as usize];
         *sums = (sums.0 + u64::from(lens[Field::Content as usize]), sums.1 + 1);
-        self.authors.push(author);
-        self.asks.push(asks_question(&t.content));
+        crate::growth::push(&mut self.authors, author);
+        crate::growth::push(&mut self.asks, asks_question(&t.content));
         self.edges.add(t);
         // The thought and the words it brought to the chain, in one batch.
         self.embedded.add(&t.content, &self.surfaces[first_new_term..]);
@@ -260,7 +260,7 @@ impl RankedIndex {
                 if last.is_none_or(|p| p.doc != doc) {
                     self.doc_freq[id as usize] += 1;
                 }
-                list.push(Posting { doc, field: field as u8, tf: 1 });
+                crate::growth::push_to_short_list(list, Posting { doc, field: field as u8, tf: 1 });
             }
         }
         id
