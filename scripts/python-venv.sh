@@ -4,7 +4,9 @@
 set -euo pipefail
 command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 python3-venv >&2; }
 venv="${CARGO_TARGET_DIR:?}/python-venv"
-if [ ! -x "$venv/bin/pip" ]; then
+# A venv whose scripts cannot run (its target dir was moved: their #! lines
+# name the old path) is made again.
+if ! "$venv/bin/pip" --version >/dev/null 2>&1; then
   rm -rf "$venv"
   # Debian's python3 lacks ensurepip until python3-venv is installed.
   python3 -m venv "$venv" 2>/dev/null || { rm -rf "$venv"; apt-get update -qq >&2 && apt-get install -y -qq python3-venv >&2 && python3 -m venv "$venv"; }

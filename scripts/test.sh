@@ -9,14 +9,21 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # A clean CI checkout gains nothing from incremental caches, which cost
 # gigabytes of disk; a developer can still set CARGO_INCREMENTAL=1.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-mkdir -p test-output
+mkdir -p test-output "$CARGO_TARGET_DIR"
+echo "=== start: disk free $(df -h --output=avail "$CARGO_TARGET_DIR" | tail -1 | tr -d ' '), $(nproc) cores"
 filter="${1:-}"
 for stage in scripts/stages/*.sh; do
   case "$stage" in *"$filter"*) ;; *) continue ;; esac
   echo "=== stage $(basename "$stage")"
   start=$(date +%s)
-  bash "$stage"
-  echo "=== stage $(basename "$stage") passed in $(( $(date +%s) - start ))s;" \
-    "target dir $(du -sh "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1), disk free $(df -h --output=avail "$CARGO_TARGET_DIR" | tail -1 | tr -d ' ')"
+  outcome=passed
+  bash "$stage" || outcome=FAILED
+  # Disk and memory on every line: a linker killed by SIGBUS (disk full) or
+  # SIGKILL (memory) says which from the last lines of a CI log.
+  echo "=== stage $(basename "$stage") $outcome in $(( $(date +%s) - start ))s;" \
+    "target dir $(du -sh "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)," \
+    "disk free $(df -h --output=avail "$CARGO_TARGET_DIR" | tail -1 | tr -d ' ')," \
+    "memory available $(awk '/MemAvailable/ {printf "%.1fG", $2 / 1048576}' /proc/meminfo)"
+  [ "$outcome" = passed ] || exit 1
 done
 echo "=== all stages passed"

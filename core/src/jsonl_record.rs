@@ -9,7 +9,7 @@
 //! field added to [`Thought`] is in the line with no change here. A line
 //! must be exactly what [`line`] writes for the thought it parses to
 //! (`record.rs` refuses any other), so an edit that parses to the same
-//! thought cannot slip past the hash. `core/tests/integrity.rs` opens a
+//! thought cannot slip past the hash. `core/tests/integration/integrity.rs` opens a
 //! chain written before the reply fields grew.
 
 use crate::thought::Thought;

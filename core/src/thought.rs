@@ -332,7 +332,7 @@ pub struct Thought {
 /// [`Thought::as_written`] leaves out. A field added to `Thought` that the
 /// chain sets belongs here; left out, a replay compares it and a sync push
 /// sends it (one the chain sets anew each time makes every replay a
-/// conflict, which `core/tests/idempotent_writes.rs` catches).
+/// conflict, which `core/tests/integration/idempotent_writes.rs` catches).
 pub(crate) const ASSIGNED_BY_CHAIN: [&str; 9] = ["schema_version", "id", "index", "timestamp", "prev_hash", "hash", "content_salt", "forgotten", "source_episode"];
 
 /// MentisDB 0.10's `source_episode` label of a thought. This engine has no

@@ -1,7 +1,7 @@
 // What each fuzz target does, as plain functions over bytes. Shared by the
 // cargo-fuzz binaries (fuzz/fuzz_targets/*.rs) and by the ordinary test that
 // replays fuzz/crashers/ and the seed corpora in CI
-// (tests/tests/reliability_fuzz_replay.rs includes this file with #[path]).
+// (tests/tests/reliability/main.rs includes this file with #[path]).
 // Each function panics only when it finds a bug.
 
 use mentisdb_core::agents::AgentRegistry;

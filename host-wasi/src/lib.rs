@@ -31,7 +31,7 @@ pub mod engine;
 
 // The WIT glue exists only in the component: built natively, the generated
 // import shims would not link. Its behaviour is tested through wasmtime
-// (`tests/tests/wasi_component.rs`); storage and host adapters also natively.
+// (`tests/tests/wasi/component.rs`); storage and host adapters also natively.
 #[cfg(target_arch = "wasm32")]
 pub mod error;
 #[cfg(target_arch = "wasm32")]

@@ -3,7 +3,7 @@
 //! `mentisdb_wasm.d.ts`.
 //!
 //! Every interface that stands for a tool's arguments or reply lists every
-//! field of that tool: `core/tests/host_declarations.rs` compares them with
+//! field of that tool: `core/tests/integration/host_declarations.rs` compares them with
 //! the core's tool schemas and reply types and fails on a missing field.
 
 use wasm_bindgen::prelude::*;

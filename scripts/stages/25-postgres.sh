@@ -13,7 +13,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 source scripts/start-postgres.sh
 
 cargo test -p mentisdb-pg-storage
-cargo test -p mentisdb-native --test postgres
+cargo test -p mentisdb-native --test integration postgres::
 
 # The Python `mcp` SDK's spec workflow and every curl example of
 # MENTISDB_REST.md against daemons on PostgreSQL (a fresh database each).

@@ -17,7 +17,7 @@ fi
 
 # --- tests --------------------------------------------------------------------
 cargo build -p mentisdb-native --bin mentisdbd
-cargo test -p mentisdb-native --test explorer
+cargo test -p mentisdb-native --test integration explorer::
 cargo test -p mentisdb-native --lib -- explorer config::tests::the_explorer
 mkdir -p test-output
 (cd host-native/explorer/e2e && node --test units.test.mjs explorer.test.mjs security.test.mjs)

@@ -17,11 +17,12 @@ cargo build -p mentisdb-wasi --target wasm32-wasip2
 component="$CARGO_TARGET_DIR/wasm32-wasip2/debug/mentisdb_wasi.wasm"
 test -s "$component"
 cargo test -p mentisdb-wasi
-MENTISDB_WASI_COMPONENT="$component" cargo test -p mentisdb-tests --test wasi_component
-# Sync with the real daemon (stopped while the component writes, restarted,
-# then rewritten to prove fork detection).
+# The component tests and the sync tests (the sync component against the
+# real daemon, stopped while the component writes, restarted, then rewritten
+# to prove fork detection) are one test binary: one link of wasmtime.
 cargo build -p mentisdb-native --bin mentisdbd
-MENTISDB_WASI_SYNC_COMPONENT="$sync_component" cargo test -p mentisdb-tests --test wasi_sync
-# The figures bench (host-wasi/README.md) is compiled, not run: figures come
-# from `cargo bench -p mentisdb-tests --bench wasi_component`.
-cargo test -p mentisdb-tests --bench wasi_component --no-run
+MENTISDB_WASI_COMPONENT="$component" MENTISDB_WASI_SYNC_COMPONENT="$sync_component" \
+  cargo test -p mentisdb-tests --test wasi
+# The figures bench (host-wasi/README.md, `cargo bench -p mentisdb-tests
+# --bench wasi_component`) is type-checked by stage 10's clippy of every
+# target; not linking it here saves a third link of wasmtime.

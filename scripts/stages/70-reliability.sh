@@ -7,8 +7,8 @@ set -euo pipefail
 # The daemon binary the process tests spawn (cargo does not build another
 # package's binary for this crate's tests).
 cargo build -p mentisdb-native --bin mentisdbd
-cargo test -p mentisdb-tests --test reliability_fuzz_replay --test reliability_faults --test reliability_bad_input
+cargo test -p mentisdb-tests --test reliability -- fuzz_replay:: faults:: bad_input::
 MENTISDB_CRASH_CYCLES="${MENTISDB_CRASH_CYCLES:-12}" \
 MENTISDB_LOAD_WRITER_SECS="${MENTISDB_LOAD_WRITER_SECS:-4}" \
 MENTISDB_LOAD_MIXED_SECS="${MENTISDB_LOAD_MIXED_SECS:-5}" \
-  cargo test -p mentisdb-tests --test reliability_crash --test reliability_load -- --test-threads 1 --nocapture
+  cargo test -p mentisdb-tests --test reliability -- crash:: load:: --test-threads 1 --nocapture

@@ -12,7 +12,7 @@
 //! `--bench` (e.g. `cargo test --all-targets`) it runs a few iterations as a
 //! smoke test and prints no figures.
 
-#[path = "../tests/wasi_loader/mod.rs"]
+#[path = "../tests/wasi/wasi_loader/mod.rs"]
 mod wasi_loader;
 
 use serde_json::json;
