@@ -223,7 +223,7 @@ fn legacy_jsonl_and_binary_chains_without_a_registry_are_imported_by_file_name()
 }
 
 /// The import figure: a 100k-thought reference chain (binary format).
-/// `cargo test -p mentisdb-native --release --test import_reference -- --ignored --nocapture`
+/// `cargo test -p mentisdb-native --release --test integration -- --ignored --nocapture import_reference::figure`
 #[test]
 #[ignore]
 fn figure_import_of_a_100k_thought_reference_chain() {

@@ -3,7 +3,7 @@
 //! Each tool's result is one of these structs, serialized once by its
 //! handler. Hosts that read a result back (the WASI component's typed
 //! exports, tests) deserialize it into the same type instead of reading
-//! fields by name, and the drift test (`tests/tests/host_declarations.rs`)
+//! fields by name, and the drift test (`core/tests/integration/host_declarations.rs`)
 //! compares their JSON Schemas ([`crate::output_schema`]) with the
 //! TypeScript declarations and the WIT records.
 //!
