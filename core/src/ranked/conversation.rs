@@ -47,7 +47,7 @@ pub(crate) fn lender_score(a: &Acc) -> f32 {
 /// that share its conversation (same session, stamped at most
 /// [`CONTEXT_MAX_GAP_MS`] apart), with their distance. Walking outwards
 /// stops at the first thought that does not.
-pub fn context_neighbours(index: &RankedIndex, doc: u32, n: u32) -> Neighbours {
+pub fn context_neighbours(index: &RankedIndex, doc: u32, n: u32) -> impl Iterator<Item = (u32, u32)> {
     neighbours_within(index, doc, n, CONTEXT_WINDOW)
 }
 
@@ -60,52 +60,33 @@ const _: () = assert!(CONTEXT_WINDOW <= MAX_NEIGHBOUR_WINDOW && super::stretch::
 /// then those before it. Walking outwards stops at the first thought that
 /// does not share it. (Worked out at once into a small array: a chain of
 /// lazy iterator adapters here was a fifth of a ranked query's time.)
-pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u32) -> Neighbours {
+pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u32) -> impl Iterator<Item = (u32, u32)> {
     assert!(window <= MAX_NEIGHBOUR_WINDOW, "a neighbour window of at most {MAX_NEIGHBOUR_WINDOW}");
-    let mut found = Neighbours { items: [(0, 0); 2 * MAX_NEIGHBOUR_WINDOW as usize], len: 0, next: 0 };
-    if doc as usize >= index.len() {
-        return found;
-    }
-    let (session, at) = (index.session(doc), index.timestamp(doc));
-    let same = |other: u32| index.session(other) == session && (index.timestamp(other) - at).abs() <= CONTEXT_MAX_GAP_MS;
-    for d in 1..=window {
-        match doc.checked_add(d).filter(|x| *x < n) {
-            Some(x) if same(x) => found.push(x, d),
-            _ => break,
+    let mut found = [(0, 0); 2 * MAX_NEIGHBOUR_WINDOW as usize];
+    let mut len = 0;
+    if (doc as usize) < index.len() {
+        let (session, at) = (index.session(doc), index.timestamp(doc));
+        let same = |other: u32| index.session(other) == session && (index.timestamp(other) - at).abs() <= CONTEXT_MAX_GAP_MS;
+        for d in 1..=window {
+            match doc.checked_add(d).filter(|x| *x < n) {
+                Some(x) if same(x) => {
+                    found[len] = (x, d);
+                    len += 1;
+                }
+                _ => break,
+            }
+        }
+        for d in 1..=window {
+            match doc.checked_sub(d) {
+                Some(x) if same(x) => {
+                    found[len] = (x, d);
+                    len += 1;
+                }
+                _ => break,
+            }
         }
     }
-    for d in 1..=window {
-        match doc.checked_sub(d) {
-            Some(x) if same(x) => found.push(x, d),
-            _ => break,
-        }
-    }
-    found
-}
-
-/// The neighbours of one thought, with their distances, in walking order.
-#[derive(Debug, Clone)]
-pub struct Neighbours {
-    items: [(u32, u32); 2 * MAX_NEIGHBOUR_WINDOW as usize],
-    len: usize,
-    next: usize,
-}
-
-impl Neighbours {
-    fn push(&mut self, doc: u32, distance: u32) {
-        self.items[self.len] = (doc, distance);
-        self.len += 1;
-    }
-}
-
-impl Iterator for Neighbours {
-    type Item = (u32, u32);
-
-    fn next(&mut self) -> Option<(u32, u32)> {
-        let item = self.items[..self.len].get(self.next).copied();
-        self.next += usize::from(item.is_some());
-        item
-    }
+    found.into_iter().take(len)
 }
 
 /// `CONTEXT_DECAY^(d-1)` for a neighbour `d` places away (`powi`, worked out once).
