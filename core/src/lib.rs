@@ -120,7 +120,7 @@ pub use chain::{Appended, Chain, Fencing, NewThought, Prepared, RelationInput};
 pub use chain_ops::{Branched, Merged, BRANCH_AGENT_ID};
 pub use checkpoint::LatestCheckpoint;
 pub use proofs::{ConsistencyProof, InclusionProof};
-pub use db::{ClaimOutcome, DbConfig, MentisDb, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, WriteCounts, DEFAULT_DEDUP_SCAN_WINDOW};
+pub use db::{Busy, ClaimOutcome, DbConfig, Drain, MentisDb, NotQueued, Queued, ReplyLater, OpenReport, OpenedChain, RebuiltVectors, ResidencyReport, WriteCounts, DEFAULT_DEDUP_SCAN_WINDOW};
 pub use dispatch::{output_schema, tool_specs, ToolSpec};
 #[cfg(feature = "daemon-tools")]
 pub use dispatch::full_input_schemas;

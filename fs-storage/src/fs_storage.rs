@@ -203,6 +203,10 @@ impl Storage for FsStorage {
         "file"
     }
 
+    fn quick_appends(&self) -> bool {
+        true
+    }
+
     fn list(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
         let mut names = Vec::new();
         // Objects live at most one directory deep: a prefix with a '/' names

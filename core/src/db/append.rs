@@ -5,9 +5,8 @@
 use super::append_group::Written;
 use super::{write_lock, ChainSlot, MentisDb};
 use crate::chain::{Appended, Chain, NewThought};
-use crate::error::{AppendError, ToolError};
+use crate::error::ToolError;
 use crate::record::ChainFormat;
-use crate::storage::StorageError;
 use crate::thought::Thought;
 
 
@@ -56,7 +55,7 @@ impl MentisDb {
         self.acknowledge(key, &slot, written, redactions).map(Some)
     }
 
-    fn redact(&self, input: &mut NewThought) -> Result<Vec<crate::redact::Redaction>, ToolError> {
+    pub(super) fn redact(&self, input: &mut NewThought) -> Result<Vec<crate::redact::Redaction>, ToolError> {
         Ok(if self.config.redact_secrets { crate::chain::redact_new_thought(input)? } else { Vec::new() })
     }
 
@@ -65,14 +64,18 @@ impl MentisDb {
     /// checkpoint, observers and memory budget for a new thought.
     pub(super) fn acknowledge(&self, key: &str, slot: &ChainSlot, written: Written, redactions: Vec<crate::redact::Redaction>) -> Result<Appended, ToolError> {
         let Written { thought, replay, head_hash } = written;
-        self.storage.sync(&slot.object).map_err(|e| {
-            AppendError::Storage(StorageError::Unavailable(format!("thought {} was written but could not be made durable: {e}", thought.index)))
-        })?;
+        self.storage.sync(&slot.object).map_err(|e| super::append_now::not_durable(thought.index, &e))?;
+        self.after_durable(key, &thought, replay);
+        Ok(Appended { thought, replay, redactions, head_hash })
+    }
+
+    /// Once `thought` is durable: for a new thought (not a replay) the
+    /// checkpoint, the observers and the memory budget.
+    pub(super) fn after_durable(&self, key: &str, thought: &Thought, replay: bool) {
         if !replay {
             self.auto_checkpoint(key);
-            self.notify_appended(key, std::slice::from_ref(&thought));
+            self.notify_appended(key, std::slice::from_ref(thought));
             self.appended_to(key);
         }
-        Ok(Appended { thought, replay, redactions, head_hash })
     }
 }

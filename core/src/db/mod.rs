@@ -6,7 +6,9 @@
 //! updates memory; it then releases the lock and calls [`Storage::sync`], so
 //! readers never wait on a writer's fsync and concurrent appends can share
 //! one fsync inside the backend (group commit). An append is acknowledged
-//! (returns `Ok`) only after its `sync` returned.
+//! (returns `Ok`) only after its `sync` returned. A host with an event loop
+//! may instead write an append there and have a drain sync a batch of them
+//! before their replies go out (`append_now.rs`).
 
 use crate::agents::AgentRegistry;
 use crate::chain::Chain;
@@ -30,6 +32,8 @@ const UNLOCKED_LOAD_TRIES: usize = 4;
 
 mod append;
 mod append_group;
+mod append_now;
+pub use append_now::{Busy, Drain, NotQueued, Queued, ReplyLater};
 mod config;
 mod embedding;
 mod listing;
@@ -78,6 +82,8 @@ struct ChainSlot {
     last_used: std::sync::atomic::AtomicU64,
     /// Appends waiting to be written together (`append_group.rs`).
     queue: append_group::AppendQueue,
+    /// Appends written on an event loop, waiting for their sync (`append_now.rs`).
+    durable: append_now::DurableQueue,
     /// Another engine's appends announced while the chain was busy, not yet
     /// taken in (`shared_store.rs`).
     announced: shared_store::Announced,
@@ -85,7 +91,7 @@ struct ChainSlot {
 
 impl ChainSlot {
     fn new(object: String, agents_object: String, state: ChainState) -> Self {
-        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default(), queue: Default::default(), announced: Default::default() }
+        ChainSlot { object, agents_object, state: RwLock::new(state), last_used: Default::default(), queue: Default::default(), durable: Default::default(), announced: Default::default() }
     }
 }
 

@@ -44,7 +44,7 @@ pub use crate::caller::{Caller, ChainReads};
 pub use graph_mode::GraphMode;
 pub use profiles::{listed_tools, select_tools, CORE_TOOLS};
 
-use crate::db::MentisDb;
+use crate::db::{MentisDb, NotQueued, Queued, ReplyLater};
 use crate::args::{self, read_args, ReadArgs};
 use crate::error::ToolError;
 use crate::text::{truncate_chars, MAX_ECHO_CHARS};
@@ -428,7 +428,8 @@ pub fn is_read_only(tool: &str) -> bool {
 /// storage, never calls the host's embedding provider and never builds the
 /// ranked index. A host may run such a call on an event loop; the ranked
 /// tools (which may embed the query through a model) and every write belong
-/// on a blocking pool.
+/// on a blocking pool, except what [`MentisDb::call_raw_now`] answers and
+/// the appends [`MentisDb::append_tool_now`] writes.
 ///
 /// Each tool declares it in its table ([`ToolDef::quick`]).
 pub fn is_quick_read(tool: &str) -> bool {
@@ -439,6 +440,28 @@ pub fn is_quick_read(tool: &str) -> bool {
 /// arguments and some state): a host asks before doing any work towards it.
 pub fn may_answer_now(tool: &str) -> bool {
     tool == "mentisdb_ranked_search"
+}
+
+impl MentisDb {
+    /// Whether `tool` is an append tool (`mentisdb_append`,
+    /// `mentisdb_append_retrospective`) this engine writes with
+    /// [`MentisDb::append_tool_now`]:
+    /// its backend's appends are quick ([`crate::Storage::quick_appends`])
+    /// and no `dedup_threshold` makes an append scan the chain. Otherwise
+    /// call it as any tool.
+    pub fn queues_appends(&self, tool: &str) -> bool {
+        thought_tools::is_append_tool(tool) && self.queues_appends_at_all()
+    }
+
+    /// Writes append tool `tool` now, on a host's event loop, unless that
+    /// would wait (its chain not in memory, the chain's lock held:
+    /// [`NotQueued::Busy`], to try again or to wait where waiting is fine).
+    /// Once written, its reply is queued and goes to `later` after the
+    /// chain's sync, made by the [`crate::Drain`] this or an earlier call
+    /// returned ([`Queued`]). Ask [`MentisDb::queues_appends`] first.
+    pub fn append_tool_now(&self, tool: &str, args: &Value, later: ReplyLater) -> Result<Queued, NotQueued> {
+        thought_tools::append_tool_now(self, tool, args, later)
+    }
 }
 
 impl MentisDb {

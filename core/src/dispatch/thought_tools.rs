@@ -15,8 +15,9 @@ use super::thought_reads::{
     genesis, get_thought, head, ChainArgs, list_chains, memory_markdown, recent_context, search_tool, summary_candidates_tool, traverse_tool, GetThoughtArgs,
     RecentContextArgs, SearchArgs, SummaryCandidatesArgs, TraverseArgs,
 };
-use super::{raw, tools, Caller, NoArgs};
-use crate::chain::{NewThought, RelationInput};
+use super::{parse_args, raw, tools, with_argument_warnings, Caller, NoArgs};
+use crate::chain::{Appended, NewThought, RelationInput};
+use crate::db::{NotQueued, Queued, ReplyLater};
 use crate::db::MentisDb;
 use crate::error::ToolError;
 use crate::limits;
@@ -24,6 +25,7 @@ use crate::record::ChainFormat;
 use crate::thought::{MemoryScope, RelationKind, ThoughtRole, ThoughtType};
 use schemars::JsonSchema;
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 tools! {
     tool!("mentisdb_bootstrap", "Create the chain if needed and, only when it is empty, write one bootstrap memory.", BootstrapArgs => BootstrapReply, bootstrap),
@@ -199,9 +201,33 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
 fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let input = new_thought(&key, thought_type, role, a);
-    let a = db.append_reporting(&key, input)?;
+    Ok(append_reply(&db.append_reporting(&key, input)?))
+}
+
+/// The append tools' reply.
+fn append_reply(a: &Appended) -> Box<RawValue> {
     let leaf_hash = hex::encode(crate::merkle::thought_leaf_hash(&a.thought.hash));
-    Ok(raw(AppendReply { thought: &a.thought, head_hash: a.head_hash, leaf_hash, replay: a.replay, redactions: a.redactions }))
+    raw(AppendReply { thought: &a.thought, head_hash: a.head_hash.clone(), leaf_hash, replay: a.replay, redactions: a.redactions.clone() })
+}
+
+/// Whether `tool` is one of the append tools [`append_tool`] writes.
+pub(super) fn is_append_tool(tool: &str) -> bool {
+    matches!(tool, "mentisdb_append" | "mentisdb_append_retrospective")
+}
+
+/// Append tool `tool` written now and its reply queued until the chain is
+/// synced ([`MentisDb::append_now`]).
+pub(super) fn append_tool_now(db: &MentisDb, tool: &str, args: &Value, later: ReplyLater) -> Result<Queued, NotQueued> {
+    let mut warnings = Vec::new();
+    let parsed = match tool {
+        "mentisdb_append" => parse_args::<AppendArgs>(tool, args.clone(), &mut warnings).map(|a| (a.thought_type, a.role.unwrap_or(ThoughtRole::Memory), a.fields)),
+        "mentisdb_append_retrospective" => parse_args::<RetrospectiveArgs>(tool, args.clone(), &mut warnings).map(|a| (a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)),
+        _ => Err(ToolError::invalid(tool, "not an append tool")),
+    };
+    let (thought_type, role, fields) = parsed.map_err(NotQueued::Refused)?;
+    let key = db.resolve_key(fields.chain_key.as_deref()).map_err(NotQueued::Refused)?;
+    let input = new_thought(&key, thought_type, role, fields);
+    db.append_now(&key, input, Box::new(move |a| with_argument_warnings(append_reply(a), warnings)), later)
 }
 
 /// The thought an append tool's fields describe, for chain `key`.

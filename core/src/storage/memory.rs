@@ -42,6 +42,10 @@ impl Storage for MemoryStorage {
         "memory"
     }
 
+    fn quick_appends(&self) -> bool {
+        true
+    }
+
     fn list(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
         Ok(self.objects().keys().filter(|k| k.starts_with(prefix)).cloned().collect())
     }

@@ -108,6 +108,15 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// key), reported as `storage_location` by the tools.
     fn location(&self, name: &str) -> String;
 
+    /// Whether an append ([`Storage::append_at`]) returns in microseconds
+    /// with no network round trip: the bytes handed to a local OS or kept in
+    /// memory, durable only at [`Storage::sync`]. A host with an event loop
+    /// may then write an append there and wait for its sync elsewhere
+    /// ([`crate::MentisDb::append_tool_now`]). A database backend is not quick.
+    fn quick_appends(&self) -> bool {
+        false
+    }
+
     /// Whether the backend answers now (a health check: a database backend
     /// makes a round trip). Local backends are always reachable.
     fn probe(&self) -> Result<(), StorageError> {

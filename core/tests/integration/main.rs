@@ -6,6 +6,7 @@
 #[macro_use]
 mod common;
 
+mod append_now;
 mod backup;
 mod chain_ops;
 mod claims;

@@ -134,6 +134,31 @@ fn a_forgotten_thought_is_in_no_file_after_a_restart() {
     assert!(ok(&d, "/v1/ranked-search", json!({"chain_key": "f", "text": "customer card"}))["results"].as_array().unwrap().is_empty());
 }
 
+/// Appends arriving together are written on the daemon's event loop and
+/// acknowledged after a drain's fsync (`core/src/db/append_now.rs`): each
+/// gets one thought, none is lost to a SIGKILL right after the replies.
+#[test]
+fn concurrent_appends_are_each_acknowledged_once_and_survive_a_sigkill() {
+    let (_root, dir) = data_dir();
+    let d = Daemon::start(&dir, &[], &[]);
+    append(&d, "busy", "first, creating the chain");
+    let (threads, each) = (8, 25);
+    let indices: Vec<u64> = std::thread::scope(|s| {
+        let d = &d;
+        let handles: Vec<_> = (0..threads)
+            .map(|t| s.spawn(move || (0..each).map(|i| append(d, "busy", &format!("thread {t} append {i}"))["thought"]["index"].as_u64().unwrap()).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut sorted = indices.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (1..=(threads * each) as u64).collect::<Vec<_>>(), "one thought per acknowledged append");
+    d.kill();
+    let d = Daemon::start(&dir, &[], &[]);
+    let head = ok(&d, "/v1/head", json!({"chain_key": "busy"}));
+    assert_eq!(head["thought_count"], 1 + threads * each, "every acknowledged append survived the SIGKILL: {head}");
+}
+
 #[test]
 fn a_retried_append_replays_across_a_restart_and_redaction_is_switchable() {
     let (_root, dir) = data_dir();
