@@ -12,7 +12,7 @@ use common::*;
 use mentisdb_core::{AppendObserver, DbConfig, FixedClock, MemoryStorage, MentisDb, NotQueued, Queued, ReplyLater, Storage, StorageError, Thought, ToolError};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 
 /// Memory storage that counts syncs and fails them while `fail_sync` is
@@ -23,6 +23,29 @@ struct Syncs {
     count: Mutex<u64>,
     fail_sync: AtomicBool,
     slow: bool,
+    /// Each object's length at its last sync (or atomic write): what a power loss keeps.
+    durable: Mutex<std::collections::BTreeMap<String, usize>>,
+}
+
+impl Syncs {
+    /// The storage a restart after a power loss now would find: synced bytes only.
+    fn crash(&self) -> MemoryStorage {
+        let image = MemoryStorage::new();
+        let durable = self.durable.lock().unwrap();
+        for name in self.inner.list("").unwrap() {
+            let bytes = self.inner.read(&name).unwrap().unwrap_or_default();
+            let kept = durable.get(&name).copied().unwrap_or(0).min(bytes.len());
+            if kept > 0 {
+                image.append(&name, &bytes[..kept]).unwrap();
+            }
+        }
+        image
+    }
+
+    fn mark_durable(&self, name: &str) {
+        let len = self.inner.read(name).unwrap().map_or(0, |b| b.len());
+        self.durable.lock().unwrap().insert(name.to_string(), len);
+    }
 }
 
 impl Storage for Syncs {
@@ -45,19 +68,26 @@ impl Storage for Syncs {
         self.inner.append_at(name, expected_len, bytes)
     }
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
-        self.inner.truncate(name, len)
+        self.inner.truncate(name, len)?;
+        self.durable.lock().unwrap().entry(name.to_string()).and_modify(|d| *d = (*d).min(len as usize));
+        Ok(())
     }
     fn sync(&self, name: &str) -> Result<(), StorageError> {
         *self.count.lock().unwrap() += 1;
         if self.fail_sync.load(Ordering::SeqCst) {
             return Err(StorageError::io(name, "injected fsync failure"));
         }
-        self.inner.sync(name)
+        self.inner.sync(name)?;
+        self.mark_durable(name);
+        Ok(())
     }
     fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
-        self.inner.write_atomic(name, bytes)
+        self.inner.write_atomic(name, bytes)?;
+        self.mark_durable(name);
+        Ok(())
     }
     fn remove(&self, name: &str) -> Result<(), StorageError> {
+        self.durable.lock().unwrap().remove(name);
         self.inner.remove(name)
     }
     fn location(&self, name: &str) -> String {
@@ -89,6 +119,9 @@ fn open(storage: Arc<Syncs>, config: DbConfig) -> (MentisDb, Arc<Heard>) {
 }
 
 type Replies = Receiver<Result<Value, ToolError>>;
+
+/// Longer than any reply takes: a reply that never comes fails the test, not hangs it.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A `later` that sends the reply, read as JSON, to the returned receiver.
 fn later() -> (ReplyLater, Replies) {
@@ -123,7 +156,7 @@ fn replies_wait_for_the_drains_sync_and_keep_the_chains_order() {
     assert_eq!(listed["thoughts"].as_array().unwrap().len(), 3, "written thoughts are readable before they are acknowledged: {listed}");
     drain.run(&db);
     assert_eq!(*storage.count.lock().unwrap(), syncs_before + 1, "one sync for the whole batch");
-    let (a, b) = (ra.recv().unwrap().unwrap(), rb.recv().unwrap().unwrap());
+    let (a, b) = (ra.recv_timeout(WAIT).unwrap().unwrap(), rb.recv_timeout(WAIT).unwrap().unwrap());
     assert_eq!((a["thought"]["index"].as_u64(), b["thought"]["index"].as_u64()), (Some(1), Some(2)));
     assert_eq!(a["replay"], false);
     assert_eq!(b["head_hash"], b["thought"]["hash"]);
@@ -137,10 +170,30 @@ fn replies_wait_for_the_drains_sync_and_keep_the_chains_order() {
     let (c, rc) = append_now(&db, "delta");
     let Queued::Drain(drain) = c else { panic!("the last drain ended") };
     drain.run(&db);
-    assert_eq!(rc.recv().unwrap().unwrap()["thought"]["content"], "delta");
+    assert_eq!(rc.recv_timeout(WAIT).unwrap().unwrap()["thought"]["content"], "delta");
     // What was written verifies as one chain after a re-open.
     let reopened = MentisDb::open(storage.clone() as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).unwrap().0;
     assert_eq!(contents(&ok(&reopened, "mentisdb_search", json!({"chain_key": "c"}))["thoughts"]), ["first, the ordinary way", "alpha", "beta", "gamma", "delta"]);
+}
+
+#[test]
+fn a_power_loss_keeps_every_acknowledged_append_and_the_chain_verifies() {
+    let storage = Arc::new(Syncs::default());
+    let (db, _) = open(storage.clone(), DbConfig::default());
+    ok(&db, "mentisdb_append", append_args("first"));
+    let (a, ra) = append_now(&db, "alpha");
+    let (_, rb) = append_now(&db, "beta");
+    let reopen = |image: MemoryStorage| {
+        let (db, report) = MentisDb::open(Arc::new(image) as Arc<dyn Storage>, Arc::new(FixedClock::new(T0, 1000)), ids(), DbConfig::default()).unwrap();
+        assert!(report.refused.is_empty(), "the chain verifies after the crash: {:?}", report.refused);
+        contents(&ok(&db, "mentisdb_search", json!({"chain_key": "c"}))["thoughts"])
+    };
+    assert_eq!(ra.try_recv().unwrap_err(), TryRecvError::Empty);
+    assert_eq!(reopen(storage.crash()), ["first"], "written, not yet synced nor acknowledged: a power loss may take them");
+    let Queued::Drain(drain) = a else { panic!("a drain starts") };
+    drain.run(&db);
+    assert!(ra.recv_timeout(WAIT).unwrap().is_ok() && rb.recv_timeout(WAIT).unwrap().is_ok());
+    assert_eq!(reopen(storage.crash()), ["first", "alpha", "beta"], "acknowledged: they survive");
 }
 
 #[test]
@@ -153,7 +206,7 @@ fn an_append_that_would_wait_writes_nothing_and_can_retry_or_wait() {
     assert!(!db.chain_exists("c").unwrap(), "nothing was written");
     let Queued::Drain(drain) = busy.wait(&db).unwrap() else { panic!("no drain was running") };
     drain.run(&db);
-    assert_eq!(rx.recv().unwrap().unwrap()["thought"]["index"], 0);
+    assert_eq!(rx.recv_timeout(WAIT).unwrap().unwrap()["thought"]["index"], 0);
     // The chain's lock held (a reader here): busy, then free again.
     let (l, rx) = later();
     let busy = db
@@ -165,14 +218,14 @@ fn an_append_that_would_wait_writes_nothing_and_can_retry_or_wait() {
     assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "c"}))["thought_count"], 1, "nothing was written");
     let Ok(Queued::Drain(drain)) = busy.retry_now(&db) else { panic!("the lock is free now") };
     drain.run(&db);
-    assert_eq!(rx.recv().unwrap().unwrap()["thought"]["content"], "while read");
+    assert_eq!(rx.recv_timeout(WAIT).unwrap().unwrap()["thought"]["content"], "while read");
     // A repeated thought_id is answered as a replay, on this path too.
     let with_id = json!({"chain_key": "c", "thought_type": "Finding", "content": "once", "thought_id": "6f9619ff-8b86-d011-b42d-00c04fc964ff"});
     ok(&db, "mentisdb_append", with_id.clone());
     let (l, rx) = later();
     let Ok(Queued::Drain(drain)) = db.append_tool_now("mentisdb_append", &with_id, l) else { panic!("a replay is queued like an append") };
     drain.run(&db);
-    assert_eq!(rx.recv().unwrap().unwrap()["replay"], true);
+    assert_eq!(rx.recv_timeout(WAIT).unwrap().unwrap()["replay"], true);
 }
 
 #[test]
@@ -184,7 +237,7 @@ fn bad_arguments_are_refused_at_once_and_write_nothing() {
         Err(NotQueued::Refused(e)) => assert!(e.to_string().contains("content"), "{e}"),
         other => panic!("missing content is refused, not {other:?}"),
     }
-    assert!(rx.recv().is_err(), "a refused append's `later` is dropped uncalled");
+    assert_eq!(rx.recv_timeout(WAIT).unwrap_err(), RecvTimeoutError::Disconnected, "a refused append's `later` is dropped uncalled");
     let (l, _) = later();
     let unknown_type = db.append_tool_now("mentisdb_append", &json!({"chain_key": "c", "thought_type": "Nope", "content": "x"}), l);
     assert!(matches!(unknown_type, Err(NotQueued::Refused(_))));
@@ -202,7 +255,7 @@ fn a_failed_sync_answers_its_batch_with_an_error_and_tells_no_observer() {
     let Queued::Drain(drain) = a else { panic!("a drain starts") };
     drain.run(&db);
     for rx in [ra, rb] {
-        let e = rx.recv().unwrap().unwrap_err();
+        let e = rx.recv_timeout(WAIT).unwrap().unwrap_err();
         assert!(e.to_string().contains("could not be made durable"), "{e}");
     }
     assert_eq!(*heard.contents.lock().unwrap(), ["first"]);
@@ -210,7 +263,7 @@ fn a_failed_sync_answers_its_batch_with_an_error_and_tells_no_observer() {
     let (c, rc) = append_now(&db, "synced again");
     let Queued::Drain(drain) = c else { panic!("a new drain starts") };
     drain.run(&db);
-    assert!(rc.recv().unwrap().is_ok());
+    assert!(rc.recv_timeout(WAIT).unwrap().is_ok());
 }
 
 #[test]
@@ -222,19 +275,19 @@ fn a_panicking_observer_costs_no_reply_and_a_drain_dropped_unrun_frees_the_chain
     let (_, rb) = append_now(&db, "after boom");
     let Queued::Drain(drain) = a else { panic!("a drain starts") };
     drain.run(&db);
-    assert_eq!(ra.recv().unwrap().unwrap()["thought"]["content"], "boom", "the append is durable: it is acknowledged");
-    assert!(rb.recv().unwrap().is_ok());
-    assert_eq!(*heard.contents.lock().unwrap(), ["first", "after boom"], "the other observers' calls went on");
+    assert_eq!(ra.recv_timeout(WAIT).unwrap().unwrap()["thought"]["content"], "boom", "the append is durable: it is acknowledged");
+    assert!(rb.recv_timeout(WAIT).unwrap().is_ok());
+    assert_eq!(*heard.contents.lock().unwrap(), ["first", "after boom"], "the drain went on to the next thought");
     // A drain dropped without running (a host shutting down): its appends
     // are answered by their dropped `later`, and the chain drains again.
     let (c, rc) = append_now(&db, "dropped");
     let Queued::Drain(drain) = c else { panic!("a drain starts") };
     drop(drain);
-    assert!(rc.recv().is_err(), "the host answers 'interrupted'");
+    assert_eq!(rc.recv_timeout(WAIT).unwrap_err(), RecvTimeoutError::Disconnected, "the host answers 'interrupted'");
     let (d, rd) = append_now(&db, "next");
     let Queued::Drain(drain) = d else { panic!("the dropped drain ended: a new one starts") };
     drain.run(&db);
-    assert_eq!(rd.recv().unwrap().unwrap()["thought"]["index"], 4);
+    assert_eq!(rd.recv_timeout(WAIT).unwrap().unwrap()["thought"]["index"], 4);
 }
 
 #[test]
@@ -264,7 +317,7 @@ fn appends_from_many_threads_with_drains_running_are_each_acknowledged_once_in_o
                             if let Queued::Drain(drain) = queued {
                                 drain.run(&db);
                             }
-                            rx.recv().expect("every queued append is answered").unwrap()
+                            rx.recv_timeout(WAIT).expect("every queued append is answered").unwrap()
                         })
                         .collect::<Vec<_>>()
                 })

@@ -110,7 +110,17 @@ async fn append_queued(db: Arc<MentisDb>, who: Identity, tool: &'static str, arg
             Err(NotQueued::Refused(e)) => return Err(e.into()),
             Err(NotQueued::Busy(busy)) => {
                 let db = db.clone();
-                tokio::task::spawn_blocking(move || busy.wait(&db)).await.unwrap_or_else(|e| Err(interrupted(e)))?
+                // The drain is started inside the task: a request cancelled
+                // while it waits (its client gone) never drops a drain, and
+                // with it the replies of the appends queued behind it.
+                let waited = tokio::task::spawn_blocking(move || {
+                    let queued = busy.wait(&db)?;
+                    if let Queued::Drain(drain) = queued {
+                        tokio::task::spawn_blocking(move || drain.run(&db));
+                    }
+                    Ok(Queued::Joined)
+                });
+                waited.await.unwrap_or_else(|e| Err(interrupted(e)))?
             }
         };
         if let Queued::Drain(drain) = queued {
