@@ -26,16 +26,16 @@ const LEXICAL_STEP: usize = 4096;
 /// Thoughts indexed per step with a provider that embeds inside the step.
 const PROVIDER_STEP: usize = 256;
 
-/// How long the worker rests after a round of indexing during which more
-/// appends arrived (a stream of them), so that the appends arriving
-/// meanwhile are indexed together in one hold of the chain's read lock
-/// instead of one wake-up and one hold each (which also kept appends from
-/// taking the chain's write lock on the event loop). A lone append is
-/// indexed at once; a query that comes during a rest indexes what is
-/// missing itself. Measured with
-/// `scripts/loadbench/switches.sh append`: 12,300-12,700 appends/s at
-/// 107-110 us of daemon CPU and 2.5-3.2 context switches each without the
-/// rest, 14,700-15,800/s at 76-84 us and 1.5-1.9 with 2 ms (5 ms: the same).
+/// How long after a round of indexing the next one may start: appends that
+/// arrive sooner (a stream of them) wait out the rest and are indexed
+/// together in one hold of the chain's read lock, instead of one wake-up and
+/// one hold each (which also kept appends from taking the chain's write lock
+/// on the event loop). An append that comes after a quiet spell is indexed
+/// at once; a query that comes during a rest indexes what is missing itself.
+/// Measured with `scripts/loadbench/switches.sh append` (figures in
+/// docs/performance.md): per append 107-110 us of daemon CPU and 2.5-3.2
+/// context switches without a rest, 76-96 us and 1.5-2.3 with it (this rule
+/// and a rest after every round measure the same, back to back).
 const REST_AFTER_WORK: Duration = Duration::from_millis(2);
 
 /// Single words whose vectors [`Prefetched`] keeps (about 1.5 KB each with
@@ -165,8 +165,11 @@ fn run(db: Weak<MentisDb>, pending: Arc<Pending>, prefetched: Option<Arc<Prefetc
     }
     drop(first);
     tracing::info!(ms = started.elapsed().as_millis() as u64, "query indices built");
+    // When the last round ended: appends that wake the worker sooner than
+    // `REST_AFTER_WORK` after it are a stream, indexed together.
+    let mut last_round = started;
     loop {
-        let keys: Vec<String> = {
+        {
             let mut keys = pending.keys.lock().unwrap_or_else(|e| e.into_inner());
             while keys.is_empty() {
                 // Wakes now and then to notice that the engine is gone.
@@ -175,17 +178,16 @@ fn run(db: Weak<MentisDb>, pending: Arc<Pending>, prefetched: Option<Arc<Prefetc
                     return;
                 }
             }
-            std::mem::take(&mut *keys).into_iter().collect()
-        };
+        }
+        if let Some(rest) = REST_AFTER_WORK.checked_sub(last_round.elapsed()) {
+            std::thread::sleep(rest);
+        }
+        let keys: Vec<String> = std::mem::take(&mut *pending.keys.lock().unwrap_or_else(|e| e.into_inner())).into_iter().collect();
         let Some(db) = db.upgrade() else { return };
         for key in keys {
             catch_up(&db, &key, prefetched.as_deref());
         }
-        drop(db);
-        // Appends kept coming during the round: a stream, worth batching.
-        if !pending.keys.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
-            std::thread::sleep(REST_AFTER_WORK);
-        }
+        last_round = Instant::now();
     }
 }
 
