@@ -459,7 +459,7 @@ impl MentisDb {
     /// Once written, its reply is queued and goes to `later` after the
     /// chain's sync, made by the [`crate::Drain`] this or an earlier call
     /// returned ([`Queued`]). Ask [`MentisDb::queues_appends`] first.
-    pub fn append_tool_now(&self, tool: &str, args: &Value, later: ReplyLater) -> Result<Queued, NotQueued> {
+    pub fn append_tool_now(&self, tool: &str, args: Value, later: ReplyLater) -> Result<Queued, NotQueued> {
         thought_tools::append_tool_now(self, tool, args, later)
     }
 }

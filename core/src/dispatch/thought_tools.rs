@@ -217,11 +217,11 @@ pub(super) fn is_append_tool(tool: &str) -> bool {
 
 /// Append tool `tool` written now and its reply queued until the chain is
 /// synced ([`MentisDb::append_now`]).
-pub(super) fn append_tool_now(db: &MentisDb, tool: &str, args: &Value, later: ReplyLater) -> Result<Queued, NotQueued> {
+pub(super) fn append_tool_now(db: &MentisDb, tool: &str, args: Value, later: ReplyLater) -> Result<Queued, NotQueued> {
     let mut warnings = Vec::new();
     let parsed = match tool {
-        "mentisdb_append" => parse_args::<AppendArgs>(tool, args.clone(), &mut warnings).map(|a| (a.thought_type, a.role.unwrap_or(ThoughtRole::Memory), a.fields)),
-        "mentisdb_append_retrospective" => parse_args::<RetrospectiveArgs>(tool, args.clone(), &mut warnings).map(|a| (a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)),
+        "mentisdb_append" => parse_args::<AppendArgs>(tool, args, &mut warnings).map(|a| (a.thought_type, a.role.unwrap_or(ThoughtRole::Memory), a.fields)),
+        "mentisdb_append_retrospective" => parse_args::<RetrospectiveArgs>(tool, args, &mut warnings).map(|a| (a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)),
         _ => Err(ToolError::invalid(tool, "not an append tool")),
     };
     let (thought_type, role, fields) = parsed.map_err(NotQueued::Refused)?;

@@ -136,7 +136,7 @@ fn append_args(content: &str) -> Value {
 /// Appends `content` now; the chain must be free.
 fn append_now(db: &MentisDb, content: &str) -> (Queued, Replies) {
     let (later, rx) = later();
-    (db.append_tool_now("mentisdb_append", &append_args(content), later).expect("written now"), rx)
+    (db.append_tool_now("mentisdb_append", append_args(content), later).expect("written now"), rx)
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn an_append_that_would_wait_writes_nothing_and_can_retry_or_wait() {
     let (db, _) = open(Arc::new(Syncs::default()), DbConfig::default());
     // A chain that does not exist yet would be created: that waits.
     let (l, rx) = later();
-    let Err(NotQueued::Busy(busy)) = db.append_tool_now("mentisdb_append", &append_args("new chain"), l) else { panic!("creating a chain waits") };
+    let Err(NotQueued::Busy(busy)) = db.append_tool_now("mentisdb_append", append_args("new chain"), l) else { panic!("creating a chain waits") };
     assert!(busy.chain_not_in_memory(), "no use trying again now");
     assert!(!db.chain_exists("c").unwrap(), "nothing was written");
     let Queued::Drain(drain) = busy.wait(&db).unwrap() else { panic!("no drain was running") };
@@ -210,7 +210,7 @@ fn an_append_that_would_wait_writes_nothing_and_can_retry_or_wait() {
     // The chain's lock held (a reader here): busy, then free again.
     let (l, rx) = later();
     let busy = db
-        .with_chain("c", |_| match db.append_tool_now("mentisdb_append", &append_args("while read"), l) {
+        .with_chain("c", |_| match db.append_tool_now("mentisdb_append", append_args("while read"), l) {
             Err(NotQueued::Busy(busy)) if !busy.chain_not_in_memory() => busy,
             other => panic!("a held lock makes an append busy, not {other:?}"),
         })
@@ -223,7 +223,7 @@ fn an_append_that_would_wait_writes_nothing_and_can_retry_or_wait() {
     let with_id = json!({"chain_key": "c", "thought_type": "Finding", "content": "once", "thought_id": "6f9619ff-8b86-d011-b42d-00c04fc964ff"});
     ok(&db, "mentisdb_append", with_id.clone());
     let (l, rx) = later();
-    let Ok(Queued::Drain(drain)) = db.append_tool_now("mentisdb_append", &with_id, l) else { panic!("a replay is queued like an append") };
+    let Ok(Queued::Drain(drain)) = db.append_tool_now("mentisdb_append", with_id.clone(), l) else { panic!("a replay is queued like an append") };
     drain.run(&db);
     assert_eq!(rx.recv_timeout(WAIT).unwrap().unwrap()["replay"], true);
 }
@@ -233,13 +233,13 @@ fn bad_arguments_are_refused_at_once_and_write_nothing() {
     let (db, _) = open(Arc::new(Syncs::default()), DbConfig::default());
     ok(&db, "mentisdb_append", append_args("first"));
     let (l, rx) = later();
-    match db.append_tool_now("mentisdb_append", &json!({"chain_key": "c", "thought_type": "Finding"}), l) {
+    match db.append_tool_now("mentisdb_append", json!({"chain_key": "c", "thought_type": "Finding"}), l) {
         Err(NotQueued::Refused(e)) => assert!(e.to_string().contains("content"), "{e}"),
         other => panic!("missing content is refused, not {other:?}"),
     }
     assert_eq!(rx.recv_timeout(WAIT).unwrap_err(), RecvTimeoutError::Disconnected, "a refused append's `later` is dropped uncalled");
     let (l, _) = later();
-    let unknown_type = db.append_tool_now("mentisdb_append", &json!({"chain_key": "c", "thought_type": "Nope", "content": "x"}), l);
+    let unknown_type = db.append_tool_now("mentisdb_append", json!({"chain_key": "c", "thought_type": "Nope", "content": "x"}), l);
     assert!(matches!(unknown_type, Err(NotQueued::Refused(_))));
     assert_eq!(ok(&db, "mentisdb_head", json!({"chain_key": "c"}))["thought_count"], 1);
 }
@@ -305,7 +305,7 @@ fn appends_from_many_threads_with_drains_running_are_each_acknowledged_once_in_o
                     (0..each)
                         .map(|i| {
                             let (l, rx) = later();
-                            let mut attempt = db.append_tool_now("mentisdb_append", &append_args(&format!("t{t} n{i}")), l);
+                            let mut attempt = db.append_tool_now("mentisdb_append", append_args(&format!("t{t} n{i}")), l);
                             let queued = loop {
                                 match attempt {
                                     Ok(q) => break q,

@@ -95,7 +95,7 @@ async fn append_queued(db: Arc<MentisDb>, who: Identity, tool: &'static str, arg
             // The caller may be gone (its connection closed): the append stands.
             let _ = tx.send(reply);
         });
-        let mut attempt = db.append_tool_now(tool, &args, later);
+        let mut attempt = db.append_tool_now(tool, args, later);
         for _ in 0..BUSY_RETRIES {
             match attempt {
                 Err(NotQueued::Busy(busy)) if !busy.chain_not_in_memory() => {
