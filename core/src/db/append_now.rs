@@ -29,15 +29,12 @@ use crate::storage::StorageError;
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, MutexGuard, RwLockWriteGuard, TryLockError};
 
-/// A reply as the dispatcher gives it.
-pub(crate) type Reply = Result<Box<RawValue>, ToolError>;
-
 /// Where a host wants an append's reply once it is durable (a channel's
 /// sender, typically): called once, on the drain's thread, for an append
 /// that was queued ([`Queued`]). Dropped uncalled when the append was
 /// refused or not written ([`NotQueued`], a [`Busy`] dropped), or when its
 /// drain was dropped unrun or panicked: the host then answers "interrupted".
-pub type ReplyLater = Box<dyn FnOnce(Reply) + Send>;
+pub type ReplyLater = Box<dyn FnOnce(Result<Box<RawValue>, ToolError>) + Send>;
 
 /// An append written and rendered, waiting for its chain's sync.
 struct Waiting {
@@ -163,7 +160,8 @@ pub(crate) type Render = Box<dyn FnOnce(&Appended) -> Box<RawValue> + Send>;
 #[derive(Debug)]
 pub enum NotQueued {
     /// Refused before anything was written (bad arguments, a conflicting
-    /// `thought_id`, a bad signature, a deleted chain): the final reply.
+    /// `thought_id`, a bad signature, a deleted chain), or its write failed
+    /// and was rolled back: the final reply.
     Refused(ToolError),
     /// It would have waited (the chain not in memory, its lock held):
     /// nothing was written; try again later or where waiting is fine.
@@ -232,6 +230,7 @@ impl MentisDb {
     }
 
     fn write_and_queue_now(&self, mut append: Busy) -> Result<Queued, NotQueued> {
+        append.0.not_in_memory = false;
         let chains = match self.chains.try_read() {
             Ok(chains) => chains,
             Err(TryLockError::Poisoned(e)) => e.into_inner(),

@@ -210,7 +210,7 @@ fn append_reply(a: &Appended) -> Box<RawValue> {
     raw(AppendReply { thought: &a.thought, head_hash: a.head_hash.clone(), leaf_hash, replay: a.replay, redactions: a.redactions.clone() })
 }
 
-/// Whether `tool` is one of the append tools [`append_tool`] writes.
+/// Whether `tool` is one of the append tools [`append_tool_now`] writes.
 pub(super) fn is_append_tool(tool: &str) -> bool {
     matches!(tool, "mentisdb_append" | "mentisdb_append_retrospective")
 }
@@ -220,8 +220,8 @@ pub(super) fn is_append_tool(tool: &str) -> bool {
 pub(super) fn append_tool_now(db: &MentisDb, tool: &str, args: Value, later: ReplyLater) -> Result<Queued, NotQueued> {
     let mut warnings = Vec::new();
     let parsed = match tool {
-        "mentisdb_append" => parse_args::<AppendArgs>(tool, args, &mut warnings).map(|a| (a.thought_type, a.role.unwrap_or(ThoughtRole::Memory), a.fields)),
-        "mentisdb_append_retrospective" => parse_args::<RetrospectiveArgs>(tool, args, &mut warnings).map(|a| (a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)),
+        "mentisdb_append" => parse_args::<AppendArgs>(tool, args, &mut warnings).map(AppendArgs::described),
+        "mentisdb_append_retrospective" => parse_args::<RetrospectiveArgs>(tool, args, &mut warnings).map(RetrospectiveArgs::described),
         _ => Err(ToolError::invalid(tool, "not an append tool")),
     };
     let (thought_type, role, fields) = parsed.map_err(NotQueued::Refused)?;
@@ -257,12 +257,28 @@ pub(super) fn new_thought(key: &str, thought_type: ThoughtType, role: ThoughtRol
     input
 }
 
+impl AppendArgs {
+    /// The thought's type and role (a memory unless said) and its fields.
+    fn described(self) -> (ThoughtType, ThoughtRole, AppendFields) {
+        (self.thought_type, self.role.unwrap_or(ThoughtRole::Memory), self.fields)
+    }
+}
+
+impl RetrospectiveArgs {
+    /// The thought's type (a lesson learned unless said), its role (a retrospective) and its fields.
+    fn described(self) -> (ThoughtType, ThoughtRole, AppendFields) {
+        (self.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, self.fields)
+    }
+}
+
 fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {
-    append_common(db, a.thought_type, a.role.unwrap_or(ThoughtRole::Memory), a.fields)
+    let (thought_type, role, fields) = a.described();
+    append_common(db, thought_type, role, fields)
 }
 
 fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Box<RawValue>, ToolError> {
-    append_common(db, a.thought_type.unwrap_or(ThoughtType::LessonLearned), ThoughtRole::Retrospective, a.fields)
+    let (thought_type, role, fields) = a.described();
+    append_common(db, thought_type, role, fields)
 }
 
 fn forget(db: &MentisDb, caller: Option<Caller<'_>>, a: ForgetArgs) -> Result<Box<RawValue>, ToolError> {

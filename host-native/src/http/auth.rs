@@ -134,7 +134,8 @@ async fn append_queued(db: Arc<MentisDb>, who: Identity, tool: &'static str, arg
     result
 }
 
-/// The error of an append whose task ended without a reply (a panic).
+/// The error of an append whose task ended without a reply (a panic, or
+/// its drain dropped unrun as the daemon shuts down).
 fn interrupted(e: impl std::fmt::Display) -> ToolError {
     ToolError::Unavailable(format!("the append was interrupted ({e}); retry it (with the same thought_id a retry is idempotent)"))
 }

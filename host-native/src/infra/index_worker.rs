@@ -34,7 +34,7 @@ const PROVIDER_STEP: usize = 256;
 /// at once; a query that comes during a rest indexes what is missing itself.
 /// Measured with `scripts/loadbench/switches.sh append` (figures in
 /// docs/performance.md): per append 107-110 us of daemon CPU and 2.5-3.2
-/// context switches without a rest, 76-96 us and 1.5-2.3 with it (this rule
+/// context switches without a rest, 76-92 us and 1.5-2.1 with it (this rule
 /// and a rest after every round measure the same, back to back).
 const REST_AFTER_WORK: Duration = Duration::from_millis(2);
 
