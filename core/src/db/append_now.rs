@@ -135,8 +135,7 @@ impl Drain {
                 let reply = match &synced {
                     Ok(()) => {
                         // A panicking observer must not cost a durable append its reply.
-                        let told = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.after_durable(&w.key, &w.appended.thought, w.appended.replay)));
-                        drop(told);
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.after_durable(&w.key, &w.appended.thought, w.appended.replay)));
                         Ok(w.reply)
                     }
                     Err(e) => Err(not_durable(w.appended.thought.index, e)),
