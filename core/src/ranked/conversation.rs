@@ -6,6 +6,8 @@
 
 use super::candidates::{keep_best, Acc, Accumulators, Scope};
 use super::index::RankedIndex;
+use super::turns::MAX_RUN;
+pub use super::turns::CONTEXT_MAX_GAP_MS;
 
 /// Share of a direct match's score lent to its neighbours in append order.
 pub const CONTEXT_WEIGHT: f32 = 0.5;
@@ -13,8 +15,6 @@ pub const CONTEXT_WEIGHT: f32 = 0.5;
 pub const CONTEXT_WINDOW: u32 = 2;
 /// Share kept per extra step away from the match.
 pub const CONTEXT_DECAY: f32 = 0.5;
-/// Neighbours stamped further apart than this (one hour) are another conversation.
-pub const CONTEXT_MAX_GAP_MS: i64 = 3_600_000;
 /// A match that asks a question lends this many times more to the thoughts
 /// after it: a question is answered by what follows it.
 pub const CONTEXT_REPLY_BOOST: f32 = 1.5;
@@ -52,38 +52,31 @@ pub fn context_neighbours(index: &RankedIndex, doc: u32, n: u32) -> impl Iterato
 }
 
 /// The widest `window` [`neighbours_within`] takes (the stretch's).
-const MAX_NEIGHBOUR_WINDOW: u32 = 3;
+const MAX_NEIGHBOUR_WINDOW: u32 = MAX_RUN;
 const _: () = assert!(CONTEXT_WINDOW <= MAX_NEIGHBOUR_WINDOW && super::stretch::STRETCH_WINDOW <= MAX_NEIGHBOUR_WINDOW);
 
 /// The thoughts within `window` places of `doc` (of `n`) that share its
 /// conversation, with their distance: first those after it, nearest first,
 /// then those before it. Walking outwards stops at the first thought that
-/// does not share it. (Worked out at once into a small array: a chain of
-/// lazy iterator adapters here was a fifth of a ranked query's time.)
+/// does not share it. (Read off the thought's [`super::turns::Turn`], worked
+/// out when it was indexed; a chain of lazy iterator adapters here was once
+/// a fifth of a ranked query's time.)
 pub(crate) fn neighbours_within(index: &RankedIndex, doc: u32, n: u32, window: u32) -> impl Iterator<Item = (u32, u32)> {
     assert!(window <= MAX_NEIGHBOUR_WINDOW, "a neighbour window of at most {MAX_NEIGHBOUR_WINDOW}");
     let mut found = [(0, 0); 2 * MAX_NEIGHBOUR_WINDOW as usize];
     let mut len = 0;
     if (doc as usize) < index.len() {
-        let (session, at) = (index.session(doc), index.timestamp(doc));
-        let same = |other: u32| index.session(other) == session && (index.timestamp(other) - at).abs() <= CONTEXT_MAX_GAP_MS;
-        for d in 1..=window {
-            match doc.checked_add(d).filter(|x| *x < n) {
-                Some(x) if same(x) => {
-                    found[len] = (x, d);
-                    len += 1;
-                }
-                _ => break,
+        let turn = index.turn(doc);
+        for d in 1..=turn.after().min(window) {
+            if doc + d >= n {
+                break;
             }
+            found[len] = (doc + d, d);
+            len += 1;
         }
-        for d in 1..=window {
-            match doc.checked_sub(d) {
-                Some(x) if same(x) => {
-                    found[len] = (x, d);
-                    len += 1;
-                }
-                _ => break,
-            }
+        for d in 1..=turn.before().min(window) {
+            found[len] = (doc - d, d);
+            len += 1;
         }
     }
     found.into_iter().take(len)

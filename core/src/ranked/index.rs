@@ -15,6 +15,7 @@
 //! verified when a chain is opened — so queries never rebuild anything.
 
 use super::analyzer::{asks_question, Analyzer};
+use super::turns::{push_turn, Turn};
 use super::edges::Edges;
 pub use super::edges::{Edge, EdgeKind};
 use super::embedded::{Embedded, TermVectors};
@@ -92,8 +93,8 @@ pub struct RankedIndex {
     edges: Edges,
     /// Interned `session_id` of each thought ([`NO_SESSION`] when absent).
     sessions: Vec<u32>,
-    /// Whether each thought's content asks a question.
-    asks: Vec<bool>,
+    /// Each thought's place in its conversation ([`Turn`]).
+    turns: Vec<Turn>,
     session_ids: BTreeMap<String, u32>,
     /// Interned `agent_id` of each thought (its author).
     authors: Vec<u32>,
@@ -219,6 +220,8 @@ impl RankedIndex {
             }
             None => NO_SESSION,
         };
+        let (sessions, timestamps) = (&self.sessions, &self.timestamps);
+        push_turn(&mut self.turns, |d| (sessions[d as usize], timestamps[d as usize]), (session, t.timestamp_millis()), asks_question(&t.content));
         crate::growth::push(&mut self.sessions, session);
         let next = self.author_ids.len() as u32;
         let author = *self.author_ids.entry(t.agent_id.clone()).or_insert(next);
@@ -228,7 +231,6 @@ impl RankedIndex {
         let sums = &mut self.author_content[author as usize];
         *sums = (sums.0 + u64::from(lens[Field::Content as usize]), sums.1 + 1);
         crate::growth::push(&mut self.authors, author);
-        crate::growth::push(&mut self.asks, asks_question(&t.content));
         self.edges.add(t);
         // The thought and the words it brought to the chain, in one batch.
         self.embedded.add(&t.content, &self.surfaces[first_new_term..]);
@@ -376,7 +378,13 @@ impl RankedIndex {
 
     /// Whether thought `doc`'s content asks a question ([`asks_question`]).
     pub fn asks_question(&self, doc: u32) -> bool {
-        self.asks[doc as usize]
+        self.turns[doc as usize].asks()
+    }
+
+    /// Thought `doc`'s place in its conversation: whether it asks, and how
+    /// many thoughts right after and before it share its conversation.
+    pub(crate) fn turn(&self, doc: u32) -> Turn {
+        self.turns[doc as usize]
     }
 
     /// Whether any thought has a ref or a same-chain relation (the graph

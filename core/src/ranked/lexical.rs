@@ -6,7 +6,7 @@
 use super::bm25;
 use super::candidates::Accumulators;
 use super::index::{Field, RankedIndex, FIELD_COUNT};
-use super::query::query_pairs;
+use super::query::QueryWords;
 
 /// What a pair of query words found next to each other counts, relative to one query term.
 pub const PHRASE_WEIGHT: f32 = 0.5;
@@ -49,9 +49,9 @@ pub(crate) fn score_terms(index: &RankedIndex, terms: &[(String, String)], avg: 
 /// query term: its IDF from the thoughts holding it, its frequency
 /// normalized by the content's length. Only thoughts matching both words
 /// can hold the pair, and [`score_terms`] touched every one of them.
-pub(crate) fn score_phrases(index: &RankedIndex, text: &str, terms: &[(String, String)], avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) {
-    let content = Field::Content as usize;
-    for (first, second) in query_pairs(text, terms) {
+pub(crate) fn score_phrases(index: &RankedIndex, words: &QueryWords, avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) {
+    let (content, terms) = (Field::Content as usize, &words.terms);
+    for &(first, second) in &words.pairs {
         let (Some(a_id), Some(b_id)) = (index.term_id(&terms[first].0), index.term_id(&terms[second].0)) else { continue };
         let both = (1u64 << first) | (1u64 << second);
         let held: Vec<(usize, u32)> = acc.accs.iter().enumerate().filter(|(_, a)| a.terms & both == both).map(|(slot, a)| (slot, index.adjacent_count(a.doc, a_id, b_id))).filter(|(_, tf)| *tf > 0).collect();
@@ -106,13 +106,12 @@ mod tests {
     fn a_phrase_adds_half_a_term_where_the_words_stand_in_order() {
         let c = chain(&[("ada", "video game night", &[]), ("bob", "game video night", &[]), ("cy", "video only", &[])]);
         let index = c.ranked_index();
-        let text = "Which video game?";
-        let terms = query_terms(text);
+        let words = QueryWords::of("Which video game?");
         let avg = index.avg_field_lens();
         let mut acc = Accumulators::new(index.len());
-        score_terms(&index, &terms, &avg, &mut acc);
+        score_terms(&index, &words.terms, &avg, &mut acc);
         let before: Vec<f32> = (0..3).map(|d| acc.get(d).unwrap().lexical).collect();
-        score_phrases(&index, text, &terms, &avg, &mut acc);
+        score_phrases(&index, &words, &avg, &mut acc);
         let gained: Vec<f32> = (0..3).map(|d| acc.get(d).unwrap().lexical - before[d as usize]).collect();
         let len = index.field_lens(0)[Field::Content as usize] as f32;
         let expected = PHRASE_WEIGHT * bm25::bm25f(bm25::idf(1, 3), bm25::normalized_tf(1.0, len, avg[Field::Content as usize]));

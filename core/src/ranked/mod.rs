@@ -8,7 +8,8 @@
 //!   over one set of per-query accumulators (`candidates.rs`, with the one
 //!   best-first order): terms and phrases (`lexical.rs`), [`expansion`] by
 //!   meaning, vectors (`vectors.rs`), conversational context
-//!   (`conversation.rs`), the [`graph`], the stretch (`stretch.rs`) and the
+//!   (`conversation.rs`, over each thought's place in its conversation,
+//!   `turns.rs`), the [`graph`], the stretch (`stretch.rs`) and the
 //!   assembled hits (`hits.rs`).
 //! * [`graph`] — deterministic breadth-first walks over refs and relations,
 //!   and the graph stage.
@@ -43,6 +44,7 @@ pub mod rerank;
 pub mod search;
 pub mod sketch;
 mod stretch;
+mod turns;
 mod vectors;
 
 pub use analyzer::Analyzer;

@@ -81,31 +81,46 @@ pub fn known_word_vectors(index: &RankedIndex, terms: &[(String, String)]) -> Ve
 /// The distinct query terms with the surface word each came from, at most
 /// [`MAX_QUERY_TERMS`] (a term's position is its bit in the stages' masks).
 pub fn query_terms(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for tok in Analyzer.tokens(text) {
-        if out.len() >= MAX_QUERY_TERMS {
-            break;
-        }
-        if !out.iter().any(|(t, _)| *t == tok.term) {
-            out.push((tok.term, tok.surface));
-        }
-    }
-    out
+    QueryWords::of(text).terms
 }
 
-/// The pairs of query terms (positions in `terms`) that stand next to each
-/// other in `text`, stopwords aside, in order and each pair once.
-pub(crate) fn query_pairs(text: &str, terms: &[(String, String)]) -> Vec<(usize, usize)> {
-    let position = |term: &str| terms.iter().position(|(t, _)| t == term);
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for w in Analyzer.tokens(text).windows(2) {
-        if let (Some(a), Some(b)) = (position(&w[0].term), position(&w[1].term)) {
-            if !out.contains(&(a, b)) {
-                out.push((a, b));
+/// A query's text analyzed once: its distinct terms ([`query_terms`]) and
+/// the pairs of them (positions in `terms`) that stand next to each other
+/// in the text, stopwords aside, in order and each pair once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct QueryWords {
+    pub(crate) terms: Vec<(String, String)>,
+    pub(crate) pairs: Vec<(usize, usize)>,
+}
+
+impl QueryWords {
+    /// `text`'s terms and pairs, from one pass of the analyzer.
+    pub(crate) fn of(text: &str) -> Self {
+        let mut terms: Vec<(String, String)> = Vec::new();
+        // Each word's position in `terms` (none past the first
+        // `MAX_QUERY_TERMS` distinct terms).
+        let mut positions: Vec<Option<usize>> = Vec::new();
+        for tok in Analyzer.tokens(text) {
+            let position = match terms.iter().position(|(t, _)| *t == tok.term) {
+                Some(p) => Some(p),
+                None if terms.len() < MAX_QUERY_TERMS => {
+                    terms.push((tok.term, tok.surface));
+                    Some(terms.len() - 1)
+                }
+                None => None,
+            };
+            positions.push(position);
+        }
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for w in positions.windows(2) {
+            if let [Some(a), Some(b)] = *w {
+                if !pairs.contains(&(a, b)) {
+                    pairs.push((a, b));
+                }
             }
         }
+        QueryWords { terms, pairs }
     }
-    out
 }
 
 /// Whether thought `doc` exists for a query answered as of `as_of_ms`
@@ -129,8 +144,14 @@ mod tests {
     #[test]
     fn pairs_are_adjacent_terms_stopwords_aside_each_once() {
         let text = "the video, the game, video game";
-        assert_eq!(query_pairs(text, &query_terms(text)), vec![(0, 1), (1, 0)]);
-        assert!(query_pairs("video", &query_terms("video")).is_empty());
+        assert_eq!(QueryWords::of(text).pairs, vec![(0, 1), (1, 0)]);
+        assert!(QueryWords::of("video").pairs.is_empty());
+        // Past the most terms kept, a new word has no place and makes no pair.
+        let many: String = (0..MAX_QUERY_TERMS).map(|i| format!("w{i} ")).collect::<String>() + "w0 w1 zebra w2 w0";
+        let words = QueryWords::of(&many);
+        assert_eq!(words.terms.len(), MAX_QUERY_TERMS);
+        let last = MAX_QUERY_TERMS - 1;
+        assert_eq!(words.pairs[last..], [(last, 0), (2, 0)], "w1 zebra and zebra w2 are no pairs; w0 w1 was one already");
     }
 
     /// Embeds every text as `[len, 1]`.

@@ -85,6 +85,7 @@ use super::graph::spread_graph;
 use super::hits::{best_hits, full_scores, partial_scores, prune};
 use super::index::RankedIndex;
 use super::lexical::{score_phrases, score_terms};
+use super::query::QueryWords;
 use super::rerank::rerank;
 use super::stretch::{add_stretch, max_stretch};
 use super::vectors::score_vectors;
@@ -112,17 +113,18 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     let unfiltered = q.filter.matches_every_thought();
     let admit = |doc: u32| exists(doc) && !hides(doc as usize) && (unfiltered || q.filter.matches(&thoughts[doc as usize], timestamps_ms[doc as usize]));
     let scope = Scope { exists, admit };
-    let terms = query_terms(q.text);
+    let words = QueryWords::of(q.text);
+    let terms = &words.terms;
     let mut acc = Accumulators::new(index.len());
 
     // Terms and phrases: every thought a query term matches is a candidate.
     let avg = index.avg_field_lens();
-    let idfs = score_terms(index, &terms, &avg, &mut acc);
-    score_phrases(index, q.text, &terms, &avg, &mut acc);
+    let idfs = score_terms(index, terms, &avg, &mut acc);
+    score_phrases(index, &words, &avg, &mut acc);
     let best_lexical = acc.best_lexical();
     // Expansion by meaning (hybrid only).
     if index.embedder().is_some() && !q.word_vectors.is_empty() {
-        score_expansions(index, &terms, &idfs, &q.word_vectors, &avg, &mut acc);
+        score_expansions(index, terms, &idfs, &q.word_vectors, &avg, &mut acc);
     }
     // On a large chain, common words match a good share of it: only the
     // best matches go on to the costlier stages (counted in `total`).
@@ -169,7 +171,7 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     if let Some(k) = q.rerank_k {
         rerank(&mut scored, k);
     }
-    let hits = best_hits(index, &acc, scored, &terms, q.limit, total);
+    let hits = best_hits(index, &acc, scored, terms, q.limit, total);
     RankedResults { backend: if hybrid { "hybrid" } else { "lexical" }, total, hits }
 }
 
