@@ -427,7 +427,7 @@ fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawVal
             .hits
             .iter()
             .skip(offset)
-            .map(|h| LexicalHitReply { thought: &chain.thoughts()[h.index as usize], score: h.score.lexical.into(), matched_terms: &h.matched_terms, match_sources: &h.match_sources })
+            .map(|h| LexicalHitReply { thought: &chain.thoughts()[h.index as usize], score: h.score.lexical, matched_terms: &h.matched_terms, match_sources: &h.match_sources })
             .collect();
         Ok(raw(LexicalSearchReply { results, total: r.total as u64 }))
     })?

@@ -29,44 +29,46 @@ impl<'c> Locator<'c> {
     }
 }
 
-/// A ranked result's score, part by part. Parts we do not compute but the
+/// A ranked result's score, part by part, as `f32` (what the ranker
+/// computes, written in its shortest form, as the reference MentisDB writes
+/// its scores). Parts we do not compute but the
 /// reference's clients read are 0 (`seed_support`, `confidence`, `rrf`;
 /// `vector` without an embedding provider); `session_cohesion` is our
 /// `context + stretch` (the pull of matching turns nearby in the same session).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct ScoreReply {
     /// The `lexical` part (see `ranked/README.md`).
-    pub lexical: f64,
+    pub lexical: f32,
     /// The `expansion` part (see `ranked/README.md`).
-    pub expansion: f64,
+    pub expansion: f32,
     /// The `graph` part (see `ranked/README.md`).
-    pub graph: f64,
+    pub graph: f32,
     /// The `relation` part (see `ranked/README.md`).
-    pub relation: f64,
+    pub relation: f32,
     /// The `importance` part (see `ranked/README.md`).
-    pub importance: f64,
+    pub importance: f32,
     /// The `recency` part (see `ranked/README.md`).
-    pub recency: f64,
+    pub recency: f32,
     /// The `context` part (see `ranked/README.md`).
-    pub context: f64,
+    pub context: f32,
     /// The `stretch` part (see `ranked/README.md`).
-    pub stretch: f64,
+    pub stretch: f32,
     /// The `agent` part (see `ranked/README.md`).
-    pub agent: f64,
+    pub agent: f32,
     /// The `length` part: the thought's length against the chain's mean (see `ranked/README.md`).
-    pub length: f64,
+    pub length: f32,
     /// The `vector` part; 0 without an embedding provider.
-    pub vector: f64,
+    pub vector: f32,
     /// The final score.
-    pub total: f64,
+    pub total: f32,
     /// `context + stretch`.
-    pub session_cohesion: f64,
+    pub session_cohesion: f32,
     /// Always 0 (read by the reference's clients).
-    pub seed_support: f64,
+    pub seed_support: f32,
     /// Always 0 (read by the reference's clients).
-    pub confidence: f64,
+    pub confidence: f32,
     /// Reciprocal Rank Fusion score when `enable_reranking` (its scaled value is in `total`), else 0.
-    pub rrf: f64,
+    pub rrf: f32,
 }
 
 impl From<&ScoreParts> for ScoreReply {
@@ -74,22 +76,22 @@ impl From<&ScoreParts> for ScoreReply {
         // Destructured without `..`: a new part must be placed here.
         let ScoreParts { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, length, vector, rrf, total } = *parts;
         ScoreReply {
-            lexical: lexical.into(),
-            expansion: expansion.into(),
-            graph: graph.into(),
-            relation: relation.into(),
-            importance: importance.into(),
-            recency: recency.into(),
-            context: context.into(),
-            stretch: stretch.into(),
-            agent: agent.into(),
-            length: length.into(),
-            vector: vector.map_or(0.0, f64::from),
-            total: total.into(),
-            session_cohesion: (context + stretch).into(),
+            lexical,
+            expansion,
+            graph,
+            relation,
+            importance,
+            recency,
+            context,
+            stretch,
+            agent,
+            length,
+            vector: vector.unwrap_or(0.0),
+            total,
+            session_cohesion: context + stretch,
             seed_support: 0.0,
             confidence: 0.0,
-            rrf: rrf.into(),
+            rrf,
         }
     }
 }
@@ -235,13 +237,13 @@ pub struct SeedReply<'c> {
     /// Where the thought is.
     pub locator: Locator<'c>,
     /// The seed's lexical score.
-    pub lexical_score: f64,
+    pub lexical_score: f32,
 }
 
 impl<'c> SeedReply<'c> {
     /// The seed entry of `hit`, a result in `chain`.
     pub fn of(chain: &'c Chain, hit: &'c RankedHit) -> Self {
-        SeedReply { hit: RankedHitReply::of(chain, hit), locator: Locator::of(chain, hit.index), lexical_score: hit.score.lexical.into() }
+        SeedReply { hit: RankedHitReply::of(chain, hit), locator: Locator::of(chain, hit.index), lexical_score: hit.score.lexical }
     }
 }
 
@@ -286,7 +288,7 @@ pub struct LexicalHitReply<'c> {
     /// The thought.
     pub thought: &'c Thought,
     /// Its BM25F score (the query's own words, phrases included).
-    pub score: f64,
+    pub score: f32,
     /// Query terms that matched.
     pub matched_terms: &'c [String],
     /// The fields that matched (`content`, `tags`, `concepts`, `agent`).
