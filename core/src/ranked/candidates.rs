@@ -75,6 +75,10 @@ pub(crate) struct Acc {
     pub(crate) fields: u8,
     /// A query term matched the agent field.
     pub(crate) names_agent: bool,
+    /// Whether the query's scope admits the thought ([`Scope::admits`]),
+    /// asked once per candidate by [`Accumulators::settle_admission`];
+    /// `None` until then.
+    pub(crate) admission: Option<bool>,
 }
 
 impl Acc {
@@ -83,6 +87,12 @@ impl Acc {
     /// the graph.
     pub(crate) fn direct(&self) -> f32 {
         self.lexical + self.expansion + self.vector.unwrap_or(0.0)
+    }
+
+    /// Whether the query's scope admits the thought. Read only after
+    /// [`Accumulators::settle_admission`] ran since the thought was touched.
+    pub(crate) fn admitted(&self) -> bool {
+        self.admission.expect("admission is settled before a stage reads it")
     }
 }
 
@@ -155,6 +165,16 @@ impl Accumulators {
             self.slots[a.doc as usize] = slot as u32;
         }
         dropped
+    }
+
+    /// Asks `scope` once for every candidate touched since the last call
+    /// whether it admits the thought ([`Acc::admitted`]): a query asks it of
+    /// the same candidates in several stages (who lends context, who seeds
+    /// the graph, who is scored, whose matches count in a stretch).
+    pub(crate) fn settle_admission<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(&mut self, scope: &Scope<E, A>) {
+        for a in self.accs.iter_mut().filter(|a| a.admission.is_none()) {
+            a.admission = Some(scope.admits(a.doc));
+        }
     }
 
     /// The best lexical score of any candidate (0 when none matched).

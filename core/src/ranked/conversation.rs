@@ -100,7 +100,8 @@ const DECAY_AT: [f32; CONTEXT_WINDOW as usize] = {
 /// the thoughts after it. Neighbours become candidates.
 pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &RankedIndex, scope: &Scope<E, A>, acc: &mut Accumulators) {
     let n = index.len() as u32;
-    let mut lenders: Vec<(f32, u32)> = acc.accs.iter().map(|a| (lender_score(a), a.doc)).filter(|s| s.0 > 0.0 && scope.admits(s.1)).collect();
+    acc.settle_admission(scope);
+    let mut lenders: Vec<(f32, u32)> = acc.accs.iter().filter(|a| a.admitted()).map(|a| (lender_score(a), a.doc)).filter(|s| s.0 > 0.0).collect();
     keep_best(&mut lenders, CONTEXT_SEEDS);
     for (score, doc) in lenders {
         let asks = index.asks_question(doc);

@@ -141,7 +141,8 @@ pub(crate) fn spread_graph<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
     if !index.has_edges() {
         return;
     }
-    let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| a.direct() > 0.0 && scope.admits(a.doc)).map(|a| (a.direct(), a.doc)).collect();
+    acc.settle_admission(scope);
+    let mut seeds: Vec<(f32, u32)> = acc.accs.iter().filter(|a| a.direct() > 0.0 && a.admitted()).map(|a| (a.direct(), a.doc)).collect();
     keep_best(&mut seeds, MAX_GRAPH_SEEDS.max(limit));
     seeds.sort_by(best_first);
     for (seed_score, seed) in seeds {

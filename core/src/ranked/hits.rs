@@ -168,13 +168,13 @@ fn ln_words(n: u16) -> f32 {
     table.get(usize::from(n)).copied().unwrap_or_else(|| f32::from(n).ln())
 }
 
-/// Every admitted candidate with its score so far: everything but the
-/// stretch and the small signals (importance, recency).
-pub(crate) fn partial_scores(index: &RankedIndex, acc: &Accumulators, admit: impl Fn(u32) -> bool, best_lexical: f32) -> Vec<(f32, u32)> {
+/// Every admitted candidate ([`Acc::admitted`]) with its score so far:
+/// everything but the stretch and the small signals (importance, recency).
+pub(crate) fn partial_scores(index: &RankedIndex, acc: &Accumulators, best_lexical: f32) -> Vec<(f32, u32)> {
     let mut length = LengthScale::new(index, best_lexical);
     acc.accs
         .iter()
-        .filter(|a| admit(a.doc))
+        .filter(|a| a.admitted())
         .map(|a| (a.lexical + a.expansion + a.graph + a.relation + a.context + agent_part(a, best_lexical) + length.part(a.doc) + a.vector.unwrap_or(0.0), a.doc))
         .collect()
 }

@@ -156,7 +156,8 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     // Admitted candidates with everything but the stretch and the small
     // signals; those that cannot make the cut even with them are never
     // fully scored.
-    let mut partial = partial_scores(index, &acc, admit, best_lexical);
+    acc.settle_admission(&scope);
+    let mut partial = partial_scores(index, &acc, best_lexical);
     let total = partial.len() + dropped.iter().filter(|d| acc.get(**d).is_none() && admit(**d)).count();
     let query_idf: f32 = idfs.iter().sum();
     let stretch_on = q.context && !browse && query_idf > 0.0 && best_lexical > 0.0;

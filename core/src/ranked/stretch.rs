@@ -37,7 +37,8 @@ pub(crate) fn max_stretch(best_lexical: f32) -> f32 {
 pub(crate) fn add_stretch<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &RankedIndex, idfs: &[f32], best_lexical: f32, limit: usize, scope: &Scope<E, A>, acc: &mut Accumulators, partial: &mut Vec<(f32, u32)>) {
     let n = index.len() as u32;
     let query_idf: f32 = idfs.iter().sum();
-    let matched = |doc: u32| acc.get(doc).filter(|_| scope.admits(doc)).map_or(0, |a| a.terms | a.expanded);
+    acc.settle_admission(scope);
+    let matched = |doc: u32| acc.get(doc).filter(|a| a.admitted()).map_or(0, |a| a.terms | a.expanded);
     let max_stretch = max_stretch(best_lexical);
     partial.sort_unstable_by(best_first);
     let mut best: Vec<f32> = Vec::with_capacity(limit + 1);
@@ -95,10 +96,14 @@ mod tests {
         // Thoughts 0-4 in one conversation, 5 in another.
         let c = chain(&[(None, 0), (None, 1), (None, 2), (None, 3), (None, 4), (Some("s"), 5)]);
         let idx = c.ranked_index();
-        let mut acc = Accumulators::new(idx.len());
-        acc.entry(0).terms = 0b001;
-        acc.entry(4).expanded = 0b010;
-        acc.entry(5).terms = 0b100;
+        let matches = || {
+            let mut acc = Accumulators::new(idx.len());
+            acc.entry(0).terms = 0b001;
+            acc.entry(4).expanded = 0b010;
+            acc.entry(5).terms = 0b100;
+            acc
+        };
+        let mut acc = matches();
         let idfs = [1.0, 2.0, 1.0];
         let mut partial = vec![(1.0, 0), (1.0, 4), (1.0, 5), (0.5, 2)];
         add_stretch(&idx, &idfs, 2.0, 0, &Scope { exists: |_| true, admit: |_| true }, &mut acc, &mut partial);
@@ -110,9 +115,9 @@ mod tests {
         assert_eq!(s(&acc, 2), full * 3.0 / 4.0, "0 and 4 are both within three places");
         assert_eq!(s(&acc, 5), full * 1.0 / 4.0);
         assert_eq!(partial[3].0, 0.5 + s(&acc, 2));
-        // Matches that are not admitted cover nothing.
+        // Matches that are not admitted cover nothing (a new query: the scope is asked anew).
         let mut partial = vec![(0.5, 2)];
-        acc.entry(2).stretch = 0.0;
+        let mut acc = matches();
         add_stretch(&idx, &idfs, 2.0, 0, &Scope { exists: |_| true, admit: |d| d != 4 }, &mut acc, &mut partial);
         assert_eq!(s(&acc, 2), full * 1.0 / 4.0);
     }
