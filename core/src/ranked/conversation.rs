@@ -103,13 +103,22 @@ pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
     acc.settle_admission(scope);
     let mut lenders: Vec<(f32, u32)> = acc.accs.iter().filter(|a| a.admitted()).map(|a| (lender_score(a), a.doc)).filter(|s| s.0 > 0.0).collect();
     keep_best(&mut lenders, CONTEXT_SEEDS);
+    // The neighbours of `neighbours_within`, in its order (after, then
+    // before), read straight off each lender's turn: this loop runs about
+    // four times per lender.
+    let mut lend = |nb: u32, share: f32| {
+        if scope.exists(nb) {
+            acc.entry(nb).context += share;
+        }
+    };
     for (score, doc) in lenders {
-        let asks = index.asks_question(doc);
-        for (nb, dist) in context_neighbours(index, doc, n) {
-            if scope.exists(nb) {
-                let reply = if asks && nb > doc { CONTEXT_REPLY_BOOST } else { 1.0 };
-                acc.entry(nb).context += reply * CONTEXT_WEIGHT * DECAY_AT[dist as usize - 1] * score;
-            }
+        let turn = index.turn(doc);
+        let forwards = if turn.asks() { CONTEXT_REPLY_BOOST } else { 1.0 };
+        for d in 1..=turn.after().min(CONTEXT_WINDOW).min(n.saturating_sub(doc + 1)) {
+            lend(doc + d, forwards * CONTEXT_WEIGHT * DECAY_AT[d as usize - 1] * score);
+        }
+        for d in 1..=turn.before().min(CONTEXT_WINDOW) {
+            lend(doc - d, CONTEXT_WEIGHT * DECAY_AT[d as usize - 1] * score);
         }
     }
 }
