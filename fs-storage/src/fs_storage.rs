@@ -10,7 +10,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// How many taken temp names `write_atomic` skips before it gives up.
 const TEMP_NAME_ATTEMPTS: u64 = 1_000;
@@ -19,7 +19,14 @@ const TEMP_NAME_ATTEMPTS: u64 = 1_000;
 #[derive(Debug)]
 pub struct FsStorage {
     root: PathBuf,
+    /// Open append handles by object name. Held only to look up, insert or
+    /// remove: every append reads it, so no file is opened or synced under it.
     handles: RwLock<HashMap<String, Arc<AppendHandle>>>,
+    /// Held while a handle is opened (a new object's file created and its
+    /// directory synced) until it is in `handles`, and while a handle is
+    /// forgotten: a file replaced or removed meanwhile cannot leave a handle
+    /// to the old one behind.
+    opening: Mutex<()>,
     /// Next temp-file number to try.
     next_temp: AtomicU64,
 }
@@ -48,7 +55,7 @@ impl FsStorage {
             Err(e) if e.kind() == ErrorKind::Unsupported => root.to_path_buf(),
             Err(e) => return Err(io_err(&shown, e)),
         };
-        let storage = FsStorage { root, handles: RwLock::new(HashMap::new()), next_temp: AtomicU64::new(0) };
+        let storage = FsStorage { root, handles: RwLock::new(HashMap::new()), opening: Mutex::new(()), next_temp: AtomicU64::new(0) };
         storage.remove_stale_temps()?;
         Ok(storage)
     }
@@ -100,6 +107,10 @@ impl FsStorage {
         }
     }
 
+    fn opening(&self) -> MutexGuard<'_, ()> {
+        self.opening.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn cached(&self, name: &str) -> Option<Arc<AppendHandle>> {
         self.handles_read().get(name).cloned()
     }
@@ -110,9 +121,11 @@ impl FsStorage {
             return Ok(h);
         }
         let path = self.path_of(name)?;
-        let mut handles = self.handles_write();
-        if let Some(h) = handles.get(name) {
-            return Ok(h.clone());
+        // Appends to other objects read `handles` meanwhile: a new object's
+        // directory fsync (milliseconds on a disk) must not hold them up.
+        let _opening = self.opening();
+        if let Some(h) = self.cached(name) {
+            return Ok(h);
         }
         self.ensure_parent(name).map_err(|e| io_err(name, e))?;
         let (handle, created) = AppendHandle::open(&path).map_err(|e| io_err(name, e))?;
@@ -120,7 +133,7 @@ impl FsStorage {
             sync_dir(parent_of(&path)).map_err(|e| io_err(name, e))?;
         }
         let handle = Arc::new(handle);
-        handles.insert(name.to_string(), handle.clone());
+        self.handles_write().insert(name.to_string(), handle.clone());
         Ok(handle)
     }
 
@@ -132,17 +145,21 @@ impl FsStorage {
             return Ok(Some(h));
         }
         let path = self.path_of(name)?;
-        let mut handles = self.handles_write();
-        if let Some(h) = handles.get(name) {
-            return Ok(Some(h.clone()));
+        let _opening = self.opening();
+        if let Some(h) = self.cached(name) {
+            return Ok(Some(h));
         }
         let Some(handle) = AppendHandle::open_existing(&path).map_err(|e| io_err(name, e))? else { return Ok(None) };
         let handle = Arc::new(handle);
-        handles.insert(name.to_string(), handle.clone());
+        self.handles_write().insert(name.to_string(), handle.clone());
         Ok(Some(handle))
     }
 
+    /// Drops the cached handle of `name` (its file was replaced or removed).
+    /// Waits for a handle being opened: one opened on the old file would
+    /// otherwise be cached after this.
     fn forget_handle(&self, name: &str) {
+        let _opening = self.opening();
         self.handles_write().remove(name);
     }
 
@@ -299,5 +316,47 @@ impl Storage for FsStorage {
 
     fn location(&self, name: &str) -> String {
         self.root.join(name).display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A deadlock detector, not a speed limit: the appends below finish in
+    /// microseconds, or never if they wait for the held lock.
+    const HUNG: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn opening_a_new_object_holds_up_no_append_to_an_open_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(FsStorage::open(dir.path()).unwrap());
+        storage.append("open.chain", b"first").unwrap();
+        // While a new object's file is being created and its directory synced...
+        let opening = storage.opening();
+        let (done, finished) = mpsc::channel();
+        let writer = storage.clone();
+        std::thread::spawn(move || {
+            let result = writer.append("open.chain", b" second").and_then(|_| writer.sync("open.chain"));
+            let _ = done.send(result);
+        });
+        // ...an append to an object already open goes through.
+        finished.recv_timeout(HUNG).expect("the append waited for another object's opening").unwrap();
+        drop(opening);
+        storage.append("new.chain", b"x").unwrap();
+        assert_eq!(storage.read("open.chain").unwrap().unwrap(), b"first second");
+        assert_eq!(storage.read("new.chain").unwrap().unwrap(), b"x");
+    }
+
+    #[test]
+    fn a_replaced_object_is_appended_to_in_its_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = FsStorage::open(dir.path()).unwrap();
+        storage.append("c.chain", b"old").unwrap();
+        storage.write_atomic("c.chain", b"new").unwrap();
+        storage.append("c.chain", b"+").unwrap();
+        assert_eq!(storage.read("c.chain").unwrap().unwrap(), b"new+", "the handle to the replaced file was forgotten");
     }
 }

@@ -24,6 +24,13 @@
 //! - `write_atomic` = temp file + fsync + rename over the target + directory
 //!   fsync: after a crash a reader sees the old or the new contents.
 //!
+//! **No append waits for another object's file to open.** The cached append
+//! handles are looked up under a lock held only to read or change the map;
+//! opening a handle (creating a new object's file and syncing its directory,
+//! milliseconds on a disk) happens outside it, one opening at a time, and
+//! forgetting a replaced or removed object's handle waits for an opening in
+//! progress, so no handle to an old file is cached after it.
+//!
 //! **The file-mode rule** ([`private`]): directories are created `0700` and
 //! files `0600` whatever the umask; memory is for the daemon's user alone.
 //!
