@@ -1,6 +1,7 @@
 //! Query indices kept up in the background: after opening, every resident
-//! chain's indices are built; after appends (at once, or every few milliseconds under a stream of them), the chain's new thoughts
-//! are indexed and, with an embedding provider, embedded, so a ranked query
+//! chain's indices are built; after appends (at once, or every few
+//! milliseconds under a stream of them), the chain's new thoughts are
+//! indexed and, with an embedding provider, embedded, so a ranked query
 //! finds the work done and an append never waits for a model.
 //!
 //! With a provider the texts are embedded ahead ([`MentisDb::unindexed_texts`])
