@@ -120,8 +120,8 @@ impl Thought {
             relations: t.relations.iter().map(|r| ThoughtRelation { kind: r.kind, target_id: uuid_of(&r.target_id), chain_key: r.chain_key.clone(), valid_at: r.valid_at.as_deref().and_then(|v| DateTime::parse_from_rfc3339(v).ok()).map(|d| d.with_timezone(&Utc)), invalid_at: None }).collect(),
             entity_type: t.entity_type.clone(),
             source_episode: None,
-            prev_hash: t.prev_hash.clone().unwrap_or_default(),
-            hash: t.hash.clone(),
+            prev_hash: t.prev_hash.map(|h| h.to_hex()).unwrap_or_default(),
+            hash: t.hash.to_hex(),
         }
     }
 }

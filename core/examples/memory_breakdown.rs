@@ -22,7 +22,8 @@ fn live() -> isize {
     ALLOCATOR.allocated() as isize
 }
 
-/// The heap bytes one thought's strings and lists own (capacities, as allocated).
+/// The heap bytes one thought's strings and lists own (capacities, as
+/// allocated; its hashes and salt are inline bytes).
 fn owned_heap(t: &Thought) -> usize {
     let s = |s: &String| s.capacity();
     let o = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
@@ -41,9 +42,6 @@ fn owned_heap(t: &Thought) -> usize {
         + t.refs.capacity() * 8
         + t.relations.capacity() * std::mem::size_of::<mentisdb_core::ThoughtRelation>()
         + o(&t.entity_type)
-        + o(&t.prev_hash)
-        + s(&t.hash)
-        + o(&t.content_salt)
 }
 
 fn main() {

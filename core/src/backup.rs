@@ -304,7 +304,7 @@ pub fn check_backup(manifest: &BackupManifest, objects: BTreeMap<String, Vec<u8>
         if opened.torn_tail_bytes > 0 {
             return Err(chain_err(&c.chain_key, format!("ends in {} bytes of a torn record", opened.torn_tail_bytes)));
         }
-        let head = db.with_chain(&c.chain_key, |chain| chain.and_then(|ch| ch.thoughts().last().map(|t| t.hash.clone()))).map_err(|e| chain_err(&c.chain_key, e.to_string()))?;
+        let head = db.with_chain(&c.chain_key, |chain| chain.and_then(|ch| ch.thoughts().last().map(|t| t.hash.to_hex()))).map_err(|e| chain_err(&c.chain_key, e.to_string()))?;
         if opened.thought_count as u64 != c.thought_count || head != c.head_hash {
             return Err(chain_err(&c.chain_key, format!("opened with {} thoughts ending at {:?}, the manifest says {} ending at {:?}", opened.thought_count, head, c.thought_count, c.head_hash)));
         }

@@ -15,6 +15,7 @@
 
 use crate::canonical::{compute_content_digest, compute_thought_hash, SALT_BYTES};
 use crate::chain::Chain;
+use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::record;
 use crate::thought::{Forgotten, Thought, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_VERSION};
 
@@ -59,7 +60,7 @@ pub(crate) fn rewrite(chain: &Chain, forget: Option<(usize, ForgetNote)>, mut sa
     let mut thoughts = chain.thoughts().to_vec();
     let mut migrated = 0;
     let mut relink = false;
-    let mut prev_hash: Option<String> = None;
+    let mut prev_hash: Option<ThoughtHash> = None;
     let (forget_at, mut note) = match forget {
         Some((pos, note)) => (Some(pos), Some(note)),
         None => (None, None),
@@ -67,7 +68,7 @@ pub(crate) fn rewrite(chain: &Chain, forget: Option<(usize, ForgetNote)>, mut sa
     for (pos, t) in thoughts.iter_mut().enumerate() {
         if t.schema_version == THOUGHT_SCHEMA_V1 {
             t.schema_version = THOUGHT_SCHEMA_VERSION;
-            t.content_salt = Some(hex::encode(salt()));
+            t.content_salt = Some(ContentSalt::from(salt()));
             migrated += 1;
             relink = true;
         }
@@ -80,7 +81,7 @@ pub(crate) fn rewrite(chain: &Chain, forget: Option<(usize, ForgetNote)>, mut sa
             t.prev_hash = prev_hash.take();
             t.hash = compute_thought_hash(t);
         }
-        prev_hash = Some(t.hash.clone());
+        prev_hash = Some(t.hash);
     }
     let mut bytes = record::encode_header(chain.format(), chain.key());
     for t in &thoughts {
@@ -126,7 +127,7 @@ mod tests {
         let c = chain_of(3, THOUGHT_SCHEMA_VERSION);
         let r = rewrite(&c, Some((1, note())), || unreachable!("nothing to migrate"));
         assert_eq!(r.migrated, 0);
-        let hashes = |ts: &[Thought]| ts.iter().map(|t| t.hash.clone()).collect::<Vec<_>>();
+        let hashes = |ts: &[Thought]| ts.iter().map(|t| t.hash.to_hex()).collect::<Vec<_>>();
         assert_eq!(hashes(&r.thoughts), hashes(c.thoughts()));
         let back = reload(&r);
         let t = back.by_index(1).unwrap();

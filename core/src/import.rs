@@ -50,7 +50,7 @@ impl MentisDb {
         };
         let chain = Chain::load_with(decoded, agents, self.map_hasher(), parallelism.as_ref())
             .map_err(|error| ImportError::Refused { chain_key: chain_key.clone(), error })?;
-        let (format, thought_count, head_hash) = (chain.format(), chain.len(), chain.head().map(|t| t.hash.clone()));
+        let (format, thought_count, head_hash) = (chain.format(), chain.len(), chain.head().map(|t| t.hash.to_hex()));
         let storage_location = self.adopt_chain(chain, verified)?;
         Ok(ImportReport { chain_key, format, thought_count, torn_tail_bytes, head_hash, storage_location })
     }

@@ -64,7 +64,7 @@ mod tests {
         let mut t = golden_thought();
         t.thought_signature = Some(vec![1, 2, 250]);
         t.signing_key_id = Some("k1".into());
-        t.hash = "ab".repeat(32);
+        t.hash = crate::hex_bytes::ThoughtHash::from([0xab; 32]);
         t.stamp_relations();
         let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
         let stamp = format!(",\"valid_at\":\"{}\"", t.timestamp);
@@ -87,7 +87,7 @@ mod tests {
         t.content = r#"a,"source_episode":null b,"entity_type":null c,"valid_at":"2026" \ "q""#.into();
         t.tags = vec![r#","valid_at":"x""#.into()];
         t.concepts = vec![r#"}],"entity_type":null"#.into()];
-        t.hash = "cd".repeat(32);
+        t.hash = crate::hex_bytes::ThoughtHash::from([0xcd; 32]);
         t.stamp_relations();
         let written = String::from_utf8(line(&t)).unwrap();
         assert_eq!(
@@ -102,8 +102,8 @@ mod tests {
     /// chain and one into another, a forgotten thought.
     #[test]
     fn lines_keep_their_bytes_for_every_kind_of_thought() {
-        let genesis = Thought { index: 0, prev_hash: None, hash: "01".repeat(32), ..golden_thought() };
-        let mut signed = Thought { schema_version: 3, entity_type: Some("service".into()), hash: "02".repeat(32), ..crate::canonical::tests::golden_thought_v2() };
+        let genesis = Thought { index: 0, prev_hash: None, hash: crate::hex_bytes::ThoughtHash::from([0x01; 32]), ..golden_thought() };
+        let mut signed = Thought { schema_version: 3, entity_type: Some("service".into()), hash: crate::hex_bytes::ThoughtHash::from([0x02; 32]), ..crate::canonical::tests::golden_thought_v2() };
         signed.signing_key_id = Some("key-1".into());
         signed.thought_signature = Some(vec![0, 7, 255]);
         signed.relations.push(crate::thought::ThoughtRelation { kind: crate::thought::RelationKind::References, target_id: "far-away".into(), target_index: None, chain_key: Some("other".into()), valid_at: None });
@@ -114,7 +114,7 @@ mod tests {
             concepts: Vec::new(),
             content_salt: None,
             forgotten: Some(Box::new(crate::thought::Forgotten { content_digest: "03".repeat(32), forgotten_at: "2026-11-23T00:00:00.000Z".into(), forgotten_by: "ops".into(), reason: "pii \"quoted\"".into() })),
-            hash: "04".repeat(32),
+            hash: crate::hex_bytes::ThoughtHash::from([0x04; 32]),
             ..crate::canonical::tests::golden_thought_v2()
         };
         let written: Vec<String> = [genesis, signed, forgotten].iter().map(|t| String::from_utf8(line(t)).unwrap()).collect();

@@ -83,6 +83,7 @@ pub mod facts;
 mod forget;
 mod framing;
 mod growth;
+pub mod hex_bytes;
 mod host;
 mod import;
 mod jsonl_record;
@@ -134,3 +135,4 @@ pub use host::{AppendObserver, Clock, FixedClock, IdSource, Parallelism, Sequent
 pub use record::ChainFormat;
 pub use storage::{MemoryStorage, Storage, StorageError};
 pub use thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
+pub use hex_bytes::{ContentSalt, HexBytes, ThoughtHash};

@@ -11,10 +11,10 @@ use crate::thought::Thought;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
-/// Which string field of a thought a [`ThoughtLookup`] is keyed by.
-pub(crate) type KeyOf = fn(&Thought) -> &str;
+/// Which field of a thought a [`ThoughtLookup`] is keyed by, as bytes.
+pub(crate) type KeyOf = fn(&Thought) -> &[u8];
 
-/// Positions of thoughts by one string field (unique per chain).
+/// Positions of thoughts by one field (unique per chain).
 #[derive(Debug, Clone)]
 pub(crate) struct ThoughtLookup {
     /// (key hash, position) per thought.
@@ -41,14 +41,14 @@ impl ThoughtLookup {
     }
 
     /// The position of the thought whose key is `key`.
-    pub(crate) fn get(&self, thoughts: &[Thought], key: &str) -> Option<usize> {
+    pub(crate) fn get(&self, thoughts: &[Thought], key: &[u8]) -> Option<usize> {
         let hash = self.hasher.hash_one(key);
         self.table.find(hash, |&(h, p)| h == hash && (self.key_of)(&thoughts[p as usize]) == key).map(|&(_, p)| p as usize)
     }
 
     /// Whether a thought with key `key` exists.
     #[cfg(test)]
-    pub(crate) fn contains(&self, thoughts: &[Thought], key: &str) -> bool {
+    pub(crate) fn contains(&self, thoughts: &[Thought], key: &[u8]) -> bool {
         self.get(thoughts, key).is_some()
     }
 }
@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn finds_every_key_across_growth_and_nothing_else() {
-        let mut lookup = ThoughtLookup::new(KeyedState::from_key([7; 16]), |t| &t.id);
+        let mut lookup = ThoughtLookup::new(KeyedState::from_key([7; 16]), |t| t.id.as_bytes());
         let mut thoughts = Vec::new();
         for i in 0..1000 {
             let mut t = golden_thought();
@@ -69,9 +69,9 @@ mod tests {
             lookup.insert(&thoughts, i);
         }
         for i in 0..1000 {
-            assert_eq!(lookup.get(&thoughts, &format!("id-{i}")), Some(i));
+            assert_eq!(lookup.get(&thoughts, format!("id-{i}").as_bytes()), Some(i));
         }
-        assert!(!lookup.contains(&thoughts, "id-1000"));
-        assert!(!lookup.contains(&thoughts, ""));
+        assert!(!lookup.contains(&thoughts, b"id-1000"));
+        assert!(!lookup.contains(&thoughts, b""));
     }
 }

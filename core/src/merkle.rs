@@ -20,6 +20,7 @@
 //! opening a chain, then kept up as thoughts are committed), never stored.
 
 use crate::derived::Derive;
+use crate::hex_bytes::ThoughtHash;
 use crate::thought::Thought;
 
 /// A 32-byte SHA-256 hash.
@@ -40,15 +41,9 @@ pub fn empty_root() -> Hash {
     crate::sha256::digest(&[])
 }
 
-/// The leaf hash of a thought: its chain hash (64 hex digits) decoded to
-/// 32 bytes, then [`leaf_hash`]. A hash that is not 64 hex digits (never
-/// in a verified chain) is hashed as its UTF-8 bytes.
-pub fn thought_leaf_hash(chain_hash: &str) -> Hash {
-    let mut raw = [0u8; 32];
-    match hex::decode_to_slice(chain_hash, &mut raw) {
-        Ok(()) => leaf_hash(&raw),
-        Err(_) => leaf_hash(chain_hash.as_bytes()),
-    }
+/// The leaf hash of a thought: [`leaf_hash`] of its chain hash's 32 bytes.
+pub fn thought_leaf_hash(chain_hash: &ThoughtHash) -> Hash {
+    leaf_hash(chain_hash.as_bytes())
 }
 
 /// Why a proof cannot be made for the asked sizes.

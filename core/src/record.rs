@@ -21,7 +21,7 @@
 //! corruption, not a torn tail, and is an error.
 
 use crate::canonical::{decode_thought_body, encode_thought_body, DecodeError, Encoder};
-use crate::sha256::to_hex;
+use crate::hex_bytes::ThoughtHash;
 use crate::framing::{push_frame, read_frame, valid_frame_follows, Frame};
 use crate::host::{run_collect, Parallelism, Sequential};
 use crate::named_enum::named_enum;
@@ -94,7 +94,7 @@ pub(crate) fn encode_thought_with_payload(format: ChainFormat, thought: &Thought
         ChainFormat::Binary => {
             let payload = payload.unwrap_or_else(|| {
                 let mut p = encode_thought_body(thought);
-                p.extend_from_slice(&hex::decode(&thought.hash).unwrap_or_default());
+                p.extend_from_slice(thought.hash.as_bytes());
                 p
             });
             let mut out = Vec::with_capacity(payload.len() + 8);
@@ -123,7 +123,7 @@ pub struct DecodedChain {
     /// For the binary format: per thought, `None` when its stored body
     /// hashes to its stored hash, else the hash the body does have, so
     /// verification need not re-encode the thought (`None` for JSONL).
-    pub body_hash_mismatches: Option<Vec<Option<String>>>,
+    pub body_hash_mismatches: Option<Vec<Option<ThoughtHash>>>,
 }
 
 impl DecodedChain {
@@ -248,20 +248,20 @@ pub fn decode_suffix(format: ChainFormat, bytes: &[u8]) -> Result<DecodedChain, 
 
 /// One binary record: its thought, and the hash its body really has when
 /// that differs from the stored one.
-fn decode_record(offset: usize, payload: &[u8]) -> Result<(Thought, Option<String>), RecordError> {
+fn decode_record(offset: usize, payload: &[u8]) -> Result<(Thought, Option<ThoughtHash>), RecordError> {
     if payload.len() < 32 {
         return Err(RecordError::Corrupt { offset, what: "record shorter than its hash".into() });
     }
     let (body, hash) = payload.split_at(payload.len() - 32);
     let hash: &[u8; 32] = hash.try_into().expect("32 bytes");
-    let (thought, actual) = decode_thought_body(body, to_hex(hash)).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
-    Ok((thought, (actual != *hash).then(|| to_hex(&actual))))
+    let (thought, actual) = decode_thought_body(body, ThoughtHash::from(*hash)).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
+    Ok((thought, (actual != *hash).then_some(ThoughtHash::from(actual))))
 }
 
 /// Decodes `records` in order, in about four jobs per unit of the host's
 /// width; the first damaged record (in file order) is the error.
-fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism) -> Result<Vec<(Thought, Option<String>)>, RecordError> {
-    type Decoded = Result<Vec<(Thought, Option<String>)>, RecordError>;
+fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism) -> Result<Vec<(Thought, Option<ThoughtHash>)>, RecordError> {
+    type Decoded = Result<Vec<(Thought, Option<ThoughtHash>)>, RecordError>;
     const MIN_JOB: usize = 1024;
     let jobs = (parallelism.width().max(1) * 4).min(records.len().div_ceil(MIN_JOB)).max(1);
     if jobs == 1 {

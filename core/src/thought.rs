@@ -1,5 +1,6 @@
 //! The thought model: what one memory is.
 
+use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
 
@@ -242,14 +243,21 @@ pub struct ThoughtRelation {
 
 /// `prev_hash` as MentisDB sends it: `""` for the genesis thought.
 mod prev_hash_wire {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use crate::hex_bytes::ThoughtHash;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(v.as_deref().unwrap_or(""))
+    pub(super) fn serialize<S: Serializer>(v: &Option<ThoughtHash>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(h) => h.serialize(s),
+            None => s.serialize_str(""),
+        }
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        Ok(Option::<String>::deserialize(d)?.filter(|h| !h.is_empty()))
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ThoughtHash>, D::Error> {
+        match Option::<String>::deserialize(d)?.filter(|h| !h.is_empty()) {
+            Some(h) => ThoughtHash::parse(&h).map(Some).map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
     }
 }
 
@@ -311,14 +319,14 @@ pub struct Thought {
     /// send it; `null` and `""` both read back as `None`.
     #[serde(with = "prev_hash_wire")]
     #[schemars(with = "String")]
-    pub prev_hash: Option<String>,
-    /// SHA-256 of the canonical encoding, lowercase hex.
-    pub hash: String,
+    pub prev_hash: Option<ThoughtHash>,
+    /// SHA-256 of the canonical encoding (lowercase hex on the wire).
+    pub hash: ThoughtHash,
     /// Schema 2: 16 random bytes (lowercase hex) mixed into the digest of
     /// the erasable part, so a forgotten thought's digest confirms no guess
     /// of its content. Absent on schema 1 and on forgotten thoughts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content_salt: Option<String>,
+    pub content_salt: Option<ContentSalt>,
     /// Set when the thought was forgotten: its signature, content, tags and
     /// concepts are gone (empty) and only their digest remains.
     /// Boxed: almost no thought is forgotten, and inline the four strings

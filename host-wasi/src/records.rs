@@ -200,9 +200,9 @@ pub fn thought(t: core::Thought) -> Thought {
         concepts,
         refs,
         relations: relations.into_iter().map(relation).collect(),
-        prev_hash,
-        hash,
-        content_salt,
+        prev_hash: prev_hash.map(|h| h.to_hex()),
+        hash: hash.to_hex(),
+        content_salt: content_salt.map(|s| s.to_hex()),
         forgotten: forgotten.map(|f| {
             let core::Forgotten { content_digest, forgotten_at, forgotten_by, reason } = *f;
             Forgotten { content_digest, forgotten_at, forgotten_by, reason }

@@ -44,6 +44,7 @@
 //! thoughts have none.
 
 use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_V3, THOUGHT_SCHEMA_VERSION};
+use crate::hex_bytes::{ContentSalt, ThoughtHash};
 
 /// Domain-separation prefix of the schema-1 thought hash.
 pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
@@ -117,6 +118,12 @@ fn encode_head(t: &Thought, e: &mut Encoder) {
     e.opt_str(t.signing_key_id.as_deref());
 }
 
+/// The previous thought's hash, as the hex text the encoding has always held.
+fn encode_prev_hash(t: &Thought, e: &mut Encoder) {
+    let mut hex = [0u8; 64];
+    e.opt_str(t.prev_hash.as_ref().map(|h| h.hex_in(&mut hex)));
+}
+
 /// The schema-1 body: every field in one sequence, content included.
 fn encode_v1(t: &Thought, e: &mut Encoder) {
     encode_head(t, e);
@@ -128,7 +135,7 @@ fn encode_v1(t: &Thought, e: &mut Encoder) {
     e.str_list(&t.tags);
     e.str_list(&t.concepts);
     encode_links(t, e);
-    e.opt_str(t.prev_hash.as_deref());
+    encode_prev_hash(t, e);
 }
 
 /// The schema-2 (or 3) fields the chain hash covers directly (everything
@@ -139,7 +146,7 @@ fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
     e.str(t.role.as_str());
     encode_scores(t, e);
     encode_links(t, e);
-    e.opt_str(t.prev_hash.as_deref());
+    encode_prev_hash(t, e);
     if t.schema_version == THOUGHT_SCHEMA_V3 {
         e.str(t.entity_type.as_deref().unwrap_or(""));
     }
@@ -147,13 +154,7 @@ fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
 
 /// The schema-2 erasable section: salt, signature, content, tags, concepts.
 fn encode_erasable(t: &Thought, e: &mut Encoder) {
-    // A well-formed salt decodes on the stack (this runs on every append and open).
-    let mut salt = [0u8; SALT_BYTES];
-    match t.content_salt.as_deref() {
-        Some(s) if hex::decode_to_slice(s, &mut salt).is_ok() => e.bytes(&salt),
-        Some(s) => e.bytes(&hex::decode(s).unwrap_or_default()),
-        None => e.bytes(&[]),
-    }
+    e.bytes(t.content_salt.as_ref().map_or(&[], |salt| salt.as_bytes()));
     encode_signature(t, e);
     e.str(&t.content);
     e.str_list(&t.tags);
@@ -227,8 +228,8 @@ pub(crate) fn body_digest(body: &[u8]) -> [u8; 32] {
 }
 
 /// The hash a thought must carry.
-pub fn compute_thought_hash(t: &Thought) -> String {
-    crate::sha256::to_hex(&encode_and_hash(t).1)
+pub fn compute_thought_hash(t: &Thought) -> ThoughtHash {
+    ThoughtHash::from(encode_and_hash(t).1)
 }
 
 /// The content digest (lowercase hex) a thought's erasable part has: what
@@ -265,10 +266,8 @@ pub fn check_form(t: &Thought) -> Result<(), FormError> {
     match (version, &t.forgotten) {
         (THOUGHT_SCHEMA_V1, _) if t.content_salt.is_some() || t.forgotten.is_some() => Err(FormError("a schema 1 thought has no content_salt and cannot be forgotten")),
         (THOUGHT_SCHEMA_V1, _) => Ok(()),
-        (THOUGHT_SCHEMA_VERSION, None) => match t.content_salt.as_deref().map(hex::decode) {
-            Some(Ok(salt)) if salt.len() == SALT_BYTES && t.content_salt.as_deref().is_some_and(is_lower_hex) => Ok(()),
-            _ => Err(FormError("a schema 2 thought needs content_salt: 16 bytes in lowercase hex")),
-        },
+        (THOUGHT_SCHEMA_VERSION, None) if t.content_salt.is_some() => Ok(()),
+        (THOUGHT_SCHEMA_VERSION, None) => Err(FormError("a schema 2 thought needs content_salt: 16 bytes in lowercase hex")),
         (THOUGHT_SCHEMA_VERSION, Some(f)) => {
             if t.content_salt.is_some() || t.thought_signature.is_some() || !t.content.is_empty() || !t.tags.is_empty() || !t.concepts.is_empty() {
                 Err(FormError("a forgotten thought keeps no content_salt, signature, content, tags or concepts"))
@@ -291,7 +290,7 @@ pub const SALT_BYTES: usize = 16;
 
 /// Decodes a stored body; `hash` is supplied by the caller (it is stored
 /// beside the body). Also returns the raw hash the body really has.
-pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought, [u8; 32]), DecodeError> {
+pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash) -> Result<(Thought, [u8; 32]), DecodeError> {
     let mut d = Decoder::new(body);
     let schema_version = d.u32()?;
     let v1 = match schema_version {
@@ -325,7 +324,10 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         let chain_key = d.opt_str()?;
         relations.push(ThoughtRelation { kind, target_id, target_index, chain_key, valid_at: None });
     }
-    let prev_hash = d.opt_str()?;
+    let prev_hash = match d.opt_str()? {
+        Some(hex) => Some(ThoughtHash::parse(&hex).map_err(|e| d.err(format!("prev_hash: {e}")))?),
+        None => None,
+    };
     let entity_type = if schema_version == THOUGHT_SCHEMA_V3 { Some(d.str()?) } else { None };
     let (mut content_salt, mut forgotten) = (None, None);
     let actual = if v1 {
@@ -335,7 +337,8 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: String) -> Result<(Thought,
         let digest = match d.u8()? {
             SECTION_PRESENT => {
                 let section_start = d.pos;
-                content_salt = Some(hex::encode(d.bytes()?));
+                let salt: [u8; SALT_BYTES] = d.bytes()?.try_into().map_err(|_| d.err("a content salt is 16 bytes"))?;
+                content_salt = Some(ContentSalt::from(salt));
                 thought_signature = d.opt_bytes()?;
                 content = d.str()?;
                 tags = d.str_list()?;
@@ -419,8 +422,8 @@ pub(crate) mod tests {
             }],
             entity_type: None,
             source_episode: Default::default(),
-            prev_hash: Some("ab".repeat(32)),
-            hash: String::new(),
+            prev_hash: Some(ThoughtHash::from([0xab; 32])),
+            hash: ThoughtHash::default(),
             content_salt: None,
             forgotten: None,
         }
@@ -444,7 +447,7 @@ pub(crate) mod tests {
 
     /// The golden thought in schema 2, with a fixed salt.
     pub(crate) fn golden_thought_v2() -> Thought {
-        Thought { schema_version: 2, content_salt: Some("00112233445566778899aabbccddeeff".into()), ..golden_thought() }
+        Thought { schema_version: 2, content_salt: Some(ContentSalt::parse("00112233445566778899aabbccddeeff").unwrap()), ..golden_thought() }
     }
 
     #[test]
@@ -472,7 +475,7 @@ pub(crate) mod tests {
         assert_eq!(compute_thought_hash(&forgotten), expected);
         // The digest, also from scripts/thought_hash.py's encoding of the erasable part.
         assert_eq!(forgotten.forgotten.as_ref().unwrap().content_digest, "626cef589b0ab60dbcd35cc58c29b8522c89c8ffd20b268be1ada6928385aca6");
-        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), String::new()).unwrap();
+        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default()).unwrap();
         assert_eq!((back, crate::sha256::to_hex(&actual)), (forgotten, expected.to_string()));
         // Any other content gives another digest and so another hash.
         let other = Thought { content: "This deployment path may use external APIs.".into(), ..t };
@@ -490,8 +493,8 @@ pub(crate) mod tests {
         assert_eq!(compute_thought_hash(&t), expected);
         // The entity type is covered: another label is another hash.
         assert_ne!(compute_thought_hash(&Thought { entity_type: Some("person".into()), ..t.clone() }), expected);
-        let (back, actual) = decode_thought_body(&encode_thought_body(&t), expected.into()).unwrap();
-        assert_eq!((crate::sha256::to_hex(&actual), &back), (expected.to_string(), &Thought { hash: expected.into(), ..t.clone() }));
+        let (back, actual) = decode_thought_body(&encode_thought_body(&t), ThoughtHash::parse(expected).unwrap()).unwrap();
+        assert_eq!((crate::sha256::to_hex(&actual), &back), (expected.to_string(), &Thought { hash: ThoughtHash::parse(expected).unwrap(), ..t.clone() }));
         // Forgotten, it keeps its hash and its entity type.
         let forgotten = Thought {
             content: String::new(),
@@ -508,7 +511,7 @@ pub(crate) mod tests {
         };
         assert_eq!(check_form(&forgotten), Ok(()));
         assert_eq!(compute_thought_hash(&forgotten), expected);
-        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), String::new()).unwrap();
+        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default()).unwrap();
         assert_eq!((back.entity_type.as_deref(), crate::sha256::to_hex(&actual)), (Some("service"), expected.to_string()));
         // Forms: schema 3 needs the label, the others must not carry one.
         assert!(check_form(&Thought { entity_type: None, ..t.clone() }).is_err());
@@ -520,12 +523,10 @@ pub(crate) mod tests {
     fn forms_are_checked() {
         let v1 = golden_thought();
         assert_eq!(check_form(&v1), Ok(()));
-        assert!(check_form(&Thought { content_salt: Some("00".repeat(16)), ..v1.clone() }).is_err());
+        assert!(check_form(&Thought { content_salt: Some(ContentSalt::default()), ..v1.clone() }).is_err());
         let v2 = golden_thought_v2();
         assert_eq!(check_form(&v2), Ok(()));
         assert!(check_form(&Thought { content_salt: None, ..v2.clone() }).is_err());
-        assert!(check_form(&Thought { content_salt: Some("AB".repeat(16)), ..v2.clone() }).is_err(), "upper-case hex would not round-trip");
-        assert!(check_form(&Thought { content_salt: Some("00".repeat(8)), ..v2.clone() }).is_err());
         let forgotten = Forgotten { content_digest: "00".repeat(32), forgotten_at: String::new(), forgotten_by: String::new(), reason: String::new() };
         let with_content = Thought { content_salt: None, forgotten: Some(Box::new(forgotten)), ..v2 };
         assert!(check_form(&with_content).is_err(), "a forgotten thought that kept its content");
@@ -537,8 +538,8 @@ pub(crate) mod tests {
         t.thought_signature = Some(vec![1, 2, 3]);
         t.signing_key_id = Some("k1".into());
         t.hash = compute_thought_hash(&t);
-        for t in [t.clone(), Thought { schema_version: 2, content_salt: Some("ab".repeat(16)), ..t }] {
-            let (back, actual) = decode_thought_body(&encode_thought_body(&t), t.hash.clone()).unwrap();
+        for t in [t.clone(), Thought { schema_version: 2, content_salt: Some(ContentSalt::from([0xab; 16])), ..t }] {
+            let (back, actual) = decode_thought_body(&encode_thought_body(&t), t.hash).unwrap();
             assert_eq!(crate::sha256::to_hex(&actual), compute_thought_hash(&t));
             assert_eq!(back, t);
         }
@@ -549,7 +550,7 @@ pub(crate) mod tests {
         for t in [golden_thought(), golden_thought_v2()] {
             let body = encode_thought_body(&t);
             for cut in 0..body.len() {
-                assert!(decode_thought_body(&body[..cut], String::new()).is_err());
+                assert!(decode_thought_body(&body[..cut], ThoughtHash::default()).is_err());
             }
         }
     }

@@ -8,6 +8,7 @@ use super::Chain;
 use crate::agents::AgentStatus;
 use crate::canonical::{encode_and_hash, SALT_BYTES};
 use crate::error::AppendError;
+use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, schema_version_for};
@@ -217,9 +218,9 @@ impl Chain {
             refs,
             relations,
             entity_type,
-            prev_hash: self.thoughts.last().map(|t| t.hash.clone()),
-            hash: String::new(),
-            content_salt: Some(crate::sha256::to_hex(&salt)),
+            prev_hash: self.thoughts.last().map(|t| t.hash),
+            hash: ThoughtHash::default(),
+            content_salt: Some(ContentSalt::from(salt)),
             forgotten: None,
         };
         thought.stamp_relations();
@@ -230,7 +231,7 @@ impl Chain {
             self.check_signature(&thought)?;
         }
         let (mut payload, digest) = encode_and_hash(&thought);
-        thought.hash = crate::sha256::to_hex(&digest);
+        thought.hash = ThoughtHash::from(digest);
         payload.extend_from_slice(&digest);
         Ok(Prepared::New { thought, payload })
     }

@@ -9,6 +9,7 @@ use crate::canonical::{check_form, compute_thought_hash};
 use crate::error::VerifyError;
 use crate::record::{ChainFormat, DecodedChain};
 use crate::thought::Thought;
+use crate::hex_bytes::ThoughtHash;
 use crate::derived::{Derived, SearchText};
 use crate::host::{run_collect, Parallelism};
 use crate::keyed_hash::KeyedState;
@@ -66,16 +67,16 @@ pub struct Chain {
 /// `prev`; `hash_mismatch` is the hash its body really has when that
 /// differs from `t.hash`.
 /// Returns the thought's timestamp in epoch milliseconds.
-fn verify_next(position: u64, prev: Option<&str>, t: &Thought, hash_mismatch: Option<String>) -> Result<i64, VerifyError> {
+fn verify_next(position: u64, prev: Option<&ThoughtHash>, t: &Thought, hash_mismatch: Option<ThoughtHash>) -> Result<i64, VerifyError> {
     if t.index != position {
         return Err(VerifyError::IndexGap { position, found: t.index });
     }
-    if t.prev_hash.as_deref() != prev {
-        return Err(VerifyError::PrevHashMismatch { index: t.index, expected: prev.map(str::to_string), found: t.prev_hash.clone() });
+    if t.prev_hash.as_ref() != prev {
+        return Err(VerifyError::PrevHashMismatch { index: t.index, expected: prev.map(ThoughtHash::to_hex), found: t.prev_hash.map(|h| h.to_hex()) });
     }
     check_form(t).map_err(|reason| VerifyError::BadForm { index: t.index, reason })?;
     if let Some(recomputed) = hash_mismatch {
-        return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed, found: t.hash.clone() });
+        return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed.to_hex(), found: t.hash.to_hex() });
     }
     if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
         return Err(VerifyError::BadRef { index: t.index, target: *bad });
@@ -96,8 +97,8 @@ impl Chain {
             format,
             thoughts: Vec::new(),
             timestamps_ms: Vec::new(),
-            by_id: ThoughtLookup::new(hasher, |t| &t.id),
-            by_hash: ThoughtLookup::new(hasher, |t| &t.hash),
+            by_id: ThoughtLookup::new(hasher, |t| t.id.as_bytes()),
+            by_hash: ThoughtLookup::new(hasher, |t| t.hash.as_bytes()),
             agents: AgentRegistry::default(),
             search_text: Derived::default(),
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
@@ -133,7 +134,7 @@ impl Chain {
                 Some(m) => m.next().flatten(),
                 None => Some(compute_thought_hash(t)).filter(|h| *h != t.hash),
             };
-            let prev = pos.checked_sub(1).map(|p| thoughts[p].hash.as_str());
+            let prev = pos.checked_sub(1).map(|p| &thoughts[p].hash);
             timestamps_ms.push(verify_next(pos as u64, prev, t, mismatch)?);
         }
         // Three independent structures over the verified thoughts.
@@ -149,8 +150,8 @@ impl Chain {
         };
         let agents = std::sync::Mutex::new(Some(agents));
         let built = run_collect(parallelism, 3, |job| match job {
-            0 => lookup(|t| &t.id),
-            1 => lookup(|t| &t.hash),
+            0 => lookup(|t| t.id.as_bytes()),
+            1 => lookup(|t| t.hash.as_bytes()),
             _ => {
                 let mut agents = agents.lock().unwrap_or_else(|e| e.into_inner()).take().expect("one agents job");
                 thoughts.iter().for_each(|t| agents.observe(t));
@@ -229,12 +230,13 @@ impl Chain {
 
     /// Looks a thought up by id.
     pub fn by_id(&self, id: &str) -> Option<&Thought> {
-        self.by_id.get(&self.thoughts, id).map(|i| &self.thoughts[i])
+        self.by_id.get(&self.thoughts, id.as_bytes()).map(|i| &self.thoughts[i])
     }
 
     /// Looks a thought up by hash (lowercase hex; upper case accepted).
     pub fn by_hash(&self, hash: &str) -> Option<&Thought> {
-        self.by_hash.get(&self.thoughts, &hash.to_ascii_lowercase()).map(|i| &self.thoughts[i])
+        let hash = ThoughtHash::parse_any_case(hash)?;
+        self.by_hash.get(&self.thoughts, hash.as_bytes()).map(|i| &self.thoughts[i])
     }
 
     /// Looks a thought up by index.
@@ -311,7 +313,7 @@ impl Chain {
             None => true,
             Some(head) => {
                 let n = self.thoughts.len();
-                let prev = if n >= 2 { Some(self.thoughts[n - 2].hash.clone()) } else { None };
+                let prev = if n >= 2 { Some(self.thoughts[n - 2].hash) } else { None };
                 head.prev_hash == prev && compute_thought_hash(head) == head.hash
             }
         }

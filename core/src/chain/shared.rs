@@ -17,6 +17,7 @@ use super::{verify_next, Chain};
 use crate::canonical::encode_and_hash;
 use crate::error::{AppendError, VerifyError};
 use crate::record::DecodedChain;
+use crate::hex_bytes::ThoughtHash;
 use crate::thought::Thought;
 
 impl Chain {
@@ -38,7 +39,7 @@ impl Chain {
     pub fn verify_extension(&self, suffix: &DecodedChain) -> Result<Vec<i64>, VerifyError> {
         let first = self.thoughts.len();
         let mut mismatches = suffix.body_hash_mismatches.as_ref().map(|m| m.iter());
-        let mut prev = self.head().map(|t| t.hash.as_str());
+        let mut prev = self.head().map(|t| &t.hash);
         let mut stamps = Vec::with_capacity(suffix.thoughts.len());
         for (i, t) in suffix.thoughts.iter().enumerate() {
             let mismatch = match mismatches.as_mut() {
@@ -46,7 +47,7 @@ impl Chain {
                 None => Some(crate::canonical::compute_thought_hash(t)).filter(|h| *h != t.hash),
             };
             stamps.push(verify_next((first + i) as u64, prev, t, mismatch)?);
-            prev = Some(t.hash.as_str());
+            prev = Some(&t.hash);
         }
         Ok(stamps)
     }
@@ -84,11 +85,11 @@ impl Chain {
         }
         self.recheck_coordination(&thought)?;
         (thought.index, thought.prev_hash) = match after {
-            Some(prev) => (prev.index + 1, Some(prev.hash.clone())),
-            None => (self.thoughts.len() as u64, self.head().map(|t| t.hash.clone())),
+            Some(prev) => (prev.index + 1, Some(prev.hash)),
+            None => (self.thoughts.len() as u64, self.head().map(|t| t.hash)),
         };
         let (mut payload, digest) = encode_and_hash(&thought);
-        thought.hash = crate::sha256::to_hex(&digest);
+        thought.hash = ThoughtHash::from(digest);
         payload.extend_from_slice(&digest);
         Ok(Prepared::New { thought, payload })
     }

@@ -81,7 +81,7 @@ pub(super) struct Written {
 
 impl Written {
     fn replay(stored: Thought, chain: &Chain) -> Self {
-        Written { thought: stored, replay: true, head_hash: chain.head().map(|t| t.hash.clone()) }
+        Written { thought: stored, replay: true, head_hash: chain.head().map(|t| t.hash.to_hex()) }
     }
 }
 
@@ -239,7 +239,7 @@ impl MentisDb {
             match self.storage.append_at(&slot.object, state.byte_len, &bytes) {
                 Ok(()) => {
                     state.byte_len += bytes.len() as u64;
-                    let head_hash = placed.last().map(|p| p.thought.hash.clone());
+                    let head_hash = placed.last().map(|p| p.thought.hash.to_hex());
                     for p in placed {
                         // A thought re-based after a later one took that one's time.
                         let at_ms = if p.thought.timestamp == timestamp { now_ms } else { crate::timestamp::parse_rfc3339_millis(&p.thought.timestamp).unwrap_or(now_ms) };

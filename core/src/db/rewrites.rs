@@ -198,6 +198,6 @@ impl MentisDb {
         bytes.truncate(state.byte_len as usize);
         let agents = self.storage.read(&slot.agents_object)?.map(|b| (slot.agents_object.clone(), b));
         let thoughts = state.chain.thoughts();
-        Ok(Some(ChainCopy { object: slot.object.clone(), bytes, agents, thought_count: thoughts.len() as u64, head_hash: thoughts.last().map(|t| t.hash.clone()) }))
+        Ok(Some(ChainCopy { object: slot.object.clone(), bytes, agents, thought_count: thoughts.len() as u64, head_hash: thoughts.last().map(|t| t.hash.to_hex()) }))
     }
 }

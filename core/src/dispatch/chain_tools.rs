@@ -151,7 +151,7 @@ fn merge(db: &MentisDb, a: MergeArgs) -> Result<MergeReply, ToolError> {
 fn catch_up(db: &MentisDb, a: CatchUpArgs) -> Result<CatchUpReply, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let taken_in = db.catch_up(&key)?;
-    let (thought_count, head_hash) = db.read_chain(&key, |c| c.map(|c| (c.len() as u64, c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
+    let (thought_count, head_hash) = db.read_chain(&key, |c| c.map(|c| (c.len() as u64, c.head().map(|t| t.hash.to_hex()))).unwrap_or((0, None)))?;
     let reached = a.min_index.is_none_or(|i| i < thought_count);
     Ok(CatchUpReply { chain_key: key, taken_in, thought_count, head_hash, reached })
 }

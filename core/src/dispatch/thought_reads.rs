@@ -146,7 +146,7 @@ pub(super) fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(Str
     db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(tool, m))?;
         Ok(match c {
-            Some(c) => (search(c, &filter, Visibility::from_args(a.include_invalidated, a.include_superseded, None), limit).into_iter().cloned().collect(), c.len(), c.head().map(|t| t.hash.clone())),
+            Some(c) => (search(c, &filter, Visibility::from_args(a.include_invalidated, a.include_superseded, None), limit).into_iter().cloned().collect(), c.len(), c.head().map(|t| t.hash.to_hex())),
             None => (Vec::new(), 0, None),
         })
     })?
@@ -239,7 +239,7 @@ pub(super) fn head(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ChainArg
             Some(c) => HeadReply {
                 chain_key: key.clone(),
                 thought_count: c.len() as u64,
-                head_hash: c.head().map(|t| t.hash.clone()),
+                head_hash: c.head().map(|t| t.hash.to_hex()),
                 latest_thought: c.head(),
                 integrity_ok: c.head_integrity_ok(),
                 storage_location: location,

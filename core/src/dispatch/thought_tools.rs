@@ -192,7 +192,7 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
     crate::limits::check_labels("tags", &input.tags).map_err(bad)?;
     crate::limits::check_labels("concepts", &input.concepts).map_err(bad)?;
     let written = db.append_when(&key, format, input, |c| c.is_empty())?;
-    let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.clone()))).unwrap_or((0, None)))?;
+    let (count, head) = db.with_chain(&key, |c| c.map(|c| (c.len(), c.head().map(|t| t.hash.to_hex()))).unwrap_or((0, None)))?;
     // As 0.10.10: the active skills, for the agent to read before it works.
     let available_skills = db.with_skills(|r| r.skills().filter(|s| s.status == crate::skills::SkillStatus::Active).map(super::replies::SkillSummary::from).collect());
     Ok(BootstrapReply { bootstrapped: written.is_some(), thought_count: count as u64, head_hash: head, available_skills })
@@ -307,7 +307,7 @@ fn forget(db: &MentisDb, caller: Option<Caller<'_>>, a: ForgetArgs) -> Result<Bo
     db.with_chain(&key, |c| {
         let c = c.expect("the chain was just rewritten");
         let thought = c.by_index(position).expect("positions survive a rewrite");
-        raw(ForgetReply { chain_key: key.clone(), thought, forgotten_now: outcome.forgotten_now, migrated_thoughts: outcome.migrated as u64, head_hash: c.head().map(|t| t.hash.clone()) })
+        raw(ForgetReply { chain_key: key.clone(), thought, forgotten_now: outcome.forgotten_now, migrated_thoughts: outcome.migrated as u64, head_hash: c.head().map(|t| t.hash.to_hex()) })
     })
 }
 

@@ -142,7 +142,7 @@ pub struct SyncSession {
     offered: Option<Accepted>,
     pulled: Vec<Thought>,
     /// Binary pages carry each record's recomputed hash when it differs.
-    mismatches: Option<Vec<Option<String>>>,
+    mismatches: Option<Vec<Option<crate::hex_bytes::ThoughtHash>>>,
     format: Option<ChainFormat>,
     awaiting: Awaiting,
     restarts: u32,
@@ -424,7 +424,7 @@ impl SyncSession {
         self.report.pulled = count;
         self.report.tree_size = offered.head.tree_size;
         self.report.root = hex::encode(offered.head.root);
-        self.report.head_hash = db.with_chain(&key, |c| c.and_then(|c| c.head().map(|t| t.hash.clone())))?;
+        self.report.head_hash = db.with_chain(&key, |c| c.and_then(|c| c.head().map(|t| t.hash.to_hex())))?;
         self.report.checkpoint = offered.note.clone();
         self.accepted = (offered.head.tree_size > 0).then_some(offered).or(self.accepted.take());
         Ok(SyncStep::Done(self.report.clone()))

@@ -107,7 +107,7 @@ fn signed_append(db: &mentisdb_core::MentisDb, chain: &str, id: &str, content: &
         "schema_version": 2, "id": id, "index": 0, "timestamp": "", "session_id": null, "agent_id": "signer", "agent_name": "signer",
         "agent_owner": null, "signing_key_id": "k", "thought_signature": null, "thought_type": "Decision", "role": "Memory",
         "content": content, "confidence": null, "importance": 0.5, "tags": [], "concepts": [], "refs": [], "relations": [],
-        "prev_hash": null, "hash": ""
+        "prev_hash": null, "hash": "0".repeat(64)
     }))
     .unwrap();
     let sig = key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().to_vec();
@@ -153,7 +153,7 @@ fn write_schema_1_chain(storage: &MemoryStorage, chain: &str, contents: &[&str])
             "schema_version": 1, "id": format!("v1-{i}"), "index": i, "timestamp": format!("2025-01-01T00:00:0{i}.000Z"), "session_id": null,
             "agent_id": "signer", "agent_name": "signer", "agent_owner": null, "signing_key_id": "k", "thought_signature": null,
             "thought_type": "Decision", "role": "Memory", "content": content, "confidence": null, "importance": 0.5, "tags": ["old"],
-            "concepts": [], "refs": [], "relations": [], "prev_hash": thoughts.last().map(|p| p.hash.clone()), "hash": ""
+            "concepts": [], "refs": [], "relations": [], "prev_hash": thoughts.last().map(|p| p.hash), "hash": "0".repeat(64)
         }))
         .unwrap();
         t.thought_signature = Some(key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().to_vec());
@@ -172,10 +172,10 @@ fn a_schema_1_chain_is_migrated_when_one_of_its_thoughts_is_forgotten() {
     let db = reopen(storage.clone());
     // Schema-1 thoughts are read and verified as they are.
     let t0 = ok(&db, "mentisdb_get_thought", json!({"chain_key": "legacy", "thought_index": 0}))["thought"].clone();
-    assert_eq!((t0["schema_version"].as_u64(), t0["hash"].as_str()), (Some(1), Some(old[0].hash.as_str())));
+    assert_eq!((t0["schema_version"].as_u64(), t0["hash"].as_str()), (Some(1), Some(old[0].hash.to_hex().as_str())));
     // New thoughts are schema 2, linked to the schema-1 head.
     let fourth = append(&db, "legacy", "fourth", json!([]));
-    assert_eq!((fourth["schema_version"].as_u64(), fourth["prev_hash"].as_str()), (Some(2), Some(old[2].hash.as_str())));
+    assert_eq!((fourth["schema_version"].as_u64(), fourth["prev_hash"].as_str()), (Some(2), Some(old[2].hash.to_hex().as_str())));
 
     let reply = ok(&db, "mentisdb_forget_thought", json!({"chain_key": "legacy", "thought_index": 1, "reason": "leak"}));
     assert_eq!(reply["migrated_thoughts"], 3);
@@ -184,7 +184,7 @@ fn a_schema_1_chain_is_migrated_when_one_of_its_thoughts_is_forgotten() {
     assert_eq!(contents(&all), vec!["first", "", "third", "fourth"]);
     for (i, t) in all.as_array().unwrap().iter().enumerate() {
         assert_eq!(t["schema_version"], 2);
-        assert_ne!(t["hash"].as_str(), old.get(i).map(|o| o.hash.as_str()), "hashes change once, in the migration");
+        assert_ne!(t["hash"].as_str(), old.get(i).map(|o| o.hash.to_hex()).as_deref(), "hashes change once, in the migration");
         if i != 1 && i != 3 {
             assert!(signature_verifies("legacy", t), "thought {i}'s signature survives the migration");
         }

@@ -42,7 +42,7 @@ fn payload_thought(_chain: &str, id: &str, agent: &str, content: &str, key_id: &
         entity_type: None,
         source_episode: Default::default(),
         prev_hash: None,
-        hash: String::new(),
+        hash: Default::default(),
         content_salt: None,
         forgotten: None,
     }

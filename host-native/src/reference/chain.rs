@@ -18,7 +18,7 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
     let by_agent: BTreeMap<&str, &RefAgent> = agents.iter().map(|a| (a.agent_id.as_str(), a)).collect();
     let index_of: BTreeMap<Uuid, u64> = thoughts.iter().map(|RefThoughtPub(t)| (t.id, t.index)).collect();
     let mut bytes = encode_header(format, chain_key);
-    let mut prev: Option<String> = None;
+    let mut prev: Option<mentisdb_core::ThoughtHash> = None;
     for RefThoughtPub(t) in thoughts {
         let agent = by_agent.get(t.agent_id.as_str());
         let name = agent.and_then(|a| a.display_name.clone()).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| t.agent_id.clone());
@@ -55,8 +55,8 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
             relations,
             content_salt: None,
             entity_type: entity_type.clone(),
-            prev_hash: prev.clone(),
-            hash: String::new(),
+            prev_hash: prev,
+            hash: Default::default(),
             forgotten: None,
         };
         if entity_type.is_some() {
@@ -65,10 +65,10 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
             // thought's content. Re-runs skip the chain, so nothing repeats it.
             let mut salt = [0u8; 16];
             getrandom::fill(&mut salt).map_err(ReferenceError::NoSalt)?;
-            ours.content_salt = Some(hex::encode(salt));
+            ours.content_salt = Some(salt.into());
         }
         ours.hash = compute_thought_hash(&ours);
-        prev = Some(ours.hash.clone());
+        prev = Some(ours.hash);
         bytes.extend_from_slice(&encode_thought(format, &ours));
     }
     Ok(bytes)

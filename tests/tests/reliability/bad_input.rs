@@ -43,7 +43,7 @@ fn signed(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -
         entity_type: None,
         source_episode: Default::default(),
         prev_hash: None,
-        hash: String::new(),
+        hash: Default::default(),
         content_salt: None,
         forgotten: None,
     };
