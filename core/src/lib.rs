@@ -44,7 +44,7 @@
 //! what hosts call by path: [`storage`] (its `conformance` and `fault` test kits
 //! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
-//! [`agents`], [`thought`], [`record`], [`canonical`], [`signature`], [`naming`],
+//! [`agents`], [`thought`], [`hex_bytes`], [`record`], [`canonical`], [`signature`], [`naming`],
 //! [`limits`], [`query`], [`redact`] (secret redaction on write), [`events`]
 //! (event-stream cursors), [`backup`]
 //! (consistent snapshots and the check before a restore), [`timestamp`] and,
