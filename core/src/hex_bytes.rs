@@ -22,10 +22,20 @@ pub type ContentSalt = HexBytes<16>;
 
 /// Why a string is not a [`HexBytes`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected {digits} lowercase hex digits")]
+#[error("expected {digits} lowercase hex digits, found {found:?} ({chars} characters)")]
 pub struct NotHex {
     /// How many digits were expected (`2 * N`).
     pub digits: usize,
+    /// The start of what was found (at most 16 characters).
+    pub found: String,
+    /// How many characters were found.
+    pub chars: usize,
+}
+
+impl NotHex {
+    fn new(digits: usize, found: &str) -> Self {
+        NotHex { digits, found: found.chars().take(16).collect(), chars: found.chars().count() }
+    }
 }
 
 impl<const N: usize> HexBytes<N> {
@@ -34,10 +44,10 @@ impl<const N: usize> HexBytes<N> {
         let digits = 2 * N;
         let lower = hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if hex.len() != digits || !lower {
-            return Err(NotHex { digits });
+            return Err(NotHex::new(digits, hex));
         }
         let mut out = [0u8; N];
-        hex::decode_to_slice(hex, &mut out).map_err(|_| NotHex { digits })?;
+        hex::decode_to_slice(hex, &mut out).map_err(|_| NotHex::new(digits, hex))?;
         Ok(HexBytes(out))
     }
 
@@ -181,10 +191,11 @@ mod tests {
         assert_eq!(hex, h);
         assert_eq!(h, hex.as_str());
         for bad in [hex.to_uppercase(), hex[..62].to_string(), format!("{hex}00"), format!("{}zz", &hex[..62]), String::new()] {
-            assert_eq!(ThoughtHash::parse(&bad), Err(NotHex { digits: 64 }), "{bad}");
+            assert_eq!(ThoughtHash::parse(&bad).unwrap_err().digits, 64, "{bad}");
             assert!(serde_json::from_str::<ThoughtHash>(&format!("\"{bad}\"")).is_err(), "{bad}");
         }
         assert_eq!(ThoughtHash::parse_any_case(&hex.to_uppercase()), Some(h));
+        assert_eq!(ThoughtHash::parse("ABC").unwrap_err().to_string(), "expected 64 lowercase hex digits, found \"ABC\" (3 characters)");
         assert_eq!(ContentSalt::parse(&"ab".repeat(16)).unwrap().to_hex(), "ab".repeat(16));
         assert!(ContentSalt::parse(&"ab".repeat(32)).is_err());
     }

@@ -300,7 +300,9 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
 }
 
 /// The JSONL thought lines of `bytes` from `pos` (a line start) on; a last
-/// line without `\n` is a torn tail (left out of `valid_len`).
+/// line without `\n`, or one that is not JSON at all, is a torn tail (left
+/// out of `valid_len`). A whole JSON line that is not a valid thought is
+/// corrupt wherever it is: a complete record is never dropped as torn.
 fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, RecordError> {
     let mut thoughts = Vec::new();
     while pos < bytes.len() {
@@ -319,7 +321,7 @@ fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, Record
             Ok(_) => return Err(RecordError::Corrupt { offset: pos, what: "line is not in canonical form (was it edited?)".into() }),
             Err(e) => {
                 let after = pos + nl + 1;
-                if after < bytes.len() {
+                if after < bytes.len() || serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
                     return Err(RecordError::Corrupt { offset: pos, what: e.to_string() });
                 }
                 break;
@@ -389,6 +391,24 @@ mod tests {
                 assert_eq!(d.valid_len, whole);
             }
         }
+    }
+
+    #[test]
+    fn a_whole_last_jsonl_line_that_is_no_thought_is_refused_not_cut() {
+        let (mut bytes, t) = sample(ChainFormat::Jsonl);
+        let whole = bytes.len();
+        let line = String::from_utf8(encode_thought(ChainFormat::Jsonl, &t)).unwrap();
+        let hex = t.hash.to_hex();
+        // Edited by hand: upper-case hash digits, a hash cut short, a missing field.
+        for edited in [line.replace(&hex, &hex.to_uppercase()), line.replace(&hex, &hex[..60]), line.replace("\"content\":", "\"contents\":")] {
+            let mut damaged = bytes.clone();
+            damaged.extend(edited.as_bytes());
+            let err = decode_chain(&damaged).unwrap_err();
+            assert!(matches!(&err, RecordError::Corrupt { offset, .. } if *offset == whole), "{err:?}");
+        }
+        // Not JSON at all (a torn write that left junk and a newline): a torn tail, cut.
+        bytes.extend(b"{\"schema_version\":1,\"id\n");
+        assert_eq!(decode_chain(&bytes).unwrap().valid_len, whole);
     }
 
     #[test]

@@ -314,7 +314,7 @@ pub struct Thought {
     /// MentisDB 0.10's `source_episode` (always `null` here: see [`NoEpisode`]).
     #[serde(default)]
     pub source_episode: NoEpisode,
-    /// Hash of the previous thought (`None` for genesis), lowercase hex.
+    /// Hash of the previous thought (`None` for genesis), lowercase hex on the wire.
     /// On the wire a genesis thought's is `""`, as MentisDB 0.9 and 0.10
     /// send it; `null` and `""` both read back as `None`.
     #[serde(with = "prev_hash_wire")]
@@ -322,7 +322,7 @@ pub struct Thought {
     pub prev_hash: Option<ThoughtHash>,
     /// SHA-256 of the canonical encoding (lowercase hex on the wire).
     pub hash: ThoughtHash,
-    /// Schema 2: 16 random bytes (lowercase hex) mixed into the digest of
+    /// Schema 2: 16 random bytes (lowercase hex on the wire) mixed into the digest of
     /// the erasable part, so a forgotten thought's digest confirms no guess
     /// of its content. Absent on schema 1 and on forgotten thoughts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
