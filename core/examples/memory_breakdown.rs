@@ -26,7 +26,7 @@ fn live() -> isize {
 /// allocated; its hashes and salt are inline bytes).
 fn owned_heap(t: &Thought) -> usize {
     let s = |s: &String| s.capacity();
-    let o = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
+    let o = |s: &Option<Box<str>>| s.as_ref().map_or(0, |s| s.len());
     let list = |l: &Vec<String>| l.capacity() * std::mem::size_of::<String>() + l.iter().map(String::capacity).sum::<usize>();
     s(&t.id)
         + s(&t.timestamp)
@@ -35,7 +35,7 @@ fn owned_heap(t: &Thought) -> usize {
         + s(&t.agent_name)
         + o(&t.agent_owner)
         + o(&t.signing_key_id)
-        + t.thought_signature.as_ref().map_or(0, Vec::capacity)
+        + t.thought_signature.as_ref().map_or(0, |s| s.len())
         + s(&t.content)
         + list(&t.tags)
         + list(&t.concepts)

@@ -211,7 +211,7 @@ impl NewThought {
         let mut n = NewThought::new(&t.agent_id, t.thought_type, &t.content);
         n.thought_id = Some(t.id.clone());
         n.agent_name = Some(t.agent_name.clone());
-        n.agent_owner = t.agent_owner.clone();
+        n.agent_owner = t.agent_owner.as_deref().map(str::to_string);
         n.role = t.role;
         n.importance = Some(t.importance);
         n.confidence = t.confidence;

@@ -62,7 +62,7 @@ mod tests {
     #[test]
     fn a_line_is_the_reply_json_without_the_derived_fields() {
         let mut t = golden_thought();
-        t.thought_signature = Some(vec![1, 2, 250]);
+        t.thought_signature = Some(vec![1, 2, 250].into());
         t.signing_key_id = Some("k1".into());
         t.hash = crate::hex_bytes::ThoughtHash::from([0xab; 32]);
         t.stamp_relations();
@@ -105,7 +105,7 @@ mod tests {
         let genesis = Thought { index: 0, prev_hash: None, hash: crate::hex_bytes::ThoughtHash::from([0x01; 32]), ..golden_thought() };
         let mut signed = Thought { schema_version: 3, entity_type: Some("service".into()), hash: crate::hex_bytes::ThoughtHash::from([0x02; 32]), ..crate::canonical::tests::golden_thought_v2() };
         signed.signing_key_id = Some("key-1".into());
-        signed.thought_signature = Some(vec![0, 7, 255]);
+        signed.thought_signature = Some(vec![0, 7, 255].into());
         signed.relations.push(crate::thought::ThoughtRelation { kind: crate::thought::RelationKind::References, target_id: "far-away".into(), target_index: None, chain_key: Some("other".into()), valid_at: None });
         signed.stamp_relations();
         let forgotten = Thought {

@@ -275,17 +275,17 @@ pub struct Thought {
     /// RFC 3339 UTC timestamp with millisecond precision, assigned at append.
     pub timestamp: String,
     /// Optional session the thought belongs to.
-    pub session_id: Option<String>,
+    pub session_id: Option<Box<str>>,
     /// Producer id.
     pub agent_id: String,
     /// Producer display name at append time.
     pub agent_name: String,
     /// Producer owner / tenant label.
-    pub agent_owner: Option<String>,
+    pub agent_owner: Option<Box<str>>,
     /// Id of the registered key that signed this thought.
-    pub signing_key_id: Option<String>,
+    pub signing_key_id: Option<Box<str>>,
     /// Detached Ed25519 signature over the signable payload.
-    pub thought_signature: Option<Vec<u8>>,
+    pub thought_signature: Option<Box<[u8]>>,
     /// Semantic type.
     #[schemars(with = "String")]
     pub thought_type: ThoughtType,
@@ -310,7 +310,7 @@ pub struct Thought {
     /// `person` or `service`; MentisDB 0.10). Set only on schema 3, which
     /// covers it by the hash; `null` in the JSON when unset (as 0.10 sends it).
     #[serde(default)]
-    pub entity_type: Option<String>,
+    pub entity_type: Option<Box<str>>,
     /// MentisDB 0.10's `source_episode` (always `null` here: see [`NoEpisode`]).
     #[serde(default)]
     pub source_episode: NoEpisode,

@@ -185,12 +185,12 @@ pub fn thought(t: core::Thought) -> Thought {
         id,
         index,
         timestamp,
-        session_id,
+        session_id: session_id.map(String::from),
         agent_id,
         agent_name,
-        agent_owner,
-        signing_key_id,
-        thought_signature,
+        agent_owner: agent_owner.map(String::from),
+        signing_key_id: signing_key_id.map(String::from),
+        thought_signature: thought_signature.map(Vec::from),
         thought_type: thought_type_from_core(thought_type),
         role: role_from_core(role),
         content,
@@ -207,7 +207,7 @@ pub fn thought(t: core::Thought) -> Thought {
             let core::Forgotten { content_digest, forgotten_at, forgotten_by, reason } = *f;
             Forgotten { content_digest, forgotten_at, forgotten_by, reason }
         }),
-        entity_type,
+        entity_type: entity_type.map(String::from),
     }
 }
 

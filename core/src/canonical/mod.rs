@@ -362,12 +362,12 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash) -> Result<(Tho
         index,
         id,
         timestamp,
-        session_id,
+        session_id: session_id.map(Into::into),
         agent_id,
         agent_name,
-        agent_owner,
-        signing_key_id,
-        thought_signature,
+        agent_owner: agent_owner.map(Into::into),
+        signing_key_id: signing_key_id.map(Into::into),
+        thought_signature: thought_signature.map(Into::into),
         thought_type,
         role,
         content,
@@ -377,7 +377,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash) -> Result<(Tho
         concepts,
         refs,
         relations,
-        entity_type,
+        entity_type: entity_type.map(Into::into),
         source_episode: Default::default(),
         prev_hash,
         hash,
@@ -535,7 +535,7 @@ pub(crate) mod tests {
     #[test]
     fn body_round_trips() {
         let mut t = golden_thought();
-        t.thought_signature = Some(vec![1, 2, 3]);
+        t.thought_signature = Some(vec![1, 2, 3].into());
         t.signing_key_id = Some("k1".into());
         t.hash = compute_thought_hash(&t);
         for t in [t.clone(), Thought { schema_version: 2, content_salt: Some(ContentSalt::from([0xab; 16])), ..t }] {

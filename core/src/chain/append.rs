@@ -202,12 +202,12 @@ impl Chain {
             id,
             index,
             timestamp,
-            session_id: input.session_id,
+            session_id: input.session_id.map(Into::into),
             agent_id: input.agent_id,
             agent_name,
-            agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()),
-            signing_key_id: input.signing_key_id,
-            thought_signature: input.thought_signature,
+            agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()).map(Into::into),
+            signing_key_id: input.signing_key_id.map(Into::into),
+            thought_signature: input.thought_signature.map(Into::into),
             thought_type: input.thought_type,
             role: input.role,
             content: input.content,
@@ -217,7 +217,7 @@ impl Chain {
             concepts: input.concepts,
             refs,
             relations,
-            entity_type,
+            entity_type: entity_type.map(Into::into),
             prev_hash: self.thoughts.last().map(|t| t.hash),
             hash: ThoughtHash::default(),
             content_salt: Some(ContentSalt::from(salt)),
@@ -267,7 +267,7 @@ impl Chain {
             (Some(_), None) | (None, Some(_)) => Err(reject("signing_key_id and thought_signature must be given together")),
             (Some(key_id), Some(sig)) => {
                 let key = record
-                    .and_then(|r| r.public_keys.iter().find(|k| &k.key_id == key_id))
+                    .and_then(|r| r.public_keys.iter().find(|k| *k.key_id == **key_id))
                     .ok_or_else(|| reject(&format!("no key '{key_id}' is registered for this agent")))?;
                 if key.status != AgentStatus::Active {
                     return Err(reject(&format!("key '{key_id}' is revoked")));

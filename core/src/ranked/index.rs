@@ -216,7 +216,7 @@ impl RankedIndex {
         let session = match &t.session_id {
             Some(sid) => {
                 let next = self.session_ids.len() as u32;
-                *self.session_ids.entry(sid.clone()).or_insert(next)
+                *self.session_ids.entry(sid.to_string()).or_insert(next)
             }
             None => NO_SESSION,
         };

@@ -111,7 +111,7 @@ fn signed_append(db: &mentisdb_core::MentisDb, chain: &str, id: &str, content: &
     }))
     .unwrap();
     let sig = key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().to_vec();
-    t.thought_signature = Some(sig.clone());
+    t.thought_signature = Some(sig.clone().into());
     ok(db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "signer", "thought_type": "Decision", "content": content, "thought_id": id, "signing_key_id": "k", "thought_signature": sig}))["thought"].clone()
 }
 
@@ -156,7 +156,7 @@ fn write_schema_1_chain(storage: &MemoryStorage, chain: &str, contents: &[&str])
             "concepts": [], "refs": [], "relations": [], "prev_hash": thoughts.last().map(|p| p.hash), "hash": "0".repeat(64)
         }))
         .unwrap();
-        t.thought_signature = Some(key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().to_vec());
+        t.thought_signature = Some(key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().into());
         t.hash = compute_thought_hash(&t);
         bytes.extend_from_slice(&record::encode_thought(ChainFormat::Binary, &t));
         thoughts.push(t);
