@@ -84,7 +84,7 @@ pub struct RankedIndex {
     /// the host's key through [`RankedIndex::with_hasher`] (the words are
     /// the writers', so their hashes should not be predictable), else the
     /// fixed default key.
-    terms: KeyedMap<String, u32>,
+    terms: KeyedMap<Box<str>, u32>,
     postings: Vec<Vec<Posting>>,
     doc_freq: Vec<u32>,
     field_lens: Vec<[u16; FIELD_COUNT]>,
@@ -104,7 +104,7 @@ pub struct RankedIndex {
     /// Every thought's content as term ids, in order (stopwords dropped),
     /// one after another; thought `doc` ends at `content_ends[doc]`.
     content_terms: Vec<u32>,
-    content_ends: Vec<usize>,
+    content_ends: Vec<u32>,
     /// The word each term was first seen as (what a provider embeds for it).
     surfaces: Vec<Box<str>>,
     /// With a provider, one vector per thought and per term.
@@ -195,7 +195,7 @@ impl RankedIndex {
                         let id = self.count(tok.term, Some(&tok.surface), doc, field);
                         crate::growth::push(&mut self.content_terms, id);
                     }
-                    crate::growth::push(&mut self.content_ends, self.content_terms.len());
+                    crate::growth::push(&mut self.content_ends, u32::try_from(self.content_terms.len()).expect("a chain holds fewer than 2^32 content words"));
                     words
                 }
                 _ => {
@@ -242,12 +242,12 @@ impl RankedIndex {
     /// which is the last of the term's postings once started. Returns the
     /// term's id.
     fn count(&mut self, term: String, surface: Option<&str>, doc: u32, field: Field) -> u32 {
-        let id = match self.terms.get(&term) {
+        let id = match self.terms.get(term.as_str()) {
             Some(id) => *id,
             None => {
                 let id = self.postings.len() as u32;
                 self.surfaces.push(surface.unwrap_or(&term).into());
-                self.terms.insert(term, id);
+                self.terms.insert(term.into_boxed_str(), id);
                 // Room for one: most terms (numbers, names) occur once, and
                 // a first push would reserve four.
                 self.postings.push(Vec::with_capacity(1));
@@ -302,8 +302,8 @@ impl RankedIndex {
 
     /// Thought `doc`'s content as term ids, in order (stopwords dropped).
     pub fn content_terms(&self, doc: u32) -> &[u32] {
-        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] };
-        &self.content_terms[start..self.content_ends[doc as usize]]
+        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] as usize };
+        &self.content_terms[start..self.content_ends[doc as usize] as usize]
     }
 
     /// How many times term `second` directly follows term `first` in
