@@ -104,7 +104,7 @@ pub struct RankedIndex {
     /// Every thought's content as term ids, in order (stopwords dropped),
     /// one after another; thought `doc` ends at `content_ends[doc]`.
     content_terms: Vec<u32>,
-    content_ends: Vec<u32>,
+    content_ends: Vec<usize>,
     /// The word each term was first seen as (what a provider embeds for it).
     surfaces: Vec<Box<str>>,
     /// With a provider, one vector per thought and per term.
@@ -195,7 +195,7 @@ impl RankedIndex {
                         let id = self.count(tok.term, Some(&tok.surface), doc, field);
                         crate::growth::push(&mut self.content_terms, id);
                     }
-                    crate::growth::push(&mut self.content_ends, u32::try_from(self.content_terms.len()).expect("a chain holds fewer than 2^32 content words"));
+                    crate::growth::push(&mut self.content_ends, self.content_terms.len());
                     words
                 }
                 _ => {
@@ -302,8 +302,8 @@ impl RankedIndex {
 
     /// Thought `doc`'s content as term ids, in order (stopwords dropped).
     pub fn content_terms(&self, doc: u32) -> &[u32] {
-        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] as usize };
-        &self.content_terms[start..self.content_ends[doc as usize] as usize]
+        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] };
+        &self.content_terms[start..self.content_ends[doc as usize]]
     }
 
     /// How many times term `second` directly follows term `first` in
