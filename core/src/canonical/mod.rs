@@ -44,7 +44,7 @@
 //! thoughts have none.
 
 use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_V3, THOUGHT_SCHEMA_VERSION};
-use crate::hex_bytes::{ContentSalt, ThoughtHash};
+use crate::hex_bytes::{ContentSalt, HexBytes, ThoughtHash};
 
 /// Domain-separation prefix of the schema-1 thought hash.
 pub const THOUGHT_HASH_DOMAIN: &[u8] = b"mentisdb/thought/v1\0";
@@ -271,7 +271,7 @@ pub fn check_form(t: &Thought) -> Result<(), FormError> {
         (THOUGHT_SCHEMA_VERSION, Some(f)) => {
             if t.content_salt.is_some() || t.thought_signature.is_some() || !t.content.is_empty() || !t.tags.is_empty() || !t.concepts.is_empty() {
                 Err(FormError("a forgotten thought keeps no content_salt, signature, content, tags or concepts"))
-            } else if f.content_digest.len() != 64 || !is_lower_hex(&f.content_digest) {
+            } else if HexBytes::<32>::parse(&f.content_digest).is_err() {
                 Err(FormError("a forgotten thought's content_digest is 32 bytes in lowercase hex"))
             } else {
                 Ok(())
@@ -279,10 +279,6 @@ pub fn check_form(t: &Thought) -> Result<(), FormError> {
         }
         _ => Err(FormError("unknown thought schema_version")),
     }
-}
-
-fn is_lower_hex(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Bytes of a schema-2 content salt.
