@@ -41,8 +41,8 @@
 //! the errors ([`ToolError`] and the errors it wraps, [`ErrorKind`]) and the host
 //! seams ([`Storage`], [`Clock`], [`IdSource`], [`Parallelism`] and their
 //! in-memory or fixed implementations). The public modules are namespaces for
-//! what hosts call by path: [`storage`] (its `conformance` and `fault` test kits
-//! behind the `testing` feature), [`dispatch`] (typed [`dispatch::replies`]),
+//! what hosts call by path: [`storage`] (with the `conformance` suite and `fault`
+//! backends every storage backend can check itself with), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
 //! [`agents`], [`thought`], [`hex_bytes`], [`record`], [`canonical`], [`signature`], [`naming`],
 //! [`limits`], [`query`], [`redact`] (secret redaction on write), [`events`]
@@ -55,8 +55,9 @@
 //! can serve (memory extraction through a language model, the daemon's side
 //! of sync, webhooks, and the webhook registry itself: an engine without the
 //! feature neither reads nor serves `webhooks.json`); the browser build
-//! turns it off. `testing` exposes the
-//! storage test kits.
+//! turns it off. The storage test kits are always built: they are pure code,
+//! the WASI component's `self-test` export runs them, and one build of the
+//! core for tests and binaries alike keeps the test command's compiles few.
 
 #![warn(missing_docs, unreachable_pub)]
 

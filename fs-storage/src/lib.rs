@@ -47,7 +47,6 @@ mod fs_storage;
 pub const DAEMON_LOCK_FILE: &str = "mentisdbd.lock";
 pub mod group_commit;
 pub mod private;
-#[cfg(any(test, feature = "testing"))]
 pub mod self_check;
 pub mod temp_file;
 

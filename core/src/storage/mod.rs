@@ -16,9 +16,7 @@
 //! never a mix.
 
 mod memory;
-#[cfg(any(test, feature = "testing"))]
 pub mod conformance;
-#[cfg(any(test, feature = "testing"))]
 pub mod fault;
 
 pub use memory::MemoryStorage;
