@@ -5,6 +5,7 @@
 # directory when the sourcing script exits. Used by
 # scripts/stages/25-postgres.sh and scripts/pg-bench.sh.
 
+"$(dirname "${BASH_SOURCE[0]}")/install-packages.sh" --wait
 find_pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 pg_bin="$(find_pg_bin)"
 if [ -z "$pg_bin" ] || [ ! -x "$pg_bin/initdb" ]; then

@@ -14,6 +14,7 @@ wb_version=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' host-wasm/Cargo.to
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]; then
   cargo install wasm-bindgen-cli --version "$wb_version"
 fi
+scripts/install-packages.sh --wait
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 # --- installs (idempotent) ----------------------------------------------------
+scripts/install-packages.sh --wait
 if [ ! -x /usr/bin/chromium ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update
