@@ -12,6 +12,7 @@
 use mentisdb_tests::daemon::{client, data_dir, head, ok, Daemon};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, OptLevel, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -55,8 +56,17 @@ struct Replica {
     plugin: PluginSync,
 }
 
-impl Replica {
-    fn open(dir: &Path) -> Replica {
+/// The sync component compiled once for the test binary (a debug-built
+/// Cranelift takes most of a minute per compile), with its linker.
+struct Compiled {
+    engine: Engine,
+    component: Component,
+    linker: Linker<State>,
+}
+
+fn compiled() -> &'static Compiled {
+    static COMPILED: OnceLock<Compiled> = OnceLock::new();
+    COMPILED.get_or_init(|| {
         let path = component_path();
         assert!(path.exists(), "no sync component at {}: build it with `cargo build -p mentisdb-wasi --target wasm32-wasip2 --features sync` and copy it there", path.display());
         let mut config = Config::new();
@@ -66,11 +76,19 @@ impl Replica {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
+        Compiled { engine, component, linker }
+    })
+}
+
+impl Replica {
+    /// A fresh instance (its own store and memory) of the compiled component.
+    fn open(dir: &Path) -> Replica {
+        let Compiled { engine, component, linker } = compiled();
         let mut wasi = WasiCtxBuilder::new();
         wasi.inherit_stderr();
         wasi.preopened_dir(dir, "/data", FsPerms::ReadWrite).unwrap();
-        let mut store = Store::new(&engine, State { ctx: wasi.build(), http: WasiHttpCtx::new(), table: ResourceTable::new() });
-        let plugin = PluginSync::instantiate(&mut store, &component, &linker).unwrap();
+        let mut store = Store::new(engine, State { ctx: wasi.build(), http: WasiHttpCtx::new(), table: ResourceTable::new() });
+        let plugin = PluginSync::instantiate(&mut store, component, linker).unwrap();
         Replica { store, plugin }
     }
 
