@@ -5,16 +5,9 @@
 # directory when the sourcing script exits. Used by
 # scripts/stages/25-postgres.sh and scripts/pg-bench.sh.
 
-"$(dirname "${BASH_SOURCE[0]}")/install-packages.sh" --wait
+"$(dirname "${BASH_SOURCE[0]}")/install.sh" --wait postgresql
 find_pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 pg_bin="$(find_pg_bin)"
-if [ -z "$pg_bin" ] || [ ! -x "$pg_bin/initdb" ]; then
-  echo "installing PostgreSQL from Debian's packages"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends postgresql >/dev/null
-  pg_bin="$(find_pg_bin)"
-fi
 [ -x "$pg_bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin" >&2; exit 1; }
 
 # initdb and the server refuse to run as root: run them as postgres (the

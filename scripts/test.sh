@@ -12,12 +12,16 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 mkdir -p test-output "$CARGO_TARGET_DIR"
 echo "=== start: disk free $(df -h --output=avail "$CARGO_TARGET_DIR" | tail -1 | tr -d ' '), $(nproc) cores"
 filter="${1:-}"
-# Debian packages for later stages download while stage 10 compiles; each
-# stage waits for this before it looks for its own (it installs what is
-# still missing itself). Its output: test-output/install-packages.log.
-export MENTISDB_INSTALL_PACKAGES_LOG="$PWD/test-output/install-packages.log"
-scripts/install-packages.sh >"$MENTISDB_INSTALL_PACKAGES_LOG" 2>&1 &
-export MENTISDB_INSTALL_PACKAGES_PID=$!
+# What later stages need installs in the background while stage 10
+# compiles: Debian's packages, and wasm-bindgen-cli built at the lowest CPU
+# priority (stage 40 only). A stage waits for its item
+# (`scripts/install.sh --wait ITEM`); output: test-output/install-ITEM.log.
+scripts/install.sh debian >test-output/install-debian.log 2>&1 &
+export MENTISDB_INSTALL_DEBIAN_PID=$!
+case 40-wasm.sh in *"$filter"*)
+  nice -n 19 scripts/install.sh wasm-bindgen >test-output/install-wasm-bindgen.log 2>&1 &
+  export MENTISDB_INSTALL_WASM_BINDGEN_PID=$! ;;
+esac
 for stage in scripts/stages/*.sh; do
   case "$stage" in *"$filter"*) ;; *) continue ;; esac
   echo "=== stage $(basename "$stage")"

@@ -6,12 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 # `mentisdbd wizard` is tested in a real terminal (tmux), typed into as a person would.
-scripts/install-packages.sh --wait
-if ! command -v tmux >/dev/null 2>&1; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y tmux
-fi
+scripts/install.sh --wait tmux
 cargo test -p mentisdb-fs-storage -p mentisdb-std-host
 cargo test -p mentisdb-native --all-targets
 cargo test -p mentisdb-native --doc

@@ -5,8 +5,7 @@
 # tests/python/requirements.txt, installed into a venv under the target dir.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-scripts/install-packages.sh --wait
-command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
+scripts/install.sh --wait curl
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build -p mentisdb-native --bin mentisdbd --bin mentisdb
 venv="$(scripts/python-venv.sh)"

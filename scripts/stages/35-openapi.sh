@@ -7,8 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
-scripts/install-packages.sh --wait
-command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
+scripts/install.sh --wait curl
 cargo build -p mentisdb-native --bin mentisdbd
 venv="$(scripts/python-venv.sh)"
 "$venv/bin/pip" install -q --disable-pip-version-check -r tests/schemathesis/requirements.txt

@@ -9,17 +9,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 # --- installs (idempotent) ----------------------------------------------------
 rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown
-# The CLI must be exactly the wasm-bindgen version pinned in host-wasm/Cargo.toml.
-wb_version=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' host-wasm/Cargo.toml)
-if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]; then
-  cargo install wasm-bindgen-cli --version "$wb_version"
-fi
-scripts/install-packages.sh --wait
-if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y chromium chromium-driver
-fi
+# wasm-bindgen-cli at exactly the version host-wasm/Cargo.toml pins; Chromium.
+scripts/install.sh --wait wasm-bindgen chromium
 (cd host-wasm/e2e && npm ci --no-audit --no-fund)
 
 # --- tests --------------------------------------------------------------------

@@ -8,12 +8,7 @@ cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 # --- installs (idempotent) ----------------------------------------------------
-scripts/install-packages.sh --wait
-if [ ! -x /usr/bin/chromium ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y chromium
-fi
+scripts/install.sh --wait chromium
 (cd host-native/explorer/e2e && npm ci --no-audit --no-fund)
 
 # --- tests --------------------------------------------------------------------
