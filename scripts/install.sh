@@ -64,8 +64,9 @@ wasm_bindgen() {
   echo "installing wasm-bindgen-cli $version (cargo install)"
   # A directory of its own inside the target dir: cargo locks a target dir
   # per build, and this build runs beside the tests' (it shares nothing with
-  # them: a release build of other crates).
-  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/wasm-bindgen-cli" cargo install wasm-bindgen-cli --version "$version"
+  # them: a release build of other crates). --force: cargo's own record of
+  # installs can name a CLI whose binary is gone.
+  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/wasm-bindgen-cli" cargo install --force wasm-bindgen-cli --version "$version"
 }
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
