@@ -3,7 +3,7 @@
 # mentisdb-wasm (wasm-bindgen --target web), size-optimised with wasm-opt (-Oz and the passes below)
 # from npm's binaryen, and prints the raw and gzipped size of the .wasm.
 # Needs: rustup (it installs the pinned nightly toolchain below), wasm-bindgen-cli
-# of the pinned version, node + npm (scripts/stages/40-wasm.sh installs them).
+# of the pinned version (`scripts/install.sh wasm-bindgen`), node + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"

@@ -6,11 +6,12 @@ Cargo unifies a dependency's features over what one invocation builds, so
 different feature sets of, say, tokio, and then rebuild mentisdb-core and
 everything above it. workspace-hack/Cargo.toml lists the union of every
 varying feature set so that all native builds agree. This script asks cargo
-(the pinned nightly's `--unit-graph`; nothing is compiled) what each
-`cargo test` / `cargo build` line of scripts/stages/*.sh would build, and
+(the pinned nightly's `--unit-graph`, whose resolver the stable one
+follows; nothing is compiled) what each native `cargo test` / `build` /
+`run -p` line of scripts/stages/*.sh and scripts/*.sh would build, and
 fails when a crate of this workspace would be built in more than one
-configuration, printing the third-party feature sets that differ as lines
-for workspace-hack/Cargo.toml.
+configuration, printing the third-party feature sets that differ (their
+union) for workspace-hack/Cargo.toml. Stage 90 runs it.
 
 Usage: python3 scripts/feature_splits.py [--toolchain NIGHTLY]
 """
@@ -25,25 +26,47 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# A stage line that runs cargo on this workspace, natively (no --target,
-# no other toolchain, no release build: those are built once by design).
-CARGO_LINE = re.compile(r"^\s*(?:[A-Z_]+=\S+\s+)*cargo (test|build) (.*)$")
+# A cargo command of this workspace's native debug builds: `cargo test`,
+# `build` or `run` naming its package (cross-target builds, other toolchains
+# and release builds are built once by design and not asked about).
+CARGO_COMMAND = re.compile(r"(?:^|[;&|(]\s*|\s)(?:[A-Z0-9_]+=\S+\s+)*cargo (test|build|run) (.*)$")
+
+
+def script_lines(path):
+    """A script's lines, `\\`-continued lines joined, comments dropped."""
+    joined, pending = [], ""
+    for line in path.read_text().splitlines():
+        line = line.split(" #")[0] if not line.lstrip().startswith("#") else ""
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        joined.append(pending + line)
+        pending = ""
+    return joined
 
 
 def stage_invocations():
-    """The `cargo test|build -p ...` invocations of the stage scripts."""
+    """The native `cargo test|build|run -p ...` invocations the test command makes:
+    the stage scripts and the scripts they run."""
+    scripts = sorted((ROOT / "scripts" / "stages").glob("*.sh"))
+    scripts += [p for p in sorted((ROOT / "scripts").glob("*.sh")) if p.name != "test.sh"]
     found = []
-    for stage in sorted((ROOT / "scripts" / "stages").glob("*.sh")):
-        for line in stage.read_text().splitlines():
-            line = line.split("#")[0].rstrip().rstrip("\\").strip()
-            match = CARGO_LINE.match(line)
+    for script in scripts:
+        for line in script_lines(script):
+            match = CARGO_COMMAND.search(line)
             if not match:
                 continue
             args = match.group(2).split(" -- ")[0]
             args = re.split(r"\s*(?:\|\||&&|2>&1|\||;|\))", args)[0].split()
-            if "-p" not in args or "--target" in args or "--release" in args:
+            args = ["-p" if a == "--package" else a for a in args]
+            if "-p" not in args or "--target" in args or "--release" in args or any(a.startswith("+") for a in args):
                 continue
-            found.append([match.group(1)] + args)
+            if match.group(1) == "run":
+                # What `cargo run` builds is what `cargo build` with its arguments builds.
+                args = [a for a in args if a not in ("-q", "--quiet")]
+                found.append(["build"] + args)
+            else:
+                found.append([match.group(1)] + args)
     return found
 
 
@@ -96,7 +119,7 @@ def main():
                 profile = {k: v for k, v in unit["profile"].items() if k != "name"}
                 text = json.dumps([unit["pkg_id"], unit["target"]["name"], unit["mode"],
                                    unit["features"], profile], sort_keys=True)
-                text += "".join(identity(d["index"]) for d in sorted(unit["dependencies"], key=lambda d: d["index"]))
+                text += "".join(sorted(identity(d["index"]) for d in unit["dependencies"]))
                 memo[index] = hashlib.sha1(text.encode()).hexdigest()
             return memo[index]
 
@@ -110,7 +133,7 @@ def main():
                 side = "host" if index in host else "target"
                 theirs[(unit["pkg_id"].split("#")[-1], side)][tuple(unit["features"])].append(number)
 
-    print(f"{len(invocations)} cargo invocations of scripts/stages/*.sh")
+    print(f"{len(invocations)} cargo invocations of scripts/stages/*.sh and scripts/*.sh")
     split = {name: configs for name, configs in ours.items() if len(configs) > 1}
     if not split:
         print(f"each of our {len(ours)} libraries and binaries is built in one configuration")

@@ -4,7 +4,9 @@
 #   postgresql    stage 25 (a throwaway server: scripts/start-postgres.sh)
 #   curl          stages 30 and 35
 #   chromium      stages 40 and 45 (Chromium and ChromeDriver)
-#   debian        every item above, in one apt transaction (needs root)
+#   python3-venv  Debian's python3 and python3-venv (scripts/python-venv.sh,
+#                 when the machine's python3 cannot make a venv)
+#   debian        tmux, postgresql, curl and chromium in one apt run (as root)
 #   wasm-bindgen  wasm-bindgen-cli at exactly the version host-wasm/Cargo.toml
 #                 pins (stage 40), built by `cargo install`
 # scripts/test.sh runs `debian` and `wasm-bindgen` in the background before
@@ -16,10 +18,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-wait_for() { # pid item
-  if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+wait_for() { # pid item: until test.sh's background job writes its exit status
+  # (the pid only guards against a job killed before it could; the file
+  # guards against the pid being reused by then)
+  local done="test-output/install-$2.exit"
+  if [ -n "$1" ] && [ ! -e "$done" ] && kill -0 "$1" 2>/dev/null; then
     echo "waiting for test.sh's background install of $2 (pid $1; log test-output/install-$2.log)"
-    while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    while [ ! -e "$done" ] && kill -0 "$1" 2>/dev/null; do sleep 1; done
   fi
 }
 
@@ -30,6 +35,7 @@ debian() { # the Debian items asked for
   for item in "$@"; do
     case "$item" in
       tmux) command -v tmux >/dev/null || plain+=(tmux) ;;
+      python3-venv) plain+=(python3 python3-venv) ;;
       curl) command -v curl >/dev/null || plain+=(curl) ;;
       postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || plain+=(postgresql) ;;
       chromium)
@@ -70,7 +76,7 @@ wasm_bindgen() {
 }
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 wait=false
@@ -78,14 +84,14 @@ if [ "${1:-}" = --wait ]; then
   wait=true
   shift
 fi
-[ "$#" -gt 0 ] || { echo "usage: scripts/install.sh [--wait] tmux|postgresql|curl|chromium|debian|wasm-bindgen..." >&2; exit 2; }
+[ "$#" -gt 0 ] || { echo "usage: scripts/install.sh [--wait] tmux|postgresql|curl|chromium|python3-venv|debian|wasm-bindgen..." >&2; exit 2; }
 debian_items=()
 for item in "$@"; do
   case "$item" in
-    tmux | postgresql | curl | chromium) debian_items+=("$item") ;;
+    tmux | postgresql | curl | chromium | python3-venv) debian_items+=("$item") ;;
     debian) debian_items+=(tmux postgresql curl chromium) ;;
     wasm-bindgen) ;;
-    *) echo "scripts/install.sh: unknown item '$item' (tmux, postgresql, curl, chromium, debian, wasm-bindgen)" >&2; exit 2 ;;
+    *) echo "scripts/install.sh: unknown item '$item' (tmux, postgresql, curl, chromium, python3-venv, debian, wasm-bindgen)" >&2; exit 2 ;;
   esac
 done
 if [ "${#debian_items[@]}" -gt 0 ]; then

@@ -16,10 +16,13 @@ filter="${1:-}"
 # compiles: Debian's packages, and wasm-bindgen-cli built at the lowest CPU
 # priority (stage 40 only). A stage waits for its item
 # (`scripts/install.sh --wait ITEM`); output: test-output/install-ITEM.log.
-scripts/install.sh debian >test-output/install-debian.log 2>&1 &
+# Each writes its exit status to test-output/install-ITEM.exit when done.
+rm -f test-output/install-*.exit
+(set +e; scripts/install.sh debian; echo $? >test-output/install-debian.exit) >test-output/install-debian.log 2>&1 &
 export MENTISDB_INSTALL_DEBIAN_PID=$!
 case 40-wasm.sh in *"$filter"*)
-  nice -n 19 scripts/install.sh wasm-bindgen >test-output/install-wasm-bindgen.log 2>&1 &
+  (set +e; nice -n 19 scripts/install.sh wasm-bindgen; echo $? >test-output/install-wasm-bindgen.exit) \
+    >test-output/install-wasm-bindgen.log 2>&1 &
   export MENTISDB_INSTALL_WASM_BINDGEN_PID=$! ;;
 esac
 for stage in scripts/stages/*.sh; do

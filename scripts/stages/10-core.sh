@@ -10,15 +10,6 @@ cargo clippy -p mentisdb-core --all-targets -- -D warnings
 cargo clippy --workspace --all-targets -- -D warnings
 # Each crate's modules stand in the layers ARCHITECTURE.md draws (no cycle).
 python3 scripts/module_layers.py
-# The stages' cargo lines build each of our crates once (natively): one
-# feature set per third-party crate, kept in workspace-hack/Cargo.toml.
-# cargo's --unit-graph needs the nightly the browser build pins (stage 40
-# uses it too); nothing is compiled.
-nightly=$(sed -n 's/^nightly=//p' scripts/build-wasm-pkg.sh)
-if ! rustup component list --toolchain "$nightly" --installed 2>/dev/null | grep -q '^rust-src'; then
-  rustup toolchain install "$nightly" --profile minimal --component rust-src
-fi
-python3 scripts/feature_splits.py --toolchain "$nightly"
 cargo test -p mentisdb-core --lib --tests --examples
 # Benches are compiled (debug) but not run here: figures come from `cargo bench`.
 cargo test -p mentisdb-core --benches --no-run

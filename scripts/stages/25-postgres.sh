@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
+# curl: the REST spec's examples below.
+scripts/install.sh --wait curl
 source scripts/start-postgres.sh
 
 cargo test -p mentisdb-pg-storage
