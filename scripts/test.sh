@@ -4,6 +4,25 @@
 # scripts/stages/ in order. Usage: ./scripts/test.sh [stage-name-substring]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stages=$(cd scripts/stages && ls ./*.sh | sed 's|^\./||; s|\.sh$||' | tr '\n' ' ' | sed 's/ $//')
+case "${1:-}" in
+  -h | --help)
+    echo "usage: ./scripts/test.sh [STAGE]   every stage in order, or those whose name contains STAGE"
+    echo "stages: $stages"
+    exit 0 ;;
+esac
+if [ "$#" -gt 1 ]; then
+  echo "test.sh: one stage name at most (got $#: $*); see ./scripts/test.sh --help" >&2
+  exit 2
+fi
+matches=0
+for name in $stages; do
+  case "$name" in *"${1:-}"*) matches=$((matches + 1)) ;; esac
+done
+if [ "$matches" -eq 0 ]; then
+  echo "test.sh: no stage name contains '$1' (stages: $stages)" >&2
+  exit 2
+fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # A clean CI checkout gains nothing from incremental caches, which cost
@@ -20,13 +39,13 @@ filter="${1:-}"
 rm -f test-output/install-*.exit
 (set +e; scripts/install.sh debian; echo $? >test-output/install-debian.exit) >test-output/install-debian.log 2>&1 &
 export MENTISDB_INSTALL_DEBIAN_PID=$!
-case 40-wasm.sh in *"$filter"*)
+case 40-wasm in *"$filter"*)
   (set +e; nice -n 19 scripts/install.sh wasm-bindgen; echo $? >test-output/install-wasm-bindgen.exit) \
     >test-output/install-wasm-bindgen.log 2>&1 &
   export MENTISDB_INSTALL_WASM_BINDGEN_PID=$! ;;
 esac
 for stage in scripts/stages/*.sh; do
-  case "$stage" in *"$filter"*) ;; *) continue ;; esac
+  case "$(basename "$stage" .sh)" in *"$filter"*) ;; *) continue ;; esac
   echo "=== stage $(basename "$stage")"
   start=$(date +%s)
   outcome=passed
