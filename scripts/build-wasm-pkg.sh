@@ -29,10 +29,7 @@ nightly=nightly-2026-05-19
 if [ "${MENTISDB_WASM_PANIC_MESSAGES:-}" = 1 ]; then
   cargo build --release --target wasm32-unknown-unknown -p mentisdb-wasm
 else
-  installed=$(rustup component list --toolchain "$nightly" --installed 2>/dev/null || true)
-  if ! grep -q '^rust-src' <<<"$installed"; then
-    rustup toolchain install "$nightly" --profile minimal --component rust-src
-  fi
+  scripts/install.sh nightly
   RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zfmt-debug=shallow -Zlocation-detail=none" \
     cargo "+$nightly" build --release --target wasm32-unknown-unknown -p mentisdb-wasm \
     -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size

@@ -9,6 +9,8 @@
 #   debian        tmux, postgresql, curl and chromium in one apt run (as root)
 #   wasm-bindgen  wasm-bindgen-cli at exactly the version host-wasm/Cargo.toml
 #                 pins (stage 40), built by `cargo install`
+#   nightly       the nightly toolchain scripts/build-wasm-pkg.sh pins, with
+#                 rust-src (the browser's size-tuned build; stage 90's check)
 # scripts/test.sh runs `debian` and `wasm-bindgen` in the background before
 # stage 10, so the downloads and the CLI's build overlap the first compiles
 # (the build at the lowest CPU priority, in the cores stage 10 leaves idle).
@@ -76,22 +78,33 @@ wasm_bindgen() {
 }
 
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
+nightly() {
+  local toolchain installed
+  toolchain=$(sed -n 's/^nightly=//p' scripts/build-wasm-pkg.sh)
+  [ -n "$toolchain" ] || { echo "no nightly pin (nightly=...) in scripts/build-wasm-pkg.sh" >&2; exit 1; }
+  # Captured first: `grep -q` on a pipe could end rustup with SIGPIPE.
+  installed=$(rustup component list --toolchain "$toolchain" --installed 2>/dev/null || true)
+  if ! grep -q '^rust-src' <<<"$installed"; then
+    rustup toolchain install "$toolchain" --profile minimal --component rust-src
+  fi
+}
+
 wait=false
 if [ "${1:-}" = --wait ]; then
   wait=true
   shift
 fi
-[ "$#" -gt 0 ] || { echo "usage: scripts/install.sh [--wait] tmux|postgresql|curl|chromium|python3-venv|debian|wasm-bindgen..." >&2; exit 2; }
+[ "$#" -gt 0 ] || { echo "usage: scripts/install.sh [--wait] tmux|postgresql|curl|chromium|python3-venv|debian|wasm-bindgen|nightly..." >&2; exit 2; }
 debian_items=()
 for item in "$@"; do
   case "$item" in
     tmux | postgresql | curl | chromium | python3-venv) debian_items+=("$item") ;;
     debian) debian_items+=(tmux postgresql curl chromium) ;;
-    wasm-bindgen) ;;
-    *) echo "scripts/install.sh: unknown item '$item' (tmux, postgresql, curl, chromium, python3-venv, debian, wasm-bindgen)" >&2; exit 2 ;;
+    wasm-bindgen | nightly) ;;
+    *) echo "scripts/install.sh: unknown item '$item' (tmux, postgresql, curl, chromium, python3-venv, debian, wasm-bindgen, nightly)" >&2; exit 2 ;;
   esac
 done
 if [ "${#debian_items[@]}" -gt 0 ]; then
@@ -102,5 +115,7 @@ for item in "$@"; do
   if [ "$item" = wasm-bindgen ]; then
     $wait && wait_for "${MENTISDB_INSTALL_WASM_BINDGEN_PID:-}" wasm-bindgen
     wasm_bindgen
+  elif [ "$item" = nightly ]; then
+    nightly
   fi
 done
