@@ -203,6 +203,11 @@ fn follow_other_instances(pg: &Arc<PgStorage>, db: &Arc<MentisDb>) -> Result<Lis
             // The pool checks its connections; Resync follows the reconnection.
             Event::Disconnected => {}
             Event::Resync => {
+                // A registration made through another daemon before this
+                // listener was listening would otherwise stay unseen.
+                if let Err(e) = db.reload_daemon_wide_objects() {
+                    tracing::error!(error = %e, "the skill log or webhook registry could not be read again after (re)connecting to PostgreSQL notifications");
+                }
                 for key in db.chain_keys() {
                     match db.catch_up(&key) {
                         Ok(n) => tracing::debug!(chain_key = %key, thoughts = n, "caught up after (re)connecting to PostgreSQL notifications"),

@@ -127,6 +127,19 @@ impl MentisDb {
         }
     }
 
+    /// Reads again the daemon-wide objects a shared store replaces as a
+    /// whole (the skill log; with `daemon-tools`, the webhook registry):
+    /// for a host whose notifications may have been missed (a listener that
+    /// just connected or reconnected), so a registration another engine made
+    /// meanwhile is not missed for good. Chains catch up on their own
+    /// ([`MentisDb::catch_up`]).
+    pub fn reload_daemon_wide_objects(&self) -> Result<(), ToolError> {
+        self.reload_object(naming::SKILLS_LOG)?;
+        #[cfg(feature = "daemon-tools")]
+        self.reload_object(naming::WEBHOOKS_OBJECT)?;
+        Ok(())
+    }
+
     /// A shared store says `object` was replaced as a whole by some engine
     /// (this one too): a chain rewritten by a forget or a migration is read
     /// again, verified and served from the new copy; an edited agent
