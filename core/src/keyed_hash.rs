@@ -37,6 +37,7 @@ impl BuildHasher for KeyedState {
 
 /// A `HashMap` hashed with [`KeyedState`].
 #[allow(clippy::disallowed_types, reason = "std's map with the host-keyed hasher, not RandomState")]
+#[allow(dead_code, reason = "the map core/clippy.toml points to instead of std's HashMap; the ranked index's terms moved to a HashTable (ranked/terms.rs)")]
 pub(crate) type KeyedMap<K, V> = HashMap<K, V, KeyedState>;
 /// A `HashSet` hashed with [`KeyedState`].
 #[allow(clippy::disallowed_types, reason = "std's set with the host-keyed hasher, not RandomState")]

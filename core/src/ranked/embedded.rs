@@ -29,28 +29,28 @@ impl Embedded {
     /// Embeds the next thought (its `content`) and the words it brought to
     /// the index (`new_words`, as first seen), in one batch, when a provider
     /// is registered; without one, adds empty slots.
-    pub(crate) fn add(&mut self, content: &str, new_words: &[Box<str>]) {
+    pub(crate) fn add<'w>(&mut self, content: &'w str, new_words: impl ExactSizeIterator<Item = &'w str>) {
         match &self.embedder {
             Some(e) => {
                 let mut texts: Vec<&str> = vec![embedding_text(content)];
-                texts.extend(new_words.iter().map(|s| &**s));
+                texts.extend(new_words);
                 // One answer per text, whatever the provider returns.
                 let mut out = e.embed_batch(&texts).into_iter();
                 self.thoughts.push(out.next().flatten());
-                for _ in new_words {
+                for _ in 1..texts.len() {
                     self.words.push(out.next().flatten());
                 }
             }
             None => {
                 self.thoughts.push(None);
-                new_words.iter().for_each(|_| self.words.push(None));
+                new_words.for_each(|_| self.words.push(None));
             }
         }
     }
 
     /// Registers (or clears) the provider and embeds every thought of
     /// `thoughts` and every word of `words` (all the index holds, in order).
-    pub(crate) fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought], words: &[Box<str>]) {
+    pub(crate) fn set_embedder<'w>(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought], words: impl ExactSizeIterator<Item = &'w str>) {
         self.thoughts = match &embedder {
             Some(e) => {
                 let texts: Vec<&str> = thoughts.iter().map(|t| embedding_text(&t.content)).collect();
@@ -63,13 +63,13 @@ impl Embedded {
         self.words = TermVectors::default();
         match &embedder {
             Some(e) => {
-                let words: Vec<&str> = words.iter().map(|s| &**s).collect();
+                let words: Vec<&str> = words.collect();
                 let mut out = e.embed_batch(&words).into_iter();
                 for _ in 0..words.len() {
                     self.words.push(out.next().flatten());
                 }
             }
-            None => words.iter().for_each(|_| self.words.push(None)),
+            None => words.for_each(|_| self.words.push(None)),
         }
         self.embedder = embedder;
     }

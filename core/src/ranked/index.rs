@@ -20,7 +20,10 @@ use super::edges::Edges;
 pub use super::edges::{Edge, EdgeKind};
 use super::embedded::{Embedded, TermVectors};
 use super::embedding::EmbeddingProvider;
-use crate::keyed_hash::{KeyedMap, KeyedState};
+use super::postings::PostingList;
+pub use super::postings::Posting;
+use super::terms::Terms;
+use crate::keyed_hash::KeyedState;
 use crate::thought::Thought;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -66,26 +69,17 @@ impl Field {
     }
 }
 
-/// One occurrence list entry: term frequency of a term in one field of one thought.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Posting {
-    /// Document number of the thought in the index.
-    pub doc: u32,
-    /// The field, as a `Field` discriminant.
-    pub field: u8,
-    /// How often the term occurs in that field.
-    pub tf: u16,
-}
-
 /// The ranked index of one chain.
 #[derive(Clone, Default)]
 pub struct RankedIndex {
-    /// Term -> id, hashed with a [`KeyedState`] (see [`crate::keyed_hash`]):
-    /// the host's key through [`RankedIndex::with_hasher`] (the words are
-    /// the writers', so their hashes should not be predictable), else the
-    /// fixed default key.
-    terms: KeyedMap<Box<str>, u32>,
-    postings: Vec<Vec<Posting>>,
+    /// Term -> id, with the word each term was first seen as (what a
+    /// provider embeds for it), hashed with a [`KeyedState`] (see
+    /// [`crate::keyed_hash`]): the host's key through
+    /// [`RankedIndex::with_hasher`] (the words are the writers', so their
+    /// hashes should not be predictable), else the fixed default key.
+    terms: Terms,
+    /// Each term's postings, by term id.
+    postings: Vec<PostingList>,
     doc_freq: Vec<u32>,
     field_lens: Vec<[u16; FIELD_COUNT]>,
     field_len_sums: [u64; FIELD_COUNT],
@@ -105,8 +99,6 @@ pub struct RankedIndex {
     /// one after another; thought `doc` ends at `content_ends[doc]`.
     content_terms: Vec<u32>,
     content_ends: Vec<usize>,
-    /// The word each term was first seen as (what a provider embeds for it).
-    surfaces: Vec<Box<str>>,
     /// With a provider, one vector per thought and per term.
     embedded: Embedded,
 }
@@ -165,7 +157,7 @@ impl RankedIndex {
     /// An empty index whose term dictionary is keyed with `hasher` (the
     /// chain's, from the host; [`Default`] uses the fixed default key).
     pub fn with_hasher(hasher: KeyedState) -> Self {
-        RankedIndex { terms: KeyedMap::with_hasher(hasher), ..RankedIndex::default() }
+        RankedIndex { terms: Terms::with_hasher(hasher), ..RankedIndex::default() }
     }
 
     /// Indexes the next thought of the chain (`t.index` must equal
@@ -184,7 +176,7 @@ impl RankedIndex {
         let doc = self.timestamps.len() as u32;
         debug_assert_eq!(t.index, doc as u64, "thoughts are indexed in chain order");
         let mut lens = [0u16; FIELD_COUNT];
-        let first_new_term = self.surfaces.len();
+        let first_new_term = self.terms.len();
         for field in Field::ALL {
             let words = match field {
                 Field::Content => {
@@ -233,7 +225,7 @@ impl RankedIndex {
         crate::growth::push(&mut self.authors, author);
         self.edges.add(t);
         // The thought and the words it brought to the chain, in one batch.
-        self.embedded.add(&t.content, &self.surfaces[first_new_term..]);
+        self.embedded.add(&t.content, self.terms.surfaces_from(first_new_term));
     }
 
     /// Counts one occurrence of `term` in `field` of thought `doc` (the one
@@ -242,28 +234,23 @@ impl RankedIndex {
     /// which is the last of the term's postings once started. Returns the
     /// term's id.
     fn count(&mut self, term: String, surface: Option<&str>, doc: u32, field: Field) -> u32 {
-        let id = match self.terms.get(term.as_str()) {
-            Some(id) => *id,
-            None => {
-                let id = self.postings.len() as u32;
-                self.surfaces.push(surface.unwrap_or(&term).into());
-                self.terms.insert(term.into_boxed_str(), id);
-                // Room for one: most terms (numbers, names) occur once, and
-                // a first push would reserve four.
-                self.postings.push(Vec::with_capacity(1));
-                self.doc_freq.push(0);
-                id
-            }
-        };
+        let (id, new) = self.terms.intern(&term, surface.unwrap_or(&term));
+        let posting = Posting { doc, field: field as u8, tf: 1 };
+        if new {
+            debug_assert_eq!(id as usize, self.postings.len());
+            crate::growth::push(&mut self.postings, PostingList::One(posting));
+            crate::growth::push(&mut self.doc_freq, 1);
+            return id;
+        }
         let list = &mut self.postings[id as usize];
-        match list.last_mut() {
-            Some(p) if p.doc == doc && p.field == field as u8 => p.tf = p.tf.saturating_add(1),
-            last => {
-                if last.is_none_or(|p| p.doc != doc) {
-                    self.doc_freq[id as usize] += 1;
-                }
-                crate::growth::push_to_short_list(list, Posting { doc, field: field as u8, tf: 1 });
+        let last = list.last_mut();
+        if last.doc == doc && last.field == field as u8 {
+            last.tf = last.tf.saturating_add(1);
+        } else {
+            if last.doc != doc {
+                self.doc_freq[id as usize] += 1;
             }
+            list.push(posting);
         }
         id
     }
@@ -271,7 +258,7 @@ impl RankedIndex {
     /// Registers (or clears) the embedding provider and embeds every
     /// already-indexed thought of `thoughts` (the chain's thoughts, in order).
     pub fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought]) {
-        self.embedded.set_embedder(embedder, thoughts, &self.surfaces);
+        self.embedded.set_embedder(embedder, thoughts, self.terms.surfaces_from(0));
     }
 
     /// The registered embedding provider.
@@ -287,12 +274,12 @@ impl RankedIndex {
 
     /// Number of distinct terms.
     pub fn surface_count(&self) -> usize {
-        self.surfaces.len()
+        self.terms.len()
     }
 
     /// The word term `id` was first seen as.
     pub fn surface(&self, id: u32) -> &str {
-        &self.surfaces[id as usize]
+        self.terms.surface(id)
     }
 
     /// The terms' vectors (rows of zeros without a provider).
@@ -315,12 +302,12 @@ impl RankedIndex {
 
     /// Id of an index term.
     pub fn term_id(&self, term: &str) -> Option<u32> {
-        self.terms.get(term).copied()
+        self.terms.get(term)
     }
 
     /// Occurrences of term `id`, in chain order.
     pub fn postings(&self, id: u32) -> &[Posting] {
-        &self.postings[id as usize]
+        self.postings[id as usize].as_slice()
     }
 
     /// How many thoughts contain term `id` in any field.

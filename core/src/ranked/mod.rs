@@ -38,12 +38,14 @@ pub mod graph;
 mod hits;
 pub mod index;
 mod lexical;
+mod postings;
 mod query;
 pub mod quantized;
 pub mod rerank;
 pub mod search;
 pub mod sketch;
 mod stretch;
+mod terms;
 mod turns;
 mod vectors;
 

@@ -59,6 +59,7 @@ pub struct QuantizedRows<C: Code = i8> {
     dim: usize,
     count: usize,
     codes: Vec<C>,
+    /// One per row once any row has a vector (0.0: none); empty before.
     scales: Vec<f32>,
 }
 
@@ -131,8 +132,14 @@ impl<C: Code> QuantizedRows<C> {
         if let (0, Some(v)) = (self.dim, &vector) {
             self.dim = v.len();
             self.codes = vec![C::default(); self.count * self.dim];
+            self.scales = vec![0.0; self.count];
         }
         self.count += 1;
+        if self.dim == 0 {
+            // No vector yet (no provider, or it gave none): nothing to keep
+            // per row until one comes.
+            return;
+        }
         match vector.filter(|v| v.len() == self.dim && self.dim > 0).and_then(quantize::<C>) {
             Some((codes, scale)) => {
                 self.codes.extend(codes);
@@ -183,7 +190,7 @@ impl<C: Code> QuantizedRows<C> {
 
     /// Row `id` as a unit `f32` vector (within rounding); `None` when it has none.
     pub fn row(&self, id: u32) -> Option<Vec<f32>> {
-        let scale = self.scales[id as usize];
+        let scale = *self.scales.get(id as usize)?;
         Some(self.row_codes(id)?.iter().map(|c| wide(*c) as f32 * scale).collect())
     }
 

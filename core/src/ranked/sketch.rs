@@ -50,6 +50,7 @@ pub struct SketchedRows {
     /// same ones), one copy per dimension shared by every chain
     /// ([`shared_planes`]); empty before the first vector.
     planes: Arc<[i8]>,
+    /// [`WORDS`] words per thought once any thought has a vector; empty before.
     bits: Vec<u64>,
     /// The mean of the first [`CENTRE_SAMPLE`] vectors, subtracted before
     /// sketching; `None` until there are that many.
@@ -110,10 +111,17 @@ impl SketchedRows {
     /// Appends the next thought's vector ([`QuantizedRows::push`]) and its sketch.
     pub fn push(&mut self, vector: Option<Vec<f32>>) {
         self.rows.push(vector);
-        if self.planes.is_empty() && self.rows.dim() > 0 {
+        if self.rows.dim() == 0 {
+            // No vector yet (no provider): every sketch would be zeros, 64
+            // bytes a thought for nothing; they are written when one comes.
+            return;
+        }
+        if self.planes.is_empty() {
             self.planes = shared_planes(self.rows.dim());
         }
         let last = self.rows.len() as u32 - 1;
+        // The thoughts before the first vector: all-zero sketches.
+        self.bits.resize(last as usize * WORDS, 0);
         if self.centre.is_none() && self.rows.has(last) {
             self.vectors_seen += 1;
         }

@@ -1,0 +1,147 @@
+//! The ranked index's term dictionary: each distinct term once, with an id
+//! (its place in the order terms were first seen) and the word it was first
+//! seen as (what an embedding provider embeds for it).
+//!
+//! Built for chains where most terms occur once (numbers, names, typos, ids
+//! in chat turns): no allocation per term. Term texts and surface words
+//! live one after another in two shared buffers ([`Strings`]); the lookup
+//! table holds only `(id, 32 bits of the term's hash)`, 8 bytes, and reads
+//! the term's text from the buffer to compare. Before, each term was a
+//! `HashMap<Box<str>, u32>` entry and a `Box<str>` surface: two allocations
+//! and about 90 bytes more per term (docs/performance.md, the memory row).
+
+use crate::keyed_hash::KeyedState;
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+
+/// Strings kept one after another in one buffer, by position.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Strings {
+    text: String,
+    /// Where string `i` ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Strings {
+    /// Adds `s` as the last string.
+    pub(crate) fn push(&mut self, s: &str) {
+        self.text.reserve_exact(crate::growth::an_eighth_more(self.text.len(), self.text.capacity(), s.len()));
+        self.text.push_str(s);
+        crate::growth::push(&mut self.ends, self.text.len());
+    }
+
+    /// String `i`.
+    pub(crate) fn get(&self, i: usize) -> &str {
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p]);
+        &self.text[start..self.ends[i]]
+    }
+
+    /// How many strings there are.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Strings `from..`, in order.
+    pub(crate) fn iter_from(&self, from: usize) -> impl ExactSizeIterator<Item = &str> {
+        (from..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// The term dictionary (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Terms {
+    /// `(term id, high 32 bits of its keyed hash)` per term.
+    table: HashTable<(u32, u32)>,
+    hasher: KeyedState,
+    /// Term `id`'s text.
+    texts: Strings,
+    /// The word term `id` was first seen as.
+    surfaces: Strings,
+}
+
+/// The table's hash of a term, from the 32 bits an entry keeps: hashbrown
+/// takes the bucket from the low bits and its 7-bit tag from the top ones,
+/// so both halves carry them.
+fn table_hash(high: u32) -> u64 {
+    (u64::from(high) << 32) | u64::from(high)
+}
+
+impl Terms {
+    /// An empty dictionary hashing terms with `hasher`.
+    pub(crate) fn with_hasher(hasher: KeyedState) -> Self {
+        Terms { hasher, ..Terms::default() }
+    }
+
+    fn high_hash(&self, term: &str) -> u32 {
+        (self.hasher.hash_one(term) >> 32) as u32
+    }
+
+    /// The id of `term`, if it was seen.
+    pub(crate) fn get(&self, term: &str) -> Option<u32> {
+        let high = self.high_hash(term);
+        self.table.find(table_hash(high), |&(id, h)| h == high && self.texts.get(id as usize) == term).map(|&(id, _)| id)
+    }
+
+    /// The id of `term`, added (first seen as `surface`) if new; and
+    /// whether it was new.
+    pub(crate) fn intern(&mut self, term: &str, surface: &str) -> (u32, bool) {
+        let high = self.high_hash(term);
+        let texts = &self.texts;
+        if let Some(&(id, _)) = self.table.find(table_hash(high), |&(id, h)| h == high && texts.get(id as usize) == term) {
+            return (id, false);
+        }
+        let id = u32::try_from(self.texts.len()).expect("fewer than 2^32 distinct terms");
+        self.texts.push(term);
+        self.surfaces.push(surface);
+        self.table.insert_unique(table_hash(high), (id, high), |&(_, h)| table_hash(h));
+        (id, true)
+    }
+
+    /// How many distinct terms there are.
+    pub(crate) fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// The word term `id` was first seen as.
+    pub(crate) fn surface(&self, id: u32) -> &str {
+        self.surfaces.get(id as usize)
+    }
+
+    /// The surface words of terms `from..`, in id order.
+    pub(crate) fn surfaces_from(&self, from: usize) -> impl ExactSizeIterator<Item = &str> {
+        self.surfaces.iter_from(from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interns_each_term_once_across_growth_and_keeps_its_first_surface() {
+        let mut terms = Terms::with_hasher(KeyedState::from_key([3; 16]));
+        for i in 0..5000u32 {
+            assert_eq!(terms.intern(&format!("t{i}"), &format!("T{i}s")), (i, true));
+        }
+        assert_eq!(terms.intern("t42", "other"), (42, false), "a known term keeps its id");
+        assert_eq!(terms.surface(42), "T42s", "and the word it was first seen as");
+        for i in 0..5000u32 {
+            assert_eq!(terms.get(&format!("t{i}")), Some(i));
+        }
+        assert_eq!(terms.get("t5000"), None);
+        assert_eq!(terms.get(""), None);
+        assert_eq!(terms.len(), 5000);
+        assert_eq!(terms.surfaces_from(4998).collect::<Vec<_>>(), ["T4998s", "T4999s"]);
+        assert_eq!(terms.intern("", ""), (5000, true), "the empty term is a term like any other");
+        assert_eq!(terms.get(""), Some(5000));
+    }
+
+    #[test]
+    fn strings_come_back_by_position() {
+        let mut s = Strings::default();
+        for w in ["", "zürich", "a", ""] {
+            s.push(w);
+        }
+        assert_eq!((0..s.len()).map(|i| s.get(i)).collect::<Vec<_>>(), ["", "zürich", "a", ""]);
+    }
+}
