@@ -19,8 +19,11 @@ esac
 secs="${2:-10}"
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; exit 1; }
 command -v perf >/dev/null || { echo "perf not found: apt-get install linux-perf" >&2; exit 1; }
-cargo build --release -p mentisdb-native --bin mentisdbd
-bin="${CARGO_TARGET_DIR:-target}/release/mentisdbd"
+# MENTISDBD=<binary> measures that build instead (A/B runs of two builds).
+if [ -n "${MENTISDBD:-}" ]; then bin="$MENTISDBD"; else
+  cargo build --release -p mentisdb-native --bin mentisdbd
+  bin="${CARGO_TARGET_DIR:-target}/release/mentisdbd"
+fi
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 dir="$(mktemp -d)"
 port="$(free_port)"
