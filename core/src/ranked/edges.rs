@@ -41,6 +41,8 @@ pub(crate) struct Edges {
     /// Every thought's outgoing edges, one thought after another; thought
     /// `doc`'s end at `outgoing_ends[doc]`.
     outgoing: Vec<Edge>,
+    /// Empty until the first thought with an edge (most chats have none:
+    /// 8 bytes a thought for nothing), then one end per thought.
     outgoing_ends: Vec<usize>,
     /// Edges by target, oldest source first.
     incoming: BTreeMap<u32, Vec<Edge>>,
@@ -49,7 +51,7 @@ pub(crate) struct Edges {
 impl Edges {
     /// Adds the next thought's edges (`t.index` must be the number added so far).
     pub(crate) fn add(&mut self, t: &Thought) {
-        let doc = self.outgoing_ends.len() as u32;
+        let doc = t.index as u32;
         let first = self.outgoing.len();
         self.outgoing.extend(t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }));
         for rel in &t.relations {
@@ -61,6 +63,11 @@ impl Edges {
         for e in &self.outgoing[first..] {
             self.incoming.entry(e.to).or_default().push(*e);
         }
+        if self.outgoing.is_empty() {
+            return;
+        }
+        // The thoughts before the first edge all end at 0.
+        self.outgoing_ends.resize(doc as usize, 0);
         crate::growth::push(&mut self.outgoing_ends, self.outgoing.len());
     }
 
@@ -71,8 +78,9 @@ impl Edges {
 
     /// Edges leaving thought `doc` (its refs, then its same-chain relations).
     pub(crate) fn outgoing(&self, doc: u32) -> &[Edge] {
+        let Some(&end) = self.outgoing_ends.get(doc as usize) else { return &[] };
         let start = if doc == 0 { 0 } else { self.outgoing_ends[doc as usize - 1] };
-        &self.outgoing[start..self.outgoing_ends[doc as usize]]
+        &self.outgoing[start..end]
     }
 
     /// Edges arriving at thought `doc`, oldest source first.
@@ -110,5 +118,27 @@ mod tests {
         assert_eq!(kinds, vec![(0, "ref"), (1, "ref"), (0, "Supersedes"), (1, "Supports")], "refs, then relations, as listed");
         let from: Vec<u32> = edges.incoming(0).iter().map(|e| e.from).collect();
         assert_eq!(from, vec![1, 2, 2, 3], "oldest source first");
+    }
+
+    #[test]
+    fn nothing_is_kept_per_thought_before_the_first_edge() {
+        let mut c = Chain::new("e", ChainFormat::Binary);
+        let mut edges = Edges::default();
+        for i in 0..3u64 {
+            let mut n = NewThought::new("ada", ThoughtType::FactLearned, "x");
+            if i == 2 {
+                n.refs = vec![1];
+            }
+            let t = c.prepare_append(n, format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
+            edges.add(&t);
+            c.commit(t);
+            if i < 2 {
+                assert!(edges.outgoing_ends.is_empty(), "no offsets kept while no thought has an edge");
+            }
+        }
+        assert_eq!(edges.outgoing_ends, vec![0, 0, 1]);
+        assert!(edges.outgoing(0).is_empty() && edges.outgoing(1).is_empty());
+        assert_eq!(edges.outgoing(2).iter().map(|e| (e.from, e.to)).collect::<Vec<_>>(), vec![(2, 1)]);
+        assert!(edges.outgoing(3).is_empty(), "a thought not added yet has none");
     }
 }
