@@ -10,12 +10,16 @@
 #   3. GET /health, 64 connections
 # then each phase as a share of the floor measured in the same run.
 # Needs wrk (Debian: apt-get install wrk). Prints wrk's figures; asserts nothing.
-# Usage: scripts/loadbench.sh [seconds per phase, default 10]
+# Usage: [MENTISDBD=<mentisdbd binary>] scripts/loadbench.sh [seconds per phase, default 10]
 set -euo pipefail
+# MENTISDBD=<binary> measures that build instead of building one (A/B runs of
+# two builds); resolved here, before the cd, so a relative path works.
+if [ -n "${MENTISDBD:-}" ]; then
+  MENTISDBD="$(realpath -e -- "$MENTISDBD" 2>/dev/null)" && [ -x "$MENTISDBD" ] || { echo "MENTISDBD is not an executable file" >&2; exit 2; }
+fi
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; exit 1; }
-# MENTISDBD=<binary> measures that build instead (A/B runs of two builds).
 if [ -n "${MENTISDBD:-}" ]; then bin="$MENTISDBD"; else
   cargo build --release -p mentisdb-native --bin mentisdbd
   bin="${CARGO_TARGET_DIR:-target}/release/mentisdbd"

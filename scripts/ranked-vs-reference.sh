@@ -3,16 +3,19 @@
 # (issue 45): each daemon on a fresh temp directory gets the five LoCoMo
 # conversations turn by turn (locomo-bench --rest, which reports R@5/R@10 and
 # queries/s with p50/p99 through a reqwest client), then wrk with one
-# connection asks 50 conv-26 questions in turn for 5 s (p50/p99 with a
-# minimal client). Both daemons run with their defaults; the reference's
-# interaction log is off (MENTISDB_VERBOSE=false), ours is on.
+# connection asks 50 conv-26 questions in turn, the two daemons taking
+# turns for a few rounds (p50/p99 with a minimal client; medians). Both
+# daemons run with their defaults; the reference's interaction log is off
+# (MENTISDB_VERBOSE=false), ours is on.
 # The reference is built as ../shared/peers/CLIENTS.md says:
 #   cargo install mentisdb --version 0.10.10 --locked --no-default-features \
 #     --features server,llm-extraction --root DIR
-# Usage: scripts/ranked-vs-reference.sh DIR/bin/mentisdb   (needs wrk)
+# Usage: scripts/ranked-vs-reference.sh DIR/bin/mentisdb [rounds, default 7] [seconds a round, default 3]   (needs wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ref_bin="${1:?usage: scripts/ranked-vs-reference.sh <reference mentisdb binary>}"
+ref_bin="${1:?usage: scripts/ranked-vs-reference.sh <reference mentisdb binary> [rounds] [seconds a round]}"
+rounds="${2:-7}"
+secs="${3:-3}"
 [ -x "$ref_bin" ] || { echo "not an executable: $ref_bin" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; exit 1; }
 cargo build --release -p mentisdb-native --bin mentisdbd -p mentisdb-tests --bin locomo-bench
@@ -51,6 +54,28 @@ bodies = "\n".join("  " + json.dumps(json.dumps({"chain_key": sys.argv[1], "text
 open(sys.argv[2], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nlocal bodies = {\n' + bodies +
     '\n}\nlocal n = 0\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, bodies[n % #bodies + 1])\nend\n')
 PY
-  echo "== $1: wrk, one connection, 5 s"
-  wrk -t1 -c1 -d5s --latency -s "$work/$1.lua" "http://127.0.0.1:$2/v1/ranked-search" | grep -E "Requests/sec| 50%| 99%"
 done
+# The two daemons in turn, so that a machine whose speed drifts (shared
+# cores) moves both alike: the ratio of the medians is the figure.
+echo "== wrk, one connection, $rounds rounds of ${secs}s each, the two daemons in turn"
+for r in $(seq "$rounds"); do
+  for side in "ours $ours_port" "reference $ref_port"; do
+    set -- $side
+    wrk -t1 -c1 -d"${secs}s" --latency -s "$work/$1.lua" "http://127.0.0.1:$2/v1/ranked-search" |
+      awk -v side="$1" -v r="$r" '/ 50%/ {p50 = $2} / 99%/ {p99 = $2} /^Requests\/sec:/ {rate = $2} END {print r, side, rate, p50, p99}' | tee -a "$work/rounds"
+  done
+done
+python3 - "$work/rounds" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+def us(t):  # wrk's latency text (e.g. 283.00us, 1.29ms) in microseconds
+    for unit, f in (("us", 1), ("ms", 1e3), ("s", 1e6)):
+        if t.endswith(unit):
+            return float(t[: -len(unit)]) * f
+med = {}
+for side in ("ours", "reference"):
+    mine = [r for r in rows if r[1] == side]
+    med[side] = (statistics.median(float(r[2]) for r in mine), statistics.median(us(r[3]) for r in mine), statistics.median(us(r[4]) for r in mine))
+    print(f"{side}: median {med[side][0]:,.0f} requests/s, p50 {med[side][1]:.0f} us, p99 {med[side][2]:.0f} us")
+print(f"ours / reference: {med['ours'][0] / med['reference'][0]:.2f}x requests/s, {med['reference'][1] / med['ours'][1]:.2f}x at p50")
+PY

@@ -8,8 +8,13 @@
 #   scripts/loadbench/switches.sh floor  [seconds]   an unknown path answering 404, 64 connections
 # Needs wrk and perf (Debian: apt-get install wrk linux-perf). Asserts nothing.
 set -euo pipefail
+# MENTISDBD=<binary> measures that build instead of building one (A/B runs of
+# two builds); resolved here, before the cd, so a relative path works.
+if [ -n "${MENTISDBD:-}" ]; then
+  MENTISDBD="$(realpath -e -- "$MENTISDBD" 2>/dev/null)" && [ -x "$MENTISDBD" ] || { echo "MENTISDBD is not an executable file" >&2; exit 2; }
+fi
 cd "$(dirname "$0")/../.."
-usage="usage: scripts/loadbench/switches.sh append|floor [seconds, default 10]"
+usage="usage: [MENTISDBD=<mentisdbd binary>] scripts/loadbench/switches.sh append|floor [seconds, default 10]"
 case "${1:-}" in
   -h|--help) echo "$usage"; exit 0 ;;
   append) conns=16; path=/v1/thoughts; script=(-s scripts/loadbench/append.lua) ;;
@@ -19,7 +24,6 @@ esac
 secs="${2:-10}"
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; exit 1; }
 command -v perf >/dev/null || { echo "perf not found: apt-get install linux-perf" >&2; exit 1; }
-# MENTISDBD=<binary> measures that build instead (A/B runs of two builds).
 if [ -n "${MENTISDBD:-}" ]; then bin="$MENTISDBD"; else
   cargo build --release -p mentisdb-native --bin mentisdbd
   bin="${CARGO_TARGET_DIR:-target}/release/mentisdbd"

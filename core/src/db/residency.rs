@@ -16,9 +16,10 @@
 //! The budget is an estimate, not a measurement: a resident chain counts
 //! as twice its stored bytes (the decoded thoughts and their search
 //! indices) plus 1 KiB a thought (lookups, Merkle nodes, per-thought
-//! structures), which matches the measured resident size of the bench
-//! chains (about 1.7 KB a thought of ~360 stored bytes; README
-//! "Performance"). One chain larger than the budget still loads.
+//! structures): about 1.8 KB a thought of ~390 stored bytes, against 1.2 KB
+//! measured in `mentisdbd` (jemalloc) and 1.7 KB with glibc's allocator
+//! (docs/performance.md, the memory row), so a budget errs on the side of
+//! parking. One chain larger than the budget still loads.
 
 use super::{read_lock, write_lock, ChainSlot, MentisDb};
 use crate::record::ChainFormat;

@@ -2,8 +2,9 @@
 //! field, in chain order.
 //!
 //! Most terms of a chat occur once, so a list of one posting is kept inline
-//! (no allocation: a heap block of 8 bytes costs 32 with the allocator's
-//! header); it moves to the heap when the term is seen again.
+//! in the slot a `Vec` would take (no allocation: an 8-byte block costs 32
+//! with glibc's header and rounding, and a call into the allocator with
+//! any); it moves to the heap when the term is seen again.
 
 /// One occurrence list entry: term frequency of a term in one field of one thought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

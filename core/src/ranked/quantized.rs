@@ -129,7 +129,7 @@ impl<C: Code> QuantizedRows<C> {
     /// Appends the next row: `vector` scaled to unit length and quantized
     /// (`None`, a zero vector or another dimension: a row never similar to anything).
     pub fn push(&mut self, vector: Option<Vec<f32>>) {
-        if let (0, Some(v)) = (self.dim, &vector) {
+        if let (0, Some(v)) = (self.dim, vector.as_ref().filter(|v| !v.is_empty())) {
             self.dim = v.len();
             self.codes = vec![C::default(); self.count * self.dim];
             self.scales = vec![0.0; self.count];
@@ -251,6 +251,24 @@ mod tests {
     use super::*;
     use crate::ranked::embedding::{cosine, HashedNgramEmbedder};
     use crate::ranked::EmbeddingProvider;
+
+    #[test]
+    fn rows_before_the_first_vector_keep_nothing_and_then_read_as_missing() {
+        let mut q: QuantizedRows<i16> = QuantizedRows::default();
+        for _ in 0..1000 {
+            q.push(None);
+            q.push(Some(Vec::new()));
+        }
+        assert_eq!((q.len(), q.dim(), q.bytes()), (2000, 0, 0), "no codes or scales kept without a vector");
+        q.push(Some(vec![0.6, 0.8]));
+        assert_eq!((q.len(), q.dim(), q.present()), (2001, 2, 1));
+        assert_eq!(q.bytes(), 2001 * 2 * 2 + 2001 * 4, "earlier rows filled in as missing");
+        assert!(!q.has(0) && q.row(0).is_none() && q.row_codes(1999).is_none());
+        let row = q.row(2000).expect("the vector");
+        assert!((row[0] - 0.6).abs() < 1e-3 && (row[1] - 0.8).abs() < 1e-3);
+        let query = q.query(&[0.6, 0.8]).expect("same dimension");
+        assert_eq!(q.cosines(&query).map(|(_, id)| id).collect::<Vec<_>>(), vec![2000]);
+    }
 
     #[test]
     fn rows_are_unit_length_and_missing_ones_are_never_similar() {
