@@ -25,6 +25,22 @@ impl KeyedState {
     }
 }
 
+impl KeyedState {
+    /// 32 bits of the keyed hash of `key`: what a compact table entry keeps
+    /// (`lookup.rs`, `ranked/terms.rs`), handed back to the table through
+    /// [`table_hash`].
+    pub(crate) fn short_hash<T: std::hash::Hash + ?Sized>(&self, key: &T) -> u32 {
+        (self.hash_one(key) >> 32) as u32
+    }
+}
+
+/// The hash to give a `hashbrown::HashTable` for an entry that keeps only
+/// its [`KeyedState::short_hash`]: hashbrown takes the bucket from the low
+/// bits and its 7-bit tag from the top ones, so both halves carry them.
+pub(crate) fn table_hash(short: u32) -> u64 {
+    (u64::from(short) << 32) | u64::from(short)
+}
+
 impl BuildHasher for KeyedState {
     type Hasher = DefaultHasher;
 

@@ -1,15 +1,14 @@
 //! Thought lookup by id or hash without a second copy of every key.
 //!
-//! A [`ThoughtLookup`] stores only each thought's position and key hash in a
-//! hash table; the key itself is read from the thought (through a field
-//! accessor) to compare on lookup. Keeping the hash means growing the table
-//! never touches the thoughts. Hashing uses the host-keyed [`KeyedState`],
+//! A [`ThoughtLookup`] stores only each thought's position and 32 bits of
+//! its key's hash in a hash table (8 bytes a thought); the key itself is
+//! read from the thought (through a field accessor) to compare on lookup.
+//! Keeping the hash bits means growing the table never touches the thoughts. Hashing uses the host-keyed [`KeyedState`],
 //! like every other map in the core.
 
-use crate::keyed_hash::KeyedState;
+use crate::keyed_hash::{table_hash, KeyedState};
 use crate::thought::Thought;
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
 
 /// Which field of a thought a [`ThoughtLookup`] is keyed by, as bytes.
 pub(crate) type KeyOf = fn(&Thought) -> &[u8];
@@ -17,8 +16,8 @@ pub(crate) type KeyOf = fn(&Thought) -> &[u8];
 /// Positions of thoughts by one field (unique per chain).
 #[derive(Debug, Clone)]
 pub(crate) struct ThoughtLookup {
-    /// (key hash, position) per thought.
-    table: HashTable<(u64, u32)>,
+    /// (32 bits of the key's hash, position) per thought.
+    table: HashTable<(u32, u32)>,
     hasher: KeyedState,
     key_of: KeyOf,
 }
@@ -31,19 +30,19 @@ impl ThoughtLookup {
 
     /// Makes room for `additional` more thoughts.
     pub(crate) fn reserve(&mut self, additional: usize) {
-        self.table.reserve(additional, |&(hash, _)| hash);
+        self.table.reserve(additional, |&(short, _)| table_hash(short));
     }
 
     /// Records that `thoughts[pos]` is the thought with its key.
     pub(crate) fn insert(&mut self, thoughts: &[Thought], pos: usize) {
-        let hash = self.hasher.hash_one((self.key_of)(&thoughts[pos]));
-        self.table.insert_unique(hash, (hash, pos as u32), |&(hash, _)| hash);
+        let short = self.hasher.short_hash((self.key_of)(&thoughts[pos]));
+        self.table.insert_unique(table_hash(short), (short, pos as u32), |&(short, _)| table_hash(short));
     }
 
     /// The position of the thought whose key is `key`.
     pub(crate) fn get(&self, thoughts: &[Thought], key: &[u8]) -> Option<usize> {
-        let hash = self.hasher.hash_one(key);
-        self.table.find(hash, |&(h, p)| h == hash && (self.key_of)(&thoughts[p as usize]) == key).map(|&(_, p)| p as usize)
+        let short = self.hasher.short_hash(key);
+        self.table.find(table_hash(short), |&(h, p)| h == short && (self.key_of)(&thoughts[p as usize]) == key).map(|&(_, p)| p as usize)
     }
 
     /// Whether a thought with key `key` exists.

@@ -10,9 +10,8 @@
 //! `HashMap<Box<str>, u32>` entry and a `Box<str>` surface: two allocations
 //! and about 90 bytes more per term (docs/performance.md, the memory row).
 
-use crate::keyed_hash::KeyedState;
+use crate::keyed_hash::{table_hash, KeyedState};
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
 
 /// Strings kept one after another in one buffer, by position.
 #[derive(Debug, Clone, Default)]
@@ -59,33 +58,22 @@ pub(crate) struct Terms {
     surfaces: Strings,
 }
 
-/// The table's hash of a term, from the 32 bits an entry keeps: hashbrown
-/// takes the bucket from the low bits and its 7-bit tag from the top ones,
-/// so both halves carry them.
-fn table_hash(high: u32) -> u64 {
-    (u64::from(high) << 32) | u64::from(high)
-}
-
 impl Terms {
     /// An empty dictionary hashing terms with `hasher`.
     pub(crate) fn with_hasher(hasher: KeyedState) -> Self {
         Terms { hasher, ..Terms::default() }
     }
 
-    fn high_hash(&self, term: &str) -> u32 {
-        (self.hasher.hash_one(term) >> 32) as u32
-    }
-
     /// The id of `term`, if it was seen.
     pub(crate) fn get(&self, term: &str) -> Option<u32> {
-        let high = self.high_hash(term);
+        let high = self.hasher.short_hash(term);
         self.table.find(table_hash(high), |&(id, h)| h == high && self.texts.get(id as usize) == term).map(|&(id, _)| id)
     }
 
     /// The id of `term`, added (first seen as `surface`) if new; and
     /// whether it was new.
     pub(crate) fn intern(&mut self, term: &str, surface: &str) -> (u32, bool) {
-        let high = self.high_hash(term);
+        let high = self.hasher.short_hash(term);
         let texts = &self.texts;
         if let Some(&(id, _)) = self.table.find(table_hash(high), |&(id, h)| h == high && texts.get(id as usize) == term) {
             return (id, false);
