@@ -130,6 +130,11 @@ impl Accumulators {
         (s != u32::MAX).then(|| &self.accs[s as usize])
     }
 
+    /// Room for `more` candidates beside those touched so far.
+    pub(crate) fn reserve(&mut self, more: usize) {
+        self.accs.reserve(more);
+    }
+
     /// Thought `doc`'s accumulator, touching it (a candidate from now on).
     pub(crate) fn entry(&mut self, doc: u32) -> &mut Acc {
         let s = self.slots[doc as usize];
