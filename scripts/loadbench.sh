@@ -32,19 +32,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir" "$dir.log" "$dir.wrk"' EXIT
 base="http://127.0.0.1:$port"
 for _ in $(seq 50); do curl -sf "$base/health" >/dev/null && break; sleep 0.1; done
-python3 - "$base" <<'PY'
-import json, sys, urllib.request
-base = sys.argv[1]
-types = ["Finding", "Decision", "Constraint", "Insight", "Mistake", "Correction", "Plan"]
-topics = ["rate limit", "deployment", "database latency", "memory", "rust", "embeddings"]
-for i in range(1000):
-    body = {"chain_key": "bench-search", "agent_id": f"agent-{i % 8}", "thought_type": types[i % len(types)],
-            "importance": (i % 10) / 10, "tags": [f"t{i % 20}", "bench"], "concepts": [topics[i % len(topics)]],
-            "content": f"Thought {i} about {topics[(i // 3) % len(topics)]} observed during load testing of the daemon."}
-    req = urllib.request.Request(f"{base}/v1/thoughts", json.dumps(body).encode(), {"content-type": "application/json"})
-    urllib.request.urlopen(req).read()
-print("seeded bench-search with 1000 thoughts")
-PY
+scripts/loadbench/seed_search.py "$base"
 out="$dir.wrk"
 # phase <name> <wrk args...>: runs wrk, prints its report, keeps its requests/s.
 phase() {

@@ -5,6 +5,7 @@
 # Prints requests/s, then per request: the daemon's CPU microseconds and its
 # context switches (the thread hand-offs that issue 45's append lever is about).
 #   scripts/loadbench/switches.sh append [seconds]   durable appends, one chain, 16 connections
+#   scripts/loadbench/switches.sh search [seconds]   filtered search over 1,000 thoughts, 64 connections
 #   scripts/loadbench/switches.sh floor  [seconds]   an unknown path answering 404, 64 connections
 # Needs wrk and perf (Debian: apt-get install wrk linux-perf). Asserts nothing.
 set -euo pipefail
@@ -14,10 +15,11 @@ if [ -n "${MENTISDBD:-}" ]; then
   MENTISDBD="$(realpath -e -- "$MENTISDBD" 2>/dev/null)" && [ -x "$MENTISDBD" ] || { echo "MENTISDBD is not an executable file" >&2; exit 2; }
 fi
 cd "$(dirname "$0")/../.."
-usage="usage: [MENTISDBD=<mentisdbd binary>] scripts/loadbench/switches.sh append|floor [seconds, default 10]"
+usage="usage: [MENTISDBD=<mentisdbd binary>] scripts/loadbench/switches.sh append|search|floor [seconds, default 10]"
 case "${1:-}" in
   -h|--help) echo "$usage"; exit 0 ;;
   append) conns=16; path=/v1/thoughts; script=(-s scripts/loadbench/append.lua) ;;
+  search) conns=64; path=/v1/search; script=(-s scripts/loadbench/search.lua) ;;
   floor) conns=64; path=/no-such-path; script=() ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
@@ -36,6 +38,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir" "$dir.log" "$dir.perf" "$dir.wrk"' EXIT
 url="http://127.0.0.1:$port$path"
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+if [ "$1" = search ]; then scripts/loadbench/seed_search.py "http://127.0.0.1:$port" >/dev/null; fi
 wrk -t2 -c"$conns" -d3s "${script[@]}" "$url" >/dev/null
 perf stat -x, -e context-switches,task-clock -p "$pid" -o "$dir.perf" -- sleep "$secs" &
 stat=$!
