@@ -71,6 +71,31 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// The index term of `word` (one of [`words`]' words, not a stopword): its
+/// base form, stemmed, without a trailing apostrophe; the word itself when
+/// that leaves nothing.
+pub fn term_of(word: &str) -> String {
+    // The stemmer's rules are all about letters: a number is its own term
+    // (a test holds the stemmer to it).
+    if word.bytes().all(|b| b.is_ascii_digit()) {
+        return word.to_string();
+    }
+    let stemmed = Stemmer::create(Algorithm::English).stem(base_form(word)).trim_end_matches('\'').to_string();
+    if stemmed.is_empty() {
+        word.to_string()
+    } else {
+        stemmed
+    }
+}
+
+/// A label (tag, concept, agent id) lower-cased as a whole, when it is a
+/// term besides its words ([`Analyzer::label_terms`]): it has several words
+/// or punctuation, and is not too long.
+pub fn label_whole(label: &str) -> Option<String> {
+    let whole = label.trim().to_lowercase();
+    (whole.len() <= MAX_TOKEN_BYTES && whole.contains(|c: char| !c.is_alphanumeric())).then_some(whole)
+}
+
 /// One analyzed word: the surface form (lower-cased) and its index term.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
@@ -104,15 +129,7 @@ pub struct Analyzer;
 impl Analyzer {
     /// Every non-stopword of `text` with its stemmed term, in order.
     pub fn tokens(&self, text: &str) -> Vec<Token> {
-        let stemmer = Stemmer::create(Algorithm::English);
-        words(text)
-            .filter(|w| !is_stopword(w))
-            .map(|w| {
-                let stemmed = stemmer.stem(base_form(&w));
-                let term = stemmed.trim_end_matches('\'').to_string();
-                Token { term: if term.is_empty() { w.clone() } else { term }, surface: w }
-            })
-            .collect()
+        words(text).filter(|w| !is_stopword(w)).map(|w| Token { term: term_of(&w), surface: w }).collect()
     }
 
     /// Just the terms of `text`.
@@ -125,8 +142,7 @@ impl Analyzer {
     /// exact label in a query also matches (`dia:d1:3`, `rust-lang`).
     pub fn label_terms(&self, label: &str) -> Vec<String> {
         let mut out = self.terms(label);
-        let whole = label.trim().to_lowercase();
-        if whole.len() <= MAX_TOKEN_BYTES && whole.contains(|c: char| !c.is_alphanumeric()) && !out.contains(&whole) {
+        if let Some(whole) = label_whole(label).filter(|w| !out.contains(w)) {
             out.push(whole);
         }
         out
@@ -136,6 +152,17 @@ impl Analyzer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stemmer_leaves_numbers_as_they_are() {
+        let stemmer = Stemmer::create(Algorithm::English);
+        for n in (0..20_000u64).chain([u64::MAX, 1_000_000_007]) {
+            for w in [n.to_string(), format!("{n:08}")] {
+                assert_eq!(stemmer.stem(&w), w.as_str());
+                assert_eq!(term_of(&w), w);
+            }
+        }
+    }
 
     #[test]
     fn stopword_list_is_sorted_for_binary_search() {

@@ -14,7 +14,7 @@
 //! order, by [`crate::Chain::commit`] — for appends and for every thought
 //! verified when a chain is opened — so queries never rebuild anything.
 
-use super::analyzer::{asks_question, Analyzer};
+use super::analyzer::{self, asks_question, is_stopword, label_whole, term_of};
 use super::turns::{push_turn, Turn};
 use super::edges::Edges;
 pub use super::edges::{Edge, EdgeKind};
@@ -22,7 +22,7 @@ use super::embedded::{Embedded, TermVectors};
 use super::embedding::EmbeddingProvider;
 use super::postings::PostingList;
 pub use super::postings::Posting;
-use super::terms::Terms;
+use super::terms::{Terms, WordTerms};
 use crate::keyed_hash::KeyedState;
 use crate::thought::Thought;
 use std::collections::BTreeMap;
@@ -78,6 +78,8 @@ pub struct RankedIndex {
     /// [`RankedIndex::with_hasher`] (the words are the writers', so their
     /// hashes should not be predictable), else the fixed default key.
     terms: Terms,
+    /// Words seen before and their term, keyed like `terms`.
+    words: WordTerms,
     /// Each term's postings, by term id.
     postings: Vec<PostingList>,
     doc_freq: Vec<u32>,
@@ -120,24 +122,19 @@ pub const AUTHOR_PRIOR_THOUGHTS: f32 = 10.0;
 /// The session of a thought without `session_id`.
 pub const NO_SESSION: u32 = u32::MAX;
 
-/// The terms of `field` of `t`, in order: for the label fields, each
-/// label's words and whole form (agent: id, name when it differs, owner).
-/// [`RankedIndex::add`] takes the content's from [`Analyzer::tokens`]
-/// instead, with the surface word each term came from.
-fn field_terms(t: &Thought, field: Field) -> Vec<String> {
-    let analyzer = Analyzer;
+/// The labels of a label field of `t`, in order (agent: id, name when it
+/// differs, owner).
+fn field_labels(t: &Thought, field: Field) -> Vec<&str> {
     match field {
-        Field::Content => analyzer.terms(&t.content),
-        Field::Tags => t.tags.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
-        Field::Concepts => t.concepts.iter().flat_map(|l| analyzer.label_terms(l)).collect(),
+        Field::Content => Vec::new(),
+        Field::Tags => t.tags.iter().map(String::as_str).collect(),
+        Field::Concepts => t.concepts.iter().map(String::as_str).collect(),
         Field::Agent => {
-            let mut v = analyzer.label_terms(&t.agent_id);
+            let mut v = vec![t.agent_id.as_str()];
             if !t.agent_name.eq_ignore_ascii_case(&t.agent_id) {
-                v.extend(analyzer.label_terms(&t.agent_name));
+                v.push(&t.agent_name);
             }
-            if let Some(o) = &t.agent_owner {
-                v.extend(analyzer.label_terms(o));
-            }
+            v.extend(t.agent_owner.as_deref());
             v
         }
     }
@@ -157,7 +154,7 @@ impl RankedIndex {
     /// An empty index whose term dictionary is keyed with `hasher` (the
     /// chain's, from the host; [`Default`] uses the fixed default key).
     pub fn with_hasher(hasher: KeyedState) -> Self {
-        RankedIndex { terms: Terms::with_hasher(hasher), ..RankedIndex::default() }
+        RankedIndex { terms: Terms::with_hasher(hasher), words: WordTerms::with_hasher(hasher), ..RankedIndex::default() }
     }
 
     /// Indexes the next thought of the chain (`t.index` must equal
@@ -178,28 +175,37 @@ impl RankedIndex {
         let mut lens = [0u16; FIELD_COUNT];
         let first_new_term = self.terms.len();
         for field in Field::ALL {
-            let words = match field {
-                Field::Content => {
-                    let tokens = Analyzer.tokens(&t.content);
-                    let words = tokens.len();
-                    for tok in tokens {
-                        // A term is embedded as the word it was first seen as.
-                        let id = self.count(tok.term, Some(&tok.surface), doc, field);
-                        crate::growth::push(&mut self.content_terms, id);
-                    }
-                    crate::growth::push(&mut self.content_ends, self.content_terms.len());
-                    words
+            // The terms of [`Analyzer::tokens`](super::Analyzer::tokens)
+            // (content) and [`Analyzer::label_terms`](super::Analyzer::label_terms)
+            // (each label), each word's term looked up in `words` before
+            // it is stemmed.
+            let mut words = 0;
+            if field == Field::Content {
+                for w in analyzer::words(&t.content).filter(|w| !is_stopword(w)) {
+                    // A term is embedded as the word it was first seen as.
+                    let id = self.term_of_word(&w, true);
+                    self.count(id, doc, field);
+                    crate::growth::push(&mut self.content_terms, id);
+                    words += 1;
                 }
-                _ => {
-                    let terms = field_terms(t, field);
-                    let words = terms.len();
-                    for term in terms {
-                        // A label's terms are their own words.
-                        self.count(term, None, doc, field);
-                    }
-                    words
+                crate::growth::push(&mut self.content_ends, self.content_terms.len());
+            }
+            for label in field_labels(t, field) {
+                let mut ids = Vec::new();
+                for w in analyzer::words(label).filter(|w| !is_stopword(w)) {
+                    // A label's terms are their own words.
+                    ids.push(self.term_of_word(&w, false));
                 }
-            };
+                if let Some(whole) = label_whole(label) {
+                    if self.terms.get(&whole).is_none_or(|id| !ids.contains(&id)) {
+                        ids.push(self.terms.intern(&whole, &whole).0);
+                    }
+                }
+                words += ids.len();
+                for id in ids {
+                    self.count(id, doc, field);
+                }
+            }
             lens[field as usize] = words.min(u16::MAX as usize) as u16;
             self.field_len_sums[field as usize] += words as u64;
         }
@@ -228,19 +234,29 @@ impl RankedIndex {
         self.embedded.add(&t.content, self.terms.surfaces_from(first_new_term));
     }
 
-    /// Counts one occurrence of `term` in `field` of thought `doc` (the one
-    /// being added): interns the term if new (first seen as `surface`, or
-    /// as itself), then adds one to the thought's posting for that field,
-    /// which is the last of the term's postings once started. Returns the
-    /// term's id.
-    fn count(&mut self, term: String, surface: Option<&str>, doc: u32, field: Field) -> u32 {
-        let (id, new) = self.terms.intern(&term, surface.unwrap_or(&term));
+    /// The term id of `word` (a word of [`analyzer::words`], not a
+    /// stopword), its term interned if new (first seen as `word` when
+    /// `as_surface`, else as itself).
+    fn term_of_word(&mut self, word: &str, as_surface: bool) -> u32 {
+        if let Some(id) = self.words.get(word) {
+            return id;
+        }
+        let term = term_of(word);
+        let id = self.terms.intern(&term, if as_surface { word } else { &term }).0;
+        self.words.remember(word, id);
+        id
+    }
+
+    /// Counts one occurrence of term `id` in `field` of thought `doc` (the
+    /// one being added): adds one to the thought's posting for that field,
+    /// which is the last of the term's postings once started (a term just
+    /// interned gets its first).
+    fn count(&mut self, id: u32, doc: u32, field: Field) {
         let posting = Posting { doc, field: field as u8, tf: 1 };
-        if new {
-            debug_assert_eq!(id as usize, self.postings.len());
+        if id as usize == self.postings.len() {
             crate::growth::push(&mut self.postings, PostingList::One(posting));
             crate::growth::push(&mut self.doc_freq, 1);
-            return id;
+            return;
         }
         let list = &mut self.postings[id as usize];
         let last = list.last_mut();
@@ -252,7 +268,6 @@ impl RankedIndex {
             }
             list.push(posting);
         }
-        id
     }
 
     /// Registers (or clears) the embedding provider and embeds every
@@ -408,6 +423,69 @@ mod tests {
         }
         c
     }
+
+    proptest::proptest! {
+        /// Remembering each word's term changes nothing: every thought's
+        /// postings, field lengths, content terms and each term's first
+        /// surface are what the analyzer gives word by word.
+        #[test]
+        fn the_index_holds_the_analyzers_terms_for_every_field(
+            items in proptest::collection::vec((
+                proptest::collection::vec(proptest::sample::select(WORDS), 1..12),
+                proptest::collection::vec(proptest::sample::select(WORDS), 0..3),
+                proptest::sample::select(&["ada", "Ada", "bob-2", "made me"][..]),
+            ), 1..25)
+        ) {
+            let mut c = Chain::new("t", ChainFormat::Binary);
+            for (i, (content, tags, agent)) in items.iter().enumerate() {
+                let mut n = NewThought::new(agent, ThoughtType::FactLearned, &content.join(" "));
+                n.tags = tags.iter().map(|s| s.to_string()).collect();
+                n.concepts = content.iter().take(2).map(|s| format!("{s}, {s}")).collect();
+                n.agent_name = Some(agent.to_uppercase());
+                let t = c.prepare_append(n, format!("2026-01-01T00:00:{:02}.000Z", i % 60), format!("id-{i}"), [0; 16]).unwrap();
+                c.commit(t);
+            }
+            let idx = c.ranked_index();
+            let a = super::super::Analyzer;
+            let mut first_surface: BTreeMap<String, String> = BTreeMap::new();
+            for (doc, t) in c.thoughts().iter().enumerate() {
+                let doc = doc as u32;
+                for field in Field::ALL {
+                    let terms: Vec<String> = if field == Field::Content {
+                        let tokens = a.tokens(&t.content);
+                        for tok in &tokens {
+                            first_surface.entry(tok.term.clone()).or_insert(tok.surface.clone());
+                        }
+                        let ids: Vec<u32> = tokens.iter().map(|tok| idx.term_id(&tok.term).unwrap()).collect();
+                        proptest::prop_assert_eq!(idx.content_terms(doc), &ids[..]);
+                        tokens.into_iter().map(|tok| tok.term).collect()
+                    } else {
+                        let terms: Vec<String> = field_labels(t, field).iter().flat_map(|l| a.label_terms(l)).collect();
+                        for term in &terms {
+                            first_surface.entry(term.clone()).or_insert(term.clone());
+                        }
+                        terms
+                    };
+                    proptest::prop_assert_eq!(usize::from(idx.field_lens(doc)[field as usize]), terms.len());
+                    let mut counts: BTreeMap<&str, u16> = BTreeMap::new();
+                    for term in &terms {
+                        *counts.entry(term).or_default() += 1;
+                    }
+                    for (term, tf) in counts {
+                        let id = idx.term_id(term).unwrap();
+                        proptest::prop_assert!(idx.postings(id).contains(&Posting { doc, field: field as u8, tf }), "{term} in {field:?} of {doc}");
+                    }
+                }
+            }
+            for (term, surface) in &first_surface {
+                proptest::prop_assert_eq!(idx.surface(idx.term_id(term).unwrap()), surface.as_str());
+            }
+        }
+    }
+
+    /// Words the property test above draws from: inflections that stem
+    /// alike, irregular pasts, stopwords, numbers, apostrophes, non-ASCII.
+    const WORDS: &[&str] = &["Painting", "paints", "painted", "paint", "made", "make", "the", "about", "42", "x9", "Caroline's", "don't", "café", "Zürich", "ran", "running", "ART", "a-b", "dia:D1:3"];
 
     #[test]
     fn postings_and_statistics_grow_incrementally() {

@@ -101,6 +101,49 @@ impl Terms {
     }
 }
 
+/// Words seen before and their term's id, so that the stemmer runs once
+/// per distinct word rather than once per occurrence (it was half the work
+/// of indexing a thought). Words holding a digit are left out: numbers and
+/// ids are mostly seen once, and would only grow the table.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WordTerms {
+    /// `(word position, high 32 bits of its keyed hash)` per word.
+    table: HashTable<(u32, u32)>,
+    hasher: KeyedState,
+    words: Strings,
+    /// The term id of each word, by position.
+    terms: Vec<u32>,
+}
+
+/// The most words [`WordTerms`] keeps (about 30 MB at English word lengths);
+/// past it, new words are stemmed each time they occur.
+const MAX_WORDS: usize = 1 << 20;
+
+impl WordTerms {
+    /// An empty table hashing words with `hasher`.
+    pub(crate) fn with_hasher(hasher: KeyedState) -> Self {
+        WordTerms { hasher, ..WordTerms::default() }
+    }
+
+    /// The term id of `word`, if it was seen.
+    pub(crate) fn get(&self, word: &str) -> Option<u32> {
+        let high = self.hasher.short_hash(word);
+        self.table.find(table_hash(high), |&(at, h)| h == high && self.words.get(at as usize) == word).map(|&(at, _)| self.terms[at as usize])
+    }
+
+    /// Remembers that `word` (not seen before) is term `term`.
+    pub(crate) fn remember(&mut self, word: &str, term: u32) {
+        if self.terms.len() >= MAX_WORDS || word.bytes().any(|b| b.is_ascii_digit()) {
+            return;
+        }
+        let high = self.hasher.short_hash(word);
+        let at = self.terms.len() as u32;
+        self.words.push(word);
+        crate::growth::push(&mut self.terms, term);
+        self.table.insert_unique(table_hash(high), (at, high), |&(_, h)| table_hash(h));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
