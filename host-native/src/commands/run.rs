@@ -36,6 +36,10 @@ fn init_logging(config: &Config) -> Result<Vec<FlushGuard>, CommandError> {
     let file = match &config.log_file {
         Some(path) => {
             let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
+            // A log file that was already there keeps its mode when opened:
+            // one other users may read is made private (log lines name
+            // chains, agents and tools), as a new one is created.
+            make_private_if_shared(&f).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
             let (file, file_guard) = batched(f).map_err(CommandError::LogWriter)?;
             guards.push(file_guard);
             Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))
@@ -44,6 +48,22 @@ fn init_logging(config: &Config) -> Result<Vec<FlushGuard>, CommandError> {
     };
     tracing_subscriber::registry().with(console).with(file).init();
     Ok(guards)
+}
+
+/// Takes group and other users' permissions off `file` when it is a
+/// regular file that has them (not a terminal or a pipe named as the log).
+fn make_private_if_shared(file: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = file.metadata()?;
+        if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(mentisdb_fs_storage::private::FILE_MODE))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
 }
 
 /// The whole program, under the name it was invoked as: `mentisdbd`, or

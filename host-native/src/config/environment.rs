@@ -11,6 +11,10 @@ pub enum EnvError {
     /// A `.env` file cannot be read or parsed (the parser's message on one line).
     #[error("cannot read {}: {}", path.display(), source.to_string().split_whitespace().collect::<Vec<_>>().join(" "))]
     File { path: PathBuf, source: dotenvy::Error },
+    /// A `.env` file another local user could have written: it could open
+    /// the daemon to web pages (`MENTISDB_ALLOWED_ORIGINS`) or plant a token.
+    #[error("refusing {}: {why}; a .env sets the daemon's security settings, so it must be yours and writable by you alone (fix its owner or mode, or start from another directory)", path.display())]
+    NotPrivate { path: PathBuf, why: String },
 }
 
 /// MentisDB 0.10's names of our settings: `(0.10 name, our name)`. When
@@ -23,7 +27,8 @@ pub const ENV_ALIASES: &[(&str, &str)] = &[("MENTISDB_DEFAULT_CHAIN_KEY", "MENTI
 /// just set by `./.env`), else the default data directory. A variable
 /// already set is never overridden (the real environment wins, then
 /// `./.env`). Then [`ENV_ALIASES`] are applied. Missing files are fine; a
-/// file that cannot be read or parsed is an error naming it and the line.
+/// file that cannot be read or parsed is an error naming it and the line,
+/// and so is one owned by another user or writable by others (on Unix).
 /// Returns the files read. Call it before any thread starts (it sets
 /// environment variables).
 pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, EnvError> {
@@ -31,6 +36,9 @@ pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, Env
     let mut load = |path: PathBuf| -> Result<(), EnvError> {
         if loaded.contains(&path) || !path.is_file() {
             return Ok(());
+        }
+        if let Some(why) = not_private(&path) {
+            return Err(EnvError::NotPrivate { path, why });
         }
         if let Err(source) = dotenvy::from_path(&path) {
             return Err(EnvError::File { path, source });
@@ -49,6 +57,34 @@ pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, Env
         }
     }
     Ok(loaded)
+}
+
+/// Why `.env` file `path` may not be trusted: it belongs to another user
+/// (a shared or world-writable start directory, a checkout someone else
+/// made) or other users may write it. `None` when it is private, and on
+/// platforms without Unix owners and modes.
+fn not_private(path: &std::path::Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => return Some(format!("cannot read its owner ({e})")),
+        };
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            return Some(format!("it belongs to uid {}, not to this user (uid {me})", meta.uid()));
+        }
+        // Group-writable is fine for the user's own group (a private group,
+        // the usual umask 002 of a desktop account), not for another.
+        let group_may_write = meta.mode() & 0o020 != 0 && meta.gid() != rustix::process::getegid().as_raw();
+        if meta.mode() & 0o002 != 0 || group_may_write {
+            return Some(format!("other users may write it (mode {:o})", meta.mode() & 0o777));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
 }
 
 /// The value of `--dir <path>` or `--dir=<path>` in `args`, if given.

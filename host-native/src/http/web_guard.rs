@@ -17,8 +17,10 @@
 //!    `MENTISDB_ALLOWED_ORIGINS`; `Origin: null` (sandboxed frames, files)
 //!    is refused. Without an Origin, a browser's `Sec-Fetch-Site:
 //!    cross-site` or `same-site` (an `<img>` or `<script>` of another page)
-//!    is refused too, except a navigation (a link the user follows). Local
-//!    clients (curl, SDKs, agents) send neither and are not affected.
+//!    is refused too, except a navigation (a link the user follows) to a
+//!    page of the explorer: a link to an API path (a backup download, an
+//!    export) is refused. Local clients (curl, SDKs, agents) send neither
+//!    and are not affected.
 //! 3. **Content type** (HTTP 415): a state-changing request (POST, PUT,
 //!    PATCH, DELETE) may not carry a type a form or a `no-cors` fetch can
 //!    send without a CORS preflight (`text/plain`,
@@ -27,7 +29,8 @@
 //!    `application/octet-stream`.
 //!
 //! Answers are `{"error": "..."}` like every other failure of the daemon.
-//! Every answer let through carries `X-Content-Type-Options: nosniff`.
+//! Every answer, a refusal or one let through, carries
+//! `X-Content-Type-Options: nosniff`.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -69,9 +72,9 @@ impl WebGuard {
         WebGuard { hosts, origins }
     }
 
-    /// Why `method` with these headers (and, for HTTP/2, the URI's
-    /// authority) is refused, or `None` to let it through.
-    pub fn refusal(&self, method: &Method, uri_authority: Option<&str>, headers: &HeaderMap) -> Option<(StatusCode, String)> {
+    /// Why `method` on `path` with these headers (and, for HTTP/2, the
+    /// URI's authority) is refused, or `None` to let it through.
+    pub fn refusal(&self, method: &Method, path: &str, uri_authority: Option<&str>, headers: &HeaderMap) -> Option<(StatusCode, String)> {
         let host = match headers.get(header::HOST) {
             Some(v) => match v.to_str() {
                 Ok(h) => Some(h.trim()),
@@ -91,9 +94,11 @@ impl WebGuard {
         // A browser names where a request comes from even without an Origin
         // (an <img>, <script> or <iframe> of another site's page): refused
         // too, except a top-level navigation (a link the user follows, shown
-        // as the page itself).
+        // as the page itself) to a page: a link to an API path would have the
+        // browser fetch it all the same (a backup download lands in the
+        // user's Downloads).
         let header_is = |name: &str, value: &str| headers.get(name).and_then(|v| v.to_str().ok()).is_some_and(|v| v.eq_ignore_ascii_case(value));
-        let navigation = header_is("sec-fetch-mode", "navigate") && (headers.get("sec-fetch-dest").is_none() || header_is("sec-fetch-dest", "document"));
+        let navigation = is_page(path) && header_is("sec-fetch-mode", "navigate") && (headers.get("sec-fetch-dest").is_none() || header_is("sec-fetch-dest", "document"));
         if headers.get(header::ORIGIN).is_none() && !navigation {
             if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
                 if site.eq_ignore_ascii_case("cross-site") || site.eq_ignore_ascii_case("same-site") {
@@ -175,6 +180,13 @@ pub fn mime_of(headers: &HeaderMap) -> String {
     value.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
+/// Whether `path` is a page a link may open: the explorer's (`/` redirects
+/// to it).
+fn is_page(path: &str) -> bool {
+    let explorer = super::explorer::PATH;
+    path == "/" || path.strip_prefix(explorer).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// Whether media type `mime` (as [`mime_of`] gives it) is JSON.
 pub fn is_json(mime: &str) -> bool {
     mime == "application/json" || mime.ends_with("+json")
@@ -182,7 +194,7 @@ pub fn is_json(mime: &str) -> bool {
 
 /// Middleware: the guard's answer, or the request goes on.
 pub async fn guard(State(rule): State<Arc<WebGuard>>, request: Request, next: Next) -> Response {
-    match rule.refusal(request.method(), request.uri().authority().map(|a| a.as_str()), request.headers()) {
+    match rule.refusal(request.method(), request.uri().path(), request.uri().authority().map(|a| a.as_str()), request.headers()) {
         None => {
             let mut response = next.run(request).await;
             // No answer is read as another type than it says (a JSON body as script or HTML).
@@ -191,7 +203,9 @@ pub async fn guard(State(rule): State<Arc<WebGuard>>, request: Request, next: Ne
         }
         Some((status, message)) => {
             tracing::warn!(target: "mentisdb::security", status = status.as_u16(), method = %request.method(), path = %request.uri().path(), "{message}");
-            (status, Json(serde_json::json!({ "error": message }))).into_response()
+            let mut refused = (status, Json(serde_json::json!({ "error": message }))).into_response();
+            refused.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, axum::http::HeaderValue::from_static("nosniff"));
+            refused
         }
     }
 }
@@ -209,7 +223,11 @@ mod tests {
     }
 
     fn status(g: &WebGuard, method: Method, pairs: &[(&str, &str)]) -> Option<u16> {
-        g.refusal(&method, None, &headers(pairs)).map(|(s, _)| s.as_u16())
+        status_at(g, method, "/explorer/", pairs)
+    }
+
+    fn status_at(g: &WebGuard, method: Method, path: &str, pairs: &[(&str, &str)]) -> Option<u16> {
+        g.refusal(&method, path, None, &headers(pairs)).map(|(s, _)| s.as_u16())
     }
 
     #[test]
@@ -222,7 +240,7 @@ mod tests {
             assert_eq!(status(&g, Method::GET, &[("host", bad)]), Some(421), "{bad}");
         }
         assert_eq!(status(&g, Method::GET, &[]), None, "no Host (HTTP/1.0): not a browser");
-        assert_eq!(WebGuard::new(true, &["*".into()], &[]).refusal(&Method::GET, None, &headers(&[("host", "any.example")])), None);
+        assert_eq!(WebGuard::new(true, &["*".into()], &[]).refusal(&Method::GET, "/health", None, &headers(&[("host", "any.example")])), None);
         let network = WebGuard::new(false, &[], &[]);
         assert_eq!(status(&network, Method::GET, &[("host", "db.example.com")]), None, "a network bind with no list: tokens guard");
         let listed = WebGuard::new(false, &["db.example.com".into()], &[]);
@@ -248,6 +266,13 @@ mod tests {
         }
         assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document")]), None, "a link the user follows to the explorer");
         assert_eq!(status(&g, Method::GET, &[("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "iframe")]), Some(403), "a hidden frame of another page");
+        let link = [("host", h), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document")];
+        for page in ["/", "/explorer", "/explorer/", "/explorer/app.js"] {
+            assert_eq!(status_at(&g, Method::GET, page, &link), None, "a link to {page}");
+        }
+        for api in ["/v1/admin/backup", "/v1/chains", "/health", "/mcp", "/explorerx", "/explorer-backup"] {
+            assert_eq!(status_at(&g, Method::GET, api, &link), Some(403), "a link to {api} has the browser fetch it (a download)");
+        }
     }
 
     #[test]
@@ -266,6 +291,6 @@ mod tests {
         assert_eq!(status(&g, Method::POST, &[("content-type", "application/x-www-form-urlencoded"), ("content-length", "0")]), None, "an empty body carries nothing");
         let mut odd = HeaderMap::new();
         odd.insert(header::HOST, axum::http::HeaderValue::from_bytes(b"\xffhost").unwrap());
-        assert_eq!(g.refusal(&Method::GET, None, &odd).map(|(s, _)| s.as_u16()), Some(400), "a Host that is not text");
+        assert_eq!(g.refusal(&Method::GET, "/health", None, &odd).map(|(s, _)| s.as_u16()), Some(400), "a Host that is not text");
     }
 }

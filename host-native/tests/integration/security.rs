@@ -70,6 +70,7 @@ fn no_web_page_can_change_or_read_the_daemon() {
             req = req.header("accept", "application/json, text/event-stream");
             let r = req.send().unwrap();
             let status = r.status();
+            assert_eq!(r.headers().get("x-content-type-options").map(|v| v.as_bytes()), Some(&b"nosniff"[..]), "a refusal says nosniff too: {method} {url}");
             let text = r.text().unwrap();
             assert_eq!(status, *want, "{method} {url} with {headers:?}: {text}");
             let error: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{method} {url}: not JSON: {text}"));
@@ -90,6 +91,11 @@ fn no_web_page_can_change_or_read_the_daemon() {
     // An <img src> of another site's page sends no Origin but Sec-Fetch-Site.
     let r = client().get(format!("{}/v1/admin/backup", d.rest)).header("sec-fetch-site", "cross-site").header("sec-fetch-mode", "no-cors").header("sec-fetch-dest", "image").send().unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN, "no backup taken for a cross-site <img>");
+    // Nor for a link on another site (the browser would save the archive).
+    let r = client().get(format!("{}/v1/admin/backup", d.rest)).header("sec-fetch-site", "cross-site").header("sec-fetch-mode", "navigate").header("sec-fetch-dest", "document").send().unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "no backup downloaded by a cross-site link");
+    let r = client().get(format!("{}/explorer/", d.rest)).header("sec-fetch-site", "cross-site").header("sec-fetch-mode", "navigate").header("sec-fetch-dest", "document").send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "a link to the explorer opens it");
     let ok_reply = client().get(format!("{}/v1/chains", d.rest)).send().unwrap();
     assert_eq!(ok_reply.headers()["x-content-type-options"], "nosniff");
 
@@ -166,7 +172,12 @@ fn mode(path: &std::path::Path) -> u32 {
 fn files_are_private_whatever_the_umask() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
-    let d = Daemon::start_under_umask("022", &data, &[], &[]);
+    // A log file that was there before, readable by all, is made private too.
+    let log = root.path().join("old.log");
+    std::fs::write(&log, "a line from before\n").unwrap();
+    std::fs::set_permissions(&log, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let d = Daemon::start_under_umask("022", &data, &[("MENTISDB_LOG_FILE", log.to_str().unwrap())], &[]);
+    assert_eq!(mode(&log), 0o600, "the log file named by MENTISDB_LOG_FILE");
     let post = |path: &str, body: Value| {
         let r = client().post(format!("{}{path}", d.rest)).json(&body).send().unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{path}: {}", r.text().unwrap());
