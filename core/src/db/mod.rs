@@ -388,6 +388,12 @@ impl MentisDb {
         if let Some(slot) = chains.get(key) {
             return Ok(slot.clone());
         }
+        // A new chain's key names its file and is written in every record:
+        // a credential in it is refused, as in any other id or label (a
+        // chain that already has one keeps being served).
+        if self.config.redact_secrets {
+            crate::redact::refuse_secret("chain_key", key)?;
+        }
         let format = format.unwrap_or(self.config.default_format);
         let object = naming::chain_object(key, format);
         let header = record::encode_header(format, key);

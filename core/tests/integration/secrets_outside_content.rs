@@ -30,6 +30,12 @@ fn registry_fields_and_thought_labels_refuse_secrets() {
         assert!(message.contains(&format!("`{field}`")) && message.contains("github_token") && !message.contains(SECRET), "{tool}: {message}");
     }
     assert_eq!((registry(), ok(&db, "mentisdb_head", json!({"chain_key": "c"}))), before, "nothing written");
+    // A new chain's key names its file: a credential there is refused too.
+    let chains = || ok(&db, "mentisdb_list_chains", json!({}));
+    let before = chains();
+    let e = db.call("mentisdb_append", json!({"chain_key": format!("keys-{SECRET}"), "agent_id": "ada", "thought_type": "Finding", "content": "x"})).expect_err("a credential in a new chain's key");
+    assert!(e.to_string().contains("`chain_key`") && !e.to_string().contains(SECRET), "{e}");
+    assert_eq!(chains(), before, "no chain created");
     // Content is redacted, not refused.
     let appended = ok(&db, "mentisdb_append", json!({"chain_key": "c", "agent_id": "ada", "thought_type": "Finding", "content": format!("use {SECRET}")}));
     assert_eq!(appended["thought"]["content"], "use [REDACTED:github_token]");
