@@ -387,16 +387,24 @@ const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 /// over TLS when `tls` is given, until `stop`.
 async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::http::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
     let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::http::web_guard::guard)).layer(axum::middleware::from_fn(crate::http::body_limit::read_rest_after_reply));
+    // Each connection's caller, looked up once when it is accepted
+    // (`http/peer_user.rs`).
+    use crate::http::peer_user::PeerUser;
     let Some(tls) = tls else {
-        return axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
+        return axum::serve(listener, app.into_make_service_with_connect_info::<PeerUser>()).with_graceful_shutdown(async move { stop.cancelled().await }).await;
     };
+    let server = listener.local_addr()?;
+    let per_connection = tower::service_fn(move |peer: std::net::SocketAddr| {
+        let app = tower::Layer::layer(&axum::Extension(axum::extract::ConnectInfo(PeerUser::of(peer, server))), app.clone());
+        async move { Ok::<_, std::convert::Infallible>(app) }
+    });
     let handle = axum_server::Handle::new();
     let on_stop = handle.clone();
     tokio::spawn(async move {
         stop.cancelled().await;
         on_stop.graceful_shutdown(Some(TLS_DRAIN));
     });
-    axum_server::from_tcp_rustls(listener.into_std()?, tls).handle(handle).serve(app.into_make_service()).await
+    axum_server::from_tcp_rustls(listener.into_std()?, tls).handle(handle).serve(per_connection).await
 }
 
 /// The rustls server configuration (ring provider) of a PEM certificate

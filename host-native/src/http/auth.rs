@@ -1,6 +1,7 @@
 //! Authentication shared by the REST and MCP servers: the middleware that
 //! turns the bearer token into an [`Identity`] (HTTP 401 when it names no
-//! known token), and [`call_as`], the one way a transport runs a tool on
+//! known token; HTTP 403 without tokens for a caller who is another local
+//! user, `peer_user.rs`), and [`call_as`], the one way a transport runs a tool on
 //! behalf of an identity (the access rule of [`crate::tokens::authorize`],
 //! the call, the chain-list filter and the interaction log line).
 
@@ -25,6 +26,11 @@ pub type AuthState = Arc<TokenStore>;
 pub async fn require_token(State(auth): State<AuthState>, mut request: Request, next: Next) -> Response {
     let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
     match auth.identify(given) {
+        Ok(Identity::Open) if let Some(uid) = other_local_user(&request) => {
+            let body = serde_json::json!({ "error": format!("this daemon has no tokens, so it answers only the user it runs as; the caller is another local user (uid {uid}). To let other users in, give them a token: mentisdbd token add") });
+            tracing::warn!(target: "mentisdb::security", uid, path = %request.uri().path(), "refused a call from another local user (no tokens configured)");
+            (StatusCode::FORBIDDEN, Json(body)).into_response()
+        }
         Ok(identity) => {
             request.extensions_mut().insert(identity);
             next.run(request).await
@@ -34,6 +40,12 @@ pub async fn require_token(State(auth): State<AuthState>, mut request: Request, 
             (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], Json(body)).into_response()
         }
     }
+}
+
+/// The caller's uid when its connection comes from another local user
+/// than the daemon's (and not root): `http/peer_user.rs`.
+fn other_local_user(request: &Request) -> Option<u32> {
+    request.extensions().get::<axum::extract::ConnectInfo<super::peer_user::PeerUser>>().and_then(|c| c.0.other_user())
 }
 
 /// Why a call made through [`call_as`] failed.

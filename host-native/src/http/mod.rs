@@ -23,6 +23,7 @@ pub mod explorer;
 pub mod legacy;
 pub mod mcp;
 pub mod openapi;
+pub mod peer_user;
 pub mod rest;
 pub mod routes;
 pub mod web_guard;

@@ -273,3 +273,48 @@ fn a_broken_default_token_file_closes_the_daemon() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// Without tokens, the loopback port answers the daemon's own user only: a
+/// call from another local user's socket is refused (HTTP 403 naming the
+/// way in, a token), and with a token file that user gets in with a token.
+/// Needs to run as root to act as another user (`setpriv`, util-linux); as
+/// any other user it checks only that the daemon's own user gets in.
+#[test]
+fn other_local_users_need_a_token() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let d = Daemon::start(&data, &[], &[]);
+    let first = json!({"chain_key": "mine", "agent_id": "ada", "thought_type": "Decision", "content": "private plans"});
+    assert_eq!(client().post(format!("{}/v1/thoughts", d.rest)).json(&first).send().unwrap().status(), StatusCode::OK, "the daemon's own user");
+    let as_root = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false);
+    let setpriv = std::process::Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !(as_root && setpriv) {
+        eprintln!("other_local_users_need_a_token: not root or no setpriv: checked the daemon's own user only");
+        return;
+    }
+    // curl as uid 65534 (nobody): status code, then the body.
+    let as_nobody = |url: &str, token: Option<&str>| {
+        let mut cmd = std::process::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "curl", "-s", "-w", "\n%{http_code}", "-H", "content-type: application/json", "-d", r#"{"chain_key":"mine"}"#]);
+        if let Some(t) = token {
+            cmd.args(["-H", &format!("authorization: Bearer {t}")]);
+        }
+        let out = cmd.arg(url).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let (body, code) = text.rsplit_once('\n').unwrap_or_else(|| panic!("{text:?} {}", String::from_utf8_lossy(&out.stderr)));
+        (code.to_string(), body.to_string())
+    };
+    let (code, body) = as_nobody(&format!("{}/v1/search", d.rest), None);
+    assert_eq!(code, "403", "{body}");
+    assert!(body.contains("another local user (uid 65534)") && body.contains("mentisdbd token add"), "{body}");
+    let (code, _) = as_nobody(&format!("{}/mcp", d.mcp), None);
+    assert_eq!(code, "403", "the MCP port too");
+    drop(d);
+    // With tokens, a token is what lets a caller in, whoever it is.
+    let add = std::process::Command::new(env!("CARGO_BIN_EXE_mentisdbd")).env("MENTISDB_DIR", &data).env_remove("MENTISDB_TOKENS_FILE").args(["token", "add", "shared", "--scope", "read"]).output().unwrap();
+    assert!(add.status.success(), "{}", String::from_utf8_lossy(&add.stderr));
+    let token = String::from_utf8(add.stdout).unwrap().trim().to_string();
+    let d = Daemon::start(&data, &[], &[]);
+    assert_eq!(as_nobody(&format!("{}/v1/search", d.rest), Some(&token)).0, "200");
+    assert_eq!(as_nobody(&format!("{}/v1/search", d.rest), None).0, "401", "no token: the token check answers");
+}

@@ -1,0 +1,169 @@
+//! Which local user is at the other end of a loopback connection.
+//!
+//! A TCP port has no owner: without tokens, any local user could call the
+//! daemon over loopback, and read through it the memories its `0600` files
+//! keep from them. So each loopback connection is looked up once, when it
+//! is accepted, in the kernel's socket table (Linux `sock_diag` netlink, an
+//! exact lookup by the connection's four addresses: the caller's own socket
+//! and the user owning it). [`super::auth::require_token`] then refuses a
+//! caller who is neither the daemon's user nor root when no token is
+//! configured; with tokens, a token is what lets a caller in, whoever it is.
+//!
+//! Where the owner cannot be known (not Linux, a peer that is not a
+//! loopback address, a socket outside this network namespace such as a
+//! container's port forwarder) nothing is refused on this ground.
+
+use axum::extract::connect_info::Connected;
+use axum::serve::IncomingStream;
+use std::net::SocketAddr;
+
+/// The user owning the caller's end of one connection, when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerUser {
+    /// The caller's uid.
+    pub uid: Option<u32>,
+}
+
+impl PeerUser {
+    /// The owner of the socket connected from `peer` to `server`, looked up
+    /// when `peer` is a loopback address.
+    pub fn of(peer: SocketAddr, server: SocketAddr) -> PeerUser {
+        PeerUser { uid: if peer.ip().is_loopback() { owner_of(peer, server) } else { None } }
+    }
+
+    /// The caller's uid when it is known to be another user than the one
+    /// the daemon runs as, and not root.
+    pub fn other_user(&self) -> Option<u32> {
+        self.uid.filter(|&uid| uid != 0 && Some(uid) != own_uid())
+    }
+}
+
+impl Connected<IncomingStream<'_, tokio::net::TcpListener>> for PeerUser {
+    fn connect_info(stream: IncomingStream<'_, tokio::net::TcpListener>) -> Self {
+        match stream.io().local_addr() {
+            Ok(server) => PeerUser::of(*stream.remote_addr(), server),
+            Err(_) => PeerUser { uid: None },
+        }
+    }
+}
+
+/// The uid the daemon runs as (effective).
+fn own_uid() -> Option<u32> {
+    #[cfg(unix)]
+    return Some(rustix::process::geteuid().as_raw());
+    #[cfg(not(unix))]
+    None
+}
+
+/// The uid owning the TCP socket whose local address is `local` and remote
+/// address `remote` (so, for a connection accepted from `peer` on `server`,
+/// the caller's socket: `owner_of(peer, server)`).
+#[cfg(target_os = "linux")]
+pub fn owner_of(local: SocketAddr, remote: SocketAddr) -> Option<u32> {
+    sock_diag::owner(local, remote).ok().flatten()
+}
+
+/// Not known off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn owner_of(_local: SocketAddr, _remote: SocketAddr) -> Option<u32> {
+    None
+}
+
+/// The `NETLINK_SOCK_DIAG` exchange: one `SOCK_DIAG_BY_FAMILY` request
+/// naming the socket exactly (`inet_diag_req_v2`), one `inet_diag_msg`
+/// (or an error) back. Layouts from `linux/inet_diag.h`, `linux/netlink.h`.
+#[cfg(target_os = "linux")]
+mod sock_diag {
+    use rustix::net::netlink::{SocketAddrNetlink, SOCK_DIAG};
+    use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+    use std::io;
+    use std::net::{IpAddr, SocketAddr};
+
+    const SOCK_DIAG_BY_FAMILY: u16 = 20;
+    const NLM_F_REQUEST: u16 = 1;
+    const NLMSG_ERROR: u16 = 2;
+    const NLMSG_HEADER: usize = 16;
+    const IPPROTO_TCP: u8 = 6;
+    /// `inet_diag_msg`: family, state, timer, retrans (4), id (48), expires,
+    /// rqueue, wqueue (12), then the uid.
+    const UID_AT: usize = NLMSG_HEADER + 4 + 48 + 12;
+
+    /// `Ok(None)`: no such socket here.
+    pub(super) fn owner(local: SocketAddr, remote: SocketAddr) -> io::Result<Option<u32>> {
+        let family = match (local.ip(), remote.ip()) {
+            (IpAddr::V4(_), IpAddr::V4(_)) => libc_family(AddressFamily::INET),
+            (IpAddr::V6(_), IpAddr::V6(_)) => libc_family(AddressFamily::INET6),
+            _ => return Ok(None),
+        };
+        let mut request = Vec::with_capacity(NLMSG_HEADER + 56);
+        request.extend_from_slice(&((NLMSG_HEADER + 56) as u32).to_ne_bytes());
+        request.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+        request.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+        request.extend_from_slice(&1u32.to_ne_bytes()); // sequence number
+        request.extend_from_slice(&0u32.to_ne_bytes()); // port id: the kernel's
+        // inet_diag_req_v2: family, protocol, extensions, padding, states (all).
+        request.extend_from_slice(&[family, IPPROTO_TCP, 0, 0]);
+        request.extend_from_slice(&u32::MAX.to_ne_bytes());
+        // inet_diag_sockid: the socket's own port and address as source.
+        request.extend_from_slice(&local.port().to_be_bytes());
+        request.extend_from_slice(&remote.port().to_be_bytes());
+        request.extend_from_slice(&address_bytes(local.ip()));
+        request.extend_from_slice(&address_bytes(remote.ip()));
+        request.extend_from_slice(&0u32.to_ne_bytes()); // any interface
+        request.extend_from_slice(&[0xff; 8]); // INET_DIAG_NOCOOKIE
+        let socket = rustix::net::socket_with(AddressFamily::NETLINK, SocketType::DGRAM, SocketFlags::CLOEXEC, Some(SOCK_DIAG))?;
+        rustix::net::sendto(&socket, &request, SendFlags::empty(), &SocketAddrNetlink::new(0, 0))?;
+        let mut reply = [0u8; 512];
+        let (got, _) = rustix::net::recv(&socket, &mut reply, RecvFlags::empty())?;
+        let reply = &reply[..got.min(reply.len())];
+        let u16_at = |at: usize| reply.get(at..at + 2).map(|b| u16::from_ne_bytes([b[0], b[1]]));
+        let u32_at = |at: usize| reply.get(at..at + 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+        match u16_at(4) {
+            Some(SOCK_DIAG_BY_FAMILY) => Ok(u32_at(UID_AT)),
+            // An error answer (ENOENT: not a socket of this namespace).
+            Some(NLMSG_ERROR) => Ok(None),
+            _ => Err(io::Error::other("an unexpected sock_diag answer")),
+        }
+    }
+
+    fn libc_family(f: AddressFamily) -> u8 {
+        f.as_raw() as u8
+    }
+
+    /// An address as `inet_diag_sockid` holds it: 16 bytes, network order,
+    /// an IPv4 address in the first four.
+    fn address_bytes(ip: IpAddr) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        match ip {
+            IpAddr::V4(v4) => out[..4].copy_from_slice(&v4.octets()),
+            IpAddr::V6(v6) => out.copy_from_slice(&v6.octets()),
+        }
+        out
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The kernel names this process's user as the owner of both ends of a
+    /// loopback connection it made, and knows no socket that is not there.
+    #[test]
+    fn a_loopback_connection_belongs_to_the_user_who_made_it() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = listener.local_addr().unwrap();
+        let client = std::net::TcpStream::connect(server).unwrap();
+        let (_accepted, peer) = listener.accept().unwrap();
+        assert_eq!(peer, client.local_addr().unwrap());
+        let me = own_uid();
+        assert!(me.is_some());
+        assert_eq!(PeerUser::of(peer, server).uid, me, "the caller's socket, from the accepted connection's addresses");
+        assert_eq!(owner_of(server, peer), me, "and the daemon's own end");
+        assert_eq!(PeerUser::of(peer, server).other_user(), None, "the daemon's own user is not another");
+        let nowhere: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        assert_eq!(owner_of(nowhere, server), None, "no such socket");
+        assert_eq!(PeerUser::of("10.0.0.1:5".parse().unwrap(), server).uid, None, "not looked up off loopback");
+        assert_eq!(PeerUser { uid: Some(0) }.other_user(), None, "root may do anything anyway");
+        assert_eq!(PeerUser { uid: Some(65534) }.other_user(), if me == Some(65534) { None } else { Some(65534) });
+    }
+}
