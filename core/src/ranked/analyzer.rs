@@ -129,7 +129,16 @@ pub struct Analyzer;
 impl Analyzer {
     /// Every non-stopword of `text` with its stemmed term, in order.
     pub fn tokens(&self, text: &str) -> Vec<Token> {
-        words(text).filter(|w| !is_stopword(w)).map(|w| Token { term: term_of(&w), surface: w }).collect()
+        self.tokens_knowing(text, |_| None)
+    }
+
+    /// [`Self::tokens`], taking a word's term from `known` when it has it
+    /// (an index's words seen before) instead of stemming it again.
+    pub fn tokens_knowing<'k>(&self, text: &str, known: impl Fn(&str) -> Option<&'k str>) -> Vec<Token> {
+        words(text)
+            .filter(|w| !is_stopword(w))
+            .map(|w| Token { term: known(&w).map_or_else(|| term_of(&w), str::to_string), surface: w })
+            .collect()
     }
 
     /// Just the terms of `text`.

@@ -103,9 +103,6 @@ pub(crate) fn lend_context<E: Fn(u32) -> bool, A: Fn(u32) -> bool>(index: &Ranke
     acc.settle_admission(scope);
     let mut lenders: Vec<(f32, u32)> = acc.accs.iter().filter(|a| a.admitted()).map(|a| (lender_score(a), a.doc)).filter(|s| s.0 > 0.0).collect();
     keep_best(&mut lenders, CONTEXT_SEEDS);
-    // Room for every neighbour becoming a candidate, so the candidates
-    // (hundreds on a chat) are not copied to grow.
-    acc.reserve((lenders.len() * 2 * CONTEXT_WINDOW as usize).min(n as usize));
     // The neighbours of `neighbours_within`, in its order (after, then
     // before), read straight off each lender's turn: this loop runs about
     // four times per lender.

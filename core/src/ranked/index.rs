@@ -234,6 +234,12 @@ impl RankedIndex {
         self.embedded.add(&t.content, self.terms.surfaces_from(first_new_term));
     }
 
+    /// The term of `word` (a word of [`analyzer::words`], not a stopword)
+    /// when the index has met the word before: what stemming it would give.
+    pub(crate) fn known_term(&self, word: &str) -> Option<&str> {
+        self.words.get(word).map(|id| self.terms.text(id))
+    }
+
     /// The term id of `word` (a word of [`analyzer::words`], not a
     /// stopword), its term interned if new (first seen as `word` when
     /// `as_surface`, else as itself).
@@ -479,6 +485,11 @@ mod tests {
             }
             for (term, surface) in &first_surface {
                 proptest::prop_assert_eq!(idx.surface(idx.term_id(term).unwrap()), surface.as_str());
+            }
+            // A question's terms taken from the index's known words are the stemmer's.
+            for (words, _, _) in &items {
+                let question = format!("{} zebras grazing?", words.join(" "));
+                proptest::prop_assert_eq!(super::super::query::QueryWords::in_index(&question, &idx), super::super::query::QueryWords::of(&question));
             }
         }
     }

@@ -16,10 +16,6 @@ pub const PHRASE_WEIGHT: f32 = 0.5;
 pub(crate) fn score_terms(index: &RankedIndex, terms: &[(String, String)], avg: &[f32; FIELD_COUNT], acc: &mut Accumulators) -> Vec<f32> {
     let n = index.len() as u32;
     let mut idfs = vec![0.0f32; terms.len()];
-    // Every thought a term holds becomes a candidate: room for them all at
-    // once (a chat's names match half of it) instead of growing by doubling.
-    let touched: usize = terms.iter().filter_map(|(term, _)| index.term_id(term)).map(|id| index.doc_freq(id) as usize).sum();
-    acc.reserve(touched.min(index.len()));
     for (bit, (term, _)) in terms.iter().enumerate() {
         let Some(id) = index.term_id(term) else { continue };
         let idf = bm25::idf(index.doc_freq(id), n);

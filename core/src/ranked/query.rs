@@ -96,11 +96,21 @@ pub(crate) struct QueryWords {
 impl QueryWords {
     /// `text`'s terms and pairs, from one pass of the analyzer.
     pub(crate) fn of(text: &str) -> Self {
+        Self::of_tokens(Analyzer.tokens(text))
+    }
+
+    /// [`Self::of`], with the terms of words `index` has met taken from it
+    /// rather than stemmed again (the same terms).
+    pub(crate) fn in_index(text: &str, index: &super::RankedIndex) -> Self {
+        Self::of_tokens(Analyzer.tokens_knowing(text, |w| index.known_term(w)))
+    }
+
+    fn of_tokens(tokens: Vec<super::analyzer::Token>) -> Self {
         let mut terms: Vec<(String, String)> = Vec::new();
         // Each word's position in `terms` (none past the first
         // `MAX_QUERY_TERMS` distinct terms).
         let mut positions: Vec<Option<usize>> = Vec::new();
-        for tok in Analyzer.tokens(text) {
+        for tok in tokens {
             let position = match terms.iter().position(|(t, _)| *t == tok.term) {
                 Some(p) => Some(p),
                 None if terms.len() < MAX_QUERY_TERMS => {

@@ -113,9 +113,10 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     let unfiltered = q.filter.matches_every_thought();
     let admit = |doc: u32| exists(doc) && !hides(doc as usize) && (unfiltered || q.filter.matches(&thoughts[doc as usize], timestamps_ms[doc as usize]));
     let scope = Scope { exists, admit };
-    let words = QueryWords::of(q.text);
+    let words = QueryWords::in_index(q.text, index);
     let terms = &words.terms;
     let mut acc = Accumulators::new(index.len());
+    acc.reserve(likely_candidates(index, terms));
 
     // Terms and phrases: every thought a query term matches is a candidate.
     let avg = index.avg_field_lens();
@@ -174,6 +175,16 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     }
     let hits = best_hits(index, &acc, scored, terms, q.limit, total);
     RankedResults { backend: if hybrid { "hybrid" } else { "lexical" }, total, hits }
+}
+
+/// Room for a query's candidates, made once rather than grown by doubling
+/// stage by stage (a chat question's names match half the chain): every
+/// thought a query term holds, and the neighbours the context stage's
+/// lenders may add; at most the chain.
+fn likely_candidates(index: &RankedIndex, terms: &[(String, String)]) -> usize {
+    let matched: usize = terms.iter().filter_map(|(term, _)| index.term_id(term)).map(|id| index.doc_freq(id) as usize).sum();
+    let neighbours = CONTEXT_SEEDS * 2 * CONTEXT_WINDOW as usize;
+    (matched + neighbours).min(index.len())
 }
 
 #[cfg(test)]

@@ -90,6 +90,11 @@ impl Terms {
         self.texts.len()
     }
 
+    /// Term `id`'s text.
+    pub(crate) fn text(&self, id: u32) -> &str {
+        self.texts.get(id as usize)
+    }
+
     /// The word term `id` was first seen as.
     pub(crate) fn surface(&self, id: u32) -> &str {
         self.surfaces.get(id as usize)
