@@ -12,8 +12,9 @@
 //! - [`OsRandomIds`]: 16 bytes from the system's CSPRNG per id (`getrandom`;
 //!   `wasi:random` inside a component), read 1 KiB at a time per thread (an
 //!   append takes two: its id and its content salt; one system call each
-//!   was ~1% of the daemon's CPU under appends). A broken random source
-//!   panics: silently repeated ids would be worse.
+//!   was ~1% of the daemon's CPU under appends), read anew in a forked
+//!   child. A broken random source panics: silently repeated ids would be
+//!   worse.
 //! - [`ScopedThreads`]: one scoped thread per CPU for the core's parallel work
 //!   (decoding and hashing records at startup). Native hosts only.
 
@@ -43,7 +44,14 @@ impl IdSource for OsRandomIds {
     fn next_id_bytes(&self) -> [u8; 16] {
         RANDOM.with(|r| {
             let mut r = r.borrow_mut();
-            if r.used == RANDOM_BYTES {
+            // A forked child must not hand out the ids its parent will (WASI
+            // has no fork, nor a process id to ask for).
+            #[cfg(unix)]
+            let pid = std::process::id();
+            #[cfg(not(unix))]
+            let pid = 0;
+            if r.used == RANDOM_BYTES || r.pid != pid {
+                r.pid = pid;
                 getrandom::fill(&mut r.bytes).expect("the system's random source is unavailable");
                 r.used = 0;
             }
@@ -61,14 +69,15 @@ impl IdSource for OsRandomIds {
 /// Random bytes read from the system at once, per thread.
 const RANDOM_BYTES: usize = 1024;
 
-/// A thread's unread random bytes: `bytes[used..]`.
+/// A thread's unread random bytes, `bytes[used..]`, read by process `pid`.
 struct RandomBuffer {
     bytes: [u8; RANDOM_BYTES],
     used: usize,
+    pid: u32,
 }
 
 thread_local! {
-    static RANDOM: std::cell::RefCell<RandomBuffer> = const { std::cell::RefCell::new(RandomBuffer { bytes: [0; RANDOM_BYTES], used: RANDOM_BYTES }) };
+    static RANDOM: std::cell::RefCell<RandomBuffer> = const { std::cell::RefCell::new(RandomBuffer { bytes: [0; RANDOM_BYTES], used: RANDOM_BYTES, pid: 0 }) };
 }
 
 /// Scoped OS threads, one per available CPU, for the core's parallel work.

@@ -38,8 +38,12 @@ fn init_logging(config: &Config) -> Result<Vec<FlushGuard>, CommandError> {
             let f = mentisdb_fs_storage::private::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(path).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
             // A log file that was already there keeps its mode when opened:
             // one other users may read is made private (log lines name
-            // chains, agents and tools), as a new one is created.
-            make_private_if_shared(&f).map_err(|source| CommandError::LogFile { path: path.clone(), source })?;
+            // chains, agents and tools), as a new one is created. One the
+            // daemon does not own (a logrotate setup's) is left as it is,
+            // with a warning.
+            if let Err(e) = make_private_if_shared(&f) {
+                eprintln!("warning: MENTISDB_LOG_FILE {} may be read by other users and cannot be made private ({e})", path.display());
+            }
             let (file, file_guard) = batched(f).map_err(CommandError::LogWriter)?;
             guards.push(file_guard);
             Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file).with_filter(EnvFilter::new("info")))

@@ -28,7 +28,8 @@ pub const ENV_ALIASES: &[(&str, &str)] = &[("MENTISDB_DEFAULT_CHAIN_KEY", "MENTI
 /// already set is never overridden (the real environment wins, then
 /// `./.env`). Then [`ENV_ALIASES`] are applied. Missing files are fine; a
 /// file that cannot be read or parsed is an error naming it and the line,
-/// and so is one owned by another user or writable by others (on Unix).
+/// and so is one owned by another user (root aside) or writable by others
+/// (on Unix).
 /// Returns the files read. Call it before any thread starts (it sets
 /// environment variables).
 pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, EnvError> {
@@ -37,10 +38,15 @@ pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, Env
         if loaded.contains(&path) || !path.is_file() {
             return Ok(());
         }
-        if let Some(why) = not_private(&path) {
+        // Opened once: the file checked is the file read.
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) => return Err(EnvError::File { path, source: dotenvy::Error::Io(e) }),
+        };
+        if let Some(why) = not_private(&file) {
             return Err(EnvError::NotPrivate { path, why });
         }
-        if let Err(source) = dotenvy::from_path(&path) {
+        if let Err(source) = dotenvy::from_read(file) {
             return Err(EnvError::File { path, source });
         }
         loaded.push(path);
@@ -59,31 +65,31 @@ pub fn load_environment(args: &[std::ffi::OsString]) -> Result<Vec<PathBuf>, Env
     Ok(loaded)
 }
 
-/// Why `.env` file `path` may not be trusted: it belongs to another user
-/// (a shared or world-writable start directory, a checkout someone else
-/// made) or other users may write it. `None` when it is private, and on
-/// platforms without Unix owners and modes.
-fn not_private(path: &std::path::Path) -> Option<String> {
+/// Why an opened `.env` file may not be trusted: it belongs to another
+/// user than this one or root (a shared or world-writable start directory,
+/// a checkout someone else made), or other users may write it. Writable by
+/// its group is fine for a user's private group (gid = uid, where a umask
+/// of 002 is usual), not for a group others share (`staff`, `users`).
+/// `None` when it is private, and on platforms without Unix owners.
+fn not_private(file: &std::fs::File) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let meta = match std::fs::metadata(path) {
+        let meta = match file.metadata() {
             Ok(m) => m,
             Err(e) => return Some(format!("cannot read its owner ({e})")),
         };
         let me = rustix::process::geteuid().as_raw();
-        if meta.uid() != me {
-            return Some(format!("it belongs to uid {}, not to this user (uid {me})", meta.uid()));
+        if meta.uid() != me && meta.uid() != 0 {
+            return Some(format!("it belongs to uid {}, not to this user (uid {me}) or root", meta.uid()));
         }
-        // Group-writable is fine for the user's own group (a private group,
-        // the usual umask 002 of a desktop account), not for another.
-        let group_may_write = meta.mode() & 0o020 != 0 && meta.gid() != rustix::process::getegid().as_raw();
+        let group_may_write = meta.mode() & 0o020 != 0 && meta.gid() != me;
         if meta.mode() & 0o002 != 0 || group_may_write {
             return Some(format!("other users may write it (mode {:o})", meta.mode() & 0o777));
         }
     }
     #[cfg(not(unix))]
-    let _ = path;
+    let _ = file;
     None
 }
 

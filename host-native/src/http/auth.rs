@@ -26,12 +26,12 @@ pub type AuthState = Arc<TokenStore>;
 pub async fn require_token(State(auth): State<AuthState>, mut request: Request, next: Next) -> Response {
     let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
     match auth.identify(given) {
-        Ok(Identity::Open) if let Some(uid) = other_local_user(&request) => {
-            let body = serde_json::json!({ "error": format!("this daemon has no tokens, so it answers only the user it runs as; the caller is another local user (uid {uid}). To let other users in, give them a token: mentisdbd token add") });
-            tracing::warn!(target: "mentisdb::security", uid, path = %request.uri().path(), "refused a call from another local user (no tokens configured)");
-            (StatusCode::FORBIDDEN, Json(body)).into_response()
-        }
         Ok(identity) => {
+            if let (Identity::Open, Some(why)) = (&identity, local_refusal(&request)) {
+                let body = serde_json::json!({ "error": format!("this daemon has no tokens, so it answers only the user it runs as; {why}. To let other users in, give them a token: mentisdbd token add") });
+                tracing::warn!(target: "mentisdb::security", path = %request.uri().path(), "refused a loopback call (no tokens configured): {why}");
+                return (StatusCode::FORBIDDEN, Json(body)).into_response();
+            }
             request.extensions_mut().insert(identity);
             next.run(request).await
         }
@@ -42,10 +42,10 @@ pub async fn require_token(State(auth): State<AuthState>, mut request: Request, 
     }
 }
 
-/// The caller's uid when its connection comes from another local user
-/// than the daemon's (and not root): `http/peer_user.rs`.
-fn other_local_user(request: &Request) -> Option<u32> {
-    request.extensions().get::<axum::extract::ConnectInfo<super::peer_user::PeerUser>>().and_then(|c| c.0.other_user())
+/// Why the connection's caller may not call without a token: another local
+/// user, or one the kernel shows no owner for (`http/peer_user.rs`).
+fn local_refusal(request: &Request) -> Option<String> {
+    request.extensions().get::<axum::extract::ConnectInfo<super::peer_user::PeerUser>>().and_then(|c| c.0.refusal())
 }
 
 /// Why a call made through [`call_as`] failed.
