@@ -83,15 +83,18 @@ fn own_uid() -> Option<u32> {
 pub fn owner_of(local: SocketAddr, remote: SocketAddr) -> PeerUser {
     // Sockets bound to a device are found only by naming it: `lo` is
     // interface 1 in every network namespace.
-    let lookups = [0, 1].map(|interface| sock_diag::owner(local, remote, interface));
-    match lookups {
-        [Ok(Some(uid)), _] | [_, Ok(Some(uid))] => PeerUser::User(uid),
-        [Err(e), _] | [_, Err(e)] => {
+    let found = sock_diag::owner(local, remote, 0).and_then(|unbound| match unbound {
+        Some(uid) => Ok(Some(uid)),
+        None => sock_diag::owner(local, remote, 1),
+    });
+    match found {
+        Ok(Some(uid)) => PeerUser::User(uid),
+        Ok(None) => PeerUser::Unknown,
+        Err(e) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| tracing::warn!(target: "mentisdb::security", "cannot look up the owners of loopback callers ({e}): without tokens, other local users can call this daemon; add a token (mentisdbd token add)"));
             PeerUser::NotLooked
         }
-        _ => PeerUser::Unknown,
     }
 }
 
