@@ -13,7 +13,7 @@ pub enum EnvError {
     File { path: PathBuf, source: dotenvy::Error },
     /// A `.env` file another local user could have written: it could open
     /// the daemon to web pages (`MENTISDB_ALLOWED_ORIGINS`) or plant a token.
-    #[error("refusing {}: {why}; a .env sets the daemon's security settings, so it must be yours and writable by you alone (fix its owner or mode, or start from another directory)", path.display())]
+    #[error("refusing {}: {why}; a .env sets the daemon's security settings, so it must belong to you or root and no other user may write it (fix its owner or mode, or start from another directory)", path.display())]
     NotPrivate { path: PathBuf, why: String },
 }
 
