@@ -271,6 +271,15 @@ fn configuration_is_read_from_dot_env_files_and_0_10_names() {
     let _ = child.kill();
     let _ = child.wait();
 
+    // A start from `cwd` that fails: its one line of stderr.
+    let start_refused = || {
+        let out = command(&dir, &[], &[]).current_dir(&cwd).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        err
+    };
+
     // A .env other users may write (a shared directory's) is refused in one
     // line: it could open the daemon to web pages or plant a token.
     #[cfg(unix)]
@@ -278,24 +287,14 @@ fn configuration_is_read_from_dot_env_files_and_0_10_names() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(cwd.join(".env"), "MENTISDB_ALLOWED_ORIGINS=https://evil.example\n").unwrap();
         std::fs::set_permissions(cwd.join(".env"), std::fs::Permissions::from_mode(0o666)).unwrap();
-        let mut cmd = command(&dir, &[], &[]);
-        cmd.current_dir(&cwd);
-        let out = cmd.output().unwrap();
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let err = start_refused();
         assert!(err.contains("refusing") && err.contains(".env") && err.contains("mode 666"), "{err}");
         std::fs::set_permissions(cwd.join(".env"), std::fs::Permissions::from_mode(0o600)).unwrap();
     }
 
     // A .env that cannot be parsed is refused in one line naming it.
     std::fs::write(cwd.join(".env"), "MENTISDB_DIR='unterminated\n").unwrap();
-    let mut cmd = command(&dir, &[], &[]);
-    cmd.current_dir(&cwd);
-    let out = cmd.output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = start_refused();
     assert!(err.contains(".env"), "{err}");
 }
 
