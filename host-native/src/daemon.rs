@@ -346,6 +346,8 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     // HTTPS beside HTTP (MentisDB 0.10's way), or HTTPS instead of HTTP on
     // the two ports when only a certificate is given.
     let mut tasks = Vec::new();
+    let listeners = 2 + [config.https_rest_port, config.https_mcp_port].iter().filter(|p| config.https_beside() && p.is_some_and(|p| p > 0)).count();
+    let limits = crate::http::serve::Limits::for_daemon(listeners, crate::infra::open_files::raise_limit());
     let (mut https_rest_addr, mut https_mcp_addr) = (None, None);
     let tls = if config.https_beside() {
         let (cert, key) = config.tls_files()?;
@@ -358,7 +360,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
             let addr = SocketAddr::new(config.bind_host, port);
             let listener = bind(addr).await?;
             *addr_out = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
-            tasks.push(tokio::spawn(serve_http(listener, app.clone(), guard.clone(), Some(https.clone()), shutdown.clone())));
+            tasks.push(tokio::spawn(serve_http(listener, app.clone(), guard.clone(), Some(https.clone()), limits, shutdown.clone())));
         }
         None
     } else {
@@ -369,7 +371,7 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     for (listener, app) in [(rest_listener, rest), (mcp_listener, mcp)] {
-        tasks.push(tokio::spawn(serve_http(listener, app, guard.clone(), tls.clone(), shutdown.clone())));
+        tasks.push(tokio::spawn(serve_http(listener, app, guard.clone(), tls.clone(), limits, shutdown.clone())));
     }
     if let Some(lock) = &opened.lock {
         if let Err(e) = lock.announce(rest_addr, mcp_addr, scheme) {
@@ -379,37 +381,16 @@ pub async fn serve(config: &Config, opened: OpenedStore) -> Result<RunningDaemon
     Ok(RunningDaemon { rest_addr, mcp_addr, https_rest_addr, https_mcp_addr, scheme, db: opened.db, report: opened.report, shutdown, tasks, _listener: opened.listener, _lock: opened.lock, _delivery_lease: opened.delivery_lease })
 }
 
-/// How long open connections (MCP event streams) may run on after a TLS
-/// server is asked to stop.
-const TLS_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// Serves `app` on `listener` behind the browser guard (`http/web_guard.rs`),
-/// over TLS when `tls` is given, until `stop`.
-async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::http::web_guard::WebGuard>, tls: Option<axum_server::tls_rustls::RustlsConfig>, stop: CancellationToken) -> std::io::Result<()> {
+/// over TLS when `tls` is given, until `stop` (`http/serve.rs`).
+async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard: Arc<crate::http::web_guard::WebGuard>, tls: Option<crate::http::serve::TlsConfig>, limits: crate::http::serve::Limits, stop: CancellationToken) -> std::io::Result<()> {
     let app = app.layer(axum::middleware::from_fn_with_state(guard, crate::http::web_guard::guard)).layer(axum::middleware::from_fn(crate::http::body_limit::read_rest_after_reply));
-    // Each connection's caller, looked up once when it is accepted
-    // (`http/peer_user.rs`).
-    use crate::http::peer_user::PeerUser;
-    let Some(tls) = tls else {
-        return axum::serve(listener, app.into_make_service_with_connect_info::<PeerUser>()).with_graceful_shutdown(async move { stop.cancelled().await }).await;
-    };
-    let server = listener.local_addr()?;
-    let per_connection = tower::service_fn(move |peer: std::net::SocketAddr| {
-        let app = tower::Layer::layer(&axum::Extension(axum::extract::ConnectInfo(PeerUser::of(peer, server))), app.clone());
-        async move { Ok::<_, std::convert::Infallible>(app) }
-    });
-    let handle = axum_server::Handle::new();
-    let on_stop = handle.clone();
-    tokio::spawn(async move {
-        stop.cancelled().await;
-        on_stop.graceful_shutdown(Some(TLS_DRAIN));
-    });
-    axum_server::from_tcp_rustls(listener.into_std()?, tls).handle(handle).serve(per_connection).await
+    crate::http::serve::serve(listener, app, tls, limits, stop).await
 }
 
 /// The rustls server configuration (ring provider) of a PEM certificate
 /// chain and private key.
-fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<axum_server::tls_rustls::RustlsConfig, DaemonError> {
+fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<crate::http::serve::TlsConfig, DaemonError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let certs = CertificateDer::pem_file_iter(cert)
@@ -426,7 +407,7 @@ fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<axum_serv
         .with_single_cert(certs, private)
         .map_err(DaemonError::TlsPair)?;
     server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(server)))
+    Ok(Arc::new(server))
 }
 
 impl RunningDaemon {

@@ -10,7 +10,9 @@
 //! - [`auth`]: the token middleware and [`auth::call_as`], the one call path
 //!   of every transport; [`api_error`]: the one way a REST failure leaves.
 //! - [`web_guard`] (Host, Origin and CORS rules) and [`body_limit`] (request
-//!   bodies over the limit or left unread) stand in front of every listener.
+//!   bodies over the limit or left unread) stand in front of every listener;
+//!   [`serve`] is every listener's accept loop (connection cap, header and
+//!   handshake timeouts), [`peer_user`] who is calling on each connection.
 //!
 //! Nothing here holds tool logic: every request ends in
 //! [`mentisdb_core::MentisDb::call`], behind the access rule of [`crate::tokens`].
@@ -26,4 +28,5 @@ pub mod openapi;
 pub mod peer_user;
 pub mod rest;
 pub mod routes;
+pub mod serve;
 pub mod web_guard;

@@ -11,6 +11,7 @@
 //! - [`index_worker`]: query indices (and embeddings) built in the background.
 //! - [`llm`]: the OpenAI-compatible chat model `mentisdb_extract_memories` calls.
 //! - [`log_writer`]: log lines written in timed batches, off the request path.
+//! - [`open_files`]: the open-file limit, raised at start.
 //!
 //! None of these knows the HTTP servers or the command line.
 
@@ -20,5 +21,6 @@ pub mod identity;
 pub mod index_worker;
 pub mod llm;
 pub mod log_writer;
+pub mod open_files;
 pub mod tls_cert;
 pub mod webhooks;

@@ -330,3 +330,46 @@ fn other_local_users_need_a_token() {
     let (ok, err) = head_as_nobody(&d.rest, None).unwrap();
     assert!(!ok && !err.contains("another local user"), "no token: the token check answers: {err}");
 }
+
+/// Sends one HTTP/1.1 request on `stream` and returns the reply's status line.
+fn status_line(stream: &mut std::net::TcpStream, request: &str) -> String {
+    use std::io::{BufRead, Write};
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stream).read_line(&mut line).unwrap();
+    line.trim().to_string()
+}
+
+/// A local program holding hundreds of idle connections (more than the
+/// daemon's open-file limit) cannot stop it from writing: it takes at most
+/// its share of connections, keeps descriptors for its files, and serves a
+/// caller already connected, then new callers once the idle ones go.
+#[test]
+fn idle_connections_cannot_exhaust_the_daemons_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = common::command(dir.path(), &[], &[]);
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.arg("--nofile=400:400").arg("--").arg(plain.get_program()).args(plain.get_args());
+    for (k, v) in plain.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let d = Daemon::spawn(cmd);
+    let addr = d.rest.trim_start_matches("http://").to_string();
+    let mut kept = std::net::TcpStream::connect(&addr).unwrap();
+    assert!(status_line(&mut kept, "GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").contains(" 200 "));
+
+    let flood: Vec<std::net::TcpStream> = (0..600).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let body = json!({"chain_key": "after-the-flood", "agent_id": "ada", "thought_type": "Decision", "content": "still writing"}).to_string();
+    let append = format!("POST /v1/thoughts HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    let got = status_line(&mut kept, &append);
+    assert!(got.contains(" 200 "), "{got:?}: a new chain's file could not be opened under the flood; stderr: {}", d.stderr());
+
+    drop(flood);
+    assert_eq!(head(&d, "after-the-flood")["thought_count"], 1, "a new caller is served once the idle connections are gone");
+    assert!(!d.stderr().contains("Too many open files"), "the daemon ran out of descriptors: {}", d.stderr());
+}
