@@ -11,7 +11,7 @@
 //! disk).
 //!
 //! `cargo run --release -p mentisdb-core --example memory_breakdown -- 100000`
-use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Storage, Thought, ThoughtType};
+use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Storage, Thought, ThoughtExtras, ThoughtType};
 use std::sync::Arc;
 
 /// The system allocator, counting the bytes it has handed out and not had back.
@@ -28,20 +28,17 @@ fn owned_heap(t: &Thought) -> usize {
     let s = |s: &String| s.capacity();
     let o = |s: &Option<Box<str>>| s.as_ref().map_or(0, |s| s.len());
     let list = |l: &Vec<String>| l.capacity() * std::mem::size_of::<String>() + l.iter().map(String::capacity).sum::<usize>();
-    s(&t.id)
-        + s(&t.timestamp)
-        + o(&t.session_id)
-        + s(&t.agent_id)
-        + s(&t.agent_name)
-        + o(&t.agent_owner)
-        + o(&t.signing_key_id)
-        + t.thought_signature.as_ref().map_or(0, |s| s.len())
-        + s(&t.content)
-        + list(&t.tags)
-        + list(&t.concepts)
-        + t.refs.capacity() * 8
-        + t.relations.capacity() * std::mem::size_of::<mentisdb_core::ThoughtRelation>()
-        + o(&t.entity_type)
+    let extras = t.extras.as_deref().map_or(0, |e| {
+        std::mem::size_of::<ThoughtExtras>()
+            + o(&e.session_id)
+            + o(&e.agent_owner)
+            + o(&e.signing_key_id)
+            + e.thought_signature.as_ref().map_or(0, |s| s.len())
+            + e.refs.capacity() * 8
+            + e.relations.capacity() * std::mem::size_of::<mentisdb_core::ThoughtRelation>()
+            + o(&e.entity_type)
+    });
+    s(&t.id) + s(&t.timestamp) + s(&t.agent_id) + s(&t.agent_name) + s(&t.content) + list(&t.tags) + list(&t.concepts) + extras
 }
 
 fn main() {

@@ -264,7 +264,7 @@ impl AgentRegistry {
         if !self.agents.contains_key(&t.agent_id) {
             let mut r = AgentRecord::new(&t.agent_id);
             r.display_name = t.agent_name.clone();
-            r.set_owner(t.agent_owner.as_deref().map(str::to_string));
+            r.set_owner(t.agent_owner().map(str::to_string));
             self.agents.insert(t.agent_id.clone(), r);
         }
         let rec = self.agents.get_mut(&t.agent_id).expect("inserted above");
@@ -276,8 +276,8 @@ impl AgentRegistry {
         rec.last_seen_index = Some(t.index);
         // Reuses the previous timestamp's buffer (no allocation per thought).
         rec.last_seen_at.get_or_insert_with(String::new).clone_from(&t.timestamp);
-        if rec.agent_owner.is_none() && t.agent_owner.is_some() {
-            rec.set_owner(t.agent_owner.as_deref().map(str::to_string));
+        if rec.agent_owner.is_none() && t.agent_owner().is_some() {
+            rec.set_owner(t.agent_owner().map(str::to_string));
         }
     }
 

@@ -211,10 +211,10 @@ impl NewThought {
         let mut n = NewThought::new(&t.agent_id, t.thought_type, &t.content);
         n.thought_id = Some(t.id.clone());
         n.agent_name = Some(t.agent_name.clone());
-        n.agent_owner = t.agent_owner.as_deref().map(str::to_string);
+        n.agent_owner = t.agent_owner().map(str::to_string);
         n.role = t.role;
         n.importance = Some(t.importance);
-        n.confidence = t.confidence;
+        n.confidence = t.confidence();
         // The engine's own marks (claims, fences) belong to the source chain.
         n.tags = t.tags.iter().filter(|t| !t.starts_with(crate::claims::RESERVED_TAG_PREFIX)).cloned().collect();
         n.concepts = t.concepts.clone();

@@ -43,7 +43,7 @@ impl EntityTypeRecord {
 pub fn entity_types(chain: &Chain) -> Vec<EntityTypeRecord> {
     let mut out: BTreeMap<&str, EntityTypeRecord> = crate::sorting::map_from(chain.agents().declared_entity_types().map(|l| (l, EntityTypeRecord::unseen(l))));
     for t in chain.thoughts() {
-        let Some(label) = t.entity_type.as_deref() else { continue };
+        let Some(label) = t.entity_type() else { continue };
         let rec = out.entry(label).or_insert_with(|| EntityTypeRecord::unseen(label));
         rec.thought_count += 1;
         if rec.first_seen_index.is_none() {

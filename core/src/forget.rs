@@ -17,7 +17,7 @@ use crate::canonical::{compute_content_digest, compute_thought_hash, SALT_BYTES}
 use crate::chain::Chain;
 use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::record;
-use crate::thought::{Forgotten, Thought, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_VERSION};
+use crate::thought::{Forgotten, Thought, ThoughtExtras, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_VERSION};
 
 /// Who forgets a thought, when and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +47,7 @@ fn forget_in_place(t: &mut Thought, note: ForgetNote) {
     t.content.clear();
     t.tags.clear();
     t.concepts.clear();
-    t.thought_signature = None;
+    t.extras = t.extras.take().and_then(|e| ThoughtExtras { thought_signature: None, ..*e }.boxed());
     t.content_salt = None;
     t.forgotten = Some(Box::new(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason }));
 }

@@ -26,10 +26,10 @@ pub(crate) fn line(t: &Thought) -> Vec<u8> {
     if t.prev_hash.is_none() {
         replace(&mut json, br#","prev_hash":"""#, br#","prev_hash":null"#);
     }
-    if t.entity_type.is_none() {
+    if t.entity_type().is_none() {
         cut(&mut json, br#","entity_type":null"#);
     }
-    for valid_at in t.relations.iter().filter_map(|r| r.valid_at.as_ref()) {
+    for valid_at in t.relations().iter().filter_map(|r| r.valid_at.as_ref()) {
         let field = serde_json::to_vec(&serde_json::json!({ "valid_at": valid_at })).expect("a string serializes");
         // `{"valid_at":"..."}` as `,"valid_at":"..."`.
         let mut key = b",".to_vec();
@@ -62,8 +62,8 @@ mod tests {
     #[test]
     fn a_line_is_the_reply_json_without_the_derived_fields() {
         let mut t = golden_thought();
-        t.thought_signature = Some(vec![1, 2, 250].into());
-        t.signing_key_id = Some("k1".into());
+        t.extras_mut().thought_signature = Some(vec![1, 2, 250].into());
+        t.extras_mut().signing_key_id = Some("k1".into());
         t.hash = crate::hex_bytes::ThoughtHash::from([0xab; 32]);
         t.stamp_relations();
         let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
@@ -72,7 +72,7 @@ mod tests {
         let legacy = reply.replace(&stamp, "").replace(",\"entity_type\":null,\"source_episode\":null", "");
         assert_eq!(String::from_utf8(line(&t)).unwrap(), legacy);
         // With an entity type the label stays, in its place.
-        t.entity_type = Some("service".into());
+        t.extras_mut().entity_type = Some("service".into());
         let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
         let legacy = reply.replace(&stamp, "").replace(",\"source_episode\":null", "");
         assert_eq!(String::from_utf8(line(&t)).unwrap(), legacy);
@@ -103,10 +103,10 @@ mod tests {
     #[test]
     fn lines_keep_their_bytes_for_every_kind_of_thought() {
         let genesis = Thought { index: 0, prev_hash: None, hash: crate::hex_bytes::ThoughtHash::from([0x01; 32]), ..golden_thought() };
-        let mut signed = Thought { schema_version: 3, entity_type: Some("service".into()), hash: crate::hex_bytes::ThoughtHash::from([0x02; 32]), ..crate::canonical::tests::golden_thought_v2() };
-        signed.signing_key_id = Some("key-1".into());
-        signed.thought_signature = Some(vec![0, 7, 255].into());
-        signed.relations.push(crate::thought::ThoughtRelation { kind: crate::thought::RelationKind::References, target_id: "far-away".into(), target_index: None, chain_key: Some("other".into()), valid_at: None });
+        let mut signed = Thought { schema_version: 3, hash: crate::hex_bytes::ThoughtHash::from([0x02; 32]), ..crate::canonical::tests::golden_thought_v2() }.with_extras(|e| e.entity_type = Some("service".into()));
+        signed.extras_mut().signing_key_id = Some("key-1".into());
+        signed.extras_mut().thought_signature = Some(vec![0, 7, 255].into());
+        signed.extras_mut().relations.push(crate::thought::ThoughtRelation { kind: crate::thought::RelationKind::References, target_id: "far-away".into(), target_index: None, chain_key: Some("other".into()), valid_at: None });
         signed.stamp_relations();
         let forgotten = Thought {
             content: String::new(),

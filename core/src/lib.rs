@@ -135,5 +135,5 @@ pub use traverse::Cursor;
 pub use host::{AppendObserver, Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
 pub use record::ChainFormat;
 pub use storage::{MemoryStorage, Storage, StorageError};
-pub use thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType};
+pub use thought::{Forgotten, RelationKind, Thought, ThoughtExtras, ThoughtRelation, ThoughtRole, ThoughtType, ThoughtWire};
 pub use hex_bytes::{ContentSalt, HexBytes, ThoughtHash};

@@ -232,7 +232,7 @@ impl ThoughtFilter {
             return false;
         }
         if let Some(m) = self.min_confidence {
-            if t.confidence.is_none_or(|c| c < m) {
+            if t.confidence().is_none_or(|c| c < m) {
                 return false;
             }
         }
@@ -247,7 +247,7 @@ impl ThoughtFilter {
             }
         }
         if let Some(owners) = &self.agent_owners {
-            if !t.agent_owner.as_ref().is_some_and(|o| owners.contains(&o.to_lowercase())) {
+            if !t.agent_owner().as_ref().is_some_and(|o| owners.contains(&o.to_lowercase())) {
                 return false;
             }
         }
@@ -257,7 +257,7 @@ impl ThoughtFilter {
             }
         }
         if let Some(e) = &self.entity_type {
-            if t.entity_type.as_deref() != Some(e.as_str()) {
+            if t.entity_type() != Some(e.as_str()) {
                 return false;
             }
         }
@@ -379,7 +379,7 @@ mod tests {
         assert!(!compile(FilterArgs { min_importance: Some(0.96), ..Default::default() }).matches_fields(&t));
         assert!(compile(FilterArgs { since: Some("2026-11-22T09:30:00Z".into()), until: Some("2026-11-22T09:30:00Z".into()), ..Default::default() }).matches_fields(&t));
         let mut none = t.clone();
-        none.confidence = None;
+        none.extras_mut().confidence = None;
         assert!(!compile(FilterArgs { min_confidence: Some(0.0), ..Default::default() }).matches_fields(&none));
     }
 

@@ -28,12 +28,12 @@ fn labels(t: &Thought) -> String {
     if !t.concepts.is_empty() {
         parts.push(format!("concepts: {}", t.concepts.join(", ")));
     }
-    if !t.refs.is_empty() {
-        parts.push(format!("refs: {}", t.refs.iter().map(|r| format!("#{r}")).collect::<Vec<_>>().join(", ")));
+    if !t.refs().is_empty() {
+        parts.push(format!("refs: {}", t.refs().iter().map(|r| format!("#{r}")).collect::<Vec<_>>().join(", ")));
     }
-    if !t.relations.is_empty() {
+    if !t.relations().is_empty() {
         let rels: Vec<String> = t
-            .relations
+            .relations()
             .iter()
             .map(|r| match (r.target_index, &r.chain_key) {
                 (Some(i), None) => format!("{} #{i}", r.kind),
@@ -74,7 +74,7 @@ pub(crate) fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought
     for t in thoughts {
         let _ = writeln!(out);
         let _ = write!(out, "[#{}] {} {}/{} by {}, importance {:.2}", t.index, t.timestamp, t.thought_type, t.role, producer(t), t.importance);
-        if let Some(c) = t.confidence {
+        if let Some(c) = t.confidence() {
             let _ = write!(out, ", confidence {c:.2}");
         }
         let _ = writeln!(out);
@@ -105,7 +105,7 @@ pub(crate) fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&
         for t in group {
             let content = shown_content(t).trim().replace('\n', "\n  ");
             let mut meta = format!("#{} {}, {}, {}, importance {:.2}", t.index, t.role, producer(t), t.timestamp, t.importance);
-            if let Some(c) = t.confidence {
+            if let Some(c) = t.confidence() {
                 let _ = write!(meta, ", confidence {c:.2}");
             }
             let l = labels(t);
@@ -129,11 +129,11 @@ pub(crate) fn bootstrap_prompt(thoughts: &[&Thought]) -> String {
     let mut out = String::from("=== RESTORED CONTEXT (from MentisDb) ===\n\n");
     for t in thoughts {
         let mut agent = if t.agent_name.trim().is_empty() || t.agent_name == t.agent_id { t.agent_id.clone() } else { format!("{} [{}]", t.agent_name, t.agent_id) };
-        if let Some(owner) = t.agent_owner.as_deref().filter(|o| !o.trim().is_empty()) {
+        if let Some(owner) = t.agent_owner().filter(|o| !o.trim().is_empty()) {
             let _ = write!(agent, " owned by {owner}");
         }
         let _ = writeln!(out, "[#{}] {} / {} ({agent})\n{}", t.index, t.thought_type, t.role, shown_content(t));
-        if let Some(c) = t.confidence {
+        if let Some(c) = t.confidence() {
             let _ = writeln!(out, "  confidence: {c:.2}");
         }
         let _ = writeln!(out, "  importance: {:.2}", t.importance);
@@ -143,8 +143,8 @@ pub(crate) fn bootstrap_prompt(thoughts: &[&Thought]) -> String {
         if !t.concepts.is_empty() {
             let _ = writeln!(out, "  concepts: {}", t.concepts.join(", "));
         }
-        if !t.refs.is_empty() {
-            let _ = writeln!(out, "  refs: {:?}", t.refs);
+        if !t.refs().is_empty() {
+            let _ = writeln!(out, "  refs: {:?}", t.refs());
         }
     }
     out.push_str("\n=== END RESTORED CONTEXT ===\n");

@@ -21,7 +21,7 @@ impl Derive for Retirements {
 
     fn add(&mut self, t: &Thought) {
         let doc = self.indexed as u32;
-        for rel in &t.relations {
+        for rel in t.relations() {
             // Relations into other chains carry no index and retire nothing here.
             let Some(to) = rel.target_index.filter(|i| rel.chain_key.is_none() && *i < doc as u64) else { continue };
             if rel.kind.retires_target() {

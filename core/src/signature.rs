@@ -18,7 +18,7 @@
 //! role defaulting to `Memory`, relations with their target ids resolved).
 
 use crate::canonical::Encoder;
-use crate::thought::Thought;
+use crate::thought::{Thought, ThoughtExtras};
 use ed25519_dalek::{Signature, VerifyingKey};
 
 /// Domain-separation prefix of the signable payload.
@@ -33,31 +33,36 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
     let Thought {
         id,
         agent_id,
-        session_id,
         thought_type,
         role,
         content,
         tags,
         concepts,
-        entity_type,
-        confidence: _,
         importance: _,
-        refs: _,
-        relations: _,
+        extras,
         // Assigned by the chain, or the signature itself.
         schema_version: _,
         index: _,
         timestamp: _,
         agent_name: _,
-        agent_owner: _,
-        signing_key_id: _,
-        thought_signature: _,
         prev_hash: _,
         hash: _,
         content_salt: _,
         forgotten: _,
         source_episode: _,
     } = thought;
+    let default = ThoughtExtras::default();
+    let ThoughtExtras {
+        session_id,
+        entity_type,
+        confidence: _,
+        refs: _,
+        relations: _,
+        // The signature's own fields, and an owner the chain may fill in.
+        agent_owner: _,
+        signing_key_id: _,
+        thought_signature: _,
+    } = extras.as_deref().unwrap_or(&default);
     let mut e = Encoder::with_capacity(256 + content.len());
     e.buf.extend_from_slice(SIGNATURE_DOMAIN);
     e.str(chain_key);

@@ -52,12 +52,12 @@ pub(crate) fn summary_candidates(chain: &Chain, sources: &[u64], config: Summary
         return Vec::new();
     }
     let covered: BTreeSet<u64> = crate::sorting::set_from(
-        chain.thoughts().iter().flat_map(|t| t.relations.iter()).filter(|r| r.kind == RelationKind::Summarizes && r.chain_key.is_none()).filter_map(|r| r.target_index),
+        chain.thoughts().iter().flat_map(|t| t.relations().iter()).filter(|r| r.kind == RelationKind::Summarizes && r.chain_key.is_none()).filter_map(|r| r.target_index),
     );
     let mut groups: BTreeMap<Group, Vec<u64>> = BTreeMap::new();
     for &i in sources {
         let t = &chain.thoughts()[i as usize];
-        let group = (t.session_id.as_deref().filter(|_| config.by_session).map(str::to_string), config.by_agent.then(|| t.agent_id.clone()));
+        let group = (t.session_id().filter(|_| config.by_session).map(str::to_string), config.by_agent.then(|| t.agent_id.clone()));
         groups.entry(group).or_default().push(i);
     }
     let step = config.window_size.saturating_sub(config.overlap).max(1);

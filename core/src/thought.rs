@@ -263,9 +263,91 @@ mod prev_hash_wire {
 
 /// One committed thought: the unit of memory.
 ///
-/// Serialized exactly as the tools return it (the "full stored thought object").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Serialized exactly as the tools return it (the "full stored thought
+/// object": [`ThoughtWire`] names and documents every field). In memory the
+/// fields most thoughts leave unset sit behind one pointer
+/// ([`ThoughtExtras`], read through accessors such as [`Thought::refs`]):
+/// a chain holds every thought, and inline they made each 136 bytes larger.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "ThoughtWire")]
 pub struct Thought {
+    /// Schema version of this record ([`THOUGHT_SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// Stable UUID.
+    pub id: String,
+    /// Position in the chain, from 0.
+    pub index: u64,
+    /// RFC 3339 UTC timestamp with millisecond precision, assigned at append.
+    pub timestamp: String,
+    /// Producer id.
+    pub agent_id: String,
+    /// Producer display name at append time.
+    pub agent_name: String,
+    /// Semantic type.
+    pub thought_type: ThoughtType,
+    /// Operational role.
+    pub role: ThoughtRole,
+    /// The memory itself.
+    pub content: String,
+    /// Importance in `0.0..=1.0`.
+    pub importance: f64,
+    /// Free-form tags.
+    pub tags: Vec<String>,
+    /// Free-form concepts.
+    pub concepts: Vec<String>,
+    /// The fields few thoughts set: `None` when all are unset (what
+    /// [`ThoughtExtras::boxed`] makes; equality compares this too).
+    pub extras: Option<Box<ThoughtExtras>>,
+    /// MentisDB 0.10's `source_episode` (always `null` here: see [`NoEpisode`]).
+    pub source_episode: NoEpisode,
+    /// Hash of the previous thought (`None` for genesis).
+    pub prev_hash: Option<ThoughtHash>,
+    /// SHA-256 of the canonical encoding.
+    pub hash: ThoughtHash,
+    /// Schema 2: 16 random bytes mixed into the digest of the erasable part
+    /// (see [`ThoughtWire::content_salt`]).
+    pub content_salt: Option<ContentSalt>,
+    /// Set when the thought was forgotten (see [`ThoughtWire::forgotten`]).
+    pub forgotten: Option<Box<Forgotten>>,
+}
+
+/// The fields of a [`Thought`] most thoughts leave unset ([`ThoughtWire`]
+/// documents each as the wire carries it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThoughtExtras {
+    /// Optional session the thought belongs to.
+    pub session_id: Option<Box<str>>,
+    /// Producer owner / tenant label.
+    pub agent_owner: Option<Box<str>>,
+    /// Id of the registered key that signed this thought.
+    pub signing_key_id: Option<Box<str>>,
+    /// Detached Ed25519 signature over the signable payload.
+    pub thought_signature: Option<Box<[u8]>>,
+    /// Confidence in `0.0..=1.0`, when given.
+    pub confidence: Option<f64>,
+    /// Indices of earlier thoughts in the same chain.
+    pub refs: Vec<u64>,
+    /// Typed relations.
+    pub relations: Vec<ThoughtRelation>,
+    /// What kind of entity the thought is about (schema 3 only).
+    pub entity_type: Option<Box<str>>,
+}
+
+impl ThoughtExtras {
+    /// Boxed, or `None` when every field is unset.
+    pub fn boxed(self) -> Option<Box<ThoughtExtras>> {
+        (self != ThoughtExtras::default()).then(|| Box::new(self))
+    }
+}
+
+/// A thought as the wire carries it: the JSON object every tool returns
+/// and every JSONL record holds, field by field in this order. [`Thought`]
+/// reads from it and writes through [`ThoughtWireRef`], its borrowed twin
+/// (the two must list the same fields in the same order, which
+/// `the_wire_form_round_trips` checks).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Thought")]
+pub struct ThoughtWire {
     /// Schema version of this record ([`THOUGHT_SCHEMA_VERSION`]).
     pub schema_version: u32,
     /// Stable UUID.
@@ -329,10 +411,119 @@ pub struct Thought {
     pub content_salt: Option<ContentSalt>,
     /// Set when the thought was forgotten: its signature, content, tags and
     /// concepts are gone (empty) and only their digest remains.
-    /// Boxed: almost no thought is forgotten, and inline the four strings
-    /// would make every thought in memory 88 bytes larger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forgotten: Option<Box<Forgotten>>,
+}
+
+/// [`ThoughtWire`] borrowed from a [`Thought`]: how a thought is written.
+#[derive(Serialize)]
+struct ThoughtWireRef<'a> {
+    schema_version: u32,
+    id: &'a str,
+    index: u64,
+    timestamp: &'a str,
+    session_id: Option<&'a str>,
+    agent_id: &'a str,
+    agent_name: &'a str,
+    agent_owner: Option<&'a str>,
+    signing_key_id: Option<&'a str>,
+    thought_signature: Option<&'a [u8]>,
+    thought_type: ThoughtType,
+    role: ThoughtRole,
+    content: &'a str,
+    confidence: Option<f64>,
+    importance: f64,
+    tags: &'a [String],
+    concepts: &'a [String],
+    refs: &'a [u64],
+    relations: &'a [ThoughtRelation],
+    entity_type: Option<&'a str>,
+    source_episode: NoEpisode,
+    #[serde(serialize_with = "prev_hash_wire::serialize")]
+    prev_hash: &'a Option<ThoughtHash>,
+    hash: &'a ThoughtHash,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content_salt: Option<&'a ContentSalt>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forgotten: Option<&'a Forgotten>,
+}
+
+impl Serialize for Thought {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ThoughtWireRef {
+            schema_version: self.schema_version,
+            id: &self.id,
+            index: self.index,
+            timestamp: &self.timestamp,
+            session_id: self.session_id(),
+            agent_id: &self.agent_id,
+            agent_name: &self.agent_name,
+            agent_owner: self.agent_owner(),
+            signing_key_id: self.signing_key_id(),
+            thought_signature: self.thought_signature(),
+            thought_type: self.thought_type,
+            role: self.role,
+            content: &self.content,
+            confidence: self.confidence(),
+            importance: self.importance,
+            tags: &self.tags,
+            concepts: &self.concepts,
+            refs: self.refs(),
+            relations: self.relations(),
+            entity_type: self.entity_type(),
+            source_episode: self.source_episode,
+            prev_hash: &self.prev_hash,
+            hash: &self.hash,
+            content_salt: self.content_salt.as_ref(),
+            forgotten: self.forgotten.as_deref(),
+        }
+        .serialize(s)
+    }
+}
+
+impl From<ThoughtWire> for Thought {
+    fn from(w: ThoughtWire) -> Thought {
+        let extras = ThoughtExtras {
+            session_id: w.session_id,
+            agent_owner: w.agent_owner,
+            signing_key_id: w.signing_key_id,
+            thought_signature: w.thought_signature,
+            confidence: w.confidence,
+            refs: w.refs,
+            relations: w.relations,
+            entity_type: w.entity_type,
+        };
+        Thought {
+            schema_version: w.schema_version,
+            id: w.id,
+            index: w.index,
+            timestamp: w.timestamp,
+            agent_id: w.agent_id,
+            agent_name: w.agent_name,
+            thought_type: w.thought_type,
+            role: w.role,
+            content: w.content,
+            importance: w.importance,
+            tags: w.tags,
+            concepts: w.concepts,
+            extras: extras.boxed(),
+            source_episode: w.source_episode,
+            prev_hash: w.prev_hash,
+            hash: w.hash,
+            content_salt: w.content_salt,
+            forgotten: w.forgotten,
+        }
+    }
+}
+
+impl schemars::JsonSchema for Thought {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        ThoughtWire::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        ThoughtWire::json_schema(generator)
+    }
 }
 
 /// The fields of a [`Thought`] its chain assigns (position, time, hashes,
@@ -397,11 +588,68 @@ pub struct Forgotten {
 }
 
 impl Thought {
+    /// [`ThoughtWire::session_id`].
+    pub fn session_id(&self) -> Option<&str> {
+        self.extras.as_ref().and_then(|e| e.session_id.as_deref())
+    }
+
+    /// [`ThoughtWire::agent_owner`].
+    pub fn agent_owner(&self) -> Option<&str> {
+        self.extras.as_ref().and_then(|e| e.agent_owner.as_deref())
+    }
+
+    /// [`ThoughtWire::signing_key_id`].
+    pub fn signing_key_id(&self) -> Option<&str> {
+        self.extras.as_ref().and_then(|e| e.signing_key_id.as_deref())
+    }
+
+    /// [`ThoughtWire::thought_signature`].
+    pub fn thought_signature(&self) -> Option<&[u8]> {
+        self.extras.as_ref().and_then(|e| e.thought_signature.as_deref())
+    }
+
+    /// [`ThoughtWire::confidence`].
+    pub fn confidence(&self) -> Option<f64> {
+        self.extras.as_ref().and_then(|e| e.confidence)
+    }
+
+    /// [`ThoughtWire::refs`].
+    pub fn refs(&self) -> &[u64] {
+        self.extras.as_ref().map_or(&[], |e| &e.refs)
+    }
+
+    /// [`ThoughtWire::relations`].
+    pub fn relations(&self) -> &[ThoughtRelation] {
+        self.extras.as_ref().map_or(&[], |e| &e.relations)
+    }
+
+    /// [`ThoughtWire::entity_type`].
+    pub fn entity_type(&self) -> Option<&str> {
+        self.extras.as_ref().and_then(|e| e.entity_type.as_deref())
+    }
+
+    /// The rarely set fields, for changing (made when there are none; use
+    /// [`Thought::with_extras`] to drop them again when all end up unset).
+    pub fn extras_mut(&mut self) -> &mut ThoughtExtras {
+        self.extras.get_or_insert_with(Box::default)
+    }
+
+    /// This thought with its rarely set fields changed by `change` (kept
+    /// only when one is set).
+    pub fn with_extras(mut self, change: impl FnOnce(&mut ThoughtExtras)) -> Thought {
+        let mut extras = self.extras.take().map(|e| *e).unwrap_or_default();
+        change(&mut extras);
+        self.extras = extras.boxed();
+        self
+    }
+
     /// Sets every relation's `valid_at` to this thought's timestamp (the
     /// derived field MentisDB 0.10 reports; see [`ThoughtRelation::valid_at`]).
     pub fn stamp_relations(&mut self) {
-        for r in &mut self.relations {
-            r.valid_at = Some(self.timestamp.clone());
+        if let Some(extras) = &mut self.extras {
+            for r in &mut extras.relations {
+                r.valid_at = Some(self.timestamp.clone());
+            }
         }
     }
 
@@ -485,6 +733,44 @@ mod tests {
         }
         let every = "nonsense".parse::<RelationKind>().unwrap_err().to_string();
         assert!(RelationKind::ALL.iter().all(|k| every.contains(k.as_str())), "{every}");
+    }
+
+    /// A thought with every field set, and one with none of the rare ones.
+    fn full_and_plain() -> (Thought, Thought) {
+        let json = serde_json::json!({
+            "schema_version": 3, "id": "t-1", "index": 4, "timestamp": "2026-11-28T10:00:00.000Z",
+            "session_id": "s", "agent_id": "ada", "agent_name": "Ada", "agent_owner": "ops",
+            "signing_key_id": "k", "thought_signature": [1, 2, 255], "thought_type": "Decision", "role": "Memory",
+            "content": "c", "confidence": 0.25, "importance": 0.5, "tags": ["t"], "concepts": ["x"], "refs": [1, 3],
+            "relations": [{"kind": "Supports", "target_id": "t-0", "target_index": 0, "chain_key": null, "valid_at": "2026-11-28T10:00:00.000Z"}],
+            "entity_type": "service", "source_episode": null, "prev_hash": "ab".repeat(32), "hash": "cd".repeat(32),
+            "content_salt": "ef".repeat(16),
+            "forgotten": {"content_digest": "d", "forgotten_at": "2026-11-28T11:00:00.000Z", "forgotten_by": "ops", "reason": "r"}
+        });
+        let full: Thought = serde_json::from_value(json).unwrap();
+        let plain = Thought { extras: None, schema_version: 2, ..full.clone() };
+        (full, plain)
+    }
+
+    #[test]
+    fn the_wire_form_round_trips() {
+        for t in <[Thought; 2]>::from(full_and_plain()) {
+            let written = serde_json::to_string(&t).unwrap();
+            // The borrowed twin writes what the wire struct writes, field for field.
+            let wire: ThoughtWire = serde_json::from_str(&written).unwrap();
+            assert_eq!(serde_json::to_string(&wire).unwrap(), written);
+            assert_eq!(serde_json::from_str::<Thought>(&written).unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn only_a_thought_with_a_rare_field_set_holds_them() {
+        let (full, plain) = full_and_plain();
+        assert_eq!((full.refs(), full.session_id(), full.confidence(), full.thought_signature()), (&[1, 3][..], Some("s"), Some(0.25), Some(&[1u8, 2, 255][..])));
+        let read: Thought = serde_json::from_str(&serde_json::to_string(&plain).unwrap()).unwrap();
+        assert!(read.extras.is_none(), "unset rare fields made an allocation");
+        assert_eq!(plain.clone().with_extras(|e| e.refs.push(0)).refs(), &[0]);
+        assert!(full.with_extras(|e| *e = ThoughtExtras::default()).extras.is_none());
     }
 
     #[test]

@@ -294,7 +294,7 @@ pub fn payload(chain_key: &str, thought: &Thought, sent_at: &str) -> serde_json:
             "thought_type": thought.thought_type,
             "content": thought.content,
             "importance": thought.importance,
-            "confidence": thought.confidence,
+            "confidence": thought.confidence(),
             "tags": thought.tags,
             "concepts": thought.concepts,
             "agent_id": thought.agent_id,

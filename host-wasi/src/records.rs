@@ -157,22 +157,15 @@ pub fn thought(t: core::Thought) -> Thought {
         id,
         index,
         timestamp,
-        session_id,
         agent_id,
         agent_name,
-        agent_owner,
-        signing_key_id,
-        thought_signature,
         thought_type,
         role,
         content,
-        confidence,
         importance,
         tags,
         concepts,
-        refs,
-        relations,
-        entity_type,
+        extras,
         // Always null (`NoEpisode`): the WIT record has no field for it.
         source_episode: _,
         prev_hash,
@@ -180,6 +173,7 @@ pub fn thought(t: core::Thought) -> Thought {
         content_salt,
         forgotten,
     } = t;
+    let core::ThoughtExtras { session_id, agent_owner, signing_key_id, thought_signature, confidence, refs, relations, entity_type } = extras.map(|e| *e).unwrap_or_default();
     Thought {
         schema_version,
         id,

@@ -43,7 +43,7 @@
 //! A schema-3 thought must have a non-empty `entity_type`; schema 1 and 2
 //! thoughts have none.
 
-use crate::thought::{Forgotten, RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_V3, THOUGHT_SCHEMA_VERSION};
+use crate::thought::{Forgotten, RelationKind, Thought, ThoughtExtras, ThoughtRelation, ThoughtRole, ThoughtType, THOUGHT_SCHEMA_V1, THOUGHT_SCHEMA_V3, THOUGHT_SCHEMA_VERSION};
 use crate::hex_bytes::{ContentSalt, HexBytes, ThoughtHash};
 
 /// Domain-separation prefix of the schema-1 thought hash.
@@ -111,11 +111,11 @@ fn encode_head(t: &Thought, e: &mut Encoder) {
     e.u64(t.index);
     e.str(&t.id);
     e.str(&t.timestamp);
-    e.opt_str(t.session_id.as_deref());
+    e.opt_str(t.session_id());
     e.str(&t.agent_id);
     e.str(&t.agent_name);
-    e.opt_str(t.agent_owner.as_deref());
-    e.opt_str(t.signing_key_id.as_deref());
+    e.opt_str(t.agent_owner());
+    e.opt_str(t.signing_key_id());
 }
 
 /// The previous thought's hash, as the hex text the encoding has always held.
@@ -148,7 +148,7 @@ fn encode_v2_fields(t: &Thought, e: &mut Encoder) {
     encode_links(t, e);
     encode_prev_hash(t, e);
     if t.schema_version == THOUGHT_SCHEMA_V3 {
-        e.str(t.entity_type.as_deref().unwrap_or(""));
+        e.str(t.entity_type().unwrap_or(""));
     }
 }
 
@@ -162,7 +162,7 @@ fn encode_erasable(t: &Thought, e: &mut Encoder) {
 }
 
 fn encode_signature(t: &Thought, e: &mut Encoder) {
-    match &t.thought_signature {
+    match &t.thought_signature() {
         Some(sig) => {
             e.u8(1);
             e.bytes(sig);
@@ -173,7 +173,7 @@ fn encode_signature(t: &Thought, e: &mut Encoder) {
 
 /// `opt<f64> confidence, f64 importance`: in the hashed body and the signable payload.
 pub(crate) fn encode_scores(t: &Thought, e: &mut Encoder) {
-    match t.confidence {
+    match t.confidence() {
         Some(c) => {
             e.u8(1);
             e.f64(c);
@@ -185,12 +185,12 @@ pub(crate) fn encode_scores(t: &Thought, e: &mut Encoder) {
 
 /// `list<u64> refs, list<relation> relations`: in the hashed body and the signable payload.
 pub(crate) fn encode_links(t: &Thought, e: &mut Encoder) {
-    e.u32(t.refs.len() as u32);
-    for r in &t.refs {
+    e.u32(t.refs().len() as u32);
+    for r in t.refs() {
         e.u64(*r);
     }
-    e.u32(t.relations.len() as u32);
-    for rel in &t.relations {
+    e.u32(t.relations().len() as u32);
+    for rel in t.relations() {
         e.str(rel.kind.as_str());
         e.str(&rel.target_id);
         match rel.target_index {
@@ -255,7 +255,7 @@ pub struct FormError(&'static str);
 /// be forgotten; schema 2 has a 16-byte salt, or, once forgotten, no salt,
 /// signature, content, tags or concepts and a 32-byte content digest.
 pub fn check_form(t: &Thought) -> Result<(), FormError> {
-    match (t.schema_version, t.entity_type.as_deref()) {
+    match (t.schema_version, t.entity_type()) {
         (THOUGHT_SCHEMA_V3, Some(e)) if !e.trim().is_empty() => {}
         (THOUGHT_SCHEMA_V3, _) => return Err(FormError("a schema 3 thought has a non-empty entity_type")),
         (_, Some(_)) => return Err(FormError("only a schema 3 thought has an entity_type")),
@@ -269,7 +269,7 @@ pub fn check_form(t: &Thought) -> Result<(), FormError> {
         (THOUGHT_SCHEMA_VERSION, None) if t.content_salt.is_some() => Ok(()),
         (THOUGHT_SCHEMA_VERSION, None) => Err(FormError("a schema 2 thought needs content_salt: 16 bytes in lowercase hex")),
         (THOUGHT_SCHEMA_VERSION, Some(f)) => {
-            if t.content_salt.is_some() || t.thought_signature.is_some() || !t.content.is_empty() || !t.tags.is_empty() || !t.concepts.is_empty() {
+            if t.content_salt.is_some() || t.thought_signature().is_some() || !t.content.is_empty() || !t.tags.is_empty() || !t.concepts.is_empty() {
                 Err(FormError("a forgotten thought keeps no content_salt, signature, content, tags or concepts"))
             } else if HexBytes::<32>::parse(&f.content_digest).is_err() {
                 Err(FormError("a forgotten thought's content_digest is 32 bytes in lowercase hex"))
@@ -358,22 +358,25 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash) -> Result<(Tho
         index,
         id,
         timestamp,
-        session_id: session_id.map(Into::into),
         agent_id,
         agent_name,
-        agent_owner: agent_owner.map(Into::into),
-        signing_key_id: signing_key_id.map(Into::into),
-        thought_signature: thought_signature.map(Into::into),
         thought_type,
         role,
         content,
-        confidence,
         importance,
         tags,
         concepts,
-        refs,
-        relations,
-        entity_type: entity_type.map(Into::into),
+        extras: ThoughtExtras {
+            session_id: session_id.map(Into::into),
+            agent_owner: agent_owner.map(Into::into),
+            signing_key_id: signing_key_id.map(Into::into),
+            thought_signature: thought_signature.map(Into::into),
+            confidence,
+            refs,
+            relations,
+            entity_type: entity_type.map(Into::into),
+        }
+        .boxed(),
         source_episode: Default::default(),
         prev_hash,
         hash,
@@ -395,28 +398,31 @@ pub(crate) mod tests {
             index: 1,
             id: "00000000-0000-4000-8000-000000000002".into(),
             timestamp: "2026-11-22T09:30:00.000Z".into(),
-            session_id: Some("s-1".into()),
             agent_id: "agent-42".into(),
             agent_name: "Planner".into(),
-            agent_owner: Some("ops-team".into()),
-            signing_key_id: None,
-            thought_signature: None,
             thought_type: ThoughtType::Constraint,
             role: ThoughtRole::Memory,
             content: "This deployment path must work without external APIs.".into(),
-            confidence: Some(0.98),
             importance: 0.95,
             tags: vec!["security".into(), "ops".into()],
             concepts: vec!["offline-mode".into()],
-            refs: vec![0],
-            relations: vec![ThoughtRelation {
-                kind: RelationKind::Supports,
-                target_id: "00000000-0000-4000-8000-000000000001".into(),
-                target_index: Some(0),
-                chain_key: None,
-                valid_at: Some("2026-11-22T09:30:00.000Z".into()),
-            }],
-            entity_type: None,
+            extras: ThoughtExtras {
+                session_id: Some("s-1".into()),
+                agent_owner: Some("ops-team".into()),
+                signing_key_id: None,
+                thought_signature: None,
+                confidence: Some(0.98),
+                refs: vec![0],
+                relations: vec![ThoughtRelation {
+                    kind: RelationKind::Supports,
+                    target_id: "00000000-0000-4000-8000-000000000001".into(),
+                    target_index: Some(0),
+                    chain_key: None,
+                    valid_at: Some("2026-11-22T09:30:00.000Z".into()),
+                }],
+                entity_type: None,
+            }
+            .boxed(),
             source_episode: Default::default(),
             prev_hash: Some(ThoughtHash::from([0xab; 32])),
             hash: ThoughtHash::default(),
@@ -483,12 +489,12 @@ pub(crate) mod tests {
         // Computed independently by scripts/thought_hash.py. Schema 3 is
         // used only when an entity type is set: the same thought without one
         // is schema 2 with golden_vector_v2's hash.
-        let t = Thought { schema_version: 3, entity_type: Some("service".into()), ..golden_thought_v2() };
+        let t = Thought { schema_version: 3, ..golden_thought_v2() }.with_extras(|e| e.entity_type = Some("service".into()));
         let expected = "89be70c98176f03ba2168b25822f95fb5fb980bb07392c9220cd42df6bdbfa29";
         assert_eq!(check_form(&t), Ok(()));
         assert_eq!(compute_thought_hash(&t), expected);
         // The entity type is covered: another label is another hash.
-        assert_ne!(compute_thought_hash(&Thought { entity_type: Some("person".into()), ..t.clone() }), expected);
+        assert_ne!(compute_thought_hash(&t.clone().with_extras(|e| e.entity_type = Some("person".into()))), expected);
         let (back, actual) = decode_thought_body(&encode_thought_body(&t), ThoughtHash::parse(expected).unwrap()).unwrap();
         assert_eq!((crate::sha256::to_hex(&actual), &back), (expected.to_string(), &Thought { hash: ThoughtHash::parse(expected).unwrap(), ..t.clone() }));
         // Forgotten, it keeps its hash and its entity type.
@@ -508,10 +514,10 @@ pub(crate) mod tests {
         assert_eq!(check_form(&forgotten), Ok(()));
         assert_eq!(compute_thought_hash(&forgotten), expected);
         let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default()).unwrap();
-        assert_eq!((back.entity_type.as_deref(), crate::sha256::to_hex(&actual)), (Some("service"), expected.to_string()));
+        assert_eq!((back.entity_type(), crate::sha256::to_hex(&actual)), (Some("service"), expected.to_string()));
         // Forms: schema 3 needs the label, the others must not carry one.
-        assert!(check_form(&Thought { entity_type: None, ..t.clone() }).is_err());
-        assert!(check_form(&Thought { entity_type: Some(" ".into()), ..t.clone() }).is_err());
+        assert!(check_form(&t.clone().with_extras(|e| e.entity_type = None)).is_err());
+        assert!(check_form(&t.clone().with_extras(|e| e.entity_type = Some(" ".into()))).is_err());
         assert!(check_form(&Thought { schema_version: 2, ..t }).is_err());
     }
 
@@ -531,8 +537,8 @@ pub(crate) mod tests {
     #[test]
     fn body_round_trips() {
         let mut t = golden_thought();
-        t.thought_signature = Some(vec![1, 2, 3].into());
-        t.signing_key_id = Some("k1".into());
+        t.extras_mut().thought_signature = Some(vec![1, 2, 3].into());
+        t.extras_mut().signing_key_id = Some("k1".into());
         t.hash = compute_thought_hash(&t);
         for t in [t.clone(), Thought { schema_version: 2, content_salt: Some(ContentSalt::from([0xab; 16])), ..t }] {
             let (back, actual) = decode_thought_body(&encode_thought_body(&t), t.hash).unwrap();

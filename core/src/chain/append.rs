@@ -11,7 +11,7 @@ use crate::error::AppendError;
 use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::signature::{signable_payload, verify_detached};
-use crate::thought::{RelationKind, Thought, ThoughtRelation, ThoughtRole, ThoughtType, schema_version_for};
+use crate::thought::{RelationKind, Thought, ThoughtExtras, ThoughtRelation, ThoughtRole, ThoughtType, schema_version_for};
 use crate::timestamp::parse_rfc3339_millis;
 
 /// A relation as a caller sends it: the target by id or by index.
@@ -202,22 +202,25 @@ impl Chain {
             id,
             index,
             timestamp,
-            session_id: input.session_id.map(Into::into),
             agent_id: input.agent_id,
             agent_name,
-            agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()).map(Into::into),
-            signing_key_id: input.signing_key_id.map(Into::into),
-            thought_signature: input.thought_signature.map(Into::into),
             thought_type: input.thought_type,
             role: input.role,
             content: input.content,
-            confidence,
             importance,
             tags,
             concepts: input.concepts,
-            refs,
-            relations,
-            entity_type: entity_type.map(Into::into),
+            extras: ThoughtExtras {
+                session_id: input.session_id.map(Into::into),
+                agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()).map(Into::into),
+                signing_key_id: input.signing_key_id.map(Into::into),
+                thought_signature: input.thought_signature.map(Into::into),
+                confidence,
+                refs,
+                relations,
+                entity_type: entity_type.map(Into::into),
+            }
+            .boxed(),
             prev_hash: self.thoughts.last().map(|t| t.hash),
             hash: ThoughtHash::default(),
             content_salt: Some(ContentSalt::from(salt)),
@@ -261,7 +264,7 @@ impl Chain {
         let reject = |reason: &str| AppendError::SignatureInvalid { agent_id: t.agent_id.clone(), reason: reason.to_string() };
         let record = self.agents.get(&t.agent_id);
         let has_active_key = record.is_some_and(|r| r.active_keys().next().is_some());
-        match (&t.signing_key_id, &t.thought_signature) {
+        match (&t.signing_key_id(), &t.thought_signature()) {
             (None, None) if has_active_key => Err(AppendError::SignatureRequired { agent_id: t.agent_id.clone() }),
             (None, None) => Ok(()),
             (Some(_), None) | (None, Some(_)) => Err(reject("signing_key_id and thought_signature must be given together")),

@@ -30,8 +30,8 @@ impl Chain {
                 continue;
             }
             let t = &thoughts[position];
-            let same_chain_targets = t.relations.iter().filter(|r| r.chain_key.is_none()).filter_map(|r| r.target_index.or_else(|| self.by_id(&r.target_id).map(|x| x.index)));
-            for target in t.refs.iter().copied().chain(same_chain_targets) {
+            let same_chain_targets = t.relations().iter().filter(|r| r.chain_key.is_none()).filter_map(|r| r.target_index.or_else(|| self.by_id(&r.target_id).map(|x| x.index)));
+            for target in t.refs().iter().copied().chain(same_chain_targets) {
                 if (target as usize) < thoughts.len() && !reached[target as usize] {
                     stack.push(target as usize);
                 }

@@ -78,7 +78,7 @@ fn verify_next(position: u64, prev: Option<&ThoughtHash>, t: &Thought, hash_mism
     if let Some(recomputed) = hash_mismatch {
         return Err(VerifyError::HashMismatch { index: t.index, expected: recomputed.to_hex(), found: t.hash.to_hex() });
     }
-    if let Some(bad) = t.refs.iter().find(|r| **r >= t.index) {
+    if let Some(bad) = t.refs().iter().find(|r| **r >= t.index) {
         return Err(VerifyError::BadRef { index: t.index, target: *bad });
     }
     parse_rfc3339_millis(&t.timestamp).map_err(|_| VerifyError::BadTimestamp { index: t.index, timestamp: t.timestamp.clone() })
@@ -259,7 +259,7 @@ impl Chain {
     /// `BranchesFrom` relation names it (MentisDB 0.10's ancestry).
     pub fn branched_from(&self) -> Option<&str> {
         let genesis = self.thoughts.first()?;
-        genesis.relations.iter().find(|r| r.kind == crate::thought::RelationKind::BranchesFrom).and_then(|r| r.chain_key.as_deref())
+        genesis.relations().iter().find(|r| r.kind == crate::thought::RelationKind::BranchesFrom).and_then(|r| r.chain_key.as_deref())
     }
 
     /// Whether a ranked query would find its indices (the ranked index and

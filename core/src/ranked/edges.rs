@@ -53,8 +53,8 @@ impl Edges {
     pub(crate) fn add(&mut self, t: &Thought) {
         let doc = t.index as u32;
         let first = self.outgoing.len();
-        self.outgoing.extend(t.refs.iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }));
-        for rel in &t.relations {
+        self.outgoing.extend(t.refs().iter().map(|r| Edge { from: doc, to: *r as u32, kind: EdgeKind::Ref }));
+        for rel in t.relations() {
             // Relations into other chains carry no index; they are not part of this chain's graph.
             if let Some(to) = rel.target_index.filter(|i| *i < doc as u64) {
                 self.outgoing.push(Edge { from: doc, to: to as u32, kind: EdgeKind::Relation(rel.kind) });

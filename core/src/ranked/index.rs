@@ -134,7 +134,7 @@ fn field_labels(t: &Thought, field: Field) -> Vec<&str> {
             if !t.agent_name.eq_ignore_ascii_case(&t.agent_id) {
                 v.push(&t.agent_name);
             }
-            v.extend(t.agent_owner.as_deref());
+            v.extend(t.agent_owner());
             v
         }
     }
@@ -211,7 +211,7 @@ impl RankedIndex {
         }
         crate::growth::push(&mut self.field_lens, lens);
         crate::growth::push(&mut self.timestamps, t.timestamp_millis());
-        let session = match &t.session_id {
+        let session = match &t.session_id() {
             Some(sid) => {
                 let next = self.session_ids.len() as u32;
                 *self.session_ids.entry(sid.to_string()).or_insert(next)

@@ -49,7 +49,7 @@ impl Moves {
     /// Whether `t` names a pending thought whose daemon index is not known yet.
     pub(super) fn waits_for_unpushed(&self, t: &Thought, unpushed_from: u64) -> bool {
         let pending = |i: u64| i >= unpushed_from;
-        t.refs.iter().any(|r| pending(*r)) || t.relations.iter().any(|r| r.chain_key.is_none() && r.target_index.is_some_and(pending))
+        t.refs().iter().any(|r| pending(*r)) || t.relations().iter().any(|r| r.chain_key.is_none() && r.target_index.is_some_and(pending))
     }
 }
 
@@ -57,7 +57,7 @@ impl Moves {
 /// one (see [`super::SyncReport::skipped_claims`]).
 pub(super) fn stays_local(t: &Thought) -> bool {
     let fenced = t.tags.iter().any(|tag| crate::claims::parse_fence_tag(tag).is_some());
-    crate::claims::ClaimRecord::of(t).is_some() || (fenced && t.thought_signature.is_some())
+    crate::claims::ClaimRecord::of(t).is_some() || (fenced && t.thought_signature().is_some())
 }
 
 /// `t` as one item of `mentisdb_append_batch`: every field its writer chose
@@ -66,9 +66,9 @@ pub(super) fn stays_local(t: &Thought) -> bool {
 /// alone) and without a fence tag (the lease it names is the replica's).
 pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
     let tags: Vec<&String> = t.tags.iter().filter(|tag| crate::claims::parse_fence_tag(tag).is_none()).collect();
-    let refs: Vec<u64> = t.refs.iter().filter_map(|r| moves.map(*r)).collect();
+    let refs: Vec<u64> = t.refs().iter().filter_map(|r| moves.map(*r)).collect();
     let relations: Vec<Value> = t
-        .relations
+        .relations()
         .iter()
         .filter(|r| r.chain_key.is_some() || r.target_index.is_none_or(|i| moves.map(i).is_some()))
         .map(|r| json!({"kind": r.kind, "target_id": r.target_id, "chain_key": r.chain_key}))

@@ -111,14 +111,14 @@ fn signed_append(db: &mentisdb_core::MentisDb, chain: &str, id: &str, content: &
     }))
     .unwrap();
     let sig = key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().to_vec();
-    t.thought_signature = Some(sig.clone().into());
+    t.extras_mut().thought_signature = Some(sig.clone().into());
     ok(db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "signer", "thought_type": "Decision", "content": content, "thought_id": id, "signing_key_id": "k", "thought_signature": sig}))["thought"].clone()
 }
 
 /// Whether a stored thought's signature verifies against `signer`'s key.
 fn signature_verifies(chain: &str, t: &Value) -> bool {
     let t: Thought = serde_json::from_value(t.clone()).unwrap();
-    let Some(sig) = &t.thought_signature else { return false };
+    let Some(sig) = t.thought_signature() else { return false };
     let sig = ed25519_dalek::Signature::from_slice(sig).unwrap();
     key(7).verifying_key().verify_strict(&signable_payload(chain, &t, "k"), &sig).is_ok()
 }
@@ -156,7 +156,7 @@ fn write_schema_1_chain(storage: &MemoryStorage, chain: &str, contents: &[&str])
             "concepts": [], "refs": [], "relations": [], "prev_hash": thoughts.last().map(|p| p.hash), "hash": "0".repeat(64)
         }))
         .unwrap();
-        t.thought_signature = Some(key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().into());
+        t.extras_mut().thought_signature = Some(key(7).sign(&signable_payload(chain, &t, "k")).to_bytes().into());
         t.hash = compute_thought_hash(&t);
         bytes.extend_from_slice(&record::encode_thought(ChainFormat::Binary, &t));
         thoughts.push(t);

@@ -8,7 +8,7 @@ use super::thought::RefThoughtPub;
 use super::ReferenceError;
 use mentisdb_core::canonical::compute_thought_hash;
 use mentisdb_core::record::{encode_header, encode_thought};
-use mentisdb_core::{ChainFormat, Thought, ThoughtRelation};
+use mentisdb_core::{ChainFormat, Thought, ThoughtExtras, ThoughtRelation};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -38,23 +38,26 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
             id: t.id.to_string(),
             index: t.index,
             timestamp: t.timestamp.clone(),
-            session_id: t.session_id.map(|s| s.to_string().into()),
             agent_id: t.agent_id.clone(),
             agent_name: name,
-            agent_owner: agent.and_then(|a| a.owner.as_deref()).map(Into::into),
-            signing_key_id: t.signing_key_id.as_deref().map(Into::into),
-            thought_signature: t.thought_signature.as_deref().map(Into::into),
             thought_type: t.thought_type.into(),
             role: t.role.into(),
             content: t.content.clone(),
-            confidence: t.confidence.map(f64::from),
             importance: f64::from(t.importance),
             tags: t.tags.clone(),
             concepts: t.concepts.clone(),
-            refs: t.refs.clone(),
-            relations,
+            extras: ThoughtExtras {
+                session_id: t.session_id.map(|s| s.to_string().into()),
+                agent_owner: agent.and_then(|a| a.owner.as_deref()).map(Into::into),
+                signing_key_id: t.signing_key_id.as_deref().map(Into::into),
+                thought_signature: t.thought_signature.as_deref().map(Into::into),
+                confidence: t.confidence.map(f64::from),
+                refs: t.refs.clone(),
+                relations,
+                entity_type: entity_type.as_deref().map(Into::into),
+            }
+            .boxed(),
             content_salt: None,
-            entity_type: entity_type.as_deref().map(Into::into),
             prev_hash: prev,
             hash: Default::default(),
             forgotten: None,

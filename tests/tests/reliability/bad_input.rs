@@ -10,7 +10,7 @@
 
 use ed25519_dalek::{Signer, SigningKey};
 use mentisdb_core::signature::signable_payload;
-use mentisdb_core::{Thought, ThoughtRole, ThoughtType};
+use mentisdb_core::{Thought, ThoughtExtras, ThoughtRole, ThoughtType};
 use mentisdb_tests::daemon::{client, data_dir, ok, Daemon, McpSession};
 use serde_json::{json, Value};
 
@@ -25,22 +25,15 @@ fn signed(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -
         id: id.into(),
         index: 0,
         timestamp: String::new(),
-        session_id: None,
         agent_id: "signer".into(),
         agent_name: "signer".into(),
-        agent_owner: None,
-        signing_key_id: Some(key_id.into()),
-        thought_signature: None,
         thought_type: ThoughtType::Decision,
         role: ThoughtRole::Memory,
         content: content.into(),
-        confidence: None,
         importance: 0.5,
         tags: vec![],
         concepts: vec![],
-        refs: vec![],
-        relations: vec![],
-        entity_type: None,
+        extras: ThoughtExtras { signing_key_id: Some(key_id.into()), ..Default::default() }.boxed(),
         source_episode: Default::default(),
         prev_hash: None,
         hash: Default::default(),
