@@ -90,12 +90,26 @@ pub fn owner_of(local: SocketAddr, remote: SocketAddr) -> PeerUser {
     match found {
         Ok(Some(uid)) => PeerUser::User(uid),
         Ok(None) => PeerUser::Unknown,
+        // Out of descriptors or memory (a flood): not known, so refused.
+        Err(e) if !denied(&e) => {
+            tracing::debug!(error = %e, "cannot look up a loopback caller now");
+            PeerUser::Unknown
+        }
         Err(e) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| tracing::warn!(target: "mentisdb::security", "cannot look up the owners of loopback callers ({e}): without tokens, other local users can call this daemon; add a token (mentisdbd token add)"));
             PeerUser::NotLooked
         }
     }
+}
+
+/// Whether `e` says this process may not use `sock_diag` at all (a
+/// sandbox, a kernel without it), rather than not now.
+#[cfg(target_os = "linux")]
+fn denied(e: &std::io::Error) -> bool {
+    use rustix::io::Errno;
+    let errno = e.raw_os_error().map(Errno::from_raw_os_error);
+    e.kind() == std::io::ErrorKind::PermissionDenied || [Errno::PERM, Errno::ACCESS, Errno::AFNOSUPPORT, Errno::PROTONOSUPPORT, Errno::NOSYS, Errno::NOPROTOOPT].into_iter().any(|d| errno == Some(d))
 }
 
 /// Not looked up off Linux.

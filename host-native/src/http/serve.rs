@@ -2,37 +2,46 @@
 //! that keep one caller from starving the others.
 //!
 //! A local program (any user's) or a web page can open connections and
-//! then send nothing. Each holds a file descriptor; enough of them and the
-//! daemon could open no chain file and accept no client. So each listener:
+//! then send nothing, or send slowly. Each holds a file descriptor; enough
+//! of them and the daemon could open no chain file and accept no client.
+//! So each listener:
 //!
-//! - holds at most [`Limits::connections`] connections at once; a caller
-//!   past that closes the connection that has waited longest without
-//!   sending a request (a real client sends at once), or, when every
-//!   connection has sent one, waits until one closes;
-//! - closes an HTTP/1 connection that takes longer than
-//!   [`Limits::header_read`] to send a request's headers, idle keep-alive
-//!   time included (hyper's `header_read_timeout`);
-//! - closes a TLS connection whose handshake takes longer than
-//!   [`Limits::handshake`];
-//! - closes an HTTP/2 connection that stops answering pings.
+//! - holds at most [`Limits::connections`] connections at once. A caller
+//!   past that closes an *idle* connection (no request in flight): first
+//!   the one that has waited longest without sending any request (silent,
+//!   mid-handshake, part of a request's headers: a real client sends its
+//!   request at once), else the one idle longest between requests (HTTP/1
+//!   keep-alive, HTTP/2 with no stream). A connection serving a request is
+//!   never closed for room, so when every one is, new callers wait in the
+//!   kernel's queue;
+//! - closes a connection idle for [`Limits::idle`], HTTP/1 or HTTP/2, plain
+//!   or TLS (after the TLS handshake too);
+//! - gives an HTTP/1 request [`Limits::header_read`] to send its headers
+//!   (hyper's `header_read_timeout`), a TLS handshake [`Limits::handshake`],
+//!   and a request body [`Limits::body_stall`] between two of its chunks;
+//! - on `stop`, stops accepting, closes idle connections at once, lets
+//!   requests in flight finish for at most [`Limits::drain`] (event streams
+//!   end by themselves on the daemon's shutdown token), then drops the rest.
 //!
 //! Each accepted connection's caller is looked up once ([`PeerUser`]) and
-//! handed to the routes as `ConnectInfo<PeerUser>`. On `stop`, the loop
-//! stops accepting, asks open connections to finish their requests, and
-//! waits at most [`Limits::drain`] for them (MCP event streams never end by
-//! themselves).
+//! handed to the routes as `ConnectInfo<PeerUser>`.
 
 use super::peer_user::PeerUser;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{ConnectInfo, Request};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
@@ -41,23 +50,34 @@ use tower::ServiceExt;
 pub struct Limits {
     /// Connections open at once.
     pub connections: usize,
-    /// Time to send a request's headers, from the connection's start or
-    /// the end of its last reply.
+    /// Time a connection may stay open with no request in flight.
+    pub idle: Duration,
+    /// Time to send an HTTP/1 request's headers once its first byte came.
     pub header_read: Duration,
     /// Time to finish a TLS handshake.
     pub handshake: Duration,
-    /// Time open connections get to finish after a stop.
+    /// Time between two chunks of a request body.
+    pub body_stall: Duration,
+    /// Time requests in flight get to finish after a stop.
     pub drain: Duration,
 }
 
 impl Limits {
     /// The daemon's limits, for `listeners` listeners sharing a budget of
     /// `descriptors` open files: each listener may hold a share of what is
-    /// left after 256 descriptors are kept for chain files, logs and
-    /// outgoing calls, between 32 and 4,096 connections.
+    /// left after a quarter (at least 256) is kept for chain files, logs and
+    /// outgoing calls, between 16 and 4,096 connections.
     pub fn for_daemon(listeners: usize, descriptors: u64) -> Limits {
-        let share = descriptors.saturating_sub(256) / listeners.max(1) as u64;
-        Limits { connections: share.clamp(32, 4096) as usize, header_read: Duration::from_secs(30), handshake: Duration::from_secs(10), drain: Duration::from_secs(5) }
+        let kept = (descriptors / 4).max(256);
+        let share = descriptors.saturating_sub(kept) / listeners.max(1) as u64;
+        Limits {
+            connections: share.clamp(16, 4096) as usize,
+            idle: Duration::from_secs(30),
+            header_read: Duration::from_secs(30),
+            handshake: Duration::from_secs(10),
+            body_stall: Duration::from_secs(30),
+            drain: Duration::from_secs(30),
+        }
     }
 }
 
@@ -71,63 +91,31 @@ pub async fn serve(listener: TcpListener, app: axum::Router, tls: Option<TlsConf
     let mut http = auto::Builder::new(TokioExecutor::new());
     http.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read);
     http.http2().timer(TokioTimer::new()).keep_alive_interval(Duration::from_secs(20)).keep_alive_timeout(Duration::from_secs(20));
-    let open = Arc::new(Semaphore::new(limits.connections));
-    let silent = Arc::new(Silent::default());
-    let graceful = GracefulShutdown::new();
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    pause_after(&e, server).await;
-                    continue;
-                }
-            },
-            () = stop.cancelled() => break,
-        };
-        let slot = match open.clone().try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(_) => {
-                // At the cap: the connection that has waited longest without
-                // a request makes room; with none, wait for one to close.
-                silent.evict_oldest();
-                tokio::select! {
-                    slot = open.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-                    () = stop.cancelled() => break,
-                }
-            }
-        };
-        // Entered here, not in the task: a task not yet run still counts as
-        // silent, so the cap always finds one to close.
-        let waiting = silent.enter();
-        let (app, http, tls, watcher) = (app.clone(), http.clone(), tls.clone(), graceful.watcher());
-        tokio::spawn(async move {
-            let _slot = slot;
+    let open = Open { slots: Arc::new(Semaphore::new(limits.connections)), connections: Arc::default(), start: Instant::now() };
+    let dropped = CancellationToken::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut failed_accepts = 0u32;
+    while let Some((stream, peer)) = accept(&listener, &stop, &mut failed_accepts).await {
+        let Some(slot) = open.make_room(&stop).await else { break };
+        // Small replies (events, errors) go out at once.
+        let _ = stream.set_nodelay(true);
+        let activity = open.add(slot);
+        let (app, http, tls, stop, dropped) = (app.clone(), http.clone(), tls.clone(), stop.clone(), dropped.clone());
+        tasks.spawn(async move {
+            let ends = Ends { stop, dropped, limits };
             let caller = ConnectInfo(PeerUser::of(peer, server));
-            let app = app.layer(axum::Extension(caller)).map_request(|r: Request<hyper::body::Incoming>| r.map(axum::body::Body::new));
-            let service = TowerToHyperService::new(app);
+            let app = tower::Layer::layer(&axum::Extension(caller), app);
+            let service = TowerToHyperService::new(Tracked { app, activity: activity.clone(), body_stall: limits.body_stall });
             let served = match tls {
-                None => {
-                    let first = tokio::select! {
-                        first = first_bytes_within(&stream, limits.header_read) => first,
-                        () = waiting.evicted() => false,
-                    };
-                    if !first {
-                        return tracing::debug!(%peer, "no request within the header time, or closed at the cap");
-                    }
-                    drop(waiting);
-                    watcher.watch(http.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned()).await
-                }
+                None => run(&http, TokioIo::new(stream), service, &activity, &ends).await,
                 Some(tls) => {
                     let handshake = tokio::select! {
                         done = tokio::time::timeout(limits.handshake, tls.accept(stream)) => done,
-                        () = waiting.evicted() => return tracing::debug!(%peer, "closed at the cap during its TLS handshake"),
+                        () = activity.evicted.cancelled() => return,
+                        () = ends.stop.cancelled() => return,
                     };
                     match handshake {
-                        Ok(Ok(stream)) => {
-                            drop(waiting);
-                            watcher.watch(http.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned()).await
-                        }
+                        Ok(Ok(stream)) => run(&http, TokioIo::new(stream), service, &activity, &ends).await,
                         Ok(Err(e)) => return tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
                     }
@@ -137,91 +125,314 @@ pub async fn serve(listener: TcpListener, app: axum::Router, tls: Option<TlsConf
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
         });
+        // Finished connections' tasks, so the set does not grow.
+        while tasks.try_join_next().is_some() {}
     }
     drop(listener);
-    if tokio::time::timeout(limits.drain, graceful.shutdown()).await.is_err() {
-        tracing::debug!(%server, "connections still open after the drain time; closing them");
+    if tokio::time::timeout(limits.drain, async { while tasks.join_next().await.is_some() {} }).await.is_err() {
+        tracing::info!(%server, open = tasks.len(), "requests still running after the drain time; closing their connections");
+        dropped.cancel();
+        tasks.shutdown().await;
     }
     Ok(())
 }
 
-/// The connections that have sent nothing yet (no request bytes, or no
-/// finished TLS handshake), oldest first: the first to close when a
-/// listener is at its cap, since a real client sends its request at once.
-#[derive(Default)]
-struct Silent {
-    next: std::sync::atomic::AtomicU64,
-    waiting: std::sync::Mutex<std::collections::VecDeque<(u64, CancellationToken)>>,
-}
-
-/// One connection's place in [`Silent`], left when dropped.
-struct Waiting {
-    id: u64,
-    evict: CancellationToken,
-    silent: Arc<Silent>,
-}
-
-impl Silent {
-    fn enter(self: &Arc<Self>) -> Waiting {
-        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let evict = CancellationToken::new();
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).push_back((id, evict.clone()));
-        Waiting { id, evict, silent: self.clone() }
-    }
-
-    /// Closes the connection that has waited longest, if any waits.
-    fn evict_oldest(&self) {
-        if let Some((_, evict)) = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
-            evict.cancel();
-        }
-    }
-}
-
-impl Waiting {
-    async fn evicted(&self) {
-        self.evict.cancelled().await
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        let mut waiting = self.silent.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(at) = waiting.iter().position(|(id, _)| *id == self.id) {
-            waiting.remove(at);
-        }
-    }
-}
-
-/// Whether a plain connection's first bytes arrive within `limit`: enough
-/// to tell HTTP/1 from HTTP/2 (hyper waits for them with no timeout of its
-/// own, and its header timeout starts after).
-async fn first_bytes_within(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
-    const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    let deadline = tokio::time::Instant::now() + limit;
-    let mut seen = [0u8; 24];
-    loop {
-        match tokio::time::timeout_at(deadline, stream.peek(&mut seen)).await {
-            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return false,
-            Ok(Ok(n)) if n == seen.len() || !H2_PREFACE.starts_with(&seen[..n]) => return true,
-            // A prefix of the HTTP/2 preface: wait for more (peek returns
-            // at once while those bytes sit unread).
-            Ok(Ok(_)) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    }
-}
-
-/// After a failed accept: a caller that gave up before it was accepted
-/// costs nothing; anything else (out of descriptors, most often) is logged
-/// and waited out for a moment instead of spinning.
-async fn pause_after(e: &std::io::Error, server: SocketAddr) {
+/// The next accepted connection, or `None` once `stop` is cancelled.
+async fn accept(listener: &TcpListener, stop: &CancellationToken, failed: &mut u32) -> Option<(tokio::net::TcpStream, SocketAddr)> {
     use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    if matches!(e.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) {
-        return;
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => return None,
+        };
+        match accepted {
+            Ok(accepted) => {
+                *failed = 0;
+                return Some(accepted);
+            }
+            // A caller that gave up before it was accepted costs nothing.
+            Err(e) if matches!(e.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) => {}
+            // Anything else (out of descriptors, most often) is logged once a
+            // run of failures and waited out instead of spinning.
+            Err(e) => {
+                if *failed == 0 {
+                    tracing::warn!(server = ?listener.local_addr().ok(), error = %e, "cannot accept connections; trying again every 100 ms");
+                }
+                *failed += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
     }
-    tracing::warn!(%server, error = %e, "cannot accept a connection; trying again in 100 ms");
-    tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
+/// A listener's open connections and its slots for more.
+struct Open {
+    slots: Arc<Semaphore>,
+    connections: Arc<Mutex<Connections>>,
+    start: Instant,
+}
+
+/// Each open connection's activity, by a number of its own (weak: a
+/// connection leaves when its last holder drops its activity).
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    open: HashMap<u64, Weak<Activity>>,
+}
+
+impl Open {
+    /// A free slot; at the cap, the longest-idle connection is closed to
+    /// make one, or (none idle) the slot comes when a connection closes.
+    /// `None` once `stop` is cancelled.
+    async fn make_room(&self, stop: &CancellationToken) -> Option<OwnedSemaphorePermit> {
+        loop {
+            if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+                return Some(slot);
+            }
+            self.evict_longest_idle();
+            tokio::select! {
+                slot = self.slots.clone().acquire_owned() => return Some(slot.expect("the semaphore is never closed")),
+                // An evicted connection may have started a request meanwhile: look again.
+                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                () = stop.cancelled() => return None,
+            }
+        }
+    }
+
+    fn evict_longest_idle(&self) {
+        // Taken out of the lock first: dropping the last hold of an
+        // activity takes the lock again.
+        let open: Vec<Arc<Activity>> = self.connections.lock().unwrap_or_else(|e| e.into_inner()).open.values().filter_map(Weak::upgrade).collect();
+        // Those that never sent a request first (a real client sends at
+        // once), then those idle between requests; the longest idle first.
+        let idlest = open.iter().filter(|a| !a.evicted.is_cancelled()).filter_map(|a| a.idle_since().map(|since| ((a.served.load(Ordering::Relaxed), since), a))).min_by_key(|(key, _)| *key);
+        if let Some((_, activity)) = idlest {
+            activity.evicted.cancel();
+        }
+    }
+
+    /// Registers a new connection holding `slot`; it leaves when its
+    /// activity is dropped.
+    fn add(&self, slot: OwnedSemaphorePermit) -> Arc<Activity> {
+        let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
+        let id = connections.next;
+        connections.next += 1;
+        let activity = Arc::new(Activity { in_flight: AtomicUsize::new(0), served: AtomicBool::new(false), idle_since: AtomicU64::new(0), start: self.start, evicted: CancellationToken::new(), leave: Some((id, self.connections.clone(), slot)) });
+        activity.idle_since.store(activity.now(), Ordering::Relaxed);
+        connections.open.insert(id, Arc::downgrade(&activity));
+        activity
+    }
+}
+
+/// What one connection is doing: shared by its task, its requests (while
+/// they run) and the cap.
+struct Activity {
+    in_flight: AtomicUsize,
+    /// Whether it has sent a request yet.
+    served: AtomicBool,
+    /// When it last had no request in flight, in milliseconds from `start`.
+    idle_since: AtomicU64,
+    start: Instant,
+    /// Cancelled to close the connection for room (taken only while idle).
+    evicted: CancellationToken,
+    /// Its place in [`Connections`] and its slot, given back when it closes.
+    leave: Option<(u64, Arc<Mutex<Connections>>, OwnedSemaphorePermit)>,
+}
+
+impl Activity {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    fn begin(&self) {
+        self.served.store(true, Ordering::Relaxed);
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn end(&self) {
+        self.idle_since.store(self.now(), Ordering::SeqCst);
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Since when the connection has had no request in flight (`None`
+    /// while one runs).
+    fn idle_since(&self) -> Option<u64> {
+        (self.in_flight.load(Ordering::SeqCst) == 0).then(|| self.idle_since.load(Ordering::SeqCst))
+    }
+
+    /// How long the connection has been idle (zero while a request runs).
+    fn idle_for(&self) -> Duration {
+        self.idle_since().map_or(Duration::ZERO, |since| Duration::from_millis(self.now().saturating_sub(since)))
+    }
+}
+
+impl Drop for Activity {
+    fn drop(&mut self) {
+        if let Some((id, connections, _slot)) = self.leave.take() {
+            connections.lock().unwrap_or_else(|e| e.into_inner()).open.remove(&id);
+        }
+    }
+}
+
+/// How a connection may be told to end.
+struct Ends {
+    stop: CancellationToken,
+    dropped: CancellationToken,
+    limits: Limits,
+}
+
+/// Serves one connection until it ends, is idle too long, is evicted, or
+/// the listener stops.
+async fn run<I, S>(http: &auto::Builder<TokioExecutor>, io: I, service: S, activity: &Arc<Activity>, ends: &Ends) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::Service<Request<hyper::body::Incoming>, Response = axum::response::Response> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = http.serve_connection_with_upgrades(io, service);
+    tokio::pin!(conn);
+    let (mut closing, mut idle_closes) = (false, 0);
+    loop {
+        // Looked at again at least every quarter of the idle time.
+        let check = Instant::now() + (ends.limits.idle.saturating_sub(activity.idle_for())).min(ends.limits.idle / 4).max(Duration::from_millis(10));
+        tokio::select! {
+            biased;
+            served = conn.as_mut() => return served,
+            () = ends.dropped.cancelled() => return Ok(()),
+            () = activity.evicted.cancelled(), if !closing => {
+                if activity.idle_since().is_some() {
+                    return Ok(());
+                }
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            () = ends.stop.cancelled(), if !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            () = tokio::time::sleep_until(check) => {
+                if activity.idle_for() >= ends.limits.idle {
+                    // First asked to finish (HTTP/2 says GOAWAY), then dropped.
+                    idle_closes += 1;
+                    if idle_closes > 1 {
+                        return Ok(());
+                    }
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+        }
+    }
+}
+
+/// The routes of one connection, counting its requests in flight (from the
+/// call until the reply's body is sent or dropped) and bounding the wait
+/// for each chunk of a request body.
+#[derive(Clone)]
+struct Tracked<S> {
+    app: S,
+    activity: Arc<Activity>,
+    body_stall: Duration,
+}
+
+impl<S> tower::Service<Request<hyper::body::Incoming>> for Tracked<S>
+where
+    S: tower::Service<Request, Response = axum::response::Response, Error = std::convert::Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<hyper::body::Incoming>) -> Self::Future {
+        let running = Running::begin(self.activity.clone());
+        let stall = self.body_stall;
+        let request = request.map(|body| Body::new(StallGuard { body, stall, deadline: Box::pin(tokio::time::sleep(stall)) }));
+        let reply = self.app.clone().oneshot(request);
+        Box::pin(async move {
+            let reply = reply.await?;
+            Ok(reply.map(|body| Body::new(Replying { body, _running: running })))
+        })
+    }
+}
+
+/// One request in flight on a connection, until dropped.
+struct Running(Arc<Activity>);
+
+impl Running {
+    fn begin(activity: Arc<Activity>) -> Running {
+        activity.begin();
+        Running(activity)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A reply's body, keeping its request counted until it is sent or dropped.
+struct Replying {
+    body: Body,
+    _running: Running,
+}
+
+impl HttpBody for Replying {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A request body that fails when its next chunk takes longer than `stall`.
+struct StallGuard {
+    body: hyper::body::Incoming,
+    stall: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HttpBody for StallGuard {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        match Pin::new(&mut self.body).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                let next = Instant::now() + self.stall;
+                self.deadline.as_mut().reset(next);
+                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
+            }
+            Poll::Pending => match std::future::Future::poll(self.deadline.as_mut(), cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(format!("no part of the request body came within {} s", self.stall.as_secs()).into()))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -229,23 +440,36 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
-    /// Serves a one-route app with `limits` on a loopback port.
+    /// Serves a small app with `limits` on a loopback port: `/` answers at
+    /// once, `/wait` after a second, `/body` reads its body, `/who` names
+    /// its caller.
     async fn start(limits: Limits) -> (SocketAddr, CancellationToken, tokio::task::JoinHandle<std::io::Result<()>>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = axum::Router::new().route("/", axum::routing::get(|| async { "up" }));
+        let app = axum::Router::new()
+            .route("/", axum::routing::get(|| async { "up" }))
+            .route("/wait", axum::routing::get(|| async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                "up"
+            }))
+            .route("/body", axum::routing::post(|body: Bytes| async move { format!("{} bytes up", body.len()) }))
+            .route("/who", axum::routing::get(|ConnectInfo(who): ConnectInfo<PeerUser>| async move { format!("{who:?} up") }));
         let stop = CancellationToken::new();
         let task = tokio::spawn(serve(listener, app, None, limits, stop.clone()));
         (addr, stop, task)
     }
 
-    fn limits(connections: usize, header_read: Duration) -> Limits {
-        Limits { connections, header_read, handshake: Duration::from_secs(1), drain: Duration::from_millis(200) }
+    fn limits(connections: usize, idle: Duration) -> Limits {
+        Limits { connections, idle, header_read: idle, handshake: Duration::from_secs(1), body_stall: Duration::from_millis(300), drain: Duration::from_secs(5) }
     }
 
-    /// Sends one GET on `stream` and reads until the reply's body.
-    async fn get(stream: &mut TcpStream) -> String {
-        stream.write_all(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").await.unwrap();
+    /// Sends a GET of `path` on `stream`.
+    async fn send(stream: &mut TcpStream, path: &str) {
+        stream.write_all(format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").as_bytes()).await.unwrap();
+    }
+
+    /// Reads until a reply's body ends in "up"; panics if the connection closes first.
+    async fn reply(stream: &mut TcpStream) -> String {
         let mut reply = Vec::new();
         let mut buf = [0u8; 1024];
         while !reply.ends_with(b"up") {
@@ -256,75 +480,134 @@ mod tests {
         String::from_utf8(reply).unwrap()
     }
 
+    async fn get(stream: &mut TcpStream, path: &str) -> String {
+        send(stream, path).await;
+        reply(stream).await
+    }
+
+    /// Whether the daemon closes `stream` within `within`.
+    async fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
+        let mut buf = [0u8; 256];
+        tokio::time::timeout(within, async {
+            loop {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await
+        .is_ok()
+    }
+
     #[tokio::test]
-    async fn a_caller_that_sends_no_headers_is_closed() {
+    async fn idle_and_slow_connections_are_closed() {
         let (addr, stop, task) = start(limits(8, Duration::from_millis(300))).await;
         let mut silent = TcpStream::connect(addr).await.unwrap();
         let mut slow = TcpStream::connect(addr).await.unwrap();
         slow.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        let mut part_of_h2 = TcpStream::connect(addr).await.unwrap();
+        part_of_h2.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
         let mut kept_alive = TcpStream::connect(addr).await.unwrap();
-        assert!(get(&mut kept_alive).await.starts_with("HTTP/1.1 200"));
-        for stream in [&mut silent, &mut slow, &mut kept_alive] {
-            let mut buf = [0u8; 256];
-            let closed = tokio::time::timeout(Duration::from_secs(10), async {
-                loop {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) => {}
-                    }
-                }
-            });
-            closed.await.expect("the daemon closes a connection that sends no request");
+        assert!(get(&mut kept_alive, "/").await.starts_with("HTTP/1.1 200"));
+        for stream in [&mut silent, &mut slow, &mut part_of_h2, &mut kept_alive] {
+            assert!(closed_within(stream, Duration::from_secs(10)).await, "the daemon closes a connection with no request in flight");
         }
         stop.cancel();
         task.await.unwrap().unwrap();
     }
 
     #[tokio::test]
-    async fn past_the_cap_callers_wait_for_a_free_connection() {
-        let (addr, stop, task) = start(limits(2, Duration::from_secs(60))).await;
-        let mut first = TcpStream::connect(addr).await.unwrap();
-        let mut second = TcpStream::connect(addr).await.unwrap();
-        assert!(get(&mut first).await.starts_with("HTTP/1.1 200"));
-        assert!(get(&mut second).await.starts_with("HTTP/1.1 200"));
-        // The kernel completes the third handshake; the daemon does not take
-        // the connection until one of the two closes.
-        let mut third = TcpStream::connect(addr).await.unwrap();
-        third.write_all(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").await.unwrap();
-        let mut buf = [0u8; 1024];
-        assert!(tokio::time::timeout(Duration::from_millis(500), third.read(&mut buf)).await.is_err(), "a third connection was served beside two open ones");
-        drop(first);
-        let n = tokio::time::timeout(Duration::from_secs(10), third.read(&mut buf)).await.expect("served once a connection closed").unwrap();
-        assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
-        assert!(get(&mut second).await.starts_with("HTTP/1.1 200"), "an open connection keeps being served");
+    async fn a_request_in_flight_keeps_its_connection_and_a_stalled_body_ends() {
+        let (addr, stop, task) = start(limits(8, Duration::from_millis(300))).await;
+        let mut waiting = TcpStream::connect(addr).await.unwrap();
+        assert!(get(&mut waiting, "/wait").await.starts_with("HTTP/1.1 200"), "a request longer than the idle time is served");
+        let mut stalled = TcpStream::connect(addr).await.unwrap();
+        stalled.write_all(b"POST /body HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100\r\n\r\nten bytes.").await.unwrap();
+        let mut answer = Vec::new();
+        let ended = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut answer)).await;
+        assert!(ended.is_ok(), "a body that stops coming holds its connection");
+        assert!(!String::from_utf8_lossy(&answer).contains("bytes up"), "a stalled body was taken whole");
+        let mut who = TcpStream::connect(addr).await.unwrap();
+        assert!(get(&mut who, "/who").await.starts_with("HTTP/1.1 200"), "every request knows its caller");
         stop.cancel();
         task.await.unwrap().unwrap();
     }
 
     #[tokio::test]
-    async fn at_the_cap_a_caller_displaces_the_longest_silent_connection() {
+    async fn at_the_cap_a_caller_displaces_the_longest_idle_connection() {
         let (addr, stop, task) = start(limits(3, Duration::from_secs(60))).await;
-        let mut active = TcpStream::connect(addr).await.unwrap();
-        assert!(get(&mut active).await.starts_with("HTTP/1.1 200"));
-        let mut oldest_silent = TcpStream::connect(addr).await.unwrap();
+        let mut busy = TcpStream::connect(addr).await.unwrap();
+        send(&mut busy, "/wait").await;
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let mut newer_silent = TcpStream::connect(addr).await.unwrap();
+        let mut oldest_idle = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut newer_idle = TcpStream::connect(addr).await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
         let mut caller = TcpStream::connect(addr).await.unwrap();
-        let served = tokio::time::timeout(Duration::from_secs(10), get(&mut caller)).await.expect("a new caller is served at the cap");
+        let served = tokio::time::timeout(Duration::from_secs(10), get(&mut caller, "/")).await.expect("a new caller is served at the cap");
         assert!(served.starts_with("HTTP/1.1 200"));
-        let mut buf = [0u8; 16];
-        assert_eq!(tokio::time::timeout(Duration::from_secs(5), oldest_silent.read(&mut buf)).await.expect("the oldest silent connection is closed").unwrap_or(0), 0);
-        assert!(tokio::time::timeout(Duration::from_millis(300), newer_silent.read(&mut buf)).await.is_err(), "only one silent connection made room");
-        assert!(get(&mut active).await.starts_with("HTTP/1.1 200"), "a connection that sent a request is never displaced");
+        assert!(closed_within(&mut oldest_idle, Duration::from_secs(5)).await, "the longest-idle connection made room");
+        assert!(!closed_within(&mut newer_idle, Duration::from_millis(300)).await, "only one connection made room");
+        assert!(reply(&mut busy).await.starts_with("HTTP/1.1 200"), "a connection serving a request is never closed for room");
         stop.cancel();
+        task.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn at_the_cap_silent_connections_go_before_kept_alive_ones() {
+        let (addr, stop, task) = start(limits(2, Duration::from_secs(60))).await;
+        let mut kept_alive = TcpStream::connect(addr).await.unwrap();
+        assert!(get(&mut kept_alive, "/").await.starts_with("HTTP/1.1 200"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut silent = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut caller = TcpStream::connect(addr).await.unwrap();
+        assert!(tokio::time::timeout(Duration::from_secs(10), get(&mut caller, "/")).await.expect("served at the cap").starts_with("HTTP/1.1 200"));
+        assert!(closed_within(&mut silent, Duration::from_secs(5)).await, "the silent connection made room");
+        assert!(get(&mut kept_alive, "/").await.starts_with("HTTP/1.1 200"), "the client between requests kept its connection");
+        stop.cancel();
+        task.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn when_every_connection_is_busy_a_caller_waits_for_one() {
+        let (addr, stop, task) = start(limits(2, Duration::from_secs(60))).await;
+        let mut first = TcpStream::connect(addr).await.unwrap();
+        let mut second = TcpStream::connect(addr).await.unwrap();
+        send(&mut first, "/wait").await;
+        send(&mut second, "/wait").await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut third = TcpStream::connect(addr).await.unwrap();
+        send(&mut third, "/").await;
+        let mut buf = [0u8; 64];
+        assert!(tokio::time::timeout(Duration::from_millis(400), third.read(&mut buf)).await.is_err(), "a third connection was served beside two busy ones");
+        let served = tokio::time::timeout(Duration::from_secs(10), reply(&mut third)).await.expect("served once a connection fell idle");
+        assert!(served.starts_with("HTTP/1.1 200"));
+        for busy in [&mut first, &mut second] {
+            assert!(reply(busy).await.starts_with("HTTP/1.1 200"), "both busy requests were answered");
+        }
+        stop.cancel();
+        task.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_stop_lets_requests_in_flight_finish() {
+        let (addr, stop, task) = start(limits(8, Duration::from_secs(60))).await;
+        let mut busy = TcpStream::connect(addr).await.unwrap();
+        send(&mut busy, "/wait").await;
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.cancel();
+        assert!(closed_within(&mut idle, Duration::from_millis(500)).await, "an idle connection closes at once on a stop");
+        assert!(reply(&mut busy).await.starts_with("HTTP/1.1 200"), "the request in flight was answered");
         task.await.unwrap().unwrap();
     }
 
     #[test]
     fn the_daemons_share_of_descriptors_is_bounded() {
         assert_eq!(Limits::for_daemon(2, 1024).connections, 384);
-        assert_eq!(Limits::for_daemon(4, 256).connections, 32);
+        assert_eq!(Limits::for_daemon(4, 256).connections, 16);
         assert_eq!(Limits::for_daemon(2, 1 << 20).connections, 4096);
     }
 }

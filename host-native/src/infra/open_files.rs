@@ -3,7 +3,8 @@
 //! fits beside the chain files.
 
 /// Raises the soft limit on open file descriptors to the hard limit (at
-/// most 1,048,576) and returns the limit in force. Off Unix, or when the
+/// most 1,048,576; else 10,240 where the system caps it there) and returns
+/// the limit in force. Off Unix, or when the
 /// limit cannot be read, returns 1,024 (a common default).
 pub fn raise_limit() -> u64 {
     const CEILING: u64 = 1 << 20;
@@ -13,8 +14,12 @@ pub fn raise_limit() -> u64 {
         let now = getrlimit(Resource::Nofile);
         let soft = now.current.unwrap_or(CEILING).min(CEILING);
         let hard = now.maximum.unwrap_or(CEILING).min(CEILING);
-        if hard > soft && setrlimit(Resource::Nofile, Rlimit { current: Some(hard), maximum: now.maximum }).is_ok() {
-            return hard;
+        // macOS refuses a soft limit above its per-process ceiling (often
+        // 10,240, `OPEN_MAX`) even under an unlimited hard one.
+        for want in [hard, hard.min(10_240)] {
+            if want > soft && setrlimit(Resource::Nofile, Rlimit { current: Some(want), maximum: now.maximum }).is_ok() {
+                return want;
+            }
         }
         soft
     }
@@ -24,7 +29,7 @@ pub fn raise_limit() -> u64 {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     #[test]
     fn the_soft_limit_is_raised_to_the_hard_one() {
