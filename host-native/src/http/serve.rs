@@ -15,10 +15,12 @@
 //!   never closed for room, so when every one is, new callers wait in the
 //!   kernel's queue;
 //! - closes a connection idle for [`Limits::idle`], HTTP/1 or HTTP/2, plain
-//!   or TLS (after the TLS handshake too);
-//! - gives an HTTP/1 request [`Limits::header_read`] to send its headers
-//!   (hyper's `header_read_timeout`), a TLS handshake [`Limits::handshake`],
-//!   and a request body [`Limits::body_stall`] between two of its chunks;
+//!   or TLS (after the TLS handshake too); an HTTP/1 request is not in
+//!   flight until its headers are whole, so headers sent slowly get no
+//!   longer (this is hyper's `header_read_timeout`, without a timer armed
+//!   for every request);
+//! - gives a TLS handshake [`Limits::handshake`], and a request body
+//!   [`Limits::body_stall`] between two of its chunks;
 //! - on `stop`, stops accepting, closes idle connections at once, lets
 //!   requests in flight finish for at most [`Limits::drain`] (event streams
 //!   end by themselves on the daemon's shutdown token), then drops the rest.
@@ -52,8 +54,6 @@ pub struct Limits {
     pub connections: usize,
     /// Time a connection may stay open with no request in flight.
     pub idle: Duration,
-    /// Time to send an HTTP/1 request's headers once its first byte came.
-    pub header_read: Duration,
     /// Time to finish a TLS handshake.
     pub handshake: Duration,
     /// Time between two chunks of a request body.
@@ -73,7 +73,6 @@ impl Limits {
         Limits {
             connections: share.clamp(16, 4096) as usize,
             idle: Duration::from_secs(30),
-            header_read: Duration::from_secs(30),
             handshake: Duration::from_secs(10),
             body_stall: Duration::from_secs(30),
             drain: Duration::from_secs(30),
@@ -89,7 +88,9 @@ pub async fn serve(listener: TcpListener, app: axum::Router, tls: Option<TlsConf
     let server = listener.local_addr()?;
     let tls = tls.map(tokio_rustls::TlsAcceptor::from);
     let mut http = auto::Builder::new(TokioExecutor::new());
-    http.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read);
+    // No hyper header timer (it re-arms a timer for every request): a
+    // connection sending headers slowly has no request in flight, so the
+    // idle limit closes it.
     http.http2().timer(TokioTimer::new()).keep_alive_interval(Duration::from_secs(20)).keep_alive_timeout(Duration::from_secs(20));
     let open = Open { slots: Arc::new(Semaphore::new(limits.connections)), connections: Arc::default(), start: Instant::now() };
     let dropped = CancellationToken::new();
@@ -327,8 +328,8 @@ where
 }
 
 /// The routes of one connection, counting its requests in flight (from the
-/// call until the reply's body is sent or dropped) and bounding the wait
-/// for each chunk of a request body.
+/// call until the reply is handed over, or a streamed reply's body is sent
+/// or dropped) and bounding the wait for each chunk of a request body.
 #[derive(Clone)]
 struct Tracked<S> {
     app: S,
@@ -352,10 +353,15 @@ where
     fn call(&mut self, request: Request<hyper::body::Incoming>) -> Self::Future {
         let running = Running::begin(self.activity.clone());
         let stall = self.body_stall;
-        let request = request.map(|body| Body::new(StallGuard { body, stall, deadline: Box::pin(tokio::time::sleep(stall)) }));
+        let request = request.map(|body| Body::new(StallGuard { body, stall, deadline: None }));
         let reply = self.app.clone().oneshot(request);
         Box::pin(async move {
             let reply = reply.await?;
+            // A reply whose body is all in memory is done once handed
+            // over; one streamed (events, a backup) runs until it ends.
+            if reply.body().size_hint().exact().is_some() {
+                return Ok(reply);
+            }
             Ok(reply.map(|body| Body::new(Replying { body, _running: running })))
         })
     }
@@ -400,11 +406,12 @@ impl HttpBody for Replying {
     }
 }
 
-/// A request body that fails when its next chunk takes longer than `stall`.
+/// A request body that fails when its next chunk takes longer than `stall`
+/// (timed only while one is awaited: most bodies come with their headers).
 struct StallGuard {
     body: hyper::body::Incoming,
     stall: Duration,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl HttpBody for StallGuard {
@@ -414,14 +421,17 @@ impl HttpBody for StallGuard {
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
         match Pin::new(&mut self.body).poll_frame(cx) {
             Poll::Ready(frame) => {
-                let next = Instant::now() + self.stall;
-                self.deadline.as_mut().reset(next);
+                self.deadline = None;
                 Poll::Ready(frame.map(|f| f.map_err(Into::into)))
             }
-            Poll::Pending => match std::future::Future::poll(self.deadline.as_mut(), cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(format!("no part of the request body came within {} s", self.stall.as_secs()).into()))),
-                Poll::Pending => Poll::Pending,
-            },
+            Poll::Pending => {
+                let stall = self.stall;
+                let deadline = self.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
+                match std::future::Future::poll(deadline.as_mut(), cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(format!("no part of the request body came within {} s", stall.as_secs()).into()))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         }
     }
 
@@ -460,7 +470,7 @@ mod tests {
     }
 
     fn limits(connections: usize, idle: Duration) -> Limits {
-        Limits { connections, idle, header_read: idle, handshake: Duration::from_secs(1), body_stall: Duration::from_millis(300), drain: Duration::from_secs(5) }
+        Limits { connections, idle, handshake: Duration::from_secs(1), body_stall: Duration::from_millis(300), drain: Duration::from_secs(5) }
     }
 
     /// Sends a GET of `path` on `stream`.
