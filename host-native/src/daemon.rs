@@ -390,7 +390,7 @@ async fn serve_http(listener: tokio::net::TcpListener, app: axum::Router, guard:
 
 /// The rustls server configuration (ring provider) of a PEM certificate
 /// chain and private key.
-fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<crate::http::serve::TlsConfig, DaemonError> {
+pub(crate) fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<crate::http::serve::TlsConfig, DaemonError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let certs = CertificateDer::pem_file_iter(cert)

@@ -614,6 +614,41 @@ mod tests {
         task.await.unwrap().unwrap();
     }
 
+    #[tokio::test]
+    async fn a_tls_connection_silent_after_its_handshake_is_closed() {
+        use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        crate::infra::tls_cert::ensure(&cert, &key).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route("/", axum::routing::get(|| async { "up" }));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(serve(listener, app, Some(crate::daemon::tls_config(&cert, &key).unwrap()), limits(8, Duration::from_millis(300)), stop.clone()));
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from_pem_file(&cert).unwrap()).unwrap();
+        let client = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider())).with_safe_default_protocol_versions().unwrap().with_root_certificates(roots).with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+        let connect = || async { connector.connect(ServerName::try_from("localhost").unwrap(), TcpStream::connect(addr).await.unwrap()).await.expect("TLS handshake") };
+        let mut asking = connect().await;
+        asking.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").await.unwrap();
+        let mut reply = [0u8; 512];
+        let n = asking.read(&mut reply).await.unwrap();
+        assert!(reply[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&reply[..n]));
+        let mut silent = connect().await;
+        let closed = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match silent.read(&mut reply).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        });
+        closed.await.expect("a TLS connection with no request after its handshake is closed");
+        stop.cancel();
+        task.await.unwrap().unwrap();
+    }
+
     #[test]
     fn the_daemons_share_of_descriptors_is_bounded() {
         assert_eq!(Limits::for_daemon(2, 1024).connections, 384);
