@@ -7,23 +7,29 @@
 //! So each listener:
 //!
 //! - holds at most [`Limits::connections`] connections at once. A caller
-//!   past that closes an *idle* connection (no request in flight): first
-//!   the one that has waited longest without sending any request (silent,
-//!   mid-handshake, part of a request's headers: a real client sends its
-//!   request at once), else the one idle longest between requests (HTTP/1
-//!   keep-alive, HTTP/2 with no stream). A connection serving a request is
-//!   never closed for room, so when every one is, new callers wait in the
-//!   kernel's queue;
-//! - closes a connection idle for [`Limits::idle`], HTTP/1 or HTTP/2, plain
-//!   or TLS (after the TLS handshake too); an HTTP/1 request is not in
-//!   flight until its headers are whole, so headers sent slowly get no
-//!   longer (this is hyper's `header_read_timeout`, without a timer armed
-//!   for every request);
-//! - gives a TLS handshake [`Limits::handshake`], and a request body
-//!   [`Limits::body_stall`] between two of its chunks;
-//! - on `stop`, stops accepting, closes idle connections at once, lets
-//!   requests in flight finish for at most [`Limits::drain`] (event streams
-//!   end by themselves on the daemon's shutdown token), then drops the rest.
+//!   past that closes an *idle* connection: no request in flight (a
+//!   request runs from its call until its reply is handed over, or a
+//!   streamed reply ends, and while its body is read) and no reply waiting
+//!   to be read. First goes the one that has waited longest without
+//!   sending any request (silent, mid-handshake, part of a request's
+//!   headers: a real client sends its request at once), else the one idle
+//!   longest between requests (HTTP/1 keep-alive, HTTP/2 with no stream).
+//!   A busy connection is never closed for room, so when every one is busy,
+//!   new callers wait in the kernel's queue;
+//! - asks a connection idle for [`Limits::idle`] to finish (HTTP/2 says
+//!   GOAWAY) and drops it a second later if still idle, HTTP/1 or HTTP/2,
+//!   plain or TLS (after the TLS handshake too). An HTTP/1 request is not
+//!   in flight until its headers are whole, so headers sent slowly get no
+//!   longer (hyper's `header_read_timeout`, without a timer armed for every
+//!   request);
+//! - gives a TLS handshake [`Limits::handshake`]; a request body
+//!   [`Limits::body_stall`] between two of its chunks and
+//!   [`Limits::body_total`] in all; a caller [`Limits::write_stall`] to
+//!   read any of a reply waiting for it;
+//! - on `stop`, stops accepting, asks every connection to finish (idle
+//!   ones are dropped a second later), lets requests in flight finish for
+//!   at most [`Limits::drain`] (event streams end by themselves on the
+//!   daemon's shutdown token), then drops the rest.
 //!
 //! Each accepted connection's caller is looked up once ([`PeerUser`]) and
 //! handed to the routes as `ConnectInfo<PeerUser>`.
@@ -58,6 +64,10 @@ pub struct Limits {
     pub handshake: Duration,
     /// Time between two chunks of a request body.
     pub body_stall: Duration,
+    /// Time a whole request body may take.
+    pub body_total: Duration,
+    /// Time a reply may wait for the caller to read any of it.
+    pub write_stall: Duration,
     /// Time requests in flight get to finish after a stop.
     pub drain: Duration,
 }
@@ -75,6 +85,8 @@ impl Limits {
             idle: Duration::from_secs(30),
             handshake: Duration::from_secs(10),
             body_stall: Duration::from_secs(30),
+            body_total: Duration::from_secs(300),
+            write_stall: Duration::from_secs(60),
             drain: Duration::from_secs(30),
         }
     }
@@ -106,12 +118,12 @@ pub async fn serve(listener: TcpListener, app: axum::Router, tls: Option<TlsConf
             let ends = Ends { stop, dropped, limits };
             let caller = ConnectInfo(PeerUser::of(peer, server));
             let app = tower::Layer::layer(&axum::Extension(caller), app);
-            let service = TowerToHyperService::new(Tracked { app, activity: activity.clone(), body_stall: limits.body_stall });
+            let service = TowerToHyperService::new(Tracked { app, activity: activity.clone(), body_stall: limits.body_stall, body_total: limits.body_total });
             let served = match tls {
-                None => run(&http, TokioIo::new(stream), service, &activity, &ends).await,
+                None => run(&http, TokioIo::new(Watched { io: stream, activity: activity.clone() }), service, &activity, &ends).await,
                 Some(tls) => {
                     let handshake = tokio::select! {
-                        done = tokio::time::timeout(limits.handshake, tls.accept(stream)) => done,
+                        done = tokio::time::timeout(limits.handshake, tls.accept(Watched { io: stream, activity: activity.clone() })) => done,
                         () = activity.evicted.cancelled() => return,
                         () = ends.stop.cancelled() => return,
                     };
@@ -182,8 +194,9 @@ struct Connections {
 }
 
 impl Open {
-    /// A free slot; at the cap, the longest-idle connection is closed to
-    /// make one, or (none idle) the slot comes when a connection closes.
+    /// A free slot; at the cap, an idle connection is closed to make one
+    /// (see the module docs for which), or (none idle) the slot comes when
+    /// a connection closes.
     /// `None` once `stop` is cancelled.
     async fn make_room(&self, stop: &CancellationToken) -> Option<OwnedSemaphorePermit> {
         loop {
@@ -206,6 +219,10 @@ impl Open {
         let open: Vec<Arc<Activity>> = self.connections.lock().unwrap_or_else(|e| e.into_inner()).open.values().filter_map(Weak::upgrade).collect();
         // Those that never sent a request first (a real client sends at
         // once), then those idle between requests; the longest idle first.
+        if open.iter().any(|a| a.evicted.is_cancelled() && a.idle_since().is_some()) {
+            // One is on its way out.
+            return;
+        }
         let idlest = open.iter().filter(|a| !a.evicted.is_cancelled()).filter_map(|a| a.idle_since().map(|since| ((a.served.load(Ordering::Relaxed), since), a))).min_by_key(|(key, _)| *key);
         if let Some((_, activity)) = idlest {
             activity.evicted.cancel();
@@ -218,7 +235,7 @@ impl Open {
         let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
         let id = connections.next;
         connections.next += 1;
-        let activity = Arc::new(Activity { in_flight: AtomicUsize::new(0), served: AtomicBool::new(false), idle_since: AtomicU64::new(0), start: self.start, evicted: CancellationToken::new(), leave: Some((id, self.connections.clone(), slot)) });
+        let activity = Arc::new(Activity { in_flight: AtomicUsize::new(0), served: AtomicBool::new(false), last_write: AtomicU64::new(0), write_blocked_since: AtomicU64::new(0), idle_since: AtomicU64::new(0), start: self.start, evicted: CancellationToken::new(), leave: Some((id, self.connections.clone(), slot)) });
         activity.idle_since.store(activity.now(), Ordering::Relaxed);
         connections.open.insert(id, Arc::downgrade(&activity));
         activity
@@ -231,8 +248,14 @@ struct Activity {
     in_flight: AtomicUsize,
     /// Whether it has sent a request yet.
     served: AtomicBool,
-    /// When it last had no request in flight, in milliseconds from `start`.
+    /// When its last request ended (or it was accepted), in milliseconds
+    /// from `start`.
     idle_since: AtomicU64,
+    /// When it last wrote to the caller, in milliseconds from `start`.
+    last_write: AtomicU64,
+    /// Since when a write has waited for the caller to read (milliseconds
+    /// from `start`, plus one; 0: none waits).
+    write_blocked_since: AtomicU64,
     start: Instant,
     /// Cancelled to close the connection for room (taken only while idle).
     evicted: CancellationToken,
@@ -255,10 +278,32 @@ impl Activity {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Since when the connection has had no request in flight (`None`
-    /// while one runs).
+    /// Since when the connection has had nothing to do: no request in
+    /// flight, no reply waiting to be read, nothing written (`None` while a
+    /// request runs or a write waits).
     fn idle_since(&self) -> Option<u64> {
-        (self.in_flight.load(Ordering::SeqCst) == 0).then(|| self.idle_since.load(Ordering::SeqCst))
+        let busy = self.in_flight.load(Ordering::SeqCst) > 0 || self.write_blocked_since.load(Ordering::SeqCst) > 0;
+        (!busy).then(|| self.idle_since.load(Ordering::SeqCst).max(self.last_write.load(Ordering::SeqCst)))
+    }
+
+    /// Notes a write to the caller: done, or waiting for the caller to read.
+    fn wrote(&self, waiting: bool) {
+        if waiting {
+            if self.write_blocked_since.load(Ordering::Relaxed) == 0 {
+                self.write_blocked_since.store(self.now() + 1, Ordering::SeqCst);
+            }
+        } else {
+            self.last_write.store(self.now(), Ordering::Relaxed);
+            self.write_blocked_since.store(0, Ordering::SeqCst);
+        }
+    }
+
+    /// How long a write has waited for the caller to read (zero if none).
+    fn write_stalled_for(&self) -> Duration {
+        match self.write_blocked_since.load(Ordering::SeqCst) {
+            0 => Duration::ZERO,
+            since => Duration::from_millis(self.now().saturating_sub(since - 1)),
+        }
     }
 
     /// How long the connection has been idle (zero while a request runs).
@@ -293,48 +338,103 @@ where
 {
     let conn = http.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);
-    let (mut closing, mut idle_closes) = (false, 0);
+    let limits = &ends.limits;
+    // When the connection was asked to finish (HTTP/2 says GOAWAY); still
+    // idle a second later, it is dropped.
+    let mut asked: Option<Instant> = None;
     loop {
-        // Looked at again at least every quarter of the idle time.
-        let check = Instant::now() + (ends.limits.idle.saturating_sub(activity.idle_for())).min(ends.limits.idle / 4).max(Duration::from_millis(10));
+        // Looked at again when it would have been idle long enough, at
+        // least every quarter of the idle time, and a second after asking.
+        let mut check = Instant::now() + limits.idle.saturating_sub(activity.idle_for()).min(limits.idle / 4).max(Duration::from_millis(10));
+        if let Some(at) = asked {
+            check = check.min((at + GRACE).max(Instant::now() + Duration::from_millis(10)));
+        }
         tokio::select! {
             biased;
             served = conn.as_mut() => return served,
             () = ends.dropped.cancelled() => return Ok(()),
-            () = activity.evicted.cancelled(), if !closing => {
+            () = activity.evicted.cancelled(), if asked.is_none() => {
                 if activity.idle_since().is_some() {
                     return Ok(());
                 }
-                closing = true;
+                asked = Some(Instant::now());
                 conn.as_mut().graceful_shutdown();
             }
-            () = ends.stop.cancelled(), if !closing => {
-                closing = true;
+            () = ends.stop.cancelled(), if asked.is_none() => {
+                asked = Some(Instant::now());
                 conn.as_mut().graceful_shutdown();
             }
             () = tokio::time::sleep_until(check) => {
-                if activity.idle_for() >= ends.limits.idle {
-                    // First asked to finish (HTTP/2 says GOAWAY), then dropped.
-                    idle_closes += 1;
-                    if idle_closes > 1 {
-                        return Ok(());
+                if activity.write_stalled_for() >= limits.write_stall {
+                    return Err(format!("the caller read nothing of its reply for {} s", limits.write_stall.as_secs()).into());
+                }
+                match asked {
+                    Some(at) if at.elapsed() >= GRACE && activity.idle_since().is_some() => return Ok(()),
+                    Some(_) => {}
+                    None if activity.idle_for() >= limits.idle => {
+                        asked = Some(Instant::now());
+                        conn.as_mut().graceful_shutdown();
                     }
-                    closing = true;
-                    conn.as_mut().graceful_shutdown();
+                    None => {}
                 }
             }
         }
     }
 }
 
+/// How long a connection asked to finish may stay idle before it is dropped.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// A connection's socket, noting each write in its [`Activity`] (a reply
+/// is not idle while the caller still reads it).
+struct Watched<T> {
+    io: T,
+    activity: Arc<Activity>,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Watched<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.activity.wrote(written.is_pending());
+        written
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.activity.wrote(written.is_pending());
+        written
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
 /// The routes of one connection, counting its requests in flight (from the
-/// call until the reply is handed over, or a streamed reply's body is sent
-/// or dropped) and bounding the wait for each chunk of a request body.
+/// call until the reply is handed over to hyper, or a streamed reply's body
+/// is dropped; and a request body until it ends; the socket wrapper
+/// [`Watched`] covers the bytes still unsent) and bounding the wait for a
+/// request body.
 #[derive(Clone)]
 struct Tracked<S> {
     app: S,
     activity: Arc<Activity>,
     body_stall: Duration,
+    body_total: Duration,
 }
 
 impl<S> tower::Service<Request<hyper::body::Incoming>> for Tracked<S>
@@ -352,8 +452,11 @@ where
 
     fn call(&mut self, request: Request<hyper::body::Incoming>) -> Self::Future {
         let running = Running::begin(self.activity.clone());
-        let stall = self.body_stall;
-        let request = request.map(|body| Body::new(StallGuard { body, stall, deadline: None }));
+        let (stall, total) = (self.body_stall, self.body_total);
+        // The body counts as a request in flight of its own while it is read,
+        // even after the reply (`body_limit.rs` drains what a handler left).
+        let reading = Some(Running::begin(self.activity.clone()));
+        let request = request.map(|body| Body::new(StallGuard { body, stall, deadline: None, started: Instant::now(), ends: None, total, _reading: reading }));
         let reply = self.app.clone().oneshot(request);
         Box::pin(async move {
             let reply = reply.await?;
@@ -412,6 +515,12 @@ struct StallGuard {
     body: hyper::body::Incoming,
     stall: Duration,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    started: Instant,
+    /// When the whole body must have come (made when a chunk is first awaited).
+    ends: Option<Pin<Box<tokio::time::Sleep>>>,
+    total: Duration,
+    /// The body counted in flight until its end, or until it is dropped.
+    _reading: Option<Running>,
 }
 
 impl HttpBody for StallGuard {
@@ -422,9 +531,17 @@ impl HttpBody for StallGuard {
         match Pin::new(&mut self.body).poll_frame(cx) {
             Poll::Ready(frame) => {
                 self.deadline = None;
+                if frame.is_none() {
+                    self._reading = None;
+                }
                 Poll::Ready(frame.map(|f| f.map_err(Into::into)))
             }
             Poll::Pending => {
+                let end = self.started + self.total;
+                let ends = self.ends.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(end)));
+                if std::future::Future::poll(ends.as_mut(), cx).is_ready() {
+                    return Poll::Ready(Some(Err(format!("the request body took longer than {} s", self.total.as_secs()).into())));
+                }
                 let stall = self.stall;
                 let deadline = self.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
                 match std::future::Future::poll(deadline.as_mut(), cx) {
@@ -463,14 +580,19 @@ mod tests {
                 "up"
             }))
             .route("/body", axum::routing::post(|body: Bytes| async move { format!("{} bytes up", body.len()) }))
-            .route("/who", axum::routing::get(|ConnectInfo(who): ConnectInfo<PeerUser>| async move { format!("{who:?} up") }));
+            .route("/who", axum::routing::get(|ConnectInfo(who): ConnectInfo<PeerUser>| async move { format!("{who:?} up") }))
+            .route("/big", axum::routing::get(|| async { format!("{}up", "x".repeat(8 << 20)) }))
+            .route("/stream", axum::routing::get(|| async {
+                let ticks = tokio_stream::StreamExt::map(tokio_stream::StreamExt::take(tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(Duration::from_millis(500))), 4), |_| Ok::<_, std::convert::Infallible>(Bytes::from_static(b".")));
+                Body::from_stream(tokio_stream::StreamExt::chain(ticks, tokio_stream::once(Ok(Bytes::from_static(b"up")))))
+            }));
         let stop = CancellationToken::new();
         let task = tokio::spawn(serve(listener, app, None, limits, stop.clone()));
         (addr, stop, task)
     }
 
     fn limits(connections: usize, idle: Duration) -> Limits {
-        Limits { connections, idle, handshake: Duration::from_secs(1), body_stall: Duration::from_millis(300), drain: Duration::from_secs(5) }
+        Limits { connections, idle, handshake: Duration::from_secs(1), body_stall: Duration::from_millis(300), body_total: Duration::from_secs(60), write_stall: Duration::from_secs(5), drain: Duration::from_secs(5) }
     }
 
     /// Sends a GET of `path` on `stream`.
@@ -537,7 +659,6 @@ mod tests {
         let mut answer = Vec::new();
         let ended = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut answer)).await;
         assert!(ended.is_ok(), "a body that stops coming holds its connection");
-        assert!(!String::from_utf8_lossy(&answer).contains("bytes up"), "a stalled body was taken whole");
         let mut who = TcpStream::connect(addr).await.unwrap();
         assert!(get(&mut who, "/who").await.starts_with("HTTP/1.1 200"), "every request knows its caller");
         stop.cancel();
@@ -547,12 +668,16 @@ mod tests {
     #[tokio::test]
     async fn at_the_cap_a_caller_displaces_the_longest_idle_connection() {
         let (addr, stop, task) = start(limits(3, Duration::from_secs(60))).await;
-        let mut busy = TcpStream::connect(addr).await.unwrap();
+        // All three have been served once; the first, idle longest, is busy again.
+        let mut streams = Vec::new();
+        for _ in 0..3 {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            assert!(get(&mut s, "/").await.starts_with("HTTP/1.1 200"));
+            streams.push(s);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let [mut busy, mut oldest_idle, mut newer_idle] = <[TcpStream; 3]>::try_from(streams).unwrap();
         send(&mut busy, "/wait").await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let mut oldest_idle = TcpStream::connect(addr).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let mut newer_idle = TcpStream::connect(addr).await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
         let mut caller = TcpStream::connect(addr).await.unwrap();
         let served = tokio::time::timeout(Duration::from_secs(10), get(&mut caller, "/")).await.expect("a new caller is served at the cap");
@@ -560,6 +685,45 @@ mod tests {
         assert!(closed_within(&mut oldest_idle, Duration::from_secs(5)).await, "the longest-idle connection made room");
         assert!(!closed_within(&mut newer_idle, Duration::from_millis(300)).await, "only one connection made room");
         assert!(reply(&mut busy).await.starts_with("HTTP/1.1 200"), "a connection serving a request is never closed for room");
+        assert!(get(&mut busy, "/").await.starts_with("HTTP/1.1 200"), "nor asked to close after it");
+        stop.cancel();
+        task.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_reply_still_read_or_streamed_keeps_its_connection() {
+        let (addr, stop, task) = start(limits(8, Duration::from_millis(300))).await;
+        let mut streamed = TcpStream::connect(addr).await.unwrap();
+        send(&mut streamed, "/stream").await;
+        let mut body = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            let mut buf = [0u8; 1024];
+            // Chunked: four one-byte chunks 500 ms apart, "up", then the last chunk.
+            while !body.ends_with(b"up\r\n0\r\n\r\n") {
+                let n = streamed.read(&mut buf).await.unwrap();
+                assert!(n > 0, "closed mid-stream: {}", String::from_utf8_lossy(&body));
+                body.extend_from_slice(&buf[..n]);
+            }
+        })
+        .await
+        .expect("a streamed reply longer than the idle time ends");
+        assert_eq!(String::from_utf8_lossy(&body).matches("\r\n.\r\n").count(), 4);
+        let mut slow_reader = TcpStream::connect(addr).await.unwrap();
+        send(&mut slow_reader, "/big").await;
+        // Reads nothing for longer than the idle time and the grace after it, then all of it.
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        let mut all = Vec::new();
+        tokio::time::timeout(Duration::from_secs(20), async {
+            let mut buf = vec![0u8; 1 << 16];
+            while !all.ends_with(b"up") {
+                let n = slow_reader.read(&mut buf).await.unwrap();
+                assert!(n > 0, "closed after {} bytes of an 8 MiB reply", all.len());
+                all.extend_from_slice(&buf[..n]);
+            }
+        })
+        .await
+        .expect("the whole reply came");
+        assert!(all.len() > 8 << 20);
         stop.cancel();
         task.await.unwrap().unwrap();
     }
