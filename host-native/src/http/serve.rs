@@ -344,9 +344,10 @@ where
     let mut asked: Option<Instant> = None;
     loop {
         // Looked at again when it would have been idle long enough, at
-        // least every quarter of the idle time, and a second after asking.
+        // least every quarter of the idle time, and (idle) a second after
+        // asking; not sooner while a request still runs after the ask.
         let mut check = Instant::now() + limits.idle.saturating_sub(activity.idle_for()).min(limits.idle / 4).max(Duration::from_millis(10));
-        if let Some(at) = asked {
+        if let Some(at) = asked.filter(|_| activity.idle_since().is_some()) {
             check = check.min((at + GRACE).max(Instant::now() + Duration::from_millis(10)));
         }
         tokio::select! {
