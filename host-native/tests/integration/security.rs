@@ -363,17 +363,7 @@ fn idle_connections_cannot_exhaust_the_daemons_files() {
     // This test's own 600 sockets, beside the other tests'.
     mentisdb_native::infra::open_files::raise_limit();
     let dir = tempfile::tempdir().unwrap();
-    let plain = common::command(dir.path(), &[], &[]);
-    let mut cmd = std::process::Command::new("prlimit");
-    cmd.arg("--nofile=400:400").arg("--").arg(plain.get_program()).args(plain.get_args());
-    for (k, v) in plain.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let d = Daemon::spawn(cmd);
+    let d = Daemon::start_wrapped(&["prlimit", "--nofile=400:400", "--"], dir.path(), &[], &[]);
     let addr = d.rest.trim_start_matches("http://").to_string();
     let mut kept = std::net::TcpStream::connect(&addr).unwrap();
     assert!(status_line(&mut kept, "GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").contains(" 200 "));

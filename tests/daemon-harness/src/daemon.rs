@@ -71,9 +71,16 @@ impl Daemon {
     /// [`Daemon::start`] under the file-creation mask `umask` (e.g. `"022"`),
     /// through `sh -c 'umask ...; exec mentisdbd ...'`.
     pub fn start_under_umask(umask: &str, dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Daemon {
+        Daemon::start_wrapped(&["sh", "-c", &format!("umask {umask} && exec \"$0\" \"$@\"")], dir, extra_env, args)
+    }
+
+    /// [`Daemon::start`] run by `wrapper` (a program and its arguments,
+    /// then `mentisdbd` and its own: e.g. `prlimit --nofile=400:400 --`),
+    /// with the same environment.
+    pub fn start_wrapped(wrapper: &[&str], dir: &Path, extra_env: &[(&str, &str)], args: &[&str]) -> Daemon {
         let plain = command("mentisdbd", dir, extra_env, args);
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c").arg(format!("umask {umask} && exec \"$0\" \"$@\"")).arg(plain.get_program()).args(plain.get_args());
+        let mut cmd = Command::new(wrapper[0]);
+        cmd.args(&wrapper[1..]).arg(plain.get_program()).args(plain.get_args());
         for (k, v) in plain.get_envs() {
             match v {
                 Some(v) => cmd.env(k, v),
