@@ -11,7 +11,7 @@
 //! disk).
 //!
 //! `cargo run --release -p mentisdb-core --example memory_breakdown -- 100000`
-use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Storage, Thought, ThoughtExtras, ThoughtType};
+use mentisdb_core::{DbConfig, FixedClock, MemoryStorage, MentisDb, NewThought, SequentialIds, Label, Storage, Thought, ThoughtExtras, ThoughtType};
 use std::sync::Arc;
 
 /// The system allocator, counting the bytes it has handed out and not had back.
@@ -24,10 +24,13 @@ fn live() -> isize {
 
 /// The heap bytes one thought's strings and lists own (capacities, as
 /// allocated; its hashes and salt are inline bytes).
-fn owned_heap(t: &Thought) -> usize {
+fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usize {
     let s = |s: &String| s.capacity();
     let o = |s: &Option<Box<str>>| s.as_ref().map_or(0, |s| s.len());
-    let list = |l: &Vec<String>| l.capacity() * std::mem::size_of::<String>() + l.iter().map(String::capacity).sum::<usize>();
+    // A label's text is counted once per chain (the first thought holding
+    // it), with the Arc's two counts; the rest share it.
+    let mut label = |l: &Label| if seen.insert(l.as_ptr() as usize) { l.len() + 16 } else { 0 };
+    let labels = [&t.agent_id, &t.agent_name].into_iter().chain(t.tags.iter()).chain(t.concepts.iter()).map(&mut label).sum::<usize>();
     let extras = t.extras.as_deref().map_or(0, |e| {
         std::mem::size_of::<ThoughtExtras>()
             + o(&e.session_id)
@@ -37,8 +40,9 @@ fn owned_heap(t: &Thought) -> usize {
             + e.refs.capacity() * 8
             + e.relations.capacity() * std::mem::size_of::<mentisdb_core::ThoughtRelation>()
             + o(&e.entity_type)
+            + o(&e.timestamp_text)
     });
-    s(&t.id) + s(&t.timestamp) + s(&t.agent_id) + s(&t.agent_name) + s(&t.content) + list(&t.tags) + list(&t.concepts) + extras
+    s(&t.id) + s(&t.content) + std::mem::size_of_val(&*t.tags) + std::mem::size_of_val(&*t.concepts) + labels + extras
 }
 
 fn main() {
@@ -58,7 +62,10 @@ fn main() {
     let (structs, strings) = db
         .with_chain("bench-append", |c| {
             let c = c.expect("the chain exists");
-            (std::mem::size_of_val(c.thoughts()), c.thoughts().iter().map(owned_heap).sum::<usize>())
+            (std::mem::size_of_val(c.thoughts()), {
+                let mut seen = std::collections::BTreeSet::new();
+                c.thoughts().iter().map(|t| owned_heap(t, &mut seen)).sum::<usize>()
+            })
         })
         .unwrap();
     let before_text = live();

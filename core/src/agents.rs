@@ -261,21 +261,23 @@ impl AgentRegistry {
     /// Records a committed thought: registers its producer when new and
     /// updates activity.
     pub fn observe(&mut self, t: &Thought) {
-        if !self.agents.contains_key(&t.agent_id) {
+        if !self.agents.contains_key(t.agent_id.as_str()) {
             let mut r = AgentRecord::new(&t.agent_id);
-            r.display_name = t.agent_name.clone();
+            r.display_name = t.agent_name.to_string();
             r.set_owner(t.agent_owner().map(str::to_string));
-            self.agents.insert(t.agent_id.clone(), r);
+            self.agents.insert(t.agent_id.to_string(), r);
         }
-        let rec = self.agents.get_mut(&t.agent_id).expect("inserted above");
+        let rec = self.agents.get_mut(t.agent_id.as_str()).expect("inserted above");
         rec.thought_count += 1;
         if rec.first_seen_index.is_none() {
             rec.first_seen_index = Some(t.index);
-            rec.first_seen_at = Some(t.timestamp.clone());
+            rec.first_seen_at = Some(t.timestamp().to_string());
         }
         rec.last_seen_index = Some(t.index);
         // Reuses the previous timestamp's buffer (no allocation per thought).
-        rec.last_seen_at.get_or_insert_with(String::new).clone_from(&t.timestamp);
+        let last = rec.last_seen_at.get_or_insert_with(String::new);
+        last.clear();
+        last.push_str(&t.timestamp());
         if rec.agent_owner.is_none() && t.agent_owner().is_some() {
             rec.set_owner(t.agent_owner().map(str::to_string));
         }

@@ -155,7 +155,7 @@ impl MentisDb {
                     counts.insert(a.agent_id.clone(), 0);
                 }
                 for t in c.thoughts() {
-                    *counts.entry(t.agent_id.clone()).or_insert(0) += 1;
+                    *counts.entry(t.agent_id.to_string()).or_insert(0) += 1;
                 }
             }
             counts
@@ -210,14 +210,14 @@ impl NewThought {
     fn copy_of(t: &crate::Thought) -> NewThought {
         let mut n = NewThought::new(&t.agent_id, t.thought_type, &t.content);
         n.thought_id = Some(t.id.clone());
-        n.agent_name = Some(t.agent_name.clone());
+        n.agent_name = Some(t.agent_name.to_string());
         n.agent_owner = t.agent_owner().map(str::to_string);
         n.role = t.role;
         n.importance = Some(t.importance);
         n.confidence = t.confidence();
         // The engine's own marks (claims, fences) belong to the source chain.
-        n.tags = t.tags.iter().filter(|t| !t.starts_with(crate::claims::RESERVED_TAG_PREFIX)).cloned().collect();
-        n.concepts = t.concepts.clone();
+        n.tags = t.tags.iter().filter(|t| !t.starts_with(crate::claims::RESERVED_TAG_PREFIX)).map(|t| t.to_string()).collect();
+        n.concepts = t.concepts.iter().map(|c| c.to_string()).collect();
         n
     }
 }

@@ -166,7 +166,7 @@ impl Derive for ClaimTable {
     fn add(&mut self, t: &Thought) {
         self.indexed += 1;
         let Some(r) = ClaimRecord::of(t) else { return };
-        let Ok(at) = crate::timestamp::parse_rfc3339_millis(&t.timestamp) else { return };
+        let Some(at) = t.parsed_timestamp_ms() else { return };
         // Only records whose decision held when they were written count:
         // the engine wrote every valid one; one that does not hold (an
         // imported chain's, a pre-claims thought that looks like one) is

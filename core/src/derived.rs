@@ -120,7 +120,7 @@ impl Derive for SearchText {
     }
 
     fn add(&mut self, t: &Thought) {
-        let fields = std::iter::once(&t.content).chain([&t.agent_id]).chain(t.tags.iter().chain(&t.concepts));
+        let fields = [t.content.as_str(), &t.agent_id].into_iter().chain(t.tags.iter().chain(&t.concepts).map(|l| l.as_str()));
         for (i, field) in fields.enumerate() {
             // ASCII is lower-cased in place; other text may change length.
             let lowered = if field.is_ascii() { None } else { Some(field.to_lowercase()) };

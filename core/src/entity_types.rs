@@ -48,10 +48,10 @@ pub fn entity_types(chain: &Chain) -> Vec<EntityTypeRecord> {
         rec.thought_count += 1;
         if rec.first_seen_index.is_none() {
             rec.first_seen_index = Some(t.index);
-            rec.first_seen_at = Some(t.timestamp.clone());
+            rec.first_seen_at = Some(t.timestamp().to_string());
         }
         rec.last_seen_index = Some(t.index);
-        rec.last_seen_at = Some(t.timestamp.clone());
+        rec.last_seen_at = Some(t.timestamp().to_string());
     }
     out.into_values().collect()
 }

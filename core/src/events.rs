@@ -134,7 +134,7 @@ pub fn coordination_event(chain_key: &str, thought: &Thought) -> Option<Coordina
         };
         let mut data = json!({"key": c.key, "holder": c.holder, "fencing_token": c.fencing_token});
         if c.op == ClaimOp::Acquire {
-            let at = crate::timestamp::parse_rfc3339_millis(&thought.timestamp).ok()?;
+            let at = thought.parsed_timestamp_ms()?;
             data["expires_at"] = json!(format_rfc3339_millis(at.saturating_add(c.ttl_ms as i64)));
         }
         (name, data)
@@ -148,7 +148,7 @@ pub fn coordination_event(chain_key: &str, thought: &Thought) -> Option<Coordina
     } else if let Some(r) = ReviewRecord::of(thought) {
         match r {
             ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => {
-                let at = crate::timestamp::parse_rfc3339_millis(&thought.timestamp).ok()?;
+                let at = thought.parsed_timestamp_ms()?;
                 let deadline = format_rfc3339_millis(at.saturating_add(deadline_ms as i64));
                 ("review_requested", json!({"review_id": thought.id, "subject": subject, "claim_key": claim_key, "reviewers": reviewers, "requester": thought.agent_id, "deadline": deadline}))
             }

@@ -144,8 +144,8 @@ impl FactRecord {
 
 /// Whether a thought of this type and these tags is a fact record (when
 /// its content states one).
-pub fn is_fact(thought_type: ThoughtType, tags: &[String]) -> bool {
-    thought_type == ThoughtType::FactLearned && tags.iter().any(|tag| tag == FACT_TAG)
+pub fn is_fact(thought_type: ThoughtType, tags: &[impl AsRef<str>]) -> bool {
+    thought_type == ThoughtType::FactLearned && tags.iter().any(|tag| tag.as_ref() == FACT_TAG)
 }
 
 /// Every fact of a chain with its validity window, from its fact records.
@@ -176,7 +176,7 @@ impl Derive for FactTable {
                 // Backdated before an active fact of its subject and predicate: it ends where that one starts.
                 let valid_to_ms = self.to_close_after(&subject, &predicate, valid_from_ms);
                 self.by_id.insert(t.id.clone(), self.facts.len());
-                self.facts.push(Fact { fact_id: t.id.clone(), index: t.index, subject, predicate, object, confidence: t.confidence(), valid_from_ms, valid_to_ms, recorded_by: t.agent_id.clone() });
+                self.facts.push(Fact { fact_id: t.id.clone(), index: t.index, subject, predicate, object, confidence: t.confidence(), valid_from_ms, valid_to_ms, recorded_by: t.agent_id.to_string() });
             }
             Some(FactRecord::Close { fact_id, valid_to_ms }) => {
                 if let Some(&i) = self.by_id.get(&fact_id) {
@@ -245,7 +245,7 @@ mod tests {
 
     fn record(id: &str, index: u64, r: &FactRecord) -> Thought {
         let mut t = crate::canonical::tests::golden_thought();
-        (t.id, t.index, t.thought_type, t.role, t.content, t.tags) = (id.into(), index, ThoughtType::FactLearned, ThoughtRole::Memory, r.content(), vec![FACT_TAG.into()]);
+        (t.id, t.index, t.thought_type, t.role, t.content, t.tags) = (id.into(), index, ThoughtType::FactLearned, ThoughtRole::Memory, r.content(), crate::labels([FACT_TAG]));
         t
     }
 
@@ -298,7 +298,7 @@ mod tests {
     #[test]
     fn other_thoughts_and_malformed_records_are_not_facts() {
         let mut t = record("x", 0, &fact("s", "o", 1, &[]));
-        t.tags.clear();
+        t.tags = Box::default();
         assert_eq!(FactRecord::of(&t), None, "untagged");
         let mut t = record("x", 0, &fact("s", "o", 1, &[]));
         t.content = "{\"fact\": \"record\", \"subject\": \"s\"}".into();

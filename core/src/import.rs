@@ -39,7 +39,7 @@ impl MentisDb {
     /// decode or verify and a chain key that already exists in this store.
     pub fn import_chain(&self, bytes: &[u8]) -> Result<ImportReport, ImportError> {
         let parallelism = self.config().parallelism.clone();
-        let decoded = record::decode_chain_with(bytes, parallelism.as_ref()).map_err(ImportError::Decode)?;
+        let decoded = record::decode_chain_with(bytes, parallelism.as_ref(), self.map_hasher()).map_err(ImportError::Decode)?;
         let chain_key = decoded.chain_key.clone();
         let torn_tail_bytes = decoded.torn_tail_bytes(bytes.len());
         let verified = &bytes[..decoded.valid_len];

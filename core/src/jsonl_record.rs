@@ -67,7 +67,7 @@ mod tests {
         t.hash = crate::hex_bytes::ThoughtHash::from([0xab; 32]);
         t.stamp_relations();
         let reply = String::from_utf8(serde_json::to_vec(&t).unwrap()).unwrap();
-        let stamp = format!(",\"valid_at\":\"{}\"", t.timestamp);
+        let stamp = format!(",\"valid_at\":\"{}\"", t.timestamp());
         assert!(reply.contains(&stamp) && reply.contains(",\"entity_type\":null,\"source_episode\":null"), "{reply}");
         let legacy = reply.replace(&stamp, "").replace(",\"entity_type\":null,\"source_episode\":null", "");
         assert_eq!(String::from_utf8(line(&t)).unwrap(), legacy);
@@ -85,8 +85,8 @@ mod tests {
     fn a_line_keeps_its_bytes_when_the_text_spells_the_derived_keys() {
         let mut t = golden_thought();
         t.content = r#"a,"source_episode":null b,"entity_type":null c,"valid_at":"2026" \ "q""#.into();
-        t.tags = vec![r#","valid_at":"x""#.into()];
-        t.concepts = vec![r#"}],"entity_type":null"#.into()];
+        t.tags = crate::labels([r#","valid_at":"x""#]);
+        t.concepts = crate::labels([r#"}],"entity_type":null"#]);
         t.hash = crate::hex_bytes::ThoughtHash::from([0xcd; 32]);
         t.stamp_relations();
         let written = String::from_utf8(line(&t)).unwrap();
@@ -110,8 +110,8 @@ mod tests {
         signed.stamp_relations();
         let forgotten = Thought {
             content: String::new(),
-            tags: Vec::new(),
-            concepts: Vec::new(),
+            tags: Box::default(),
+            concepts: Box::default(),
             content_salt: None,
             forgotten: Some(Box::new(crate::thought::Forgotten { content_digest: "03".repeat(32), forgotten_at: "2026-11-23T00:00:00.000Z".into(), forgotten_by: "ops".into(), reason: "pii \"quoted\"".into() })),
             hash: crate::hex_bytes::ThoughtHash::from([0x04; 32]),

@@ -57,7 +57,6 @@ impl BuildHasher for KeyedState {
 pub(crate) type KeyedMap<K, V> = HashMap<K, V, KeyedState>;
 /// A `HashSet` hashed with [`KeyedState`].
 #[allow(clippy::disallowed_types, reason = "std's set with the host-keyed hasher, not RandomState")]
-#[allow(dead_code, reason = "the set core/clippy.toml points to instead of std's HashSet; no code needs a set yet")]
 pub(crate) type KeyedSet<K> = HashSet<K, KeyedState>;
 
 #[cfg(test)]

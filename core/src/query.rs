@@ -237,12 +237,12 @@ impl ThoughtFilter {
             }
         }
         if let Some(ids) = &self.agent_ids {
-            if !ids.contains(&t.agent_id) {
+            if !ids.contains(t.agent_id.as_str()) {
                 return false;
             }
         }
         if let Some(names) = &self.agent_names {
-            if !names.contains(&t.agent_name.to_lowercase()) && !self.name_agents.contains(&t.agent_id) {
+            if !names.contains(&t.agent_name.to_lowercase()) && !self.name_agents.contains(t.agent_id.as_str()) {
                 return false;
             }
         }
@@ -304,9 +304,9 @@ impl BoundFilter<'_> {
     pub fn matches(&self, idx: usize) -> bool {
         let t = &self.chain.thoughts()[idx];
         let f = self.filter;
-        f.matches_fields_with(t, || self.chain.timestamps_millis()[idx])
+        f.matches_fields_with(t, || t.timestamp_ms)
             && match (&f.text, &self.text) {
-                (Some(needle), Some(text)) => f.text_agents.contains(&t.agent_id) || text.get(idx).contains(needle.as_str()),
+                (Some(needle), Some(text)) => f.text_agents.contains(t.agent_id.as_str()) || text.get(idx).contains(needle.as_str()),
                 _ => true,
             }
     }

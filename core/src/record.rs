@@ -27,6 +27,8 @@ use crate::host::{run_collect, Parallelism, Sequential};
 use crate::named_enum::named_enum;
 pub use crate::framing::MAX_FRAME_LEN;
 use crate::thought::Thought;
+use crate::keyed_hash::KeyedState;
+use crate::label::LabelSet;
 
 /// File magic of the binary format.
 pub const BINARY_MAGIC: &[u8; 8] = b"MDBCHAIN";
@@ -110,7 +112,7 @@ pub(crate) fn encode_thought_with_payload(format: ChainFormat, thought: &Thought
 }
 
 /// A decoded chain object.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct DecodedChain {
     /// Format found in the bytes.
     pub format: ChainFormat,
@@ -124,6 +126,20 @@ pub struct DecodedChain {
     /// hashes to its stored hash, else the hash the body does have, so
     /// verification need not re-encode the thought (`None` for JSONL).
     pub body_hash_mismatches: Option<Vec<Option<ThoughtHash>>>,
+    /// The labels the decoder made, one set per decoding job, when it
+    /// shared them (binary records): the thoughts' labels come from these,
+    /// so a chain built from them takes them over instead of looking up
+    /// every thought's labels again (empty: it does).
+    pub(crate) label_sets: Vec<LabelSet>,
+}
+
+/// Equal when they decode the same chain (however the decoder's jobs
+/// shared labels).
+impl PartialEq for DecodedChain {
+    fn eq(&self, other: &Self) -> bool {
+        let DecodedChain { format, chain_key, thoughts, valid_len, body_hash_mismatches, label_sets: _ } = self;
+        (format, chain_key, thoughts, valid_len, body_hash_mismatches) == (&other.format, &other.chain_key, &other.thoughts, &other.valid_len, &other.body_hash_mismatches)
+    }
 }
 
 impl DecodedChain {
@@ -155,14 +171,15 @@ pub enum RecordError {
 
 /// Decodes a whole chain object, cutting a torn tail.
 pub fn decode_chain(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
-    decode_chain_with(bytes, &Sequential)
+    decode_chain_with(bytes, &Sequential, KeyedState::default())
 }
 
 /// [`decode_chain`], decoding and hashing the binary format's records in
-/// jobs the host may run at the same time (same result either way).
-pub(crate) fn decode_chain_with(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
+/// jobs the host may run at the same time (same result either way), the
+/// labels they share keyed by `hasher` (the engine's).
+pub(crate) fn decode_chain_with(bytes: &[u8], parallelism: &dyn Parallelism, hasher: KeyedState) -> Result<DecodedChain, RecordError> {
     if bytes.starts_with(BINARY_MAGIC) {
-        decode_binary(bytes, parallelism)
+        decode_binary(bytes, parallelism, hasher)
     } else if bytes.first() == Some(&b'{') {
         decode_jsonl(bytes)
     } else {
@@ -190,7 +207,7 @@ pub fn peek_chain_key(bytes: &[u8]) -> Option<String> {
     }
 }
 
-fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
+fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism, hasher: KeyedState) -> Result<DecodedChain, RecordError> {
     let mut pos = BINARY_MAGIC.len();
     let chain_key = match read_frame(bytes, pos) {
         Frame::Ok { payload, end } => {
@@ -206,7 +223,7 @@ fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedC
         }
         Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
     };
-    let records = binary_records_from(bytes, pos, parallelism)?;
+    let records = binary_records_from(bytes, pos, parallelism, hasher)?;
     Ok(DecodedChain { format: ChainFormat::Binary, chain_key, ..records })
 }
 
@@ -214,7 +231,7 @@ fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism) -> Result<DecodedC
 /// one pass (length + CRC), then decoded and hashed in jobs. A damaged last
 /// frame is a torn tail (left out of `valid_len`); damage followed by valid
 /// frames is corruption.
-fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Parallelism) -> Result<DecodedChain, RecordError> {
+fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Parallelism, hasher: KeyedState) -> Result<DecodedChain, RecordError> {
     let mut records: Vec<(usize, &[u8])> = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
@@ -230,9 +247,9 @@ fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Paralleli
             }
         }
     }
-    let decoded = decode_records(&records, parallelism)?;
+    let (decoded, label_sets) = decode_records(&records, parallelism, hasher)?;
     let (thoughts, mismatches) = decoded.into_iter().unzip();
-    Ok(DecodedChain { format: ChainFormat::Binary, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: Some(mismatches) })
+    Ok(DecodedChain { format: ChainFormat::Binary, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: Some(mismatches), label_sets })
 }
 
 /// Decodes the records `bytes` holds, `bytes` being what followed a known
@@ -241,42 +258,52 @@ fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Paralleli
 /// an incomplete last record is left for later. The chain key is empty.
 pub fn decode_suffix(format: ChainFormat, bytes: &[u8]) -> Result<DecodedChain, RecordError> {
     match format {
-        ChainFormat::Binary => binary_records_from(bytes, 0, &Sequential),
+        ChainFormat::Binary => binary_records_from(bytes, 0, &Sequential, KeyedState::default()),
         ChainFormat::Jsonl => jsonl_lines_from(bytes, 0),
     }
 }
 
 /// One binary record: its thought, and the hash its body really has when
 /// that differs from the stored one.
-fn decode_record(offset: usize, payload: &[u8]) -> Result<(Thought, Option<ThoughtHash>), RecordError> {
+fn decode_record(offset: usize, payload: &[u8], labels: &mut LabelSet) -> Result<(Thought, Option<ThoughtHash>), RecordError> {
     if payload.len() < 32 {
         return Err(RecordError::Corrupt { offset, what: "record shorter than its hash".into() });
     }
     let (body, hash) = payload.split_at(payload.len() - 32);
     let hash: &[u8; 32] = hash.try_into().expect("32 bytes");
-    let (thought, actual) = decode_thought_body(body, ThoughtHash::from(*hash)).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
+    let (thought, actual) = decode_thought_body(body, ThoughtHash::from(*hash), labels).map_err(|e: DecodeError| RecordError::Corrupt { offset, what: e.to_string() })?;
     Ok((thought, (actual != *hash).then_some(ThoughtHash::from(actual))))
 }
 
+/// A record's thought, and the hash its body has when not the stored one.
+type DecodedRecord = (Thought, Option<ThoughtHash>);
+
 /// Decodes `records` in order, in about four jobs per unit of the host's
-/// width; the first damaged record (in file order) is the error.
-fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism) -> Result<Vec<(Thought, Option<ThoughtHash>)>, RecordError> {
-    type Decoded = Result<Vec<(Thought, Option<ThoughtHash>)>, RecordError>;
+/// width; the first damaged record (in file order) is the error. Each job
+/// shares its thoughts' labels through a set of its own (keyed by `hasher`),
+/// returned beside them.
+fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, hasher: KeyedState) -> Result<(Vec<DecodedRecord>, Vec<LabelSet>), RecordError> {
+    type Decoded = Result<(Vec<DecodedRecord>, LabelSet), RecordError>;
     const MIN_JOB: usize = 1024;
+    let job = |chunk: &[(usize, &[u8])]| -> Decoded {
+        let mut labels = LabelSet::with_hasher(hasher);
+        let thoughts = chunk.iter().map(|(offset, payload)| decode_record(*offset, payload, &mut labels)).collect::<Result<_, _>>()?;
+        Ok((thoughts, labels))
+    };
     let jobs = (parallelism.width().max(1) * 4).min(records.len().div_ceil(MIN_JOB)).max(1);
     if jobs == 1 {
-        return records.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect();
+        return job(records).map(|(thoughts, labels)| (thoughts, vec![labels]));
     }
     let per_job = records.len().div_ceil(jobs);
-    let chunks = run_collect(parallelism, jobs, |j| -> Decoded {
-        let chunk = records.chunks(per_job).nth(j).unwrap_or_default();
-        chunk.iter().map(|(offset, payload)| decode_record(*offset, payload)).collect()
-    });
+    let chunks = run_collect(parallelism, jobs, |j| job(records.chunks(per_job).nth(j).unwrap_or_default()));
     let mut all = Vec::with_capacity(records.len());
+    let mut sets = Vec::with_capacity(jobs);
     for chunk in chunks {
-        all.extend(chunk?);
+        let (thoughts, labels) = chunk?;
+        all.extend(thoughts);
+        sets.push(labels);
     }
-    Ok(all)
+    Ok((all, sets))
 }
 
 fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
@@ -332,7 +359,7 @@ fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, Record
     // The count was not known up front: give back the doubling's slack (the
     // chain keeps this list; binary chains reserve the exact count).
     thoughts.shrink_to_fit();
-    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: None })
+    Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: None, label_sets: Vec::new() })
 }
 
 #[cfg(test)]
@@ -434,7 +461,7 @@ mod tests {
         }
         let sequential = decode_chain(&bytes).unwrap();
         assert_eq!(sequential.thoughts.len(), 5000);
-        assert_eq!(decode_chain_with(&bytes, &Reversed).unwrap(), sequential);
+        assert_eq!(decode_chain_with(&bytes, &Reversed, KeyedState::default()).unwrap(), sequential);
         // Two damaged bodies with valid checksums: the first in file order is reported.
         for at in [4000, 1200] {
             let frame = offsets[at];
@@ -444,7 +471,7 @@ mod tests {
             let crc = crate::framing::crc32(&bytes[frame + 8..frame + 8 + payload_len]);
             bytes[frame + 4..frame + 8].copy_from_slice(&crc.to_le_bytes());
         }
-        let err = decode_chain_with(&bytes, &Reversed).unwrap_err();
+        let err = decode_chain_with(&bytes, &Reversed, KeyedState::default()).unwrap_err();
         assert_eq!(err, decode_chain(&bytes).unwrap_err());
         assert!(matches!(err, RecordError::Corrupt { offset, .. } if offset == offsets[1200]), "{err:?}");
     }

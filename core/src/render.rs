@@ -48,7 +48,7 @@ fn labels(t: &Thought) -> String {
 
 fn producer(t: &Thought) -> String {
     if t.agent_name == t.agent_id {
-        t.agent_id.clone()
+        t.agent_id.to_string()
     } else {
         format!("{} ({})", t.agent_name, t.agent_id)
     }
@@ -73,7 +73,7 @@ pub(crate) fn recent_context(chain_key: &str, total: usize, thoughts: &[&Thought
     let _ = writeln!(out, "MentisDB recent context for chain `{chain_key}`: the last {} of {total} thoughts, oldest first.", thoughts.len());
     for t in thoughts {
         let _ = writeln!(out);
-        let _ = write!(out, "[#{}] {} {}/{} by {}, importance {:.2}", t.index, t.timestamp, t.thought_type, t.role, producer(t), t.importance);
+        let _ = write!(out, "[#{}] {} {}/{} by {}, importance {:.2}", t.index, t.timestamp(), t.thought_type, t.role, producer(t), t.importance);
         if let Some(c) = t.confidence() {
             let _ = write!(out, ", confidence {c:.2}");
         }
@@ -104,7 +104,7 @@ pub(crate) fn memory_markdown(chain_key: &str, total: usize, head_hash: Option<&
         let _ = writeln!(out);
         for t in group {
             let content = shown_content(t).trim().replace('\n', "\n  ");
-            let mut meta = format!("#{} {}, {}, {}, importance {:.2}", t.index, t.role, producer(t), t.timestamp, t.importance);
+            let mut meta = format!("#{} {}, {}, {}, importance {:.2}", t.index, t.role, producer(t), t.timestamp(), t.importance);
             if let Some(c) = t.confidence() {
                 let _ = write!(meta, ", confidence {c:.2}");
             }
@@ -128,7 +128,7 @@ pub(crate) fn bootstrap_prompt(thoughts: &[&Thought]) -> String {
     }
     let mut out = String::from("=== RESTORED CONTEXT (from MentisDb) ===\n\n");
     for t in thoughts {
-        let mut agent = if t.agent_name.trim().is_empty() || t.agent_name == t.agent_id { t.agent_id.clone() } else { format!("{} [{}]", t.agent_name, t.agent_id) };
+        let mut agent = if t.agent_name.trim().is_empty() || t.agent_name == t.agent_id { t.agent_id.to_string() } else { format!("{} [{}]", t.agent_name, t.agent_id) };
         if let Some(owner) = t.agent_owner().filter(|o| !o.trim().is_empty()) {
             let _ = write!(agent, " owned by {owner}");
         }

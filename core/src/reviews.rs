@@ -112,8 +112,8 @@ impl ReviewRecord {
     }
 
     /// The record a thought of this type, tags and content states, if any.
-    pub fn parse(thought_type: ThoughtType, tags: &[String], content: &str) -> Option<ReviewRecord> {
-        if !tags.iter().any(|t| t == REVIEW_TAG) || !matches!(thought_type, ThoughtType::Question | ThoughtType::Decision) {
+    pub fn parse(thought_type: ThoughtType, tags: &[impl AsRef<str>], content: &str) -> Option<ReviewRecord> {
+        if !tags.iter().any(|t| t.as_ref() == REVIEW_TAG) || !matches!(thought_type, ThoughtType::Question | ThoughtType::Decision) {
             return None;
         }
         let v: Value = serde_json::from_str(content).ok()?;
@@ -139,8 +139,8 @@ impl ReviewRecord {
 
 /// Whether a thought of this type and these tags is a review record (when
 /// its content states one).
-pub fn is_review(thought_type: ThoughtType, tags: &[String]) -> bool {
-    matches!(thought_type, ThoughtType::Question | ThoughtType::Decision) && tags.iter().any(|t| t == REVIEW_TAG)
+pub fn is_review(thought_type: ThoughtType, tags: &[impl AsRef<str>]) -> bool {
+    matches!(thought_type, ThoughtType::Question | ThoughtType::Decision) && tags.iter().any(|t| t.as_ref() == REVIEW_TAG)
 }
 
 /// A review's decision.
@@ -242,7 +242,7 @@ impl Derive for ReviewTable {
     fn add(&mut self, t: &Thought) {
         self.indexed += 1;
         let Some(record) = ReviewRecord::of(t) else { return };
-        let Ok(at_ms) = crate::timestamp::parse_rfc3339_millis(&t.timestamp) else { return };
+        let Some(at_ms) = t.parsed_timestamp_ms() else { return };
         match record {
             ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => {
                 let well_formed = !subject.trim().is_empty() && subject.chars().count() <= MAX_SUBJECT_CHARS && reviewers.len() <= MAX_REVIEWERS && (MIN_DEADLINE_MS..=MAX_DEADLINE_MS).contains(&deadline_ms);
@@ -250,12 +250,12 @@ impl Derive for ReviewTable {
                     return;
                 }
                 self.by_id.insert(t.id.clone(), self.reviews.len());
-                self.reviews.push(Review { review_id: t.id.clone(), index: t.index, subject, claim_key, requester: t.agent_id.clone(), reviewers, requested_at_ms: at_ms, deadline_ms: at_ms.saturating_add(deadline_ms as i64), decided: None });
+                self.reviews.push(Review { review_id: t.id.clone(), index: t.index, subject, claim_key, requester: t.agent_id.to_string(), reviewers, requested_at_ms: at_ms, deadline_ms: at_ms.saturating_add(deadline_ms as i64), decided: None });
             }
             ReviewRecord::Decision { review_id, verdict, comment } => {
                 if self.refusal(&review_id, &t.agent_id, at_ms).is_none() {
                     let i = self.by_id[&review_id];
-                    self.reviews[i].decided = Some(Decided { verdict, comment, reviewer: t.agent_id.clone(), decided_at_ms: at_ms, thought_id: t.id.clone() });
+                    self.reviews[i].decided = Some(Decided { verdict, comment, reviewer: t.agent_id.to_string(), decided_at_ms: at_ms, thought_id: t.id.clone() });
                 }
             }
         }
@@ -307,8 +307,8 @@ mod tests {
 
     fn thought(id: &str, index: u64, agent: &str, at_ms: i64, r: &ReviewRecord) -> Thought {
         let mut t = crate::canonical::tests::golden_thought();
-        (t.id, t.index, t.agent_id, t.thought_type, t.content, t.tags) = (id.into(), index, agent.into(), r.thought_type(), r.content(), vec![REVIEW_TAG.into()]);
-        t.timestamp = crate::timestamp::format_rfc3339_millis(at_ms);
+        (t.id, t.index, t.agent_id, t.thought_type, t.content, t.tags) = (id.into(), index, agent.into(), r.thought_type(), r.content(), crate::labels([REVIEW_TAG]));
+        t.set_timestamp_ms(at_ms);
         t
     }
 
@@ -359,11 +359,11 @@ mod tests {
     #[test]
     fn records_read_back_and_other_thoughts_are_not_reviews() {
         for r in [request(&["bob"], 5), decision(Verdict::Rejected)] {
-            assert_eq!(ReviewRecord::parse(r.thought_type(), &[REVIEW_TAG.into()], &r.content()), Some(r.clone()));
-            assert_eq!(ReviewRecord::parse(r.thought_type(), &[], &r.content()), None, "untagged");
+            assert_eq!(ReviewRecord::parse(r.thought_type(), &[REVIEW_TAG], &r.content()), Some(r.clone()));
+            assert_eq!(ReviewRecord::parse(r.thought_type(), &[] as &[&str], &r.content()), None, "untagged");
         }
         let r = request(&[], 5);
-        assert_eq!(ReviewRecord::parse(ThoughtType::Decision, &[REVIEW_TAG.into()], &r.content()), None, "a request must be a Question");
-        assert_eq!(ReviewRecord::parse(ThoughtType::Question, &[REVIEW_TAG.into()], "{\"review\": \"request\"}"), None);
+        assert_eq!(ReviewRecord::parse(ThoughtType::Decision, &[REVIEW_TAG], &r.content()), None, "a request must be a Question");
+        assert_eq!(ReviewRecord::parse(ThoughtType::Question, &[REVIEW_TAG], "{\"review\": \"request\"}"), None);
     }
 }

@@ -43,7 +43,7 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
         // Assigned by the chain, or the signature itself.
         schema_version: _,
         index: _,
-        timestamp: _,
+        timestamp_ms: _,
         agent_name: _,
         prev_hash: _,
         hash: _,
@@ -62,6 +62,8 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
         agent_owner: _,
         signing_key_id: _,
         thought_signature: _,
+        // Assigned by the chain.
+        timestamp_text: _,
     } = extras.as_deref().unwrap_or(&default);
     let mut e = Encoder::with_capacity(256 + content.len());
     e.buf.extend_from_slice(SIGNATURE_DOMAIN);

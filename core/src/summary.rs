@@ -57,7 +57,7 @@ pub(crate) fn summary_candidates(chain: &Chain, sources: &[u64], config: Summary
     let mut groups: BTreeMap<Group, Vec<u64>> = BTreeMap::new();
     for &i in sources {
         let t = &chain.thoughts()[i as usize];
-        let group = (t.session_id().filter(|_| config.by_session).map(str::to_string), config.by_agent.then(|| t.agent_id.clone()));
+        let group = (t.session_id().filter(|_| config.by_session).map(str::to_string), config.by_agent.then(|| t.agent_id.to_string()));
         groups.entry(group).or_default().push(i);
     }
     let step = config.window_size.saturating_sub(config.overlap).max(1);

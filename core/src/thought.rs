@@ -1,6 +1,7 @@
 //! The thought model: what one memory is.
 
 use crate::hex_bytes::{ContentSalt, ThoughtHash};
+use crate::label::Label;
 use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
 
@@ -277,12 +278,14 @@ pub struct Thought {
     pub id: String,
     /// Position in the chain, from 0.
     pub index: u64,
-    /// RFC 3339 UTC timestamp with millisecond precision, assigned at append.
-    pub timestamp: String,
+    /// When it was appended, in epoch milliseconds (UTC): its wire
+    /// `timestamp` is [`Thought::timestamp`], made from this. Set both
+    /// with [`Thought::set_timestamp`].
+    pub timestamp_ms: i64,
     /// Producer id.
-    pub agent_id: String,
+    pub agent_id: Label,
     /// Producer display name at append time.
-    pub agent_name: String,
+    pub agent_name: Label,
     /// Semantic type.
     pub thought_type: ThoughtType,
     /// Operational role.
@@ -292,9 +295,9 @@ pub struct Thought {
     /// Importance in `0.0..=1.0`.
     pub importance: f64,
     /// Free-form tags.
-    pub tags: Vec<String>,
+    pub tags: Box<[Label]>,
     /// Free-form concepts.
-    pub concepts: Vec<String>,
+    pub concepts: Box<[Label]>,
     /// The fields few thoughts set: `None` when all are unset (what
     /// [`ThoughtExtras::boxed`] makes; equality compares this too).
     pub extras: Option<Box<ThoughtExtras>>,
@@ -331,6 +334,22 @@ pub struct ThoughtExtras {
     pub relations: Vec<ThoughtRelation>,
     /// What kind of entity the thought is about (schema 3 only).
     pub entity_type: Option<Box<str>>,
+    /// The `timestamp` as stored, when it is not the text this engine
+    /// writes for `timestamp_ms` (`2026-11-22T09:30:00.000Z`, see
+    /// [`crate::timestamp::CanonicalText`]): chains imported from other
+    /// writers, other offsets or precisions. A text that is no RFC 3339 at
+    /// all is kept too (with `timestamp_ms` 0), for verification to refuse.
+    pub timestamp_text: Option<Box<str>>,
+}
+
+impl Thought {
+    /// Makes each of the thought's labels (agent id and name, tags,
+    /// concepts) the one `set` keeps for its text.
+    pub(crate) fn share_labels(&mut self, set: &mut crate::label::LabelSet) {
+        set.share(&mut self.agent_id);
+        set.share(&mut self.agent_name);
+        self.tags.iter_mut().chain(self.concepts.iter_mut()).for_each(|l| set.share(l));
+    }
 }
 
 impl ThoughtExtras {
@@ -359,9 +378,9 @@ pub struct ThoughtWire {
     /// Optional session the thought belongs to.
     pub session_id: Option<Box<str>>,
     /// Producer id.
-    pub agent_id: String,
+    pub agent_id: Label,
     /// Producer display name at append time.
-    pub agent_name: String,
+    pub agent_name: Label,
     /// Producer owner / tenant label.
     pub agent_owner: Option<Box<str>>,
     /// Id of the registered key that signed this thought.
@@ -381,9 +400,9 @@ pub struct ThoughtWire {
     /// Importance in `0.0..=1.0`.
     pub importance: f64,
     /// Free-form tags.
-    pub tags: Vec<String>,
+    pub tags: Box<[Label]>,
     /// Free-form concepts.
-    pub concepts: Vec<String>,
+    pub concepts: Box<[Label]>,
     /// Indices of earlier thoughts in the same chain.
     pub refs: Vec<u64>,
     /// Typed relations.
@@ -433,8 +452,8 @@ struct ThoughtWireRef<'a> {
     content: &'a str,
     confidence: Option<f64>,
     importance: f64,
-    tags: &'a [String],
-    concepts: &'a [String],
+    tags: &'a [Label],
+    concepts: &'a [Label],
     refs: &'a [u64],
     relations: &'a [ThoughtRelation],
     entity_type: Option<&'a str>,
@@ -454,7 +473,7 @@ impl Serialize for Thought {
             schema_version: self.schema_version,
             id: &self.id,
             index: self.index,
-            timestamp: &self.timestamp,
+            timestamp: &self.timestamp(),
             session_id: self.session_id(),
             agent_id: &self.agent_id,
             agent_name: &self.agent_name,
@@ -492,12 +511,13 @@ impl From<ThoughtWire> for Thought {
             refs: w.refs,
             relations: w.relations,
             entity_type: w.entity_type,
+            timestamp_text: None,
         };
-        Thought {
+        let mut thought = Thought {
             schema_version: w.schema_version,
             id: w.id,
             index: w.index,
-            timestamp: w.timestamp,
+            timestamp_ms: 0,
             agent_id: w.agent_id,
             agent_name: w.agent_name,
             thought_type: w.thought_type,
@@ -512,7 +532,9 @@ impl From<ThoughtWire> for Thought {
             hash: w.hash,
             content_salt: w.content_salt,
             forgotten: w.forgotten,
-        }
+        };
+        thought.set_timestamp(&w.timestamp);
+        thought
     }
 }
 
@@ -646,9 +668,13 @@ impl Thought {
     /// Sets every relation's `valid_at` to this thought's timestamp (the
     /// derived field MentisDB 0.10 reports; see [`ThoughtRelation::valid_at`]).
     pub fn stamp_relations(&mut self) {
+        if self.relations().is_empty() {
+            return;
+        }
+        let timestamp = self.timestamp().to_string();
         if let Some(extras) = &mut self.extras {
             for r in &mut extras.relations {
-                r.valid_at = Some(self.timestamp.clone());
+                r.valid_at = Some(timestamp.clone());
             }
         }
     }
@@ -685,12 +711,52 @@ impl Thought {
         fields
     }
 
-    /// Milliseconds since the epoch of [`Thought::timestamp`], parsed on
-    /// every call (0 if it does not parse, which no thought of a served chain
-    /// does: it is checked at open and at append). A chain keeps them parsed
-    /// once: [`crate::Chain::timestamps_millis`].
+    /// Milliseconds since the epoch of [`Thought::timestamp`]
+    /// ([`Thought::timestamp_ms`]; 0 if its text is no RFC 3339, which no
+    /// thought of a served chain has: it is checked at open and at append).
     pub fn timestamp_millis(&self) -> i64 {
-        crate::timestamp::parse_rfc3339_millis(&self.timestamp).unwrap_or(0)
+        self.timestamp_ms
+    }
+
+    /// [`Thought::timestamp_ms`], unless the thought keeps a text that is
+    /// no RFC 3339 (`None`: verification refuses such a thought).
+    pub fn parsed_timestamp_ms(&self) -> Option<i64> {
+        match self.extras.as_ref().and_then(|e| e.timestamp_text.as_deref()) {
+            Some(text) => crate::timestamp::parse_rfc3339_millis(text).ok(),
+            None => Some(self.timestamp_ms),
+        }
+    }
+
+    /// The RFC 3339 timestamp, as the wire carries it: made from
+    /// `timestamp_ms`, or the text it was stored with when that was not
+    /// the canonical form ([`ThoughtExtras::timestamp_text`]).
+    pub fn timestamp(&self) -> crate::timestamp::Rfc3339<'_> {
+        crate::timestamp::format_rfc3339_text(self.timestamp_ms, self.extras.as_ref().and_then(|e| e.timestamp_text.as_deref()))
+    }
+
+    /// Sets the timestamp from its RFC 3339 text: as milliseconds alone
+    /// when the text is the canonical form, else the text is kept too (a
+    /// text that does not parse leaves `timestamp_ms` 0).
+    pub fn set_timestamp(&mut self, text: &str) {
+        let (millis, kept) = crate::timestamp::timestamp_parts(text);
+        self.timestamp_ms = millis;
+        self.keep_timestamp_text(kept);
+    }
+
+    /// Sets the timestamp to `millis` (its text then made from them).
+    pub fn set_timestamp_ms(&mut self, millis: i64) {
+        self.timestamp_ms = millis;
+        // Years past 9999 have no canonical text: keep what chrono writes.
+        let text = crate::timestamp::CanonicalText::of(millis).is_none().then(|| crate::timestamp::format_rfc3339_millis(millis).into_boxed_str());
+        self.keep_timestamp_text(text);
+    }
+
+    fn keep_timestamp_text(&mut self, text: Option<Box<str>>) {
+        if text.is_some() || self.extras.as_ref().is_some_and(|e| e.timestamp_text.is_some()) {
+            let mut extras = self.extras.take().map(|e| *e).unwrap_or_default();
+            extras.timestamp_text = text;
+            self.extras = extras.boxed();
+        }
     }
 }
 
@@ -771,6 +837,26 @@ mod tests {
         assert!(read.extras.is_none(), "unset rare fields made an allocation");
         assert_eq!(plain.clone().with_extras(|e| e.refs.push(0)).refs(), &[0]);
         assert!(full.with_extras(|e| *e = ThoughtExtras::default()).extras.is_none());
+    }
+
+    #[test]
+    fn a_canonical_timestamp_is_kept_as_millis_and_any_other_as_written() {
+        let (mut full, plain) = full_and_plain();
+        assert_eq!((plain.timestamp_ms, plain.timestamp().to_string()), (1_795_860_000_000, "2026-11-28T10:00:00.000Z".to_string()));
+        assert!(plain.extras.is_none(), "the canonical text needs nothing beside the millis");
+        // Another precision or offset (MentisDB 0.9 wrote nanoseconds) is
+        // written back as stored: the hash covers the text.
+        for other in ["2026-11-28T10:00:00.000000123Z", "2026-11-28T11:00:00.000+01:00", "2026-11-28T10:00:00Z"] {
+            full.set_timestamp(other);
+            assert_eq!((full.timestamp_ms, &*full.timestamp()), (1_795_860_000_000, other));
+            let again: Thought = serde_json::from_str(&serde_json::to_string(&full).unwrap()).unwrap();
+            assert_eq!(again, full);
+        }
+        full.set_timestamp("yesterday");
+        assert_eq!((full.timestamp_ms, full.parsed_timestamp_ms(), &*full.timestamp()), (0, None, "yesterday"));
+        full.set_timestamp_ms(1_795_860_000_001);
+        assert_eq!((full.parsed_timestamp_ms(), &*full.timestamp()), (Some(1_795_860_000_001), "2026-11-28T10:00:00.001Z"));
+        assert!(full.extras.as_ref().is_some_and(|e| e.timestamp_text.is_none()));
     }
 
     #[test]

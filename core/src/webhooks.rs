@@ -299,7 +299,7 @@ pub fn payload(chain_key: &str, thought: &Thought, sent_at: &str) -> serde_json:
             "concepts": thought.concepts,
             "agent_id": thought.agent_id,
             "index": thought.index,
-            "timestamp": thought.timestamp,
+            "timestamp": &*thought.timestamp(),
             "hash": thought.hash,
         },
         "timestamp": sent_at,

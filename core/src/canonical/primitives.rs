@@ -2,6 +2,8 @@
 //! integers, `f64` as its bits, length-prefixed bytes and strings, options
 //! and lists ([`Encoder`]), and their bounds-checked reader ([`Decoder`]).
 
+use crate::label::{Label, LabelSet};
+
 /// Appends canonical primitives to a buffer.
 #[derive(Debug, Default)]
 pub(crate) struct Encoder {
@@ -50,10 +52,10 @@ impl Encoder {
         }
     }
     /// Appends a `u32` count, then each string.
-    pub(crate) fn str_list(&mut self, items: &[String]) {
+    pub(crate) fn str_list<S: AsRef<str>>(&mut self, items: &[S]) {
         self.u32(items.len() as u32);
         for s in items {
-            self.str(s);
+            self.str(s.as_ref());
         }
     }
 }
@@ -155,10 +157,14 @@ impl<'a> Decoder<'a> {
         }
         Ok(n)
     }
-    /// Reads a `u32` count, then that many strings.
-    pub(crate) fn str_list(&mut self) -> Result<Vec<String>, DecodeError> {
+    /// A string as a [`Label`], shared through `labels`.
+    pub(crate) fn label(&mut self, labels: &mut LabelSet) -> Result<Label, DecodeError> {
+        self.str_ref().map(|s| labels.intern(s))
+    }
+    /// A list of strings as [`Label`]s, shared through `labels`.
+    pub(crate) fn label_list(&mut self, labels: &mut LabelSet) -> Result<Box<[Label]>, DecodeError> {
         let n = self.count(4)?;
-        (0..n).map(|_| self.str()).collect()
+        (0..n).map(|_| self.label(labels)).collect()
     }
     /// Bytes not read yet.
     pub(crate) fn rest(&self) -> &'a [u8] {

@@ -12,7 +12,7 @@ use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtExtras, ThoughtRelation, ThoughtRole, ThoughtType, schema_version_for};
-use crate::timestamp::parse_rfc3339_millis;
+use crate::timestamp::{parse_rfc3339_millis, CanonicalText};
 
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,11 @@ impl Chain {
     /// already in the chain is a replay or a conflict (see `chain/replay.rs`).
     pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Prepared, AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
-        let at_ms = parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?;
+        // The engine's clock gives the canonical text; a caller's own is kept as given.
+        let (at_ms, timestamp_text) = match CanonicalText::parse(&timestamp) {
+            Some(ms) => (ms, None),
+            None => (parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?, Some(timestamp.into_boxed_str())),
+        };
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
         }
@@ -201,15 +205,15 @@ impl Chain {
             source_episode: Default::default(),
             id,
             index,
-            timestamp,
-            agent_id: input.agent_id,
-            agent_name,
+            timestamp_ms: at_ms,
+            agent_id: self.labels.get(&input.agent_id),
+            agent_name: self.labels.get(&agent_name),
             thought_type: input.thought_type,
             role: input.role,
             content: input.content,
             importance,
-            tags,
-            concepts: input.concepts,
+            tags: tags.iter().map(|t| self.labels.get(t)).collect(),
+            concepts: input.concepts.iter().map(|c| self.labels.get(c)).collect(),
             extras: ThoughtExtras {
                 session_id: input.session_id.map(Into::into),
                 agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()).map(Into::into),
@@ -219,6 +223,7 @@ impl Chain {
                 refs,
                 relations,
                 entity_type: entity_type.map(Into::into),
+                timestamp_text,
             }
             .boxed(),
             prev_hash: self.thoughts.last().map(|t| t.hash),
@@ -261,11 +266,11 @@ impl Chain {
     }
 
     fn check_signature(&self, t: &Thought) -> Result<(), AppendError> {
-        let reject = |reason: &str| AppendError::SignatureInvalid { agent_id: t.agent_id.clone(), reason: reason.to_string() };
+        let reject = |reason: &str| AppendError::SignatureInvalid { agent_id: t.agent_id.to_string(), reason: reason.to_string() };
         let record = self.agents.get(&t.agent_id);
         let has_active_key = record.is_some_and(|r| r.active_keys().next().is_some());
         match (&t.signing_key_id(), &t.thought_signature()) {
-            (None, None) if has_active_key => Err(AppendError::SignatureRequired { agent_id: t.agent_id.clone() }),
+            (None, None) if has_active_key => Err(AppendError::SignatureRequired { agent_id: t.agent_id.to_string() }),
             (None, None) => Ok(()),
             (Some(_), None) | (None, Some(_)) => Err(reject("signing_key_id and thought_signature must be given together")),
             (Some(key_id), Some(sig)) => {

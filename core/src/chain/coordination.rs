@@ -74,7 +74,7 @@ impl Chain {
     /// The same checks for a thought already prepared, placed again after
     /// other writers' appends (its tags name its claim record or fence).
     pub(super) fn recheck_coordination(&self, thought: &Thought) -> Result<(), AppendError> {
-        let Ok(at_ms) = crate::timestamp::parse_rfc3339_millis(&thought.timestamp) else { return Ok(()) };
+        let Some(at_ms) = thought.parsed_timestamp_ms() else { return Ok(()) };
         if let Some(record) = ClaimRecord::of(thought) {
             if !claims::check(&self.claims(), &record, at_ms) {
                 return Err(AppendError::ClaimChanged { key: record.key });

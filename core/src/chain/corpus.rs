@@ -15,10 +15,6 @@ impl Corpus for Chain {
         Chain::thoughts(self)
     }
 
-    fn timestamps_millis(&self) -> &[i64] {
-        Chain::timestamps_millis(self)
-    }
-
     fn has_forgotten(&self) -> bool {
         Chain::has_forgotten(self)
     }

@@ -13,8 +13,8 @@ use crate::hex_bytes::ThoughtHash;
 use crate::derived::{Derived, SearchText};
 use crate::host::{run_collect, Parallelism};
 use crate::keyed_hash::KeyedState;
+use crate::label::LabelSet;
 use crate::lookup::ThoughtLookup;
-use crate::timestamp::parse_rfc3339_millis;
 use crate::ranked::RankedIndex;
 use crate::retirements::Retirements;
 use std::sync::RwLockReadGuard;
@@ -44,12 +44,12 @@ pub struct Chain {
     chain_key: String,
     format: ChainFormat,
     thoughts: Vec<Thought>,
-    /// Each thought's timestamp in epoch milliseconds, parsed once when it
-    /// was committed or verified (parallel to `thoughts`).
-    timestamps_ms: Vec<i64>,
     by_id: ThoughtLookup,
     by_hash: ThoughtLookup,
     agents: AgentRegistry,
+    /// The agent ids and names, tags and concepts of the thoughts, one
+    /// allocation per distinct text (`label.rs`).
+    labels: LabelSet,
     search_text: Derived<SearchText>,
     ranked: Derived<RankedIndex>,
     retirements: Derived<Retirements>,
@@ -66,8 +66,7 @@ pub struct Chain {
 /// Checks `t` as the thought at `position`, after one whose hash is
 /// `prev`; `hash_mismatch` is the hash its body really has when that
 /// differs from `t.hash`.
-/// Returns the thought's timestamp in epoch milliseconds.
-fn verify_next(position: u64, prev: Option<&ThoughtHash>, t: &Thought, hash_mismatch: Option<ThoughtHash>) -> Result<i64, VerifyError> {
+fn verify_next(position: u64, prev: Option<&ThoughtHash>, t: &Thought, hash_mismatch: Option<ThoughtHash>) -> Result<(), VerifyError> {
     if t.index != position {
         return Err(VerifyError::IndexGap { position, found: t.index });
     }
@@ -81,7 +80,10 @@ fn verify_next(position: u64, prev: Option<&ThoughtHash>, t: &Thought, hash_mism
     if let Some(bad) = t.refs().iter().find(|r| **r >= t.index) {
         return Err(VerifyError::BadRef { index: t.index, target: *bad });
     }
-    parse_rfc3339_millis(&t.timestamp).map_err(|_| VerifyError::BadTimestamp { index: t.index, timestamp: t.timestamp.clone() })
+    match t.parsed_timestamp_ms() {
+        Some(_) => Ok(()),
+        None => Err(VerifyError::BadTimestamp { index: t.index, timestamp: t.timestamp().to_string() }),
+    }
 }
 
 impl Chain {
@@ -96,10 +98,10 @@ impl Chain {
             chain_key: chain_key.to_string(),
             format,
             thoughts: Vec::new(),
-            timestamps_ms: Vec::new(),
             by_id: ThoughtLookup::new(hasher, |t| t.id.as_bytes()),
             by_hash: ThoughtLookup::new(hasher, |t| t.hash.as_bytes()),
             agents: AgentRegistry::default(),
+            labels: LabelSet::with_hasher(hasher),
             search_text: Derived::default(),
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
             retirements: Derived::default(),
@@ -125,9 +127,15 @@ impl Chain {
     /// agents' activity in jobs the host may run at the same time.
     pub fn load_with(decoded: DecodedChain, agents: AgentRegistry, hasher: KeyedState, parallelism: &dyn Parallelism) -> Result<Chain, VerifyError> {
         let mut chain = Chain::with_hasher(&decoded.chain_key, decoded.format, hasher);
-        let thoughts = decoded.thoughts;
+        let mut thoughts = decoded.thoughts;
+        if decoded.label_sets.is_empty() {
+            thoughts.iter_mut().for_each(|t| t.share_labels(&mut chain.labels));
+        } else {
+            // The decoder shared them, one set per job: a label stays one
+            // allocation per job that met it, and new thoughts take the first.
+            decoded.label_sets.into_iter().for_each(|set| chain.labels.absorb(set));
+        }
         let mut mismatches = decoded.body_hash_mismatches.map(Vec::into_iter);
-        let mut timestamps_ms = Vec::with_capacity(thoughts.len());
         for (pos, t) in thoughts.iter().enumerate() {
             let mismatch = match mismatches.as_mut() {
                 // Binary: the decoder already hashed the stored body.
@@ -135,7 +143,7 @@ impl Chain {
                 None => Some(compute_thought_hash(t)).filter(|h| *h != t.hash),
             };
             let prev = pos.checked_sub(1).map(|p| &thoughts[p].hash);
-            timestamps_ms.push(verify_next(pos as u64, prev, t, mismatch)?);
+            verify_next(pos as u64, prev, t, mismatch)?;
         }
         // Three independent structures over the verified thoughts.
         enum Built {
@@ -168,22 +176,14 @@ impl Chain {
         }
         chain.forgotten = thoughts.iter().filter(|t| t.is_forgotten()).count();
         chain.thoughts = thoughts;
-        chain.timestamps_ms = timestamps_ms;
         Ok(chain)
-    }
-
-
-    /// Each thought's timestamp in epoch milliseconds, parallel to
-    /// [`Chain::thoughts`] (parsed once, at commit or open).
-    pub fn timestamps_millis(&self) -> &[i64] {
-        &self.timestamps_ms
     }
 
     /// Chain time at `now_ms` (the engine's clock): never before the newest
     /// thought, as chain time never runs backwards. A thought appended now
     /// is stamped with it; leases and review deadlines are judged at it.
     pub fn time_at(&self, now_ms: i64) -> i64 {
-        now_ms.max(self.timestamps_ms.last().copied().unwrap_or(i64::MIN))
+        now_ms.max(self.thoughts.last().map_or(i64::MIN, |t| t.timestamp_ms))
     }
 
     /// The chain's RFC 9162 Merkle tree, caught up with every committed
@@ -319,22 +319,13 @@ impl Chain {
         }
     }
 
-    /// Adds a prepared (or verified) thought to the in-memory state.
-    ///
-    /// # Panics
-    /// When the thought's timestamp is not RFC 3339, which
-    /// [`Chain::prepare_append`] and verification at open rule out.
-    pub fn commit(&mut self, t: Thought) {
-        let millis = parse_rfc3339_millis(&t.timestamp).expect("a committed thought has a verified RFC 3339 timestamp (see Chain::prepare_append)");
-        self.commit_at(t, millis);
-    }
-
-    /// [`Chain::commit`] for a caller that already holds the thought's
-    /// timestamp in epoch milliseconds (the engine made it from its clock),
-    /// so the append path parses it only once, in [`Chain::prepare_append`].
-    pub(crate) fn commit_at(&mut self, t: Thought, timestamp_ms: i64) {
+    /// Adds a prepared (or verified) thought to the in-memory state: one
+    /// [`Chain::prepare_append`] made, or verification accepted (its
+    /// timestamp is RFC 3339).
+    pub fn commit(&mut self, mut t: Thought) {
+        debug_assert!(t.parsed_timestamp_ms().is_some(), "a committed thought has a verified RFC 3339 timestamp");
+        t.share_labels(&mut self.labels);
         self.forgotten += usize::from(t.is_forgotten());
-        self.timestamps_ms.push(timestamp_ms);
         self.agents.observe(&t);
         self.thoughts.reserve_exact(crate::growth::an_eighth_more(self.thoughts.len(), self.thoughts.capacity(), 1));
         self.thoughts.push(t);

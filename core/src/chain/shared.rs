@@ -25,31 +25,29 @@ impl Chain {
     /// last thought) as opening a chain would, then commits them all; on the
     /// first bad record nothing is committed. Returns how many were added.
     pub fn extend_verified(&mut self, suffix: DecodedChain) -> Result<usize, VerifyError> {
-        let stamps = self.verify_extension(&suffix)?;
+        self.verify_extension(&suffix)?;
         let added = suffix.thoughts.len();
-        for (t, ms) in suffix.thoughts.into_iter().zip(stamps) {
-            self.commit_at(t, ms);
+        for t in suffix.thoughts {
+            self.commit(t);
         }
         Ok(added)
     }
 
     /// Checks that `suffix` continues this chain (indices, links, hashes,
-    /// form: what opening checks) without changing anything; returns each
-    /// thought's timestamp in epoch milliseconds.
-    pub fn verify_extension(&self, suffix: &DecodedChain) -> Result<Vec<i64>, VerifyError> {
+    /// form: what opening checks) without changing anything.
+    pub fn verify_extension(&self, suffix: &DecodedChain) -> Result<(), VerifyError> {
         let first = self.thoughts.len();
         let mut mismatches = suffix.body_hash_mismatches.as_ref().map(|m| m.iter());
         let mut prev = self.head().map(|t| &t.hash);
-        let mut stamps = Vec::with_capacity(suffix.thoughts.len());
         for (i, t) in suffix.thoughts.iter().enumerate() {
             let mismatch = match mismatches.as_mut() {
                 Some(m) => m.next().cloned().flatten(),
                 None => Some(crate::canonical::compute_thought_hash(t)).filter(|h| *h != t.hash),
             };
-            stamps.push(verify_next((first + i) as u64, prev, t, mismatch)?);
+            verify_next((first + i) as u64, prev, t, mismatch)?;
             prev = Some(&t.hash);
         }
-        Ok(stamps)
+        Ok(())
     }
 
     /// `thought`, prepared against an older tip of this chain, re-based onto
@@ -72,12 +70,12 @@ impl Chain {
         // Chain time never runs backwards: a thought stamped before the one
         // it now follows (written meanwhile by another engine) takes its time.
         let floor = match after {
-            Some(prev) => crate::timestamp::parse_rfc3339_millis(&prev.timestamp).ok(),
-            None => self.timestamps_ms.last().copied(),
+            Some(prev) => prev.parsed_timestamp_ms(),
+            None => self.thoughts.last().map(|t| t.timestamp_ms),
         };
-        if let (Some(floor), Ok(own)) = (floor, crate::timestamp::parse_rfc3339_millis(&thought.timestamp)) {
+        if let (Some(floor), Some(own)) = (floor, thought.parsed_timestamp_ms()) {
             if own < floor {
-                thought.timestamp = crate::timestamp::format_rfc3339_millis(floor);
+                thought.set_timestamp_ms(floor);
                 // A relation holds from its thought's time (derived from it
                 // when a chain is read back): as every other engine reads it.
                 thought.stamp_relations();

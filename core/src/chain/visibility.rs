@@ -51,7 +51,7 @@ impl ChainView<'_> {
         let by = r.retired_by(index as u32);
         match self.visibility.as_of_ms {
             None => !by.is_empty(),
-            Some(limit) => by.iter().any(|s| self.chain.timestamps_millis()[*s as usize] <= limit),
+            Some(limit) => by.iter().any(|s| self.chain.thoughts()[*s as usize].timestamp_ms <= limit),
         }
     }
 }

@@ -241,9 +241,7 @@ impl MentisDb {
                     state.byte_len += bytes.len() as u64;
                     let head_hash = placed.last().map(|p| p.thought.hash.to_hex());
                     for p in placed {
-                        // A thought re-based after a later one took that one's time.
-                        let at_ms = if p.thought.timestamp == timestamp { now_ms } else { crate::timestamp::parse_rfc3339_millis(&p.thought.timestamp).unwrap_or(now_ms) };
-                        state.chain.commit_at(p.thought.clone(), at_ms);
+                        state.chain.commit(p.thought.clone());
                         p.queued.finish(Ok(Written { thought: p.thought, replay: false, head_hash: head_hash.clone() }));
                     }
                     let _ = self.take_in_kept(key, slot, state, false);

@@ -66,7 +66,7 @@ impl MentisDb {
                 Err(ToolError::Append(AppendError::ClaimChanged { .. })) => continue,
                 Err(e) => return Err(e),
                 Ok(written) => {
-                    let at = crate::timestamp::parse_rfc3339_millis(&written.thought.timestamp).unwrap_or(now);
+                    let at = written.thought.parsed_timestamp_ms().unwrap_or(now);
                     let lease = state.chain.claims().holder(&record.key, at).cloned().or(before).expect("a written claim record names a lease");
                     drop(state);
                     let appended = self.acknowledge(key, &slot, written, Vec::new())?;

@@ -162,7 +162,7 @@ impl MentisDb {
                 continue;
             }
             let bytes = storage.read(&object)?.unwrap_or_default();
-            let decoded = match record::decode_chain_with(&bytes, config.parallelism.as_ref()) {
+            let decoded = match record::decode_chain_with(&bytes, config.parallelism.as_ref(), hasher) {
                 Ok(d) => d,
                 Err(e) => {
                     let key = record::peek_chain_key(&bytes).unwrap_or_else(|| object.clone());
@@ -483,7 +483,7 @@ impl MentisDb {
                 }
                 ToolError::ChainRefused { chain_key: key.to_string(), error }
             };
-            let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refuse(VerifyError::Record(e)))?;
+            let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref(), self.hasher).map_err(|e| refuse(VerifyError::Record(e)))?;
             let agents = match self.storage.read(&naming::agents_object(key))? {
                 Some(b) => AgentRegistry::from_sidecar(&b).unwrap_or_default(),
                 None => AgentRegistry::default(),

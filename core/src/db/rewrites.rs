@@ -89,6 +89,7 @@ impl MentisDb {
             thoughts: rewrite.thoughts,
             valid_len: rewrite.bytes.len(),
             body_hash_mismatches: None,
+            label_sets: Vec::new(),
         };
         let mut chain = Chain::load_with(decoded, state.chain.agents().clone(), self.hasher, self.config.parallelism.as_ref())
             .map_err(|e| ToolError::Storage(StorageError::Unavailable(format!("the rewritten chain does not verify ({e}); nothing was changed"))))?;

@@ -172,7 +172,7 @@ impl MentisDb {
             return Ok(true);
         }
         let Some(bytes) = self.storage.read(object)? else { return Ok(true) };
-        let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref()).map_err(|e| refused(VerifyError::Record(e)))?;
+        let decoded = record::decode_chain_with(&bytes, self.config.parallelism.as_ref(), self.hasher).map_err(|e| refused(VerifyError::Record(e)))?;
         let byte_len = decoded.valid_len as u64;
         let agents = state.chain.agents().clone();
         let mut chain = Chain::load_with(decoded, agents, self.hasher, self.config.parallelism.as_ref()).map_err(refused)?;
@@ -217,7 +217,7 @@ impl MentisDb {
             thoughts.extend(tail.thoughts);
             let mut bytes = record::encode_header(format, key);
             thoughts.iter().for_each(|t| bytes.extend_from_slice(&record::encode_thought(format, t)));
-            let decoded = record::DecodedChain { format, chain_key: key.to_string(), thoughts, valid_len: bytes.len(), body_hash_mismatches: None };
+            let decoded = record::DecodedChain { format, chain_key: key.to_string(), thoughts, valid_len: bytes.len(), body_hash_mismatches: None, label_sets: Vec::new() };
             let mut chain = Chain::load_with(decoded, state.chain.agents().clone(), self.hasher, self.config.parallelism.as_ref()).map_err(refused)?;
             self.storage.write_atomic(&slot.object, &bytes)?;
             chain.set_embedding_provider(self.embedding_provider());

@@ -14,8 +14,6 @@ pub trait Corpus {
     fn ranked_index(&self) -> RwLockReadGuard<'_, RankedIndex>;
     /// Its thoughts, in append order (document `d` is thought `d`).
     fn thoughts(&self) -> &[Thought];
-    /// Each thought's timestamp in epoch milliseconds, in append order.
-    fn timestamps_millis(&self) -> &[i64];
     /// Whether any thought was forgotten (has nothing left to match).
     fn has_forgotten(&self) -> bool;
     /// Which thoughts a ranked read leaves out: the engine's claim records,

@@ -24,6 +24,7 @@ use super::postings::PostingList;
 pub use super::postings::Posting;
 use super::terms::{Terms, WordTerms};
 use crate::keyed_hash::KeyedState;
+use crate::label::Label;
 use crate::thought::Thought;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -94,7 +95,7 @@ pub struct RankedIndex {
     session_ids: BTreeMap<String, u32>,
     /// Interned `agent_id` of each thought (its author).
     authors: Vec<u32>,
-    author_ids: BTreeMap<String, u32>,
+    author_ids: BTreeMap<Label, u32>,
     /// Per author: content words summed (as `field_lens` counts them) and thoughts.
     author_content: Vec<(u64, u32)>,
     /// Every thought's content as term ids, in order (stopwords dropped),
@@ -127,8 +128,8 @@ pub const NO_SESSION: u32 = u32::MAX;
 fn field_labels(t: &Thought, field: Field) -> Vec<&str> {
     match field {
         Field::Content => Vec::new(),
-        Field::Tags => t.tags.iter().map(String::as_str).collect(),
-        Field::Concepts => t.concepts.iter().map(String::as_str).collect(),
+        Field::Tags => t.tags.iter().map(Label::as_str).collect(),
+        Field::Concepts => t.concepts.iter().map(Label::as_str).collect(),
         Field::Agent => {
             let mut v = vec![t.agent_id.as_str()];
             if !t.agent_name.eq_ignore_ascii_case(&t.agent_id) {
@@ -165,7 +166,7 @@ impl RankedIndex {
         // (documents are chain positions) but brings no words or vector.
         let blank;
         let t = if t.is_claim_record() {
-            blank = Thought { content: String::new(), tags: Vec::new(), concepts: Vec::new(), ..t.clone() };
+            blank = Thought { content: String::new(), tags: Box::default(), concepts: Box::default(), ..t.clone() };
             &blank
         } else {
             t

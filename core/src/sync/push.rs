@@ -65,7 +65,7 @@ pub(super) fn stays_local(t: &Thought) -> bool {
 /// and relations mapped to the daemon's indices (relations by target id
 /// alone) and without a fence tag (the lease it names is the replica's).
 pub(super) fn push_item(t: &Thought, moves: &Moves) -> Value {
-    let tags: Vec<&String> = t.tags.iter().filter(|tag| crate::claims::parse_fence_tag(tag).is_none()).collect();
+    let tags: Vec<&crate::Label> = t.tags.iter().filter(|tag| crate::claims::parse_fence_tag(tag).is_none()).collect();
     let refs: Vec<u64> = t.refs().iter().filter_map(|r| moves.map(*r)).collect();
     let relations: Vec<Value> = t
         .relations()

@@ -103,7 +103,7 @@ fn claim_fact_and_review_records_are_coordination_events_and_other_thoughts_are_
     let decided = coordination_event(key, &thoughts[7]).unwrap().data;
     assert_eq!((decided["review_id"].as_str(), decided["decision"].as_str(), decided["reviewer"].as_str()), (review["review_id"].as_str(), Some("approved"), Some("bob")));
     // The lease ran out 5 s after it was taken; released leases are not expired ones.
-    let t_claim = mentisdb_core::timestamp::parse_rfc3339_millis(&thoughts[1].timestamp).unwrap();
+    let t_claim = thoughts[1].timestamp_ms;
     assert!(db.leases_expired_between(t_claim, t_claim + 3_600_000).is_empty(), "released before its deadline");
     ok(&db, "mentisdb_claim", json!({"chain_key": key, "key": "task-2", "holder": "cy", "ttl_ms": 5_000}));
     let now = db.now_millis();

@@ -158,7 +158,7 @@ fn a_malformed_timestamp_is_refused_at_open() {
         // A correctly hashed thought whose timestamp is not RFC 3339 (as a
         // foreign or buggy writer might store it): only the timestamp check catches it.
         let mut thought: mentisdb_core::Thought = serde_json::from_value(stored).unwrap();
-        thought.timestamp = "yesterday at noon".into();
+        thought.set_timestamp("yesterday at noon");
         thought.hash = mentisdb_core::canonical::compute_thought_hash(&thought);
         let mut bytes = mentisdb_core::record::encode_header(format, "ts");
         bytes.extend(mentisdb_core::record::encode_thought(format, &thought));

@@ -23,15 +23,15 @@ fn payload_thought(_chain: &str, id: &str, agent: &str, content: &str, key_id: &
         schema_version: 1,
         id: id.into(),
         index: 0,
-        timestamp: String::new(),
+        timestamp_ms: 0,
         agent_id: agent.into(),
         agent_name: agent.into(),
         thought_type: ThoughtType::Decision,
         role: ThoughtRole::Memory,
         content: content.into(),
         importance: 0.5,
-        tags: vec![],
-        concepts: vec![],
+        tags: Box::default(),
+        concepts: Box::default(),
         extras: mentisdb_core::ThoughtExtras { signing_key_id: Some(key_id.into()), ..Default::default() }.boxed(),
         source_episode: Default::default(),
         prev_hash: None,
@@ -157,7 +157,7 @@ fn a_signed_fenced_append_lists_its_fence_tag() {
     assert!(e.to_string().contains("lists its fence tag 'mentisdb:fence:1:deploy'"), "{e}");
     let tag = "mentisdb:fence:1:deploy";
     let mut t = payload_thought("c1", "id-f2", "signer", "deployed", "k1");
-    t.tags = vec![tag.into()];
+    t.tags = mentisdb_core::labels([tag]);
     let sig = key(1).sign(&signable_payload("c1", &t, "k1"));
     let r = ok(&db, "mentisdb_append", json!({"chain_key": "c1", "agent_id": "signer", "thought_type": "Decision", "content": "deployed", "tags": [tag],
         "thought_id": "id-f2", "signing_key_id": "k1", "thought_signature": sig.to_bytes().to_vec(), "fencing": {"key": "deploy", "token": 1}}));
@@ -174,7 +174,7 @@ fn an_agent_with_a_key_decides_a_review_with_a_signed_append() {
     assert!(e.to_string().contains("sign"), "{e}");
     let content = json!({"review": "decision", "review_id": id, "decision": "approved", "comment": "signed off"}).to_string();
     let mut t = payload_thought("c1", "decision-1", "signer", &content, "k1");
-    t.tags = vec!["review".into()];
+    t.tags = mentisdb_core::labels(["review"]);
     let sig = key(1).sign(&signable_payload("c1", &t, "k1"));
     ok(&db, "mentisdb_append", json!({"chain_key": "c1", "agent_id": "signer", "thought_type": "Decision", "content": content, "tags": ["review"],
         "thought_id": "decision-1", "signing_key_id": "k1", "thought_signature": sig.to_bytes().to_vec()}));

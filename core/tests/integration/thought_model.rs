@@ -179,3 +179,42 @@ fn dedup_is_off_by_default_and_looks_only_at_the_scan_window() {
     let t = append(&db, json!({"chain_key": "c", "thought_type": "Decision", "content": "use a canary"}));
     assert_eq!(t["relations"][0]["target_index"], 2);
 }
+
+/// Agent ids and names, tags and concepts are one allocation per text in a
+/// chain (`label.rs`): for thoughts appended, for thoughts read back at
+/// open (binary and JSONL chains), and for thoughts appended after it.
+#[test]
+fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
+    let (db, storage) = fresh();
+    for (chain, format) in [("bin", "binary"), ("lines", "jsonl")] {
+        ok(&db, "mentisdb_bootstrap", json!({"chain_key": chain, "storage_adapter": format, "agent_id": "ada", "content": "finding 0", "tags": ["ops", "db"], "concepts": ["latency"]}));
+        for i in 1..3 {
+            ok(&db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "ada", "thought_type": "Finding", "content": format!("finding {i}"), "tags": ["ops", "db"], "concepts": ["latency"]}));
+        }
+        let format_of = db.with_chain(chain, |c| c.unwrap().format()).unwrap();
+        assert_eq!(format_of.adapter_name(), format);
+    }
+    let shared = |db: &MentisDb, chain: &str, n: usize| {
+        db.with_chain(chain, |c| {
+            let t = c.expect("the chain exists").thoughts();
+            assert_eq!(t.len(), n);
+            let first = &t[0];
+            for other in &t[1..] {
+                assert!(other.agent_id.shares(&first.agent_id) && other.agent_name.shares(&first.agent_name), "{chain}: agent");
+                assert!(other.tags.iter().zip(first.tags.iter()).all(|(a, b)| a.shares(b)), "{chain}: tags");
+                assert!(other.concepts[0].shares(&first.concepts[0]), "{chain}: concepts");
+            }
+            assert!(!first.tags[0].shares(&first.tags[1]));
+        })
+        .unwrap();
+    };
+    for chain in ["bin", "lines"] {
+        shared(&db, chain, 3);
+    }
+    drop(db);
+    let db = reopen(storage);
+    for chain in ["bin", "lines"] {
+        ok(&db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "ada", "thought_type": "Finding", "content": "after reopening", "tags": ["ops", "db"], "concepts": ["latency"]}));
+        shared(&db, chain, 4);
+    }
+}

@@ -31,21 +31,22 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
                 ThoughtRelation { valid_at: None, kind: r.kind.into(), target_id: r.target_id.to_string(), target_index: if local { index_of.get(&r.target_id).copied() } else { None }, chain_key: r.chain_key.clone() }
             })
             .collect();
+        let (timestamp_ms, timestamp_text) = mentisdb_core::timestamp::timestamp_parts(&t.timestamp);
         let mut ours = Thought {
             // Schema 1 (no salt) keeps the thought as it was; a typed thought is schema 3, which needs a salt.
             schema_version: if entity_type.is_some() { 3 } else { 1 },
             source_episode: Default::default(),
             id: t.id.to_string(),
             index: t.index,
-            timestamp: t.timestamp.clone(),
-            agent_id: t.agent_id.clone(),
-            agent_name: name,
+            timestamp_ms,
+            agent_id: t.agent_id.as_str().into(),
+            agent_name: name.into(),
             thought_type: t.thought_type.into(),
             role: t.role.into(),
             content: t.content.clone(),
             importance: f64::from(t.importance),
-            tags: t.tags.clone(),
-            concepts: t.concepts.clone(),
+            tags: mentisdb_core::labels(&t.tags),
+            concepts: mentisdb_core::labels(&t.concepts),
             extras: ThoughtExtras {
                 session_id: t.session_id.map(|s| s.to_string().into()),
                 agent_owner: agent.and_then(|a| a.owner.as_deref()).map(Into::into),
@@ -55,6 +56,7 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
                 refs: t.refs.clone(),
                 relations,
                 entity_type: entity_type.as_deref().map(Into::into),
+                timestamp_text,
             }
             .boxed(),
             content_salt: None,
