@@ -5,7 +5,8 @@
 //! dozen tags carries the same few labels on every thought. As `String`s
 //! each was an allocation of its own per thought; a [`Label`] is a shared,
 //! immutable string, and a chain's [`LabelSet`] hands every thought that
-//! carries the same text the same one: no allocation, 16 bytes a label.
+//! carries the same text the same one: no allocation, 16 bytes a label (and
+//! a set entry per distinct text).
 //! `cargo run --release -p mentisdb-core --example memory_breakdown`
 //! measures what it saves.
 
@@ -211,7 +212,7 @@ impl LabelSet {
 
     /// Adds the labels of `other` this set has no label for.
     pub(crate) fn absorb(&mut self, other: LabelSet) {
-        if self.0.is_empty() {
+        if self.0.is_empty() && self.0.hasher() == other.0.hasher() {
             *self = other;
             return;
         }

@@ -206,15 +206,13 @@ impl ThoughtFilter {
     }
 
     /// Every filter except `text` (for callers that score text themselves).
-    /// The time bounds parse `t.timestamp`; a caller holding the chain
-    /// should use [`ThoughtFilter::matches_fields_at`] with its parsed
-    /// timestamps instead.
     pub fn matches_fields(&self, t: &Thought) -> bool {
-        self.matches_fields_with(t, || t.timestamp_millis())
+        self.matches_fields_with(t, || t.timestamp_ms)
     }
 
-    /// [`ThoughtFilter::matches_fields`] for a thought whose timestamp is
-    /// `timestamp_ms` (from [`Chain::timestamps_millis`]): nothing is parsed.
+    /// [`ThoughtFilter::matches_fields`] with the time bounds judged at
+    /// `timestamp_ms` (the thought's own, [`Thought::timestamp_ms`], for
+    /// every caller today).
     pub fn matches_fields_at(&self, t: &Thought, timestamp_ms: i64) -> bool {
         self.matches_fields_with(t, || timestamp_ms)
     }

@@ -223,7 +223,7 @@ fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism, hasher: KeyedState
         }
         Frame::Bad(what) => return Err(RecordError::BadHeader(what)),
     };
-    let records = binary_records_from(bytes, pos, parallelism, hasher)?;
+    let records = binary_records_from(bytes, pos, parallelism, Some(hasher))?;
     Ok(DecodedChain { format: ChainFormat::Binary, chain_key, ..records })
 }
 
@@ -231,7 +231,7 @@ fn decode_binary(bytes: &[u8], parallelism: &dyn Parallelism, hasher: KeyedState
 /// one pass (length + CRC), then decoded and hashed in jobs. A damaged last
 /// frame is a torn tail (left out of `valid_len`); damage followed by valid
 /// frames is corruption.
-fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Parallelism, hasher: KeyedState) -> Result<DecodedChain, RecordError> {
+fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Parallelism, hasher: Option<KeyedState>) -> Result<DecodedChain, RecordError> {
     let mut records: Vec<(usize, &[u8])> = Vec::new();
     while pos < bytes.len() {
         match read_frame(bytes, pos) {
@@ -258,14 +258,14 @@ fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Paralleli
 /// an incomplete last record is left for later. The chain key is empty.
 pub fn decode_suffix(format: ChainFormat, bytes: &[u8]) -> Result<DecodedChain, RecordError> {
     match format {
-        ChainFormat::Binary => binary_records_from(bytes, 0, &Sequential, KeyedState::default()),
+        ChainFormat::Binary => binary_records_from(bytes, 0, &Sequential, None),
         ChainFormat::Jsonl => jsonl_lines_from(bytes, 0),
     }
 }
 
 /// One binary record: its thought, and the hash its body really has when
 /// that differs from the stored one.
-fn decode_record(offset: usize, payload: &[u8], labels: &mut LabelSet) -> Result<(Thought, Option<ThoughtHash>), RecordError> {
+fn decode_record(offset: usize, payload: &[u8], labels: Option<&mut LabelSet>) -> Result<(Thought, Option<ThoughtHash>), RecordError> {
     if payload.len() < 32 {
         return Err(RecordError::Corrupt { offset, what: "record shorter than its hash".into() });
     }
@@ -279,20 +279,21 @@ fn decode_record(offset: usize, payload: &[u8], labels: &mut LabelSet) -> Result
 type DecodedRecord = (Thought, Option<ThoughtHash>);
 
 /// Decodes `records` in order, in about four jobs per unit of the host's
-/// width; the first damaged record (in file order) is the error. Each job
-/// shares its thoughts' labels through a set of its own (keyed by `hasher`),
-/// returned beside them.
-fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, hasher: KeyedState) -> Result<(Vec<DecodedRecord>, Vec<LabelSet>), RecordError> {
-    type Decoded = Result<(Vec<DecodedRecord>, LabelSet), RecordError>;
+/// width; the first damaged record (in file order) is the error. With
+/// `hasher`, each job shares its thoughts' labels through a set of its own
+/// (keyed by it), returned beside them; without, none are (records another
+/// writer appended: [`crate::Chain::commit`] shares them).
+fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, hasher: Option<KeyedState>) -> Result<(Vec<DecodedRecord>, Vec<LabelSet>), RecordError> {
+    type Decoded = Result<(Vec<DecodedRecord>, Option<LabelSet>), RecordError>;
     const MIN_JOB: usize = 1024;
     let job = |chunk: &[(usize, &[u8])]| -> Decoded {
-        let mut labels = LabelSet::with_hasher(hasher);
-        let thoughts = chunk.iter().map(|(offset, payload)| decode_record(*offset, payload, &mut labels)).collect::<Result<_, _>>()?;
+        let mut labels = hasher.map(LabelSet::with_hasher);
+        let thoughts = chunk.iter().map(|(offset, payload)| decode_record(*offset, payload, labels.as_mut())).collect::<Result<_, _>>()?;
         Ok((thoughts, labels))
     };
     let jobs = (parallelism.width().max(1) * 4).min(records.len().div_ceil(MIN_JOB)).max(1);
     if jobs == 1 {
-        return job(records).map(|(thoughts, labels)| (thoughts, vec![labels]));
+        return job(records).map(|(thoughts, labels)| (thoughts, labels.into_iter().collect()));
     }
     let per_job = records.len().div_ceil(jobs);
     let chunks = run_collect(parallelism, jobs, |j| job(records.chunks(per_job).nth(j).unwrap_or_default()));
@@ -301,7 +302,7 @@ fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, has
     for chunk in chunks {
         let (thoughts, labels) = chunk?;
         all.extend(thoughts);
-        sets.push(labels);
+        sets.extend(labels);
     }
     Ok((all, sets))
 }

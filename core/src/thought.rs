@@ -279,8 +279,10 @@ pub struct Thought {
     /// Position in the chain, from 0.
     pub index: u64,
     /// When it was appended, in epoch milliseconds (UTC): its wire
-    /// `timestamp` is [`Thought::timestamp`], made from this. Set both
-    /// with [`Thought::set_timestamp`].
+    /// `timestamp` is [`Thought::timestamp`], made from this unless the
+    /// chain stored another text ([`ThoughtExtras::timestamp_text`], which
+    /// then wins). Set the two together with [`Thought::set_timestamp`] or
+    /// [`Thought::set_timestamp_ms`].
     pub timestamp_ms: i64,
     /// Producer id.
     pub agent_id: Label,
@@ -719,11 +721,13 @@ impl Thought {
     }
 
     /// [`Thought::timestamp_ms`], unless the thought keeps a text that is
-    /// no RFC 3339 (`None`: verification refuses such a thought).
+    /// no RFC 3339, or keeps none and its milliseconds have no canonical
+    /// text (years 0 to 9999; only set by hand): `None`, and verification
+    /// refuses such a thought.
     pub fn parsed_timestamp_ms(&self) -> Option<i64> {
         match self.extras.as_ref().and_then(|e| e.timestamp_text.as_deref()) {
             Some(text) => crate::timestamp::parse_rfc3339_millis(text).ok(),
-            None => Some(self.timestamp_ms),
+            None => crate::timestamp::CanonicalText::of(self.timestamp_ms).map(|_| self.timestamp_ms),
         }
     }
 

@@ -286,7 +286,7 @@ pub const SALT_BYTES: usize = 16;
 
 /// Decodes a stored body; `hash` is supplied by the caller (it is stored
 /// beside the body). Also returns the raw hash the body really has.
-pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, labels: &mut crate::label::LabelSet) -> Result<(Thought, [u8; 32]), DecodeError> {
+pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Option<&mut crate::label::LabelSet>) -> Result<(Thought, [u8; 32]), DecodeError> {
     let mut d = Decoder::new(body);
     let schema_version = d.u32()?;
     let v1 = match schema_version {
@@ -298,8 +298,8 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, labels: &mut c
     let id = d.str()?;
     let (timestamp_ms, timestamp_text) = crate::timestamp::timestamp_parts(d.str_ref()?);
     let session_id = d.opt_str()?;
-    let agent_id = d.label(labels)?;
-    let agent_name = d.label(labels)?;
+    let agent_id = d.label(labels.as_deref_mut())?;
+    let agent_name = d.label(labels.as_deref_mut())?;
     let agent_owner = d.opt_str()?;
     let signing_key_id = d.opt_str()?;
     let mut thought_signature = if v1 { d.opt_bytes()? } else { None };
@@ -308,7 +308,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, labels: &mut c
     let mut content = if v1 { d.str()? } else { String::new() };
     let confidence = if d.present()? { Some(d.f64()?) } else { None };
     let importance = d.f64()?;
-    let (mut tags, mut concepts) = if v1 { (d.label_list(labels)?, d.label_list(labels)?) } else { (Box::default(), Box::default()) };
+    let (mut tags, mut concepts) = if v1 { (d.label_list(labels.as_deref_mut())?, d.label_list(labels.as_deref_mut())?) } else { (Box::default(), Box::default()) };
     let nrefs = d.count(8)?;
     let refs = (0..nrefs).map(|_| d.u64()).collect::<Result<Vec<_>, _>>()?;
     let nrel = d.count(9)?;
@@ -337,7 +337,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, labels: &mut c
                 content_salt = Some(ContentSalt::from(salt));
                 thought_signature = d.opt_bytes()?;
                 content = d.str()?;
-                tags = d.label_list(labels)?;
+                tags = d.label_list(labels.as_deref_mut())?;
                 concepts = d.label_list(labels)?;
                 content_digest(&body[section_start..d.pos])
             }
@@ -479,7 +479,7 @@ pub(crate) mod tests {
         assert_eq!(compute_thought_hash(&forgotten), expected);
         // The digest, also from scripts/thought_hash.py's encoding of the erasable part.
         assert_eq!(forgotten.forgotten.as_ref().unwrap().content_digest, "626cef589b0ab60dbcd35cc58c29b8522c89c8ffd20b268be1ada6928385aca6");
-        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default(), &mut Default::default()).unwrap();
+        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default(), None).unwrap();
         assert_eq!((back, crate::sha256::to_hex(&actual)), (forgotten, expected.to_string()));
         // Any other content gives another digest and so another hash.
         let other = Thought { content: "This deployment path may use external APIs.".into(), ..t };
@@ -497,7 +497,7 @@ pub(crate) mod tests {
         assert_eq!(compute_thought_hash(&t), expected);
         // The entity type is covered: another label is another hash.
         assert_ne!(compute_thought_hash(&t.clone().with_extras(|e| e.entity_type = Some("person".into()))), expected);
-        let (back, actual) = decode_thought_body(&encode_thought_body(&t), ThoughtHash::parse(expected).unwrap(), &mut Default::default()).unwrap();
+        let (back, actual) = decode_thought_body(&encode_thought_body(&t), ThoughtHash::parse(expected).unwrap(), None).unwrap();
         assert_eq!((crate::sha256::to_hex(&actual), &back), (expected.to_string(), &Thought { hash: ThoughtHash::parse(expected).unwrap(), ..t.clone() }));
         // Forgotten, it keeps its hash and its entity type.
         let forgotten = Thought {
@@ -515,7 +515,7 @@ pub(crate) mod tests {
         };
         assert_eq!(check_form(&forgotten), Ok(()));
         assert_eq!(compute_thought_hash(&forgotten), expected);
-        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default(), &mut Default::default()).unwrap();
+        let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default(), None).unwrap();
         assert_eq!((back.entity_type(), crate::sha256::to_hex(&actual)), (Some("service"), expected.to_string()));
         // Forms: schema 3 needs the label, the others must not carry one.
         assert!(check_form(&t.clone().with_extras(|e| e.entity_type = None)).is_err());
@@ -543,7 +543,7 @@ pub(crate) mod tests {
         t.extras_mut().signing_key_id = Some("k1".into());
         t.hash = compute_thought_hash(&t);
         for t in [t.clone(), Thought { schema_version: 2, content_salt: Some(ContentSalt::from([0xab; 16])), ..t }] {
-            let (back, actual) = decode_thought_body(&encode_thought_body(&t), t.hash, &mut Default::default()).unwrap();
+            let (back, actual) = decode_thought_body(&encode_thought_body(&t), t.hash, None).unwrap();
             assert_eq!(crate::sha256::to_hex(&actual), compute_thought_hash(&t));
             assert_eq!(back, t);
         }
@@ -554,7 +554,7 @@ pub(crate) mod tests {
         for t in [golden_thought(), golden_thought_v2()] {
             let body = encode_thought_body(&t);
             for cut in 0..body.len() {
-                assert!(decode_thought_body(&body[..cut], ThoughtHash::default(), &mut Default::default()).is_err());
+                assert!(decode_thought_body(&body[..cut], ThoughtHash::default(), None).is_err());
             }
         }
     }

@@ -157,14 +157,17 @@ impl<'a> Decoder<'a> {
         }
         Ok(n)
     }
-    /// A string as a [`Label`], shared through `labels`.
-    pub(crate) fn label(&mut self, labels: &mut LabelSet) -> Result<Label, DecodeError> {
-        self.str_ref().map(|s| labels.intern(s))
+    /// A string as a [`Label`], shared through `labels` when given.
+    pub(crate) fn label(&mut self, labels: Option<&mut LabelSet>) -> Result<Label, DecodeError> {
+        self.str_ref().map(|s| match labels {
+            Some(set) => set.intern(s),
+            None => Label::from(s),
+        })
     }
-    /// A list of strings as [`Label`]s, shared through `labels`.
-    pub(crate) fn label_list(&mut self, labels: &mut LabelSet) -> Result<Box<[Label]>, DecodeError> {
+    /// A list of strings as [`Label`]s, shared through `labels` when given.
+    pub(crate) fn label_list(&mut self, mut labels: Option<&mut LabelSet>) -> Result<Box<[Label]>, DecodeError> {
         let n = self.count(4)?;
-        (0..n).map(|_| self.label(labels)).collect()
+        (0..n).map(|_| self.label(labels.as_deref_mut())).collect()
     }
     /// Bytes not read yet.
     pub(crate) fn rest(&self) -> &'a [u8] {

@@ -75,12 +75,13 @@ pub(crate) fn score_expansions(index: &RankedIndex, terms: &[(String, String)], 
         for e in expansions {
             let idf = bm25::idf(index.doc_freq(e.term), n).min(cap);
             for p in index.postings(e.term) {
-                if acc.get(p.doc).is_some_and(|a| a.terms & (1 << bit) != 0) {
+                if acc.get(p.doc()).is_some_and(|a| a.terms & (1 << bit) != 0) {
                     continue;
                 }
-                let lens = index.field_lens(p.doc);
-                let tf = Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
-                found.push((p.doc, e.weight * bm25::bm25f(idf, tf), e.term));
+                let lens = index.field_lens(p.doc());
+                let field = p.field() as usize;
+                let tf = Field::ALL[field].weight() * bm25::normalized_tf(f32::from(p.tf()), f32::from(lens[field]), avg[field]);
+                found.push((p.doc(), e.weight * bm25::bm25f(idf, tf), e.term));
             }
         }
         found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));

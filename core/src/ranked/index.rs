@@ -101,7 +101,7 @@ pub struct RankedIndex {
     /// Every thought's content as term ids, in order (stopwords dropped),
     /// one after another; thought `doc` ends at `content_ends[doc]`.
     content_terms: Vec<u32>,
-    content_ends: Vec<usize>,
+    content_ends: Vec<u32>,
     /// With a provider, one vector per thought and per term.
     embedded: Embedded,
 }
@@ -189,7 +189,7 @@ impl RankedIndex {
                     crate::growth::push(&mut self.content_terms, id);
                     words += 1;
                 }
-                crate::growth::push(&mut self.content_ends, self.content_terms.len());
+                crate::growth::push(&mut self.content_ends, u32::try_from(self.content_terms.len()).expect("a chain's content words number fewer than 2^32"));
             }
             for label in field_labels(t, field) {
                 let mut ids = Vec::new();
@@ -259,7 +259,7 @@ impl RankedIndex {
     /// which is the last of the term's postings once started (a term just
     /// interned gets its first).
     fn count(&mut self, id: u32, doc: u32, field: Field) {
-        let posting = Posting { doc, field: field as u8, tf: 1 };
+        let posting = Posting::new(doc, field as u8, 1);
         if id as usize == self.postings.len() {
             crate::growth::push(&mut self.postings, PostingList::One(posting));
             crate::growth::push(&mut self.doc_freq, 1);
@@ -267,10 +267,10 @@ impl RankedIndex {
         }
         let list = &mut self.postings[id as usize];
         let last = list.last_mut();
-        if last.doc == doc && last.field == field as u8 {
-            last.tf = last.tf.saturating_add(1);
+        if last.doc() == doc && last.field() == field as u8 {
+            last.count_one();
         } else {
-            if last.doc != doc {
+            if last.doc() != doc {
                 self.doc_freq[id as usize] += 1;
             }
             list.push(posting);
@@ -311,8 +311,8 @@ impl RankedIndex {
 
     /// Thought `doc`'s content as term ids, in order (stopwords dropped).
     pub fn content_terms(&self, doc: u32) -> &[u32] {
-        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] };
-        &self.content_terms[start..self.content_ends[doc as usize]]
+        let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] as usize };
+        &self.content_terms[start..self.content_ends[doc as usize] as usize]
     }
 
     /// How many times term `second` directly follows term `first` in
@@ -480,7 +480,7 @@ mod tests {
                     }
                     for (term, tf) in counts {
                         let id = idx.term_id(term).unwrap();
-                        proptest::prop_assert!(idx.postings(id).contains(&Posting { doc, field: field as u8, tf }), "{term} in {field:?} of {doc}");
+                        proptest::prop_assert!(idx.postings(id).contains(&Posting::new(doc, field as u8, tf)), "{term} in {field:?} of {doc}");
                     }
                 }
             }
@@ -507,9 +507,9 @@ mod tests {
         let paint = idx.term_id("paint").unwrap();
         assert_eq!(idx.doc_freq(paint), 2);
         let sunset = idx.term_id("sunset").unwrap();
-        assert_eq!(idx.postings(sunset), &[Posting { doc: 0, field: 0, tf: 1 }, Posting { doc: 2, field: 0, tf: 2 }]);
+        assert_eq!(idx.postings(sunset), &[Posting::new(0, 0, 1), Posting::new(2, 0, 2)]);
         let art = idx.term_id("art").unwrap();
-        assert_eq!(idx.postings(art)[0].field, Field::Tags as u8);
+        assert_eq!(idx.postings(art)[0].field(), Field::Tags as u8);
         assert_eq!(idx.field_lens(2)[Field::Content as usize], 2);
         assert_eq!(idx.term_id("ada").map(|id| idx.doc_freq(id)), Some(3));
     }

@@ -23,14 +23,15 @@ pub(crate) fn score_terms(index: &RankedIndex, terms: &[(String, String)], avg: 
         let postings = index.postings(id);
         let mut i = 0;
         while i < postings.len() {
-            let doc = postings[i].doc;
+            let doc = postings[i].doc();
             let lens = index.field_lens(doc);
             let mut tf = 0.0f32;
             let mut fields = 0u8;
-            while i < postings.len() && postings[i].doc == doc {
+            while i < postings.len() && postings[i].doc() == doc {
                 let p = postings[i];
-                tf += Field::ALL[p.field as usize].weight() * bm25::normalized_tf(p.tf as f32, lens[p.field as usize] as f32, avg[p.field as usize]);
-                fields |= 1 << p.field;
+                let field = p.field() as usize;
+                tf += Field::ALL[field].weight() * bm25::normalized_tf(f32::from(p.tf()), f32::from(lens[field]), avg[field]);
+                fields |= 1 << field;
                 i += 1;
             }
             let a = acc.entry(doc);

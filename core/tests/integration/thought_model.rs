@@ -218,3 +218,28 @@ fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
         shared(&db, chain, 4);
     }
 }
+
+/// A chain large enough for several decoding jobs at open (1,024 records
+/// or more each) keeps a label as one allocation per job, and a thought
+/// appended after opening takes one of those.
+#[test]
+fn labels_read_in_several_jobs_stay_one_allocation_per_job() {
+    let (db, storage) = fresh();
+    for i in 0..3000 {
+        let mut t = mentisdb_core::NewThought::new("ada", ThoughtType::Finding, &format!("finding {i}"));
+        t.tags = vec!["ops".into()];
+        db.append("big", t).unwrap();
+    }
+    drop(db);
+    let db = reopen(storage);
+    ok(&db, "mentisdb_append", json!({"chain_key": "big", "agent_id": "ada", "thought_type": "Finding", "content": "after reopening", "tags": ["ops"]}));
+    db.with_chain("big", |c| {
+        let thoughts = c.expect("the chain exists").thoughts();
+        let distinct = |label: fn(&Thought) -> &mentisdb_core::Label| thoughts.iter().map(|t| label(t).as_ptr() as usize).collect::<std::collections::BTreeSet<_>>().len();
+        assert!((2..=4).contains(&distinct(|t| &t.agent_id)), "one agent id per decoding job: {}", distinct(|t| &t.agent_id));
+        assert_eq!(distinct(|t| &t.agent_id), distinct(|t| &t.tags[0]));
+        let last = thoughts.last().unwrap();
+        assert!(thoughts[..3000].iter().any(|t| t.agent_id.shares(&last.agent_id) && t.tags[0].shares(&last.tags[0])), "the new thought shares the kept labels");
+    })
+    .unwrap();
+}
