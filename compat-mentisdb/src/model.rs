@@ -102,7 +102,7 @@ impl Thought {
     pub(crate) fn from_core(t: &mentisdb_core::Thought) -> Thought {
         Thought {
             schema_version: t.schema_version,
-            id: uuid_of(&t.id),
+            id: uuid_of(&t.id.as_text()),
             index: t.index,
             timestamp: DateTime::parse_from_rfc3339(&t.timestamp()).map(|d| d.with_timezone(&Utc)).unwrap_or_default(),
             session_id: t.session_id().map(uuid_of),

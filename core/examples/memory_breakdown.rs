@@ -22,6 +22,14 @@ fn live() -> isize {
     ALLOCATOR.allocated() as isize
 }
 
+/// The heap bytes an id owns: none for a UUID (kept as its 16 bytes).
+fn id_heap(id: &mentisdb_core::ThoughtId) -> usize {
+    match id.as_text() {
+        mentisdb_core::IdText::Written(text) => text.len(),
+        mentisdb_core::IdText::Made(_) => 0,
+    }
+}
+
 /// The heap bytes one thought's strings and lists own (capacities, as
 /// allocated; its hashes and salt are inline bytes).
 fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usize {
@@ -42,7 +50,7 @@ fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usiz
             + o(&e.entity_type)
             + o(&e.timestamp_text)
     });
-    s(&t.id) + s(&t.content) + std::mem::size_of_val(&*t.tags) + std::mem::size_of_val(&*t.concepts) + labels + extras
+    id_heap(&t.id) + s(&t.content) + std::mem::size_of_val(&*t.tags) + std::mem::size_of_val(&*t.concepts) + labels + extras
 }
 
 fn main() {

@@ -96,7 +96,7 @@ impl MentisDb {
         // Only into an empty chain: two branches racing for one key get one winner.
         let genesis = self.append_when(branch, None, first, |c| c.is_empty())?;
         let genesis = genesis.ok_or_else(|| ToolError::Conflict(format!("chain '{branch}' already exists; choose an unused branch_chain_key")))?;
-        Ok(Branched { genesis_thought_id: genesis.id })
+        Ok(Branched { genesis_thought_id: genesis.id.to_string() })
     }
 
     /// Appends every thought of `source` to `target` and deletes `source`
@@ -201,7 +201,7 @@ impl MentisDb {
 /// store), not a review decision the source does not count (a late or
 /// refused one would count in the target, its copy stamped at merge time).
 fn carried(c: &crate::Chain, t: &crate::Thought) -> bool {
-    let uncounted_decision = matches!(crate::reviews::ReviewRecord::of(t), Some(crate::reviews::ReviewRecord::Decision { .. })) && !c.reviews().decided_by_thought(&t.id);
+    let uncounted_decision = matches!(crate::reviews::ReviewRecord::of(t), Some(crate::reviews::ReviewRecord::Decision { .. })) && !c.reviews().decided_by_thought(&t.id.as_text());
     !t.is_forgotten() && crate::claims::ClaimRecord::of(t).is_none() && !uncounted_decision
 }
 
@@ -209,7 +209,7 @@ impl NewThought {
     /// The parts of `t` a merge carries into another chain.
     fn copy_of(t: &crate::Thought) -> NewThought {
         let mut n = NewThought::new(&t.agent_id, t.thought_type, &t.content);
-        n.thought_id = Some(t.id.clone());
+        n.thought_id = Some(t.id.to_string());
         n.agent_name = Some(t.agent_name.to_string());
         n.agent_owner = t.agent_owner().map(str::to_string);
         n.role = t.role;

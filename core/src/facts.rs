@@ -175,8 +175,8 @@ impl Derive for FactTable {
                 }
                 // Backdated before an active fact of its subject and predicate: it ends where that one starts.
                 let valid_to_ms = self.to_close_after(&subject, &predicate, valid_from_ms);
-                self.by_id.insert(t.id.clone(), self.facts.len());
-                self.facts.push(Fact { fact_id: t.id.clone(), index: t.index, subject, predicate, object, confidence: t.confidence(), valid_from_ms, valid_to_ms, recorded_by: t.agent_id.to_string() });
+                self.by_id.insert(t.id.to_string(), self.facts.len());
+                self.facts.push(Fact { fact_id: t.id.to_string(), index: t.index, subject, predicate, object, confidence: t.confidence(), valid_from_ms, valid_to_ms, recorded_by: t.agent_id.to_string() });
             }
             Some(FactRecord::Close { fact_id, valid_to_ms }) => {
                 if let Some(&i) = self.by_id.get(&fact_id) {

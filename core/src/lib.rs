@@ -112,6 +112,7 @@ pub mod storage;
 pub mod sync;
 mod text;
 pub mod thought;
+mod thought_id;
 pub mod timestamp;
 #[cfg(feature = "daemon-tools")]
 pub mod webhooks;
@@ -133,6 +134,7 @@ pub use named_enum::UnknownName;
 pub use import::ImportReport;
 pub use keyed_hash::KeyedState;
 pub use label::{labels, Label};
+pub use thought_id::{IdText, ThoughtId};
 pub use traverse::Cursor;
 pub use host::{AppendObserver, Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
 pub use record::ChainFormat;

@@ -10,8 +10,9 @@ use crate::keyed_hash::{table_hash, KeyedState};
 use crate::thought::Thought;
 use hashbrown::HashTable;
 
-/// Which field of a thought a [`ThoughtLookup`] is keyed by, as bytes.
-pub(crate) type KeyOf = fn(&Thought) -> &[u8];
+/// Which field of a thought a [`ThoughtLookup`] is keyed by: a kind byte
+/// (hashed and compared too) and bytes (see [`crate::ThoughtId::key`]).
+pub(crate) type KeyOf = fn(&Thought) -> (u8, &[u8]);
 
 /// Positions of thoughts by one field (unique per chain).
 #[derive(Debug, Clone)]
@@ -35,19 +36,19 @@ impl ThoughtLookup {
 
     /// Records that `thoughts[pos]` is the thought with its key.
     pub(crate) fn insert(&mut self, thoughts: &[Thought], pos: usize) {
-        let short = self.hasher.short_hash((self.key_of)(&thoughts[pos]));
+        let short = self.hasher.short_hash(&(self.key_of)(&thoughts[pos]));
         self.table.insert_unique(table_hash(short), (short, pos as u32), |&(short, _)| table_hash(short));
     }
 
     /// The position of the thought whose key is `key`.
-    pub(crate) fn get(&self, thoughts: &[Thought], key: &[u8]) -> Option<usize> {
-        let short = self.hasher.short_hash(key);
+    pub(crate) fn get(&self, thoughts: &[Thought], key: (u8, &[u8])) -> Option<usize> {
+        let short = self.hasher.short_hash(&key);
         self.table.find(table_hash(short), |&(h, p)| h == short && (self.key_of)(&thoughts[p as usize]) == key).map(|&(_, p)| p as usize)
     }
 
     /// Whether a thought with key `key` exists.
     #[cfg(test)]
-    pub(crate) fn contains(&self, thoughts: &[Thought], key: &[u8]) -> bool {
+    pub(crate) fn contains(&self, thoughts: &[Thought], key: (u8, &[u8])) -> bool {
         self.get(thoughts, key).is_some()
     }
 }
@@ -59,18 +60,19 @@ mod tests {
 
     #[test]
     fn finds_every_key_across_growth_and_nothing_else() {
-        let mut lookup = ThoughtLookup::new(KeyedState::from_key([7; 16]), |t| t.id.as_bytes());
+        let mut lookup = ThoughtLookup::new(KeyedState::from_key([7; 16]), |t| t.id.key());
         let mut thoughts = Vec::new();
         for i in 0..1000 {
             let mut t = golden_thought();
-            t.id = format!("id-{i}");
+            t.id = format!("id-{i}").into();
             thoughts.push(t);
             lookup.insert(&thoughts, i);
         }
         for i in 0..1000 {
-            assert_eq!(lookup.get(&thoughts, format!("id-{i}").as_bytes()), Some(i));
+            assert_eq!(lookup.get(&thoughts, (1, format!("id-{i}").as_bytes())), Some(i));
         }
-        assert!(!lookup.contains(&thoughts, b"id-1000"));
-        assert!(!lookup.contains(&thoughts, b""));
+        assert!(!lookup.contains(&thoughts, (1, b"id-1000")));
+        assert!(!lookup.contains(&thoughts, (1, b"")));
+        assert!(!lookup.contains(&thoughts, (0, b"id-1")), "the kind byte is part of the key");
     }
 }

@@ -246,16 +246,16 @@ impl Derive for ReviewTable {
         match record {
             ReviewRecord::Request { subject, claim_key, reviewers, deadline_ms } => {
                 let well_formed = !subject.trim().is_empty() && subject.chars().count() <= MAX_SUBJECT_CHARS && reviewers.len() <= MAX_REVIEWERS && (MIN_DEADLINE_MS..=MAX_DEADLINE_MS).contains(&deadline_ms);
-                if !well_formed || self.by_id.contains_key(&t.id) {
+                if !well_formed || self.by_id.contains_key(&*t.id.as_text()) {
                     return;
                 }
-                self.by_id.insert(t.id.clone(), self.reviews.len());
-                self.reviews.push(Review { review_id: t.id.clone(), index: t.index, subject, claim_key, requester: t.agent_id.to_string(), reviewers, requested_at_ms: at_ms, deadline_ms: at_ms.saturating_add(deadline_ms as i64), decided: None });
+                self.by_id.insert(t.id.to_string(), self.reviews.len());
+                self.reviews.push(Review { review_id: t.id.to_string(), index: t.index, subject, claim_key, requester: t.agent_id.to_string(), reviewers, requested_at_ms: at_ms, deadline_ms: at_ms.saturating_add(deadline_ms as i64), decided: None });
             }
             ReviewRecord::Decision { review_id, verdict, comment } => {
                 if self.refusal(&review_id, &t.agent_id, at_ms).is_none() {
                     let i = self.by_id[&review_id];
-                    self.reviews[i].decided = Some(Decided { verdict, comment, reviewer: t.agent_id.to_string(), decided_at_ms: at_ms, thought_id: t.id.clone() });
+                    self.reviews[i].decided = Some(Decided { verdict, comment, reviewer: t.agent_id.to_string(), decided_at_ms: at_ms, thought_id: t.id.to_string() });
                 }
             }
         }

@@ -68,7 +68,7 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
     let mut e = Encoder::with_capacity(256 + content.len());
     e.buf.extend_from_slice(SIGNATURE_DOMAIN);
     e.str(chain_key);
-    e.str(id);
+    e.str(&id.as_text());
     e.str(agent_id);
     e.opt_str(session_id.as_deref());
     e.str(thought_type.as_str());

@@ -2,6 +2,7 @@
 
 use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::label::Label;
+use crate::thought_id::ThoughtId;
 use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
 
@@ -274,8 +275,8 @@ mod prev_hash_wire {
 pub struct Thought {
     /// Schema version of this record ([`THOUGHT_SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// Stable UUID.
-    pub id: String,
+    /// Stable id (a UUID unless the writer chose another: `thought_id`).
+    pub id: ThoughtId,
     /// Position in the chain, from 0.
     pub index: u64,
     /// When it was appended, in epoch milliseconds (UTC): its wire
@@ -372,7 +373,7 @@ pub struct ThoughtWire {
     /// Schema version of this record ([`THOUGHT_SCHEMA_VERSION`]).
     pub schema_version: u32,
     /// Stable UUID.
-    pub id: String,
+    pub id: ThoughtId,
     /// Position in the chain, from 0.
     pub index: u64,
     /// RFC 3339 UTC timestamp with millisecond precision, assigned at append.
@@ -473,7 +474,7 @@ impl Serialize for Thought {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ThoughtWireRef {
             schema_version: self.schema_version,
-            id: &self.id,
+            id: &self.id.as_text(),
             index: self.index,
             timestamp: &self.timestamp(),
             session_id: self.session_id(),

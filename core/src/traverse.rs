@@ -71,7 +71,7 @@ pub struct Cursor {
 
 impl Cursor {
     fn of(t: &Thought) -> Self {
-        Cursor { index: t.index, id: t.id.clone(), hash: t.hash.to_hex() }
+        Cursor { index: t.index, id: t.id.to_string(), hash: t.hash.to_hex() }
     }
 }
 

@@ -176,7 +176,7 @@ pub fn thought(t: core::Thought) -> Thought {
     let core::ThoughtExtras { session_id, agent_owner, signing_key_id, thought_signature, confidence, refs, relations, entity_type, timestamp_text } = extras.map(|e| *e).unwrap_or_default();
     Thought {
         schema_version,
-        id,
+        id: id.to_string(),
         index,
         timestamp: mentisdb_core::timestamp::format_rfc3339_text(timestamp_ms, timestamp_text.as_deref()).to_string(),
         session_id: session_id.map(String::from),

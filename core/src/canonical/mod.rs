@@ -109,7 +109,7 @@ pub(crate) fn encode_and_hash(t: &Thought) -> (Vec<u8>, [u8; 32]) {
 fn encode_head(t: &Thought, e: &mut Encoder) {
     e.u32(t.schema_version);
     e.u64(t.index);
-    e.str(&t.id);
+    e.str(&t.id.as_text());
     e.str(&t.timestamp());
     e.opt_str(t.session_id());
     e.str(&t.agent_id);
@@ -356,7 +356,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
     let mut thought = Thought {
         schema_version,
         index,
-        id,
+        id: crate::ThoughtId::new(&id),
         timestamp_ms,
         agent_id,
         agent_name,

@@ -127,7 +127,7 @@ impl Chain {
     pub fn prepare_append(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Thought, AppendError> {
         match self.prepare_append_with_payload(input, timestamp, fresh_id, salt)? {
             Prepared::New { thought, .. } => Ok(thought),
-            Prepared::Replay(t) => Err(AppendError::DuplicateId { id: t.id }),
+            Prepared::Replay(t) => Err(AppendError::DuplicateId { id: t.id.to_string() }),
         }
     }
 
@@ -203,7 +203,7 @@ impl Chain {
         let mut thought = Thought {
             schema_version: schema_version_for(entity_type.as_deref()),
             source_episode: Default::default(),
-            id,
+            id: crate::ThoughtId::new(&id),
             index,
             timestamp_ms: at_ms,
             agent_id: self.labels.get(&input.agent_id),
@@ -262,7 +262,7 @@ impl Chain {
             target: rel.target_id.clone().unwrap_or_else(|| rel.target_index.unwrap_or_default().to_string()),
             len: self.thoughts.len() as u64,
         })?;
-        Ok(ThoughtRelation { kind: rel.kind, target_id: target.id.clone(), target_index: Some(target.index), chain_key: None, valid_at: None })
+        Ok(ThoughtRelation { kind: rel.kind, target_id: target.id.to_string(), target_index: Some(target.index), chain_key: None, valid_at: None })
     }
 
     fn check_signature(&self, t: &Thought) -> Result<(), AppendError> {

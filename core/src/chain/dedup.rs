@@ -84,7 +84,7 @@ impl Chain {
         let already = input.relations.iter().any(|r| {
             r.kind == RelationKind::Supersedes
                 && r.chain_key.as_deref().is_none_or(|k| k == self.chain_key)
-                && (r.target_index == Some(index) || r.target_id.as_ref() == Some(target_id))
+                && (r.target_index == Some(index) || r.target_id.as_deref().is_some_and(|t| *target_id == *t))
         });
         if !already {
             input.relations.push(RelationInput { kind: RelationKind::Supersedes, target_id: None, target_index: Some(index), chain_key: None });

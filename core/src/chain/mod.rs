@@ -98,8 +98,8 @@ impl Chain {
             chain_key: chain_key.to_string(),
             format,
             thoughts: Vec::new(),
-            by_id: ThoughtLookup::new(hasher, |t| t.id.as_bytes()),
-            by_hash: ThoughtLookup::new(hasher, |t| t.hash.as_bytes()),
+            by_id: ThoughtLookup::new(hasher, |t| t.id.key()),
+            by_hash: ThoughtLookup::new(hasher, |t| (0, t.hash.as_bytes())),
             agents: AgentRegistry::default(),
             labels: LabelSet::with_hasher(hasher),
             search_text: Derived::default(),
@@ -158,8 +158,8 @@ impl Chain {
         };
         let agents = std::sync::Mutex::new(Some(agents));
         let built = run_collect(parallelism, 3, |job| match job {
-            0 => lookup(|t| t.id.as_bytes()),
-            1 => lookup(|t| t.hash.as_bytes()),
+            0 => lookup(|t| t.id.key()),
+            1 => lookup(|t| (0, t.hash.as_bytes())),
             _ => {
                 let mut agents = agents.lock().unwrap_or_else(|e| e.into_inner()).take().expect("one agents job");
                 thoughts.iter().for_each(|t| agents.observe(t));
@@ -230,13 +230,13 @@ impl Chain {
 
     /// Looks a thought up by id.
     pub fn by_id(&self, id: &str) -> Option<&Thought> {
-        self.by_id.get(&self.thoughts, id.as_bytes()).map(|i| &self.thoughts[i])
+        crate::ThoughtId::key_of_text(id, |key| self.by_id.get(&self.thoughts, key)).map(|i| &self.thoughts[i])
     }
 
     /// Looks a thought up by hash (lowercase hex; upper case accepted).
     pub fn by_hash(&self, hash: &str) -> Option<&Thought> {
         let hash = ThoughtHash::parse_any_case(hash)?;
-        self.by_hash.get(&self.thoughts, hash.as_bytes()).map(|i| &self.thoughts[i])
+        self.by_hash.get(&self.thoughts, (0, hash.as_bytes())).map(|i| &self.thoughts[i])
     }
 
     /// Looks a thought up by index.

@@ -57,12 +57,12 @@ const NOT_COMPARED: [&str; 2] = ["agent_name", "agent_owner"];
 /// first by name).
 pub(super) fn replay_of(stored: &Thought, candidate: &Thought) -> Result<Prepared, AppendError> {
     if stored.is_forgotten() {
-        return Err(AppendError::Forgotten { id: stored.id.clone() });
+        return Err(AppendError::Forgotten { id: stored.id.to_string() });
     }
     let asked = candidate.as_written();
     let differs = stored.as_written().into_iter().find(|(name, value)| !NOT_COMPARED.contains(&name.as_str()) && asked.get(name) != Some(value));
     match differs {
         None => Ok(Prepared::Replay(stored.clone())),
-        Some((field, _)) => Err(AppendError::Conflict { id: stored.id.clone(), field }),
+        Some((field, _)) => Err(AppendError::Conflict { id: stored.id.to_string(), field }),
     }
 }

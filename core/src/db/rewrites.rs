@@ -49,7 +49,7 @@ impl MentisDb {
             }
             // A counted decision: forgetting it would open its review again.
             let t = &chain.thoughts()[pos];
-            if chain.reviews().decided_by_thought(&t.id) {
+            if chain.reviews().decided_by_thought(&t.id.as_text()) {
                 return Err(ToolError::Conflict(format!("thought {pos} of chain '{key}' is the decision of a review: forgetting it would open the review again, so it cannot be forgotten")));
             }
             let note = (!chain.thoughts()[pos].is_forgotten()).then_some(crate::forget::ForgetNote { at, by, reason });

@@ -148,7 +148,7 @@ fn record(db: &MentisDb, a: RecordFactArgs) -> Result<FactRecordedReply, ToolErr
         input.relations = closing.iter().map(|f| RelationInput { kind: RelationKind::Supersedes, target_id: Some(f.fact_id.clone()), target_index: None, chain_key: None }).collect();
     }
     let thought = db.append(&key, input)?;
-    let fact = stored(db, &key, &thought.id)?;
+    let fact = stored(db, &key, &thought.id.as_text())?;
     let closed = closing.iter().map(|f| stored(db, &key, &f.fact_id).map(|f| fact_reply(&f))).collect::<Result<_, _>>()?;
     Ok(FactRecordedReply { fact: fact_reply(&fact), closed })
 }

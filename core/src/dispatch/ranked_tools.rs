@@ -480,7 +480,7 @@ fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &Rank
             let r = ranked_search(chain, &q);
             total += r.total as u64;
             hybrid |= r.backend == "hybrid";
-            hits.extend(r.hits.into_iter().map(|hit| FederatedHit { chain: chain_no, id: chain.thoughts()[hit.index as usize].id.clone(), hit }));
+            hits.extend(r.hits.into_iter().map(|hit| FederatedHit { chain: chain_no, id: chain.thoughts()[hit.index as usize].id.to_string(), hit }));
             Ok(())
         })??;
     }

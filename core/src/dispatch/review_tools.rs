@@ -167,7 +167,7 @@ fn request(db: &MentisDb, a: RequestReviewArgs) -> Result<ReviewRequestedReply, 
     let deadline_ms = a.deadline_ms.map_or(DEFAULT_DEADLINE_MS, |d| d.get() as u64);
     let record = ReviewRecord::Request { subject: a.subject, claim_key, reviewers, deadline_ms };
     let thought = db.append(&key, review_thought(TOOL, &requester, &record)?)?;
-    let review = stored(db, &key, &thought.id)?;
+    let review = stored(db, &key, &thought.id.as_text())?;
     Ok(ReviewRequestedReply { review_id: review.review_id.clone(), review: review_reply(&review, now_in(db, &key)?) })
 }
 

@@ -100,7 +100,7 @@ fn append_batch(db: &MentisDb, a: AppendBatchArgs) -> Result<AppendBatchReply, T
     for (pos, t) in a.thoughts.into_iter().enumerate() {
         let input = new_thought(&key, t.thought_type, t.role.unwrap_or(ThoughtRole::Memory), t.fields);
         let stored = db.append_reporting(&key, input).map_err(|e| e.at_item(pos))?;
-        out.push(BatchItemReply { index: stored.thought.index, thought_id: stored.thought.id, hash: stored.thought.hash.to_hex(), replay: stored.replay, redactions: stored.redactions });
+        out.push(BatchItemReply { index: stored.thought.index, thought_id: stored.thought.id.to_string(), hash: stored.thought.hash.to_hex(), replay: stored.replay, redactions: stored.redactions });
     }
     let (thought_count, head_hash) = db.with_chain(&key, |c| c.map(|c| (c.len() as u64, c.head().map(|t| t.hash.to_hex()))).unwrap_or((0, None)))?;
     Ok(AppendBatchReply { chain_key: key, thoughts: out, head_hash, thought_count })

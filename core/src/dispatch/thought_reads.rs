@@ -315,7 +315,7 @@ pub(super) fn summary_candidates_tool(db: &MentisDb, a: SummaryCandidatesArgs) -
             .skip(offset)
             .take(limit)
             .map(|cand| {
-                let source_ids = cand.indices.iter().map(|i| chain.thoughts()[*i as usize].id.clone()).collect();
+                let source_ids = cand.indices.iter().map(|i| chain.thoughts()[*i as usize].id.to_string()).collect();
                 SummaryCandidateReply {
                     start_index: cand.indices[0],
                     end_index: *cand.indices.last().expect("windows are never empty"),

@@ -291,7 +291,7 @@ impl SyncSession {
         }
         for (t, s) in sent.into_iter().zip(stored) {
             let index = s["index"].as_u64().ok_or_else(|| bad(WHAT, "a thought without index"))?;
-            if s["thought_id"].as_str() != Some(t.id.as_str()) {
+            if s["thought_id"].as_str() != Some(&*t.id.as_text()) {
                 return Err(bad(WHAT, format!("thought '{}' came back as {}", t.id, s["thought_id"])));
             }
             self.moves.record(t.index, index);

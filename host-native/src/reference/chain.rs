@@ -36,7 +36,7 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
             // Schema 1 (no salt) keeps the thought as it was; a typed thought is schema 3, which needs a salt.
             schema_version: if entity_type.is_some() { 3 } else { 1 },
             source_episode: Default::default(),
-            id: t.id.to_string(),
+            id: t.id.to_string().into(),
             index: t.index,
             timestamp_ms,
             agent_id: t.agent_id.as_str().into(),

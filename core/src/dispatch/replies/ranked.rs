@@ -17,7 +17,7 @@ pub struct Locator<'c> {
     /// The chain.
     pub chain_key: &'c str,
     /// The thought's id.
-    pub thought_id: &'c str,
+    pub thought_id: &'c crate::ThoughtId,
     /// The thought's index.
     pub thought_index: u64,
 }
