@@ -123,8 +123,12 @@ impl From<&str> for ThoughtId {
 }
 
 impl From<String> for ThoughtId {
+    /// [`ThoughtId::new`], keeping `text`'s own buffer when it is no UUID.
     fn from(text: String) -> ThoughtId {
-        ThoughtId::new(&text)
+        match parse_uuid(&text) {
+            Some(bytes) => ThoughtId(Repr::Uuid(bytes)),
+            None => ThoughtId(Repr::Text(text.into_boxed_str())),
+        }
     }
 }
 
@@ -238,6 +242,8 @@ mod tests {
         assert_eq!(id, uuid);
         assert_eq!(serde_json::to_string(&id).unwrap(), format!("\"{uuid}\""));
         assert_eq!(serde_json::from_str::<ThoughtId>(&format!("\"{uuid}\"")).unwrap(), id);
+        assert_eq!(ThoughtId::from(uuid.to_string()), id);
+        assert!(matches!(ThoughtId::from("t-1".to_string()).0, Repr::Text(ref t) if &**t == "t-1"));
         for other in ["0B6F9C1E-4D2A-4C3B-9E8F-00112233AABB", "0b6f9c1e4d2a4c3b9e8f00112233aabb", "0b6f9c1e-4d2a-4c3b-9e8f-00112233aabg", "t-1", "", "0b6f9c1e-4d2a-4c3b-9e8f_00112233aabb"] {
             let id = ThoughtId::new(other);
             assert!(matches!(id.0, Repr::Text(_)), "{other}");

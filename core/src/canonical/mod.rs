@@ -295,7 +295,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
         v => return Err(d.err(format!("unknown thought schema_version {v}"))),
     };
     let index = d.u64()?;
-    let id = d.str()?;
+    let id = crate::ThoughtId::new(d.str_ref()?);
     let (timestamp_ms, timestamp_text) = crate::timestamp::timestamp_parts(d.str_ref()?);
     let session_id = d.opt_str()?;
     let agent_id = d.label(labels.as_deref_mut())?;
@@ -356,7 +356,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
     let mut thought = Thought {
         schema_version,
         index,
-        id: crate::ThoughtId::new(&id),
+        id,
         timestamp_ms,
         agent_id,
         agent_name,

@@ -203,7 +203,7 @@ impl Chain {
         let mut thought = Thought {
             schema_version: schema_version_for(entity_type.as_deref()),
             source_episode: Default::default(),
-            id: crate::ThoughtId::new(&id),
+            id: crate::ThoughtId::from(id),
             index,
             timestamp_ms: at_ms,
             agent_id: self.labels.get(&input.agent_id),

@@ -233,6 +233,11 @@ impl Chain {
         crate::ThoughtId::key_of_text(id, |key| self.by_id.get(&self.thoughts, key)).map(|i| &self.thoughts[i])
     }
 
+    /// [`Chain::by_id`] for an id already parsed (no text made).
+    pub(crate) fn by_thought_id(&self, id: &crate::ThoughtId) -> Option<&Thought> {
+        self.by_id.get(&self.thoughts, id.key()).map(|i| &self.thoughts[i])
+    }
+
     /// Looks a thought up by hash (lowercase hex; upper case accepted).
     pub fn by_hash(&self, hash: &str) -> Option<&Thought> {
         let hash = ThoughtHash::parse_any_case(hash)?;

@@ -64,7 +64,7 @@ impl Chain {
     /// and record payload. A thought whose id this chain holds is a replay
     /// or a conflict, as in [`Chain::rebase`].
     pub(crate) fn place(&self, mut thought: Thought, after: Option<&Thought>) -> Result<Prepared, AppendError> {
-        if let Some(stored) = self.by_id(&thought.id.as_text()) {
+        if let Some(stored) = self.by_thought_id(&thought.id) {
             return replay_of(stored, &thought);
         }
         // Chain time never runs backwards: a thought stamped before the one
