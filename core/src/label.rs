@@ -11,7 +11,6 @@
 //! measures what it saves.
 
 use crate::keyed_hash::{KeyedSet, KeyedState};
-use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
@@ -90,77 +89,7 @@ impl From<Label> for String {
     }
 }
 
-impl PartialEq<str> for Label {
-    fn eq(&self, other: &str) -> bool {
-        *self.0 == *other
-    }
-}
-
-impl PartialEq<&str> for Label {
-    fn eq(&self, other: &&str) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<String> for Label {
-    fn eq(&self, other: &String) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<Label> for str {
-    fn eq(&self, other: &Label) -> bool {
-        *self == *other.0
-    }
-}
-
-impl PartialEq<Label> for &str {
-    fn eq(&self, other: &Label) -> bool {
-        **self == *other.0
-    }
-}
-
-impl PartialEq<Label> for String {
-    fn eq(&self, other: &Label) -> bool {
-        **self == *other.0
-    }
-}
-
-impl Serialize for Label {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Label {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        /// Reads the string straight into the label's one allocation (no
-        /// `String` first).
-        struct Text;
-        impl serde::de::Visitor<'_> for Text {
-            type Value = Label;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Label, E> {
-                Ok(Label::from(s))
-            }
-        }
-        d.deserialize_str(Text)
-    }
-}
-
-impl schemars::JsonSchema for Label {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "String".into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        String::json_schema(generator)
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-}
+crate::text_value::text_value!(Label, |l| l.as_str());
 
 /// Labels from `texts`, in order (a list of tags or concepts).
 pub fn labels<S: AsRef<str>>(texts: impl IntoIterator<Item = S>) -> Box<[Label]> {

@@ -7,7 +7,6 @@
 //! (`thought_id` on append, ids of imported chains) is kept as written:
 //! the hash covers the text, so an id is never rewritten.
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A thought's id: a canonical UUID as its bytes, any other text as given.
@@ -156,78 +155,7 @@ impl fmt::Debug for ThoughtId {
     }
 }
 
-impl PartialEq<str> for ThoughtId {
-    fn eq(&self, other: &str) -> bool {
-        match &self.0 {
-            Repr::Uuid(bytes) => parse_uuid(other).is_some_and(|o| o == *bytes),
-            Repr::Text(text) => **text == *other,
-        }
-    }
-}
-
-impl PartialEq<&str> for ThoughtId {
-    fn eq(&self, other: &&str) -> bool {
-        *self == **other
-    }
-}
-
-impl PartialEq<String> for ThoughtId {
-    fn eq(&self, other: &String) -> bool {
-        *self == **other
-    }
-}
-
-impl PartialEq<ThoughtId> for str {
-    fn eq(&self, other: &ThoughtId) -> bool {
-        *other == *self
-    }
-}
-
-impl PartialEq<ThoughtId> for &str {
-    fn eq(&self, other: &ThoughtId) -> bool {
-        *other == **self
-    }
-}
-
-impl PartialEq<ThoughtId> for String {
-    fn eq(&self, other: &ThoughtId) -> bool {
-        *other == **self
-    }
-}
-
-impl Serialize for ThoughtId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.as_text())
-    }
-}
-
-impl<'de> Deserialize<'de> for ThoughtId {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl serde::de::Visitor<'_> for Text {
-            type Value = ThoughtId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ThoughtId, E> {
-                Ok(ThoughtId::new(s))
-            }
-        }
-        d.deserialize_str(Text)
-    }
-}
-
-impl schemars::JsonSchema for ThoughtId {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "String".into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        String::json_schema(generator)
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-}
+crate::text_value::text_value!(ThoughtId, |id| id.as_text());
 
 #[cfg(test)]
 mod tests {
