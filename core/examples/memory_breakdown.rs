@@ -96,7 +96,7 @@ fn main() {
     println!("    Thought structs ({} B each, at the chain's length):     {:7.1}", std::mem::size_of::<Thought>(), per(structs as isize));
     println!("    strings and lists the thoughts own:                      {:7.1}", per(strings as isize));
     println!("    the rest (list slack, id/hash lookups, agents):          {:7.1}", per(appended - (structs + strings) as isize));
-    println!("  text filter index (first text search):                    {:7.1}", per(text));
+    println!("  text filter signatures (first text search):               {:7.1}", per(text));
     println!("  ranked index (first ranked search):                       {:7.1}", per(ranked));
     println!("  the engine in all (what dropping it gave back):          {:7.1}", per(engine));
 }

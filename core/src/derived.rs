@@ -2,8 +2,8 @@
 //! and then kept up incrementally.
 //!
 //! Appends and opening a chain only verify and store thoughts; the indices
-//! that serve queries (the lower-cased text the `text` filter scans, the
-//! ranked-retrieval index) are not needed for that. A [`Derived`] index
+//! that serve queries (the `text` filter's signatures, the ranked-retrieval
+//! index) are not needed for that. A [`Derived`] index
 //! records how many thoughts it covers and, when a query asks for it, first
 //! adds the thoughts committed since (in chain order, once each), so no query
 //! ever rebuilds it and an append never pays for it. The first query after
@@ -95,45 +95,13 @@ impl<T: Derive> Derived<T> {
     }
 }
 
-/// The lower-cased text of each thought that the `text` filter of `search`
-/// and `traverse_thoughts` matches: content, agent id, tags and concepts.
-#[derive(Debug, Default)]
-pub(crate) struct SearchText {
-    /// Every thought's text, lower-cased, one after another (one buffer
-    /// rather than a string per thought: no allocation per thought).
-    text: String,
-    /// Where each thought's text ends in `text`.
-    ends: Vec<usize>,
-}
-
-impl SearchText {
-    /// Lower-cased searchable text of thought `index`.
-    pub(crate) fn get(&self, index: usize) -> &str {
-        let start = index.checked_sub(1).map_or(0, |i| self.ends[i]);
-        &self.text[start..self.ends[index]]
-    }
-}
-
-impl Derive for SearchText {
+impl Derive for crate::text_filter::TextSignatures {
     fn indexed(&self) -> usize {
-        self.ends.len()
+        self.len()
     }
 
     fn add(&mut self, t: &Thought) {
-        let fields = [t.content.as_str(), &t.agent_id].into_iter().chain(t.tags.iter().chain(&t.concepts).map(|l| l.as_str()));
-        for (i, field) in fields.enumerate() {
-            // ASCII is lower-cased in place; other text may change length.
-            let lowered = if field.is_ascii() { None } else { Some(field.to_lowercase()) };
-            let piece = lowered.as_deref().unwrap_or(field);
-            self.text.reserve_exact(crate::growth::an_eighth_more(self.text.len(), self.text.capacity(), piece.len() + 1));
-            if i > 0 {
-                self.text.push('\n');
-            }
-            let from = self.text.len();
-            self.text.push_str(piece);
-            self.text[from..].make_ascii_lowercase();
-        }
-        crate::growth::push(&mut self.ends, self.text.len());
+        crate::text_filter::TextSignatures::add(self, t);
     }
 }
 
@@ -152,41 +120,49 @@ mod tests {
     use super::*;
     use crate::canonical::tests::golden_thought;
 
+    /// The indices of the thoughts added, in the order they were added.
+    #[derive(Debug, Default)]
+    struct Seen(Vec<u64>);
+
+    impl Derive for Seen {
+        fn indexed(&self) -> usize {
+            self.0.len()
+        }
+
+        fn add(&mut self, t: &Thought) {
+            self.0.push(t.index);
+        }
+    }
+
+    fn thoughts(n: u64) -> Vec<Thought> {
+        (0..n).map(|i| Thought { index: i, ..golden_thought() }).collect()
+    }
+
     #[test]
     fn catches_up_once_with_new_thoughts() {
-        let mut thoughts = Vec::new();
-        let text: Derived<SearchText> = Derived::default();
-        assert_eq!(text.get(&thoughts).indexed(), 0);
-        for i in 0..3u64 {
-            let mut t = golden_thought();
-            t.index = i;
-            t.content = format!("Thought NUMBER {i}");
-            thoughts.push(t);
-        }
-        assert_eq!(text.get(&thoughts[..2]).indexed(), 2);
-        let index = text.get(&thoughts);
-        assert_eq!(index.indexed(), 3, "only the new thought is added");
-        assert!(index.get(2).starts_with("thought number 2\n"));
-        assert!(index.get(0).starts_with("thought number 0\n"));
-        drop(index);
-        let steps: Derived<SearchText> = Derived::default();
+        let thoughts = thoughts(3);
+        let seen: Derived<Seen> = Derived::default();
+        assert_eq!(seen.get(&[]).indexed(), 0);
+        assert_eq!(seen.get(&thoughts[..2]).0, [0, 1]);
+        assert_eq!(seen.get(&thoughts).0, [0, 1, 2], "only the new thought is added, once");
+        let steps: Derived<Seen> = Derived::default();
         assert!(!steps.catch_up_some(&thoughts, 2));
         assert!(steps.catch_up_some(&thoughts, 2));
         assert!(steps.catch_up_some(&thoughts, 2));
-        assert_eq!(steps.get(&thoughts).indexed(), 3);
+        assert_eq!(steps.get(&thoughts).0, [0, 1, 2]);
     }
 
     #[test]
     fn ready_now_only_when_caught_up_and_not_held_for_writing() {
-        let thoughts: Vec<Thought> = (0..2u64).map(|i| Thought { index: i, ..golden_thought() }).collect();
-        let text: Derived<SearchText> = Derived::default();
-        assert!(!text.ready_now(&thoughts), "nothing indexed yet");
-        drop(text.get(&thoughts));
-        assert!(text.ready_now(&thoughts));
-        let held = text.write();
-        assert!(!text.ready_now(&thoughts), "a catch-up holds it: a read would wait");
+        let thoughts = thoughts(2);
+        let seen: Derived<Seen> = Derived::default();
+        assert!(!seen.ready_now(&thoughts), "nothing indexed yet");
+        drop(seen.get(&thoughts));
+        assert!(seen.ready_now(&thoughts));
+        let held = seen.write();
+        assert!(!seen.ready_now(&thoughts), "a catch-up holds it: a read would wait");
         drop(held);
-        let _reading = text.get(&thoughts);
-        assert!(text.ready_now(&thoughts), "readers do not wait for each other");
+        let _reading = seen.get(&thoughts);
+        assert!(seen.ready_now(&thoughts), "readers do not wait for each other");
     }
 }

@@ -111,6 +111,7 @@ pub mod skills;
 pub mod storage;
 pub mod sync;
 mod text;
+mod text_filter;
 mod text_value;
 pub mod thought;
 mod thought_id;

@@ -3,7 +3,7 @@
 
 use crate::args::read_args;
 use crate::chain::Chain;
-use crate::derived::SearchText;
+use crate::text_filter::{TextNeedle, TextSignatures};
 use crate::limits::{self, LimitError};
 use crate::named_enum::named_enum;
 use crate::thought::{MemoryScope, Thought, ThoughtRole, ThoughtType};
@@ -199,10 +199,10 @@ impl ThoughtFilter {
         Ok(f)
     }
 
-    /// The filter ready to scan `chain` (holding the chain's search text
-    /// when `text` is set).
+    /// The filter ready to scan `chain` (holding the chain's text
+    /// signatures when `text` is set).
     pub fn bind<'a>(&'a self, chain: &'a Chain) -> BoundFilter<'a> {
-        BoundFilter { filter: self, chain, text: self.text.as_ref().map(|_| chain.search_text()) }
+        BoundFilter { filter: self, chain, text: self.text.as_deref().map(|needle| (TextNeedle::new(needle), chain.text_signatures())) }
     }
 
     /// Every filter except `text` (for callers that score text themselves).
@@ -294,18 +294,18 @@ impl ThoughtFilter {
 pub struct BoundFilter<'a> {
     filter: &'a ThoughtFilter,
     chain: &'a Chain,
-    text: Option<RwLockReadGuard<'a, SearchText>>,
+    text: Option<(TextNeedle<'a>, RwLockReadGuard<'a, TextSignatures>)>,
 }
 
 impl BoundFilter<'_> {
     /// Whether thought `idx` of the chain passes every filter.
-    pub fn matches(&self, idx: usize) -> bool {
+    pub fn matches(&mut self, idx: usize) -> bool {
         let t = &self.chain.thoughts()[idx];
         let f = self.filter;
         f.matches_fields_with(t, || t.timestamp_ms)
-            && match (&f.text, &self.text) {
-                (Some(needle), Some(text)) => f.text_agents.contains(t.agent_id.as_str()) || text.get(idx).contains(needle.as_str()),
-                _ => true,
+            && match &mut self.text {
+                Some((needle, signatures)) => f.text_agents.contains(t.agent_id.as_str()) || needle.is_in(t, signatures.get(idx)),
+                None => true,
             }
     }
 }
@@ -313,7 +313,7 @@ impl BoundFilter<'_> {
 /// The newest `limit` matching thoughts that `visibility` shows, returned in append order.
 pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: crate::chain::visibility::Visibility, limit: usize) -> Vec<&'c Thought> {
     let mut out: Vec<&Thought> = Vec::new();
-    let filter = filter.bind(chain);
+    let mut filter = filter.bind(chain);
     let view = visibility.over(chain);
     for idx in (0..chain.len()).rev() {
         if out.len() >= limit {

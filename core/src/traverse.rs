@@ -105,7 +105,7 @@ pub(crate) fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: 
     let mut thoughts = Vec::new();
     let mut has_more = false;
     let mut pos = start;
-    let filter = filter.bind(chain);
+    let mut filter = filter.bind(chain);
     while pos >= 0 && pos < len {
         if filter.matches(pos as usize) {
             if thoughts.len() == chunk_size {

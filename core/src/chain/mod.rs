@@ -10,7 +10,8 @@ use crate::error::VerifyError;
 use crate::record::{ChainFormat, DecodedChain};
 use crate::thought::Thought;
 use crate::hex_bytes::ThoughtHash;
-use crate::derived::{Derived, SearchText};
+use crate::derived::Derived;
+use crate::text_filter::TextSignatures;
 use crate::host::{run_collect, Parallelism};
 use crate::keyed_hash::KeyedState;
 use crate::label::LabelSet;
@@ -36,8 +37,8 @@ pub(crate) use secrets::redact_new_thought;
 /// An open, verified chain.
 ///
 /// Committing a thought updates only what appends and lookups need (the
-/// thoughts, id and hash lookups, agent activity). The query indices (text
-/// filter, ranked retrieval) are `Derived` (`derived.rs`): they catch up with new thoughts
+/// thoughts, id and hash lookups, agent activity). The query indices (the text
+/// filter's signatures, ranked retrieval) are `Derived` (`derived.rs`): they catch up with new thoughts
 /// on the first query that needs them.
 #[derive(Debug)]
 pub struct Chain {
@@ -50,7 +51,7 @@ pub struct Chain {
     /// The agent ids and names, tags and concepts of the thoughts, one
     /// allocation per distinct text (`label.rs`).
     labels: LabelSet,
-    search_text: Derived<SearchText>,
+    text_signatures: Derived<TextSignatures>,
     ranked: Derived<RankedIndex>,
     retirements: Derived<Retirements>,
     claims: Derived<crate::claims::ClaimTable>,
@@ -102,7 +103,7 @@ impl Chain {
             by_hash: ThoughtLookup::new(hasher, |t| (0, t.hash.as_bytes())),
             agents: AgentRegistry::default(),
             labels: LabelSet::with_hasher(hasher),
-            search_text: Derived::default(),
+            text_signatures: Derived::default(),
             ranked: Derived::new(RankedIndex::with_hasher(hasher)),
             retirements: Derived::default(),
             claims: Derived::default(),
@@ -223,9 +224,9 @@ impl Chain {
         self.thoughts.last()
     }
 
-    /// The lower-cased text the `text` filter matches, caught up with every thought.
-    pub(crate) fn search_text(&self) -> RwLockReadGuard<'_, SearchText> {
-        self.search_text.get(&self.thoughts)
+    /// The `text` filter's signatures (`text_filter.rs`), caught up with every thought.
+    pub(crate) fn text_signatures(&self) -> RwLockReadGuard<'_, TextSignatures> {
+        self.text_signatures.get(&self.thoughts)
     }
 
     /// Looks a thought up by id.
@@ -277,7 +278,7 @@ impl Chain {
     /// Brings the query indices up to date by at most `max` thoughts each;
     /// returns whether they cover the whole chain.
     pub fn warm_indexes(&self, max: usize) -> bool {
-        let text = self.search_text.catch_up_some(&self.thoughts, max);
+        let text = self.text_signatures.catch_up_some(&self.thoughts, max);
         self.ranked.catch_up_some(&self.thoughts, max) && text
     }
 
