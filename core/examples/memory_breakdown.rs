@@ -39,6 +39,9 @@ fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usiz
     // it), with the Arc's two counts; the rest share it.
     let mut label = |l: &Label| if seen.insert(l.as_ptr() as usize) { l.len() + 16 } else { 0 };
     let labels = [&t.agent_id, &t.agent_name].into_iter().chain(t.tags.iter()).chain(t.concepts.iter()).map(&mut label).sum::<usize>();
+    // So is a list of tags or concepts (`LabelList`).
+    let mut list = |l: &mentisdb_core::LabelList| if !l.is_empty() && seen.insert(l.as_ptr() as usize) { std::mem::size_of_val(&**l) + 16 } else { 0 };
+    let lists = list(&t.tags) + list(&t.concepts);
     let extras = t.extras.as_deref().map_or(0, |e| {
         std::mem::size_of::<ThoughtExtras>()
             + o(&e.session_id)
@@ -50,7 +53,7 @@ fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usiz
             + o(&e.entity_type)
             + o(&e.timestamp_text)
     });
-    id_heap(&t.id) + s(&t.content) + std::mem::size_of_val(&*t.tags) + std::mem::size_of_val(&*t.concepts) + labels + extras
+    id_heap(&t.id) + s(&t.content) + lists + labels + extras
 }
 
 fn main() {

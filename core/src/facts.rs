@@ -298,7 +298,7 @@ mod tests {
     #[test]
     fn other_thoughts_and_malformed_records_are_not_facts() {
         let mut t = record("x", 0, &fact("s", "o", 1, &[]));
-        t.tags = Box::default();
+        t.tags = Default::default();
         assert_eq!(FactRecord::of(&t), None, "untagged");
         let mut t = record("x", 0, &fact("s", "o", 1, &[]));
         t.content = "{\"fact\": \"record\", \"subject\": \"s\"}".into();

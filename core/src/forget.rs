@@ -45,8 +45,8 @@ pub(crate) struct Rewrite {
 fn forget_in_place(t: &mut Thought, note: ForgetNote) {
     let content_digest = compute_content_digest(t).expect("a schema 2 thought has a content digest");
     t.content.clear();
-    t.tags = Box::default();
-    t.concepts = Box::default();
+    t.tags = Default::default();
+    t.concepts = Default::default();
     t.extras = t.extras.take().and_then(|e| ThoughtExtras { thought_signature: None, ..*e }.boxed());
     t.content_salt = None;
     t.forgotten = Some(Box::new(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason }));

@@ -110,8 +110,8 @@ mod tests {
         signed.stamp_relations();
         let forgotten = Thought {
             content: String::new(),
-            tags: Box::default(),
-            concepts: Box::default(),
+            tags: Default::default(),
+            concepts: Default::default(),
             content_salt: None,
             forgotten: Some(Box::new(crate::thought::Forgotten { content_digest: "03".repeat(32), forgotten_at: "2026-11-23T00:00:00.000Z".into(), forgotten_by: "ops".into(), reason: "pii \"quoted\"".into() })),
             hash: crate::hex_bytes::ThoughtHash::from([0x04; 32]),

@@ -1,17 +1,20 @@
 //! Short texts many thoughts repeat (agent ids and names, tags, concepts),
-//! held once per chain.
+//! and lists of them (a thought's tags, its concepts), held once per chain.
 //!
 //! A chain of 100,000 thoughts written by a handful of agents with a few
 //! dozen tags carries the same few labels on every thought. As `String`s
 //! each was an allocation of its own per thought; a [`Label`] is a shared,
 //! immutable string, and a chain's [`LabelSet`] hands every thought that
 //! carries the same text the same one: no allocation, 16 bytes a label (and
-//! a set entry per distinct text).
+//! a set entry per distinct text). A thought's tags and concepts are
+//! [`LabelList`]s, shared the same way: the thoughts carrying the same list
+//! hold one allocation of it.
 //! `cargo run --release -p mentisdb-core --example memory_breakdown`
 //! measures what it saves.
 
 use crate::keyed_hash::{KeyedSet, KeyedState};
 use std::borrow::Borrow;
+use std::hash::BuildHasher;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -92,70 +95,221 @@ impl From<Label> for String {
 crate::text_value::text_value!(Label, |l| l.as_str());
 
 /// Labels from `texts`, in order (a list of tags or concepts).
-pub fn labels<S: AsRef<str>>(texts: impl IntoIterator<Item = S>) -> Box<[Label]> {
+pub fn labels<S: AsRef<str>>(texts: impl IntoIterator<Item = S>) -> LabelList {
     texts.into_iter().map(|s| Label::from(s.as_ref())).collect()
 }
 
-/// One chain's distinct labels: [`LabelSet::share`] makes every label of
-/// the same text one allocation. Keyed by the host (`keyed_hash.rs`), as
-/// callers choose the texts. It keeps every label it was given (a
+/// A thought's tags or its concepts: an immutable list of [`Label`]s that
+/// every thought of a chain carrying the same list shares ([`LabelSet`]).
+/// Reads as a `&[Label]` (`Deref`) and is a JSON array of strings on the
+/// wire; 16 bytes, and an empty list allocates nothing.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct LabelList(Option<Arc<[Label]>>);
+
+impl LabelList {
+    /// Whether `self` and `other` share one allocation (a [`LabelSet`] made
+    /// both), or are both empty.
+    pub fn shares(&self, other: &LabelList) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+impl Deref for LabelList {
+    type Target = [Label];
+    fn deref(&self) -> &[Label] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
+
+impl<'a> IntoIterator for &'a LabelList {
+    type Item = &'a Label;
+    type IntoIter = std::slice::Iter<'a, Label>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for LabelList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<Vec<Label>> for LabelList {
+    fn from(v: Vec<Label>) -> LabelList {
+        LabelList((!v.is_empty()).then(|| Arc::from(v)))
+    }
+}
+
+impl FromIterator<Label> for LabelList {
+    fn from_iter<I: IntoIterator<Item = Label>>(iter: I) -> LabelList {
+        LabelList::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl<const N: usize> PartialEq<[&str; N]> for LabelList {
+    fn eq(&self, other: &[&str; N]) -> bool {
+        self.len() == N && self.iter().zip(other).all(|(l, s)| l == s)
+    }
+}
+
+impl serde::Serialize for LabelList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LabelList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<Label>::deserialize(d).map(LabelList::from)
+    }
+}
+
+impl schemars::JsonSchema for LabelList {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Vec::<String>::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Vec::<String>::json_schema(generator)
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+/// One chain's distinct labels and label lists: [`LabelSet::share`] makes
+/// every label of the same text one allocation, [`LabelSet::share_list`]
+/// every list of the same labels. Keyed by the host (`keyed_hash.rs`), as
+/// callers choose the texts. It keeps every label and list it was given (a
 /// pointer, 16 bytes, each; the text is the thoughts'), also after the
 /// thoughts carrying it are forgotten.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LabelSet(KeyedSet<Label>);
+pub(crate) struct LabelSet {
+    labels: KeyedSet<Label>,
+    /// Lists by the hash of their labels' texts, which is the hash of a
+    /// `[String]` or `[&str]` of the same texts (a `String`, a `str` and a
+    /// `Label` hash alike): looked up by texts without making labels.
+    lists: hashbrown::HashTable<LabelList>,
+}
 
 impl LabelSet {
     /// An empty set keyed by `hasher`.
     pub(crate) fn with_hasher(hasher: KeyedState) -> Self {
-        LabelSet(KeyedSet::with_hasher(hasher))
+        LabelSet { labels: KeyedSet::with_hasher(hasher), lists: hashbrown::HashTable::new() }
     }
 
     /// The set's label for `text` (shared, no allocation), or a new one
     /// (not added: [`LabelSet::share`] adds it when the thought is kept).
     pub(crate) fn get(&self, text: &str) -> Label {
-        self.0.get(text).cloned().unwrap_or_else(|| Label::from(text))
+        self.labels.get(text).cloned().unwrap_or_else(|| Label::from(text))
+    }
+
+    /// The set's list of `texts` (shared, no allocation), or a new one of
+    /// the set's labels (not added: [`LabelSet::share_list`] adds it when the
+    /// thought is kept).
+    pub(crate) fn get_list(&self, texts: &[String]) -> LabelList {
+        match self.find_list(texts) {
+            Some(kept) => kept.clone(),
+            None => texts.iter().map(|t| self.get(t)).collect(),
+        }
+    }
+
+    /// The set's list of `labels`, added when new (for a decoder that
+    /// interned each label already).
+    pub(crate) fn intern_list(&mut self, labels: Vec<Label>) -> LabelList {
+        if let Some(kept) = self.find_list(&labels) {
+            return kept.clone();
+        }
+        let list = LabelList::from(labels);
+        if !list.is_empty() {
+            self.insert_list(list.clone());
+        }
+        list
+    }
+
+    /// The kept list of the texts `texts`.
+    fn find_list<S: AsRef<str> + std::hash::Hash>(&self, texts: &[S]) -> Option<&LabelList> {
+        let hash = self.labels.hasher().hash_one(texts);
+        self.lists.find(hash, |l| l.len() == texts.len() && l.iter().zip(texts).all(|(l, t)| l.as_str() == t.as_ref()))
+    }
+
+    /// Keeps `list` (which the set has not).
+    fn insert_list(&mut self, list: LabelList) {
+        let hasher = *self.labels.hasher();
+        let hash = hasher.hash_one(&*list);
+        self.lists.insert_unique(hash, list, |l| hasher.hash_one(&**l));
+    }
+
+    /// Makes `list` the set's list of its labels, adding it (of the set's
+    /// labels) when the set has none.
+    pub(crate) fn share_list(&mut self, list: &mut LabelList) {
+        if list.is_empty() {
+            return;
+        }
+        match self.find_list(list) {
+            Some(kept) if kept.shares(list) => {}
+            Some(kept) => *list = kept.clone(),
+            None => {
+                if !list.iter().all(|l| self.labels.get(l.as_str()).is_some_and(|kept| kept.shares(l))) {
+                    *list = list.iter().map(|l| self.intern(l)).collect();
+                }
+                self.insert_list(list.clone());
+            }
+        }
     }
 
     /// The set's label for `text`, added when new (no allocation when the
     /// set has it).
     pub(crate) fn intern(&mut self, text: &str) -> Label {
-        if let Some(kept) = self.0.get(text) {
+        if let Some(kept) = self.labels.get(text) {
             return kept.clone();
         }
         let label = Label::from(text);
-        self.0.insert(label.clone());
+        self.labels.insert(label.clone());
         label
     }
 
     /// Makes `label` the set's label of its text, adding it when the set
     /// has none.
     pub(crate) fn share(&mut self, label: &mut Label) {
-        match self.0.get(label.as_str()) {
+        match self.labels.get(label.as_str()) {
             Some(kept) if kept.shares(label) => {}
             Some(kept) => *label = kept.clone(),
             None => {
-                self.0.insert(label.clone());
+                self.labels.insert(label.clone());
             }
         }
     }
 
-    /// Adds the labels of `other` this set has no label for.
+    /// Adds the labels and lists of `other` this set has none for.
     pub(crate) fn absorb(&mut self, other: LabelSet) {
-        if self.0.is_empty() && self.0.hasher() == other.0.hasher() {
+        if self.labels.is_empty() && self.lists.is_empty() && self.labels.hasher() == other.labels.hasher() {
             *self = other;
             return;
         }
-        for label in other.0 {
-            if !self.0.contains(label.as_str()) {
-                self.0.insert(label);
+        for label in other.labels {
+            if !self.labels.contains(label.as_str()) {
+                self.labels.insert(label);
             }
+        }
+        for mut list in other.lists {
+            self.share_list(&mut list);
         }
     }
 
     /// How many distinct labels the set holds.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        self.labels.len()
+    }
+
+    /// How many distinct lists the set holds.
+    #[cfg(test)]
+    pub(crate) fn lists(&self) -> usize {
+        self.lists.len()
     }
 }
 
@@ -192,5 +346,29 @@ mod tests {
         set.share(&mut d);
         assert_eq!(set.len(), 2);
         assert!(set.get("new").shares(&d));
+    }
+
+    #[test]
+    fn a_set_shares_one_allocation_per_list_of_its_labels() {
+        let mut set = LabelSet::default();
+        let texts = ["ops".to_string(), "db".to_string()];
+        let mut a = set.get_list(&texts);
+        assert_eq!(a, ["ops", "db"]);
+        assert_eq!(set.lists(), 0, "get_list adds nothing");
+        set.share_list(&mut a);
+        assert!(a[0].shares(&set.get("ops")) && a[1].shares(&set.get("db")), "the labels are the set's");
+        let mut b = labels(["ops", "db"]);
+        assert!(!b.shares(&a));
+        set.share_list(&mut b);
+        assert!(b.shares(&a), "the second is replaced by the first");
+        assert!(set.get_list(&texts).shares(&a), "looked up by its texts");
+        assert!(!set.get_list(&["db".to_string(), "ops".to_string()]).shares(&a), "order counts");
+        assert!(set.intern_list(vec![set.get("ops"), set.get("db")]).shares(&a));
+        let mut empty = set.get_list(&[]);
+        set.share_list(&mut empty);
+        assert!(empty.is_empty() && set.lists() == 1, "an empty list is nothing to keep");
+        assert_eq!(serde_json::to_string(&a).unwrap(), r#"["ops","db"]"#);
+        assert_eq!(serde_json::from_str::<LabelList>(r#"["ops","db"]"#).unwrap(), a);
+        assert_eq!(format!("{a:?}"), r#"["ops", "db"]"#);
     }
 }

@@ -135,7 +135,7 @@ pub use error_kind::ErrorKind;
 pub use named_enum::UnknownName;
 pub use import::ImportReport;
 pub use keyed_hash::KeyedState;
-pub use label::{labels, Label};
+pub use label::{labels, Label, LabelList};
 pub use thought_id::{IdText, ThoughtId};
 pub use traverse::Cursor;
 pub use host::{AppendObserver, Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};

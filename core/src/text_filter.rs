@@ -119,7 +119,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn thought(content: &str, tags: &[&str]) -> Thought {
-        Thought { content: content.into(), tags: crate::label::labels(tags), concepts: Box::new([]), ..golden_thought() }
+        Thought { content: content.into(), tags: crate::label::labels(tags), concepts: Default::default(), ..golden_thought() }
     }
 
     /// What the filter answers for `needle` (any case) and a thought.

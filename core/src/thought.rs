@@ -1,7 +1,7 @@
 //! The thought model: what one memory is.
 
 use crate::hex_bytes::{ContentSalt, ThoughtHash};
-use crate::label::Label;
+use crate::label::{Label, LabelList};
 use crate::thought_id::ThoughtId;
 use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
@@ -298,9 +298,9 @@ pub struct Thought {
     /// Importance in `0.0..=1.0`.
     pub importance: f64,
     /// Free-form tags.
-    pub tags: Box<[Label]>,
+    pub tags: LabelList,
     /// Free-form concepts.
-    pub concepts: Box<[Label]>,
+    pub concepts: LabelList,
     /// The fields few thoughts set: `None` when all are unset (what
     /// [`ThoughtExtras::boxed`] makes; equality compares this too).
     pub extras: Option<Box<ThoughtExtras>>,
@@ -351,7 +351,8 @@ impl Thought {
     pub(crate) fn share_labels(&mut self, set: &mut crate::label::LabelSet) {
         set.share(&mut self.agent_id);
         set.share(&mut self.agent_name);
-        self.tags.iter_mut().chain(self.concepts.iter_mut()).for_each(|l| set.share(l));
+        set.share_list(&mut self.tags);
+        set.share_list(&mut self.concepts);
     }
 }
 
@@ -403,9 +404,9 @@ pub struct ThoughtWire {
     /// Importance in `0.0..=1.0`.
     pub importance: f64,
     /// Free-form tags.
-    pub tags: Box<[Label]>,
+    pub tags: LabelList,
     /// Free-form concepts.
-    pub concepts: Box<[Label]>,
+    pub concepts: LabelList,
     /// Indices of earlier thoughts in the same chain.
     pub refs: Vec<u64>,
     /// Typed relations.

@@ -308,7 +308,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
     let mut content = if v1 { d.str()? } else { String::new() };
     let confidence = if d.present()? { Some(d.f64()?) } else { None };
     let importance = d.f64()?;
-    let (mut tags, mut concepts) = if v1 { (d.label_list(labels.as_deref_mut())?, d.label_list(labels.as_deref_mut())?) } else { (Box::default(), Box::default()) };
+    let (mut tags, mut concepts) = if v1 { (d.label_list(labels.as_deref_mut())?, d.label_list(labels.as_deref_mut())?) } else { Default::default() };
     let nrefs = d.count(8)?;
     let refs = (0..nrefs).map(|_| d.u64()).collect::<Result<Vec<_>, _>>()?;
     let nrel = d.count(9)?;
@@ -464,8 +464,8 @@ pub(crate) mod tests {
         // Forgotten, the thought keeps its hash: the digest stands in for the erased part.
         let forgotten = Thought {
             content: String::new(),
-            tags: Box::default(),
-            concepts: Box::default(),
+            tags: Default::default(),
+            concepts: Default::default(),
             content_salt: None,
             forgotten: Some(Box::new(Forgotten {
                 content_digest: compute_content_digest(&t).unwrap(),
@@ -502,8 +502,8 @@ pub(crate) mod tests {
         // Forgotten, it keeps its hash and its entity type.
         let forgotten = Thought {
             content: String::new(),
-            tags: Box::default(),
-            concepts: Box::default(),
+            tags: Default::default(),
+            concepts: Default::default(),
             content_salt: None,
             forgotten: Some(Box::new(Forgotten {
                 content_digest: compute_content_digest(&t).unwrap(),

@@ -2,7 +2,7 @@
 //! integers, `f64` as its bits, length-prefixed bytes and strings, options
 //! and lists ([`Encoder`]), and their bounds-checked reader ([`Decoder`]).
 
-use crate::label::{Label, LabelSet};
+use crate::label::{Label, LabelList, LabelSet};
 
 /// Appends canonical primitives to a buffer.
 #[derive(Debug, Default)]
@@ -164,10 +164,15 @@ impl<'a> Decoder<'a> {
             None => Label::from(s),
         })
     }
-    /// A list of strings as [`Label`]s, shared through `labels` when given.
-    pub(crate) fn label_list(&mut self, mut labels: Option<&mut LabelSet>) -> Result<Box<[Label]>, DecodeError> {
+    /// A list of strings as a [`LabelList`], it and its labels shared
+    /// through `labels` when given.
+    pub(crate) fn label_list(&mut self, mut labels: Option<&mut LabelSet>) -> Result<LabelList, DecodeError> {
         let n = self.count(4)?;
-        (0..n).map(|_| self.label(labels.as_deref_mut())).collect()
+        let list = (0..n).map(|_| self.label(labels.as_deref_mut())).collect::<Result<Vec<_>, _>>()?;
+        Ok(match labels {
+            Some(set) => set.intern_list(list),
+            None => LabelList::from(list),
+        })
     }
     /// Bytes not read yet.
     pub(crate) fn rest(&self) -> &'a [u8] {

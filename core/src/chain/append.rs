@@ -212,8 +212,8 @@ impl Chain {
             role: input.role,
             content: input.content,
             importance,
-            tags: tags.iter().map(|t| self.labels.get(t)).collect(),
-            concepts: input.concepts.iter().map(|c| self.labels.get(c)).collect(),
+            tags: self.labels.get_list(&tags),
+            concepts: self.labels.get_list(&input.concepts),
             extras: ThoughtExtras {
                 session_id: input.session_id.map(Into::into),
                 agent_owner: input.agent_owner.filter(|o| !o.trim().is_empty()).map(Into::into),

@@ -166,7 +166,7 @@ impl RankedIndex {
         // (documents are chain positions) but brings no words or vector.
         let blank;
         let t = if t.is_claim_record() {
-            blank = Thought { content: String::new(), tags: Box::default(), concepts: Box::default(), ..t.clone() };
+            blank = Thought { content: String::new(), tags: Default::default(), concepts: Default::default(), ..t.clone() };
             &blank
         } else {
             t

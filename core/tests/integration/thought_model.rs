@@ -181,8 +181,9 @@ fn dedup_is_off_by_default_and_looks_only_at_the_scan_window() {
 }
 
 /// Agent ids and names, tags and concepts are one allocation per text in a
-/// chain (`label.rs`): for thoughts appended, for thoughts read back at
-/// open (binary and JSONL chains), and for thoughts appended after it.
+/// chain, and a list of tags or concepts one per list (`label.rs`): for
+/// thoughts appended, for thoughts read back at open (binary and JSONL
+/// chains), and for thoughts appended after it.
 #[test]
 fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
     let (db, storage) = fresh();
@@ -191,6 +192,7 @@ fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
         for i in 1..3 {
             ok(&db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "ada", "thought_type": "Finding", "content": format!("finding {i}"), "tags": ["ops", "db"], "concepts": ["latency"]}));
         }
+        ok(&db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "ada", "thought_type": "Finding", "content": "other tags", "tags": ["ops"], "concepts": ["latency"]}));
         let format_of = db.with_chain(chain, |c| c.unwrap().format()).unwrap();
         assert_eq!(format_of.adapter_name(), format);
     }
@@ -199,23 +201,25 @@ fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
             let t = c.expect("the chain exists").thoughts();
             assert_eq!(t.len(), n);
             let first = &t[0];
-            for other in &t[1..] {
+            for other in t[1..].iter().filter(|o| o.content != "other tags") {
                 assert!(other.agent_id.shares(&first.agent_id) && other.agent_name.shares(&first.agent_name), "{chain}: agent");
                 assert!(other.tags.iter().zip(first.tags.iter()).all(|(a, b)| a.shares(b)), "{chain}: tags");
                 assert!(other.concepts[0].shares(&first.concepts[0]), "{chain}: concepts");
+                assert!(other.tags.shares(&first.tags) && other.concepts.shares(&first.concepts), "{chain}: lists");
             }
             assert!(!first.tags[0].shares(&first.tags[1]));
+            assert!(t.iter().any(|t| t.content == "other tags" && t.tags[0].shares(&first.tags[0]) && !t.tags.shares(&first.tags)), "{chain}: another list of the same labels");
         })
         .unwrap();
     };
     for chain in ["bin", "lines"] {
-        shared(&db, chain, 3);
+        shared(&db, chain, 4);
     }
     drop(db);
     let db = reopen(storage);
     for chain in ["bin", "lines"] {
         ok(&db, "mentisdb_append", json!({"chain_key": chain, "agent_id": "ada", "thought_type": "Finding", "content": "after reopening", "tags": ["ops", "db"], "concepts": ["latency"]}));
-        shared(&db, chain, 4);
+        shared(&db, chain, 5);
     }
 }
 
