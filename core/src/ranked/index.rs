@@ -99,8 +99,9 @@ pub struct RankedIndex {
     /// Per author: content words summed (as `field_lens` counts them) and thoughts.
     author_content: Vec<(u64, u32)>,
     /// Every thought's content as term ids, in order (stopwords dropped),
-    /// one after another; thought `doc` ends at `content_ends[doc]`.
-    content_terms: Vec<u32>,
+    /// one after another, each in as few bytes as it needs (`varint.rs`);
+    /// thought `doc`'s end at `content_ends[doc]`.
+    content_terms: Vec<u8>,
     content_ends: Vec<u32>,
     /// With a provider, one vector per thought and per term.
     embedded: Embedded,
@@ -113,6 +114,30 @@ impl std::fmt::Debug for RankedIndex {
             .field("terms", &self.terms.len())
             .field("embedder", &self.embedder().map(|e| e.name().to_string()))
             .finish_non_exhaustive()
+    }
+}
+
+/// Two term ids, one right after the other, as the index keeps a
+/// thought's content ([`RankedIndex::adjacent_count`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TermPair {
+    bytes: [u8; 10],
+    len: u8,
+}
+
+impl TermPair {
+    /// Term `first` followed by term `second`.
+    pub fn new(first: u32, second: u32) -> Self {
+        let mut v = Vec::with_capacity(10);
+        super::varint::push(&mut v, first);
+        super::varint::push(&mut v, second);
+        let mut bytes = [0; 10];
+        bytes[..v.len()].copy_from_slice(&v);
+        TermPair { bytes, len: v.len() as u8 }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
     }
 }
 
@@ -186,10 +211,10 @@ impl RankedIndex {
                     // A term is embedded as the word it was first seen as.
                     let id = self.term_of_word(&w, true);
                     self.count(id, doc, field);
-                    crate::growth::push(&mut self.content_terms, id);
+                    super::varint::push(&mut self.content_terms, id);
                     words += 1;
                 }
-                crate::growth::push(&mut self.content_ends, u32::try_from(self.content_terms.len()).expect("a chain's content words number fewer than 2^32"));
+                crate::growth::push(&mut self.content_ends, u32::try_from(self.content_terms.len()).expect("a chain's content terms take fewer than 2^32 bytes"));
             }
             for label in field_labels(t, field) {
                 let mut ids = Vec::new();
@@ -310,7 +335,11 @@ impl RankedIndex {
     }
 
     /// Thought `doc`'s content as term ids, in order (stopwords dropped).
-    pub fn content_terms(&self, doc: u32) -> &[u32] {
+    pub fn content_terms(&self, doc: u32) -> impl Iterator<Item = u32> + '_ {
+        super::varint::read(self.content_bytes(doc))
+    }
+
+    fn content_bytes(&self, doc: u32) -> &[u8] {
         let start = if doc == 0 { 0 } else { self.content_ends[doc as usize - 1] as usize };
         &self.content_terms[start..self.content_ends[doc as usize] as usize]
     }
@@ -318,8 +347,8 @@ impl RankedIndex {
     /// How many times term `second` directly follows term `first` in
     /// thought `doc`'s content (stopwords aside: "went to the beach" has
     /// "go" next to "beach").
-    pub fn adjacent_count(&self, doc: u32, first: u32, second: u32) -> u32 {
-        self.content_terms(doc).windows(2).filter(|w| w[0] == first && w[1] == second).count() as u32
+    pub fn adjacent_count(&self, doc: u32, pair: &TermPair) -> u32 {
+        super::varint::count_run(self.content_bytes(doc), pair.bytes())
     }
 
     /// Id of an index term.
@@ -464,7 +493,7 @@ mod tests {
                             first_surface.entry(tok.term.clone()).or_insert(tok.surface.clone());
                         }
                         let ids: Vec<u32> = tokens.iter().map(|tok| idx.term_id(&tok.term).unwrap()).collect();
-                        proptest::prop_assert_eq!(idx.content_terms(doc), &ids[..]);
+                        proptest::prop_assert_eq!(idx.content_terms(doc).collect::<Vec<_>>(), ids);
                         tokens.into_iter().map(|tok| tok.term).collect()
                     } else {
                         let terms: Vec<String> = field_labels(t, field).iter().flat_map(|l| a.label_terms(l)).collect();
@@ -533,10 +562,11 @@ mod tests {
         let c = chain_with(&[("We went to the beach", &["trip"]), ("beach beach day", &[])]);
         let idx = c.ranked_index();
         let id = |t: &str| idx.term_id(t).unwrap();
-        assert_eq!(idx.content_terms(0), &[id("go"), id("beach")], "stopwords dropped, tags not part of it");
-        assert_eq!(idx.content_terms(1), &[id("beach"), id("beach"), id("day")]);
-        assert_eq!(idx.adjacent_count(0, id("go"), id("beach")), 1);
-        assert_eq!(idx.adjacent_count(0, id("beach"), id("go")), 0, "in order");
-        assert_eq!(idx.adjacent_count(1, id("beach"), id("beach")), 1);
+        assert_eq!(idx.content_terms(0).collect::<Vec<_>>(), [id("go"), id("beach")], "stopwords dropped, tags not part of it");
+        assert_eq!(idx.content_terms(1).collect::<Vec<_>>(), [id("beach"), id("beach"), id("day")]);
+        let pair = |a: &str, b: &str| TermPair::new(id(a), id(b));
+        assert_eq!(idx.adjacent_count(0, &pair("go", "beach")), 1);
+        assert_eq!(idx.adjacent_count(0, &pair("beach", "go")), 0, "in order");
+        assert_eq!(idx.adjacent_count(1, &pair("beach", "beach")), 1);
     }
 }

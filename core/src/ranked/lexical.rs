@@ -5,7 +5,7 @@
 
 use super::bm25;
 use super::candidates::Accumulators;
-use super::index::{Field, RankedIndex, FIELD_COUNT};
+use super::index::{Field, RankedIndex, TermPair, FIELD_COUNT};
 use super::query::QueryWords;
 
 /// What a pair of query words found next to each other counts, relative to one query term.
@@ -55,7 +55,8 @@ pub(crate) fn score_phrases(index: &RankedIndex, words: &QueryWords, avg: &[f32;
     for &(first, second) in &words.pairs {
         let (Some(a_id), Some(b_id)) = (index.term_id(&terms[first].0), index.term_id(&terms[second].0)) else { continue };
         let both = (1u64 << first) | (1u64 << second);
-        let held: Vec<(usize, u32)> = acc.accs.iter().enumerate().filter(|(_, a)| a.terms & both == both).map(|(slot, a)| (slot, index.adjacent_count(a.doc, a_id, b_id))).filter(|(_, tf)| *tf > 0).collect();
+        let pair = TermPair::new(a_id, b_id);
+        let held: Vec<(usize, u32)> = acc.accs.iter().enumerate().filter(|(_, a)| a.terms & both == both).map(|(slot, a)| (slot, index.adjacent_count(a.doc, &pair))).filter(|(_, tf)| *tf > 0).collect();
         let idf = bm25::idf(held.len() as u32, index.len() as u32);
         for (slot, tf) in held {
             let a = &mut acc.accs[slot];

@@ -47,6 +47,7 @@ pub mod sketch;
 mod stretch;
 mod terms;
 mod turns;
+mod varint;
 mod vectors;
 
 pub use analyzer::Analyzer;
