@@ -47,9 +47,9 @@ fn forget_in_place(t: &mut Thought, note: ForgetNote) {
     t.content.clear();
     t.tags = Default::default();
     t.concepts = Default::default();
-    t.extras = t.extras.take().and_then(|e| ThoughtExtras { thought_signature: None, ..*e }.boxed());
+    let forgotten = Some(Box::new(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason }));
+    t.extras = ThoughtExtras { thought_signature: None, forgotten, ..t.extras.take().map(|e| *e).unwrap_or_default() }.boxed();
     t.content_salt = None;
-    t.forgotten = Some(Box::new(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason }));
 }
 
 /// `chain`'s thoughts with every schema-1 thought migrated to schema 2
@@ -132,7 +132,7 @@ mod tests {
         let back = reload(&r);
         let t = back.by_index(1).unwrap();
         assert!(t.content.is_empty() && t.tags.is_empty() && t.content_salt.is_none());
-        assert_eq!(t.forgotten.as_ref().unwrap().reason, "leaked");
+        assert_eq!(t.forgotten().unwrap().reason, "leaked");
         assert!(!r.bytes.windows(15).any(|w| w == b"secret number 1"), "the content left the bytes");
         assert!(r.bytes.windows(15).any(|w| w == b"secret number 2"));
     }
@@ -159,7 +159,7 @@ mod tests {
     fn a_tampered_forget_record_still_cannot_change_the_content_digest() {
         let c = chain_of(2, THOUGHT_SCHEMA_VERSION);
         let mut r = rewrite(&c, Some((0, note())), || unreachable!());
-        r.thoughts[0].forgotten.as_mut().unwrap().content_digest = "00".repeat(32);
+        r.thoughts[0].extras_mut().forgotten.as_mut().unwrap().content_digest = "00".repeat(32);
         assert_ne!(compute_thought_hash(&r.thoughts[0]), r.thoughts[0].hash);
     }
 }

@@ -113,10 +113,9 @@ mod tests {
             tags: Default::default(),
             concepts: Default::default(),
             content_salt: None,
-            forgotten: Some(Box::new(crate::thought::Forgotten { content_digest: "03".repeat(32), forgotten_at: "2026-11-23T00:00:00.000Z".into(), forgotten_by: "ops".into(), reason: "pii \"quoted\"".into() })),
             hash: crate::hex_bytes::ThoughtHash::from([0x04; 32]),
             ..crate::canonical::tests::golden_thought_v2()
-        };
+        }.with_forgotten(crate::thought::Forgotten { content_digest: "03".repeat(32), forgotten_at: "2026-11-23T00:00:00.000Z".into(), forgotten_by: "ops".into(), reason: "pii \"quoted\"".into() });
         let written: Vec<String> = [genesis, signed, forgotten].iter().map(|t| String::from_utf8(line(t)).unwrap()).collect();
         assert_eq!(
             written,

@@ -48,7 +48,6 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
         prev_hash: _,
         hash: _,
         content_salt: _,
-        forgotten: _,
         source_episode: _,
     } = thought;
     let default = ThoughtExtras::default();
@@ -64,6 +63,7 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
         thought_signature: _,
         // Assigned by the chain.
         timestamp_text: _,
+        forgotten: _,
     } = extras.as_deref().unwrap_or(&default);
     let mut e = Encoder::with_capacity(256 + content.len());
     e.buf.extend_from_slice(SIGNATURE_DOMAIN);

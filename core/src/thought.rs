@@ -313,8 +313,6 @@ pub struct Thought {
     /// Schema 2: 16 random bytes mixed into the digest of the erasable part
     /// (see [`ThoughtWire::content_salt`]).
     pub content_salt: Option<ContentSalt>,
-    /// Set when the thought was forgotten (see [`ThoughtWire::forgotten`]).
-    pub forgotten: Option<Box<Forgotten>>,
 }
 
 /// The fields of a [`Thought`] most thoughts leave unset ([`ThoughtWire`]
@@ -343,6 +341,8 @@ pub struct ThoughtExtras {
     /// writers, other offsets or precisions. A text that is no RFC 3339 at
     /// all is kept too (with `timestamp_ms` 0), for verification to refuse.
     pub timestamp_text: Option<Box<str>>,
+    /// Set when the thought was forgotten (see [`ThoughtWire::forgotten`]).
+    pub forgotten: Option<Box<Forgotten>>,
 }
 
 impl Thought {
@@ -498,7 +498,7 @@ impl Serialize for Thought {
             prev_hash: &self.prev_hash,
             hash: &self.hash,
             content_salt: self.content_salt.as_ref(),
-            forgotten: self.forgotten.as_deref(),
+            forgotten: self.forgotten(),
         }
         .serialize(s)
     }
@@ -516,6 +516,7 @@ impl From<ThoughtWire> for Thought {
             relations: w.relations,
             entity_type: w.entity_type,
             timestamp_text: None,
+            forgotten: w.forgotten,
         };
         let mut thought = Thought {
             schema_version: w.schema_version,
@@ -535,7 +536,6 @@ impl From<ThoughtWire> for Thought {
             prev_hash: w.prev_hash,
             hash: w.hash,
             content_salt: w.content_salt,
-            forgotten: w.forgotten,
         };
         thought.set_timestamp(&w.timestamp);
         thought
@@ -692,7 +692,18 @@ impl Thought {
 
     /// Whether the thought's erasable part was forgotten.
     pub fn is_forgotten(&self) -> bool {
-        self.forgotten.is_some()
+        self.forgotten().is_some()
+    }
+
+    /// [`ThoughtWire::forgotten`].
+    pub fn forgotten(&self) -> Option<&Forgotten> {
+        self.extras.as_ref().and_then(|e| e.forgotten.as_deref())
+    }
+
+    /// This thought marked forgotten with `forgotten` (its erasable part is
+    /// the caller's to clear).
+    pub fn with_forgotten(self, forgotten: Forgotten) -> Thought {
+        self.with_extras(|e| e.forgotten = Some(Box::new(forgotten)))
     }
 
     /// The thought as its writer asked for it: its JSON object less the

@@ -171,9 +171,8 @@ pub fn thought(t: core::Thought) -> Thought {
         prev_hash,
         hash,
         content_salt,
-        forgotten,
     } = t;
-    let core::ThoughtExtras { session_id, agent_owner, signing_key_id, thought_signature, confidence, refs, relations, entity_type, timestamp_text } = extras.map(|e| *e).unwrap_or_default();
+    let core::ThoughtExtras { session_id, agent_owner, signing_key_id, thought_signature, confidence, refs, relations, entity_type, timestamp_text, forgotten } = extras.map(|e| *e).unwrap_or_default();
     Thought {
         schema_version,
         id: id.to_string(),

@@ -84,7 +84,7 @@ pub(crate) fn encode_and_hash(t: &Thought) -> (Vec<u8>, [u8; 32]) {
     }
     encode_v2_fields(t, &mut e);
     let fields_end = e.buf.len();
-    let content_digest = match &t.forgotten {
+    let content_digest = match t.forgotten() {
         Some(f) => {
             let digest = digest_from_hex(&f.content_digest);
             e.u8(SECTION_FORGOTTEN);
@@ -238,7 +238,7 @@ pub fn compute_content_digest(t: &Thought) -> Option<String> {
     if t.schema_version == THOUGHT_SCHEMA_V1 {
         return None;
     }
-    if let Some(f) = &t.forgotten {
+    if let Some(f) = t.forgotten() {
         return Some(f.content_digest.clone());
     }
     let mut e = Encoder::with_capacity(64 + t.content.len());
@@ -263,8 +263,8 @@ pub fn check_form(t: &Thought) -> Result<(), FormError> {
     }
     // Schema 3 follows schema 2's rules for the erasable part.
     let version = if t.schema_version == THOUGHT_SCHEMA_V3 { THOUGHT_SCHEMA_VERSION } else { t.schema_version };
-    match (version, &t.forgotten) {
-        (THOUGHT_SCHEMA_V1, _) if t.content_salt.is_some() || t.forgotten.is_some() => Err(FormError("a schema 1 thought has no content_salt and cannot be forgotten")),
+    match (version, t.forgotten()) {
+        (THOUGHT_SCHEMA_V1, _) if t.content_salt.is_some() || t.forgotten().is_some() => Err(FormError("a schema 1 thought has no content_salt and cannot be forgotten")),
         (THOUGHT_SCHEMA_V1, _) => Ok(()),
         (THOUGHT_SCHEMA_VERSION, None) if t.content_salt.is_some() => Ok(()),
         (THOUGHT_SCHEMA_VERSION, None) => Err(FormError("a schema 2 thought needs content_salt: 16 bytes in lowercase hex")),
@@ -376,13 +376,13 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
             relations,
             entity_type: entity_type.map(Into::into),
             timestamp_text,
+            forgotten: forgotten.map(Box::new),
         }
         .boxed(),
         source_episode: Default::default(),
         prev_hash,
         hash,
         content_salt,
-        forgotten: forgotten.map(Box::new),
     };
     thought.stamp_relations();
     Ok((thought, actual))
@@ -423,13 +423,13 @@ pub(crate) mod tests {
                 }],
                 entity_type: None,
                 timestamp_text: None,
+                forgotten: None,
             }
             .boxed(),
             source_episode: Default::default(),
             prev_hash: Some(ThoughtHash::from([0xab; 32])),
             hash: ThoughtHash::default(),
             content_salt: None,
-            forgotten: None,
         }
     }
 
@@ -467,18 +467,17 @@ pub(crate) mod tests {
             tags: Default::default(),
             concepts: Default::default(),
             content_salt: None,
-            forgotten: Some(Box::new(Forgotten {
+            ..t.clone()
+        }.with_forgotten(Forgotten {
                 content_digest: compute_content_digest(&t).unwrap(),
                 forgotten_at: "2026-11-23T00:00:00.000Z".into(),
                 forgotten_by: "ops".into(),
                 reason: "leaked key".into(),
-            })),
-            ..t.clone()
-        };
+            });
         assert_eq!(check_form(&forgotten), Ok(()));
         assert_eq!(compute_thought_hash(&forgotten), expected);
         // The digest, also from scripts/thought_hash.py's encoding of the erasable part.
-        assert_eq!(forgotten.forgotten.as_ref().unwrap().content_digest, "626cef589b0ab60dbcd35cc58c29b8522c89c8ffd20b268be1ada6928385aca6");
+        assert_eq!(forgotten.forgotten().unwrap().content_digest, "626cef589b0ab60dbcd35cc58c29b8522c89c8ffd20b268be1ada6928385aca6");
         let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default(), None).unwrap();
         assert_eq!((back, crate::sha256::to_hex(&actual)), (forgotten, expected.to_string()));
         // Any other content gives another digest and so another hash.
@@ -505,14 +504,13 @@ pub(crate) mod tests {
             tags: Default::default(),
             concepts: Default::default(),
             content_salt: None,
-            forgotten: Some(Box::new(Forgotten {
+            ..t.clone()
+        }.with_forgotten(Forgotten {
                 content_digest: compute_content_digest(&t).unwrap(),
                 forgotten_at: "2026-11-23T00:00:00.000Z".into(),
                 forgotten_by: "ops".into(),
                 reason: "pii".into(),
-            })),
-            ..t.clone()
-        };
+            });
         assert_eq!(check_form(&forgotten), Ok(()));
         assert_eq!(compute_thought_hash(&forgotten), expected);
         let (back, actual) = decode_thought_body(&encode_thought_body(&forgotten), ThoughtHash::default(), None).unwrap();
@@ -532,7 +530,7 @@ pub(crate) mod tests {
         assert_eq!(check_form(&v2), Ok(()));
         assert!(check_form(&Thought { content_salt: None, ..v2.clone() }).is_err());
         let forgotten = Forgotten { content_digest: "00".repeat(32), forgotten_at: String::new(), forgotten_by: String::new(), reason: String::new() };
-        let with_content = Thought { content_salt: None, forgotten: Some(Box::new(forgotten)), ..v2 };
+        let with_content = Thought { content_salt: None, ..v2 }.with_forgotten(forgotten);
         assert!(check_form(&with_content).is_err(), "a forgotten thought that kept its content");
     }
 

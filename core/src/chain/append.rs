@@ -224,12 +224,12 @@ impl Chain {
                 relations,
                 entity_type: entity_type.map(Into::into),
                 timestamp_text,
+                forgotten: None,
             }
             .boxed(),
             prev_hash: self.thoughts.last().map(|t| t.hash),
             hash: ThoughtHash::default(),
             content_salt: Some(ContentSalt::from(salt)),
-            forgotten: None,
         };
         thought.stamp_relations();
         if let Some(stored) = replayed {

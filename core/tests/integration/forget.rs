@@ -217,7 +217,7 @@ fn a_jsonl_line_that_claims_a_schema_1_thought_was_forgotten_is_refused() {
     t.schema_version = 1;
     t.content_salt = None;
     t.hash = compute_thought_hash(&t);
-    t.forgotten = Some(Box::new(mentisdb_core::Forgotten { content_digest: "00".repeat(32), forgotten_at: String::new(), forgotten_by: String::new(), reason: String::new() }));
+    let t = t.with_forgotten(mentisdb_core::Forgotten { content_digest: "00".repeat(32), forgotten_at: String::new(), forgotten_by: String::new(), reason: String::new() });
     let forged = format!("{}\n{}", bytes.lines().next().unwrap(), String::from_utf8(mentisdb_core::record::encode_thought(ChainFormat::Jsonl, &t)).unwrap());
     storage.write_atomic(&object, forged.as_bytes()).unwrap();
     let (_, report) = mentisdb_core::MentisDb::open(storage, Arc::new(mentisdb_core::FixedClock::new(T0, 1000)), ids(), Default::default()).unwrap();

@@ -37,7 +37,6 @@ fn payload_thought(_chain: &str, id: &str, agent: &str, content: &str, key_id: &
         prev_hash: None,
         hash: Default::default(),
         content_salt: None,
-        forgotten: None,
     }
 }
 

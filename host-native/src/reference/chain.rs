@@ -57,12 +57,12 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
                 relations,
                 entity_type: entity_type.as_deref().map(Into::into),
                 timestamp_text,
+                forgotten: None,
             }
             .boxed(),
             content_salt: None,
             prev_hash: prev,
             hash: Default::default(),
-            forgotten: None,
         };
         if entity_type.is_some() {
             // A random salt, as for any schema 3 thought: one derived from

@@ -38,7 +38,6 @@ fn signed(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -
         prev_hash: None,
         hash: Default::default(),
         content_salt: None,
-        forgotten: None,
     };
     let sig = sk.sign(&signable_payload(chain, &t, key_id));
     json!({"chain_key": chain, "agent_id": "signer", "thought_type": "Decision", "content": content,
