@@ -41,7 +41,7 @@ fn main() {
     let t7 = Instant::now();
     db.call("mentisdb_ranked_search", serde_json::json!({"chain_key": "p", "text": "cache rollout"})).unwrap();
     let first_ranked = t7.elapsed();
-    println!("after open: first text search {first_text:?} (builds the search text), first ranked search {first_ranked:?} (builds the ranked index)");
+    println!("after open: first text search {first_text:?} (builds the text signatures), first ranked search {first_ranked:?} (builds the ranked index)");
     let t5 = Instant::now();
     drop(db);
     let dropped = t5.elapsed();
