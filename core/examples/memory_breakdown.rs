@@ -52,6 +52,7 @@ fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usiz
             + e.relations.capacity() * std::mem::size_of::<mentisdb_core::ThoughtRelation>()
             + o(&e.entity_type)
             + o(&e.timestamp_text)
+            + e.forgotten.as_ref().map_or(0, |f| std::mem::size_of::<mentisdb_core::Forgotten>() + f.content_digest.len() + f.forgotten_at.len() + f.forgotten_by.len() + f.reason.len())
     });
     id_heap(&t.id) + s(&t.content) + lists + labels + extras
 }

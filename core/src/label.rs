@@ -254,7 +254,15 @@ impl LabelSet {
             Some(kept) => *list = kept.clone(),
             None => {
                 if !list.iter().all(|l| self.labels.get(l.as_str()).is_some_and(|kept| kept.shares(l))) {
-                    *list = list.iter().map(|l| self.intern(l)).collect();
+                    // The set's labels where it has them; the list's own where not.
+                    *list = list
+                        .iter()
+                        .map(|l| {
+                            let mut l = l.clone();
+                            self.share(&mut l);
+                            l
+                        })
+                        .collect();
                 }
                 self.insert_list(list.clone());
             }
@@ -357,6 +365,10 @@ mod tests {
         assert_eq!(set.lists(), 0, "get_list adds nothing");
         set.share_list(&mut a);
         assert!(a[0].shares(&set.get("ops")) && a[1].shares(&set.get("db")), "the labels are the set's");
+        let mut fresh = labels(["new", "ops"]);
+        let new = fresh[0].clone();
+        set.share_list(&mut fresh);
+        assert!(fresh[0].shares(&new) && fresh[1].shares(&a[0]), "a label the set lacked is adopted, not copied");
         let mut b = labels(["ops", "db"]);
         assert!(!b.shares(&a));
         set.share_list(&mut b);
@@ -366,7 +378,7 @@ mod tests {
         assert!(set.intern_list(vec![set.get("ops"), set.get("db")]).shares(&a));
         let mut empty = set.get_list(&[]);
         set.share_list(&mut empty);
-        assert!(empty.is_empty() && set.lists() == 1, "an empty list is nothing to keep");
+        assert!(empty.is_empty() && set.lists() == 2, "an empty list is nothing to keep");
         assert_eq!(serde_json::to_string(&a).unwrap(), r#"["ops","db"]"#);
         assert_eq!(serde_json::from_str::<LabelList>(r#"["ops","db"]"#).unwrap(), a);
         assert_eq!(format!("{a:?}"), r#"["ops", "db"]"#);

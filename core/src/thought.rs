@@ -837,7 +837,11 @@ mod tests {
 
     #[test]
     fn the_wire_form_round_trips() {
-        for t in <[Thought; 2]>::from(full_and_plain()) {
+        let (full, plain) = full_and_plain();
+        // Forgotten, with no other rare field set: the marker alone keeps the extras.
+        let forgotten_only = plain.clone().with_forgotten(full.forgotten().unwrap().clone());
+        assert!(forgotten_only.is_forgotten() && forgotten_only.refs().is_empty());
+        for t in [full, plain, forgotten_only] {
             let written = serde_json::to_string(&t).unwrap();
             // The borrowed twin writes what the wire struct writes, field for field.
             let wire: ThoughtWire = serde_json::from_str(&written).unwrap();
