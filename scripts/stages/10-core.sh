@@ -11,8 +11,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 # Each crate's modules stand in the layers ARCHITECTURE.md draws (no cycle).
 python3 scripts/module_layers.py
 cargo test -p mentisdb-core --lib --tests --examples
-# Benches are compiled (debug) but not run here: figures come from `cargo bench`.
-cargo test -p mentisdb-core --benches --no-run
+# Benches are not built here: the clippy runs above type-check them
+# (`--all-targets`), and their figures come from `cargo bench`.
 cargo test -p mentisdb-core --doc
 cargo build -p mentisdb-core --target wasm32-wasip2
 # A cdylib that drives the dispatcher end to end, so the linker keeps the
