@@ -3,9 +3,10 @@
 # verbose interaction logging on, fsync per acknowledged append) driven by wrk
 # from a second process on loopback.
 #   0. the HTTP floor: an unknown path answering 404 (no work), 64 connections
-#   1. durable appends to one chain, 16 connections, and the daemon's resident
-#      memory (VmRSS) before and after it: bytes per appended thought, then
-#      after one ranked query (the ranked index built)
+#   1. durable appends to one chain, 16 connections (after 2 s of them to
+#      another chain, a warm-up), and the daemon's resident memory (VmRSS)
+#      before and after it: bytes per appended thought, at once, once freed
+#      pages went back, and after one ranked query
 #   2. filtered search over a 1,000-thought chain, 64 connections
 #   3. GET /health, 64 connections
 # then each phase as a share of the floor measured in the same run.
@@ -44,21 +45,40 @@ phase() {
 declare -A rate
 phase "floor (404)" -c64 "$base/no-such-path"
 rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$pid/status"; }
+# Resident memory is read once the pages a burst of work freed have gone back
+# to the system: jemalloc's background thread returns them after its
+# dirty_decay_ms (10 s). A warm-up of 2 s of appends to another chain first
+# pages in the append path's code and the connections' buffers, so the
+# growth over the measured run is what its thoughts cost; the growth from
+# before the warm-up is printed too.
+settle() { sleep 12; }
+rss_cold="$(rss)"
+echo "== warm-up: 2 s of appends to another chain, then 12 s to settle"
+LOADBENCH_CHAIN=bench-warm wrk -t2 -c16 -d2s -s scripts/loadbench/append.lua "$base/v1/thoughts" >/dev/null
+settle
 rss_before="$(rss)"
 phase "durable appends, one chain, 16 connections" -c16 -s scripts/loadbench/append.lua "$base/v1/thoughts"
-python3 - "$base" "$pid" "$rss_before" <<'PY'
+python3 - "$base" "$pid" "$rss_cold" "$rss_before" <<'PY'
 import json, sys, time, urllib.request
-base, pid, before = sys.argv[1], sys.argv[2], int(sys.argv[3])
+base, pid, cold, before = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 def post(path, body):
     req = urllib.request.Request(base + path, json.dumps(body).encode(), {"content-type": "application/json"})
     return json.loads(urllib.request.urlopen(req).read())
 def rss():
     return next(int(l.split()[1]) * 1024 for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS:"))
 n = post("/v1/head", {"chain_key": "bench-append"})["thought_count"]
+warm = post("/v1/head", {"chain_key": "bench-warm"})["thought_count"]
+def report(when):
+    now = rss()
+    print(f"   {when}: {(now - before) / n:,.0f} B per thought of the run; from cold, warm-up included: {(now - cold) / (n + warm):,.0f} B per thought")
 time.sleep(2)  # the index worker catches up with the appends
-print(f"== resident memory: {(rss() - before) / n:,.0f} B per appended thought ({n:,} thoughts, index worker caught up)")
+print(f"== resident memory growth, {n:,} thoughts appended ({warm:,} in the warm-up), index worker caught up")
+report("at once")
+time.sleep(12)
+report("12 s later, freed pages returned")
 post("/v1/ranked-search", {"chain_key": "bench-append", "text": "database latency", "limit": 10})
-print(f"   after one ranked query: {(rss() - before) / n:,.0f} B per thought")
+time.sleep(12)
+report("after one ranked query, 12 s later")
 PY
 phase "filtered search, 64 connections" -c64 -s scripts/loadbench/search.lua "$base/v1/search"
 phase "GET /health, 64 connections" -c64 "$base/health"

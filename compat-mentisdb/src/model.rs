@@ -111,7 +111,7 @@ impl Thought {
             thought_signature: t.thought_signature().map(<[u8]>::to_vec),
             thought_type: t.thought_type,
             role: t.role,
-            content: t.content.clone(),
+            content: t.content.to_string(),
             confidence: t.confidence().map(|c| c as f32),
             importance: t.importance as f32,
             tags: t.tags.iter().map(|l| l.to_string()).collect(),

@@ -33,14 +33,14 @@ fn id_heap(id: &mentisdb_core::ThoughtId) -> usize {
 /// The heap bytes one thought's strings and lists own (capacities, as
 /// allocated; its hashes and salt are inline bytes).
 fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usize {
-    let s = |s: &String| s.capacity();
     let o = |s: &Option<Box<str>>| s.as_ref().map_or(0, |s| s.len());
     // A label's text is counted once per chain (the first thought holding
-    // it), with the Arc's two counts; the rest share it.
-    let mut label = |l: &Label| if seen.insert(l.as_ptr() as usize) { l.len() + 16 } else { 0 };
+    // it), with the Arc's two counts and the text's pointer and length; the
+    // rest share it.
+    let mut label = |l: &Label| if !l.is_empty() && seen.insert(l.as_ptr() as usize) { l.len() + 32 } else { 0 };
     let labels = [&t.agent_id, &t.agent_name].into_iter().chain(t.tags.iter()).chain(t.concepts.iter()).map(&mut label).sum::<usize>();
     // So is a list of tags or concepts (`LabelList`).
-    let mut list = |l: &mentisdb_core::LabelList| if !l.is_empty() && seen.insert(l.as_ptr() as usize) { std::mem::size_of_val(&**l) + 16 } else { 0 };
+    let mut list = |l: &mentisdb_core::LabelList| if !l.is_empty() && seen.insert(l.as_ptr() as usize) { std::mem::size_of_val(&**l) + 32 } else { 0 };
     let lists = list(&t.tags) + list(&t.concepts);
     let extras = t.extras.as_deref().map_or(0, |e| {
         std::mem::size_of::<ThoughtExtras>()
@@ -54,7 +54,7 @@ fn owned_heap(t: &Thought, seen: &mut std::collections::BTreeSet<usize>) -> usiz
             + o(&e.timestamp_text)
             + e.forgotten.as_ref().map_or(0, |f| std::mem::size_of::<mentisdb_core::Forgotten>() + f.content_digest.len() + f.forgotten_at.len() + f.forgotten_by.len() + f.reason.len())
     });
-    id_heap(&t.id) + s(&t.content) + lists + labels + extras
+    id_heap(&t.id) + t.content.len() + lists + labels + extras
 }
 
 fn main() {

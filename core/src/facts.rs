@@ -245,7 +245,7 @@ mod tests {
 
     fn record(id: &str, index: u64, r: &FactRecord) -> Thought {
         let mut t = crate::canonical::tests::golden_thought();
-        (t.id, t.index, t.thought_type, t.role, t.content, t.tags) = (id.into(), index, ThoughtType::FactLearned, ThoughtRole::Memory, r.content(), crate::labels([FACT_TAG]));
+        (t.id, t.index, t.thought_type, t.role, t.content, t.tags) = (id.into(), index, ThoughtType::FactLearned, ThoughtRole::Memory, r.content().into(), crate::labels([FACT_TAG]));
         t
     }
 

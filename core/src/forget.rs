@@ -44,7 +44,7 @@ pub(crate) struct Rewrite {
 /// Erases `t`'s erasable part, keeping its content digest.
 fn forget_in_place(t: &mut Thought, note: ForgetNote) {
     let content_digest = compute_content_digest(t).expect("a schema 2 thought has a content digest");
-    t.content.clear();
+    t.content = Box::default();
     t.tags = Default::default();
     t.concepts = Default::default();
     let forgotten = Some(Box::new(Forgotten { content_digest, forgotten_at: note.at, forgotten_by: note.by, reason: note.reason }));

@@ -109,7 +109,7 @@ mod tests {
         signed.extras_mut().relations.push(crate::thought::ThoughtRelation { kind: crate::thought::RelationKind::References, target_id: "far-away".into(), target_index: None, chain_key: Some("other".into()), valid_at: None });
         signed.stamp_relations();
         let forgotten = Thought {
-            content: String::new(),
+            content: Box::default(),
             tags: Default::default(),
             concepts: Default::default(),
             content_salt: None,

@@ -5,7 +5,7 @@
 //! dozen tags carries the same few labels on every thought. As `String`s
 //! each was an allocation of its own per thought; a [`Label`] is a shared,
 //! immutable string, and a chain's [`LabelSet`] hands every thought that
-//! carries the same text the same one: no allocation, 16 bytes a label (and
+//! carries the same text the same one: no allocation, 8 bytes a label (and
 //! a set entry per distinct text). A thought's tags and concepts are
 //! [`LabelList`]s, shared the same way: the thoughts carrying the same list
 //! hold one allocation of it.
@@ -22,73 +22,112 @@ use std::sync::Arc;
 /// An immutable, cheaply cloned string: a thought's agent id or name, one
 /// of its tags or concepts. Reads as a `&str` (`Deref`), compares with
 /// `str` and `String`, and is a plain JSON string on the wire.
-#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Label(Arc<str>);
+///
+/// 8 bytes (a thin pointer: a thought holds two, its agent id and name, and
+/// lists hold one per entry); the empty text is no allocation. The text
+/// sits behind a second pointer, one more load on reading it.
+#[derive(Clone, Default)]
+pub struct Label(Option<Arc<Box<str>>>);
 
 impl Label {
     /// The text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_deref().map_or("", |s| s)
     }
 
-    /// Whether `self` and `other` share one allocation (a [`LabelSet`] made both).
+    /// Whether `self` and `other` share one allocation (a [`LabelSet`] made
+    /// both), or are both empty.
     pub fn shares(&self, other: &Label) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+
+    fn new(s: Box<str>) -> Label {
+        Label(if s.is_empty() { None } else { Some(Arc::new(s)) })
+    }
+}
+
+// Equality, order and hash are the text's (as `Borrow<str>` requires).
+impl PartialEq for Label {
+    fn eq(&self, other: &Label) -> bool {
+        self.shares(other) || self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Label {}
+
+impl PartialOrd for Label {
+    fn partial_cmp(&self, other: &Label) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Label {
+    fn cmp(&self, other: &Label) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for Label {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
     }
 }
 
 impl Deref for Label {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl AsRef<str> for Label {
     fn as_ref(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl Borrow<str> for Label {
     fn borrow(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl fmt::Debug for Label {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Label {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&*self.0, f)
+        fmt::Display::fmt(self.as_str(), f)
     }
 }
 
 impl From<&str> for Label {
     fn from(s: &str) -> Label {
-        Label(Arc::from(s))
+        Label::new(s.into())
     }
 }
 
 impl From<String> for Label {
     fn from(s: String) -> Label {
-        Label(Arc::from(s))
+        Label::new(s.into_boxed_str())
     }
 }
 
 impl From<&String> for Label {
     fn from(s: &String) -> Label {
-        Label(Arc::from(s.as_str()))
+        Label::new(s.as_str().into())
     }
 }
 
 impl From<Label> for String {
     fn from(l: Label) -> String {
-        l.0.to_string()
+        l.as_str().to_string()
     }
 }
 
@@ -102,9 +141,10 @@ pub fn labels<S: AsRef<str>>(texts: impl IntoIterator<Item = S>) -> LabelList {
 /// A thought's tags or its concepts: an immutable list of [`Label`]s that
 /// every thought of a chain carrying the same list shares ([`LabelSet`]).
 /// Reads as a `&[Label]` (`Deref`) and is a JSON array of strings on the
-/// wire; 16 bytes, and an empty list allocates nothing.
+/// wire; 8 bytes (a thin pointer, the labels behind a second one), and an
+/// empty list allocates nothing.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct LabelList(Option<Arc<[Label]>>);
+pub struct LabelList(Option<Arc<Box<[Label]>>>);
 
 impl LabelList {
     /// Whether `self` and `other` share one allocation (a [`LabelSet`] made
@@ -120,7 +160,7 @@ impl LabelList {
 impl Deref for LabelList {
     type Target = [Label];
     fn deref(&self) -> &[Label] {
-        self.0.as_deref().unwrap_or(&[])
+        self.0.as_deref().map_or(&[], |l| l)
     }
 }
 
@@ -140,7 +180,7 @@ impl fmt::Debug for LabelList {
 
 impl From<Vec<Label>> for LabelList {
     fn from(v: Vec<Label>) -> LabelList {
-        LabelList((!v.is_empty()).then(|| Arc::from(v)))
+        LabelList((!v.is_empty()).then(|| Arc::new(v.into_boxed_slice())))
     }
 }
 
@@ -336,6 +376,19 @@ mod tests {
         assert_eq!(l, String::from("ops"));
         assert_eq!(&*l, "ops");
         assert_eq!(format!("{l} {l:?}"), "ops \"ops\"");
+        assert_eq!(std::mem::size_of::<Label>(), 8, "a thin pointer");
+        let empty = Label::from(String::new());
+        assert!(empty.is_empty() && empty == Label::default() && empty.shares(&Label::default()), "the empty text allocates nothing");
+        let hash = |v: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            v(&mut h);
+            std::hash::Hasher::finish(&h)
+        };
+        use std::hash::Hash;
+        assert_eq!(hash(&|h| l.hash(h)), hash(&|h| "ops".hash(h)), "hashes as its text (Borrow<str>)");
+        assert_eq!(hash(&|h| empty.hash(h)), hash(&|h| "".hash(h)));
+        let (a, b) = (Label::from("a"), Label::from("b"));
+        assert!(empty < l && a < b && b.cmp(&a).is_gt(), "ordered as its text");
     }
 
     #[test]
@@ -358,6 +411,7 @@ mod tests {
 
     #[test]
     fn a_set_shares_one_allocation_per_list_of_its_labels() {
+        assert_eq!(std::mem::size_of::<LabelList>(), 8, "a thin pointer");
         let mut set = LabelSet::default();
         let texts = ["ops".to_string(), "db".to_string()];
         let mut a = set.get_list(&texts);

@@ -134,6 +134,17 @@ fn lower_set(field: &'static str, v: &Option<Vec<String>>) -> Result<Option<BTre
     }
 }
 
+/// Whether `set` (lower-cased texts) holds `text` lower-cased: without
+/// making the lower-cased copy when `text` has nothing to lower (most tags
+/// and names), as the filters test every thought they pass over.
+fn contains_lowered(set: &BTreeSet<String>, text: &str) -> bool {
+    if text.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        set.contains(&text.to_lowercase())
+    } else {
+        set.contains(text)
+    }
+}
+
 impl ThoughtFilter {
     /// Compiles caller arguments against a chain (the chain's registry
     /// resolves `text` and `agent_names` against names and aliases).
@@ -240,17 +251,17 @@ impl ThoughtFilter {
             }
         }
         if let Some(names) = &self.agent_names {
-            if !names.contains(&t.agent_name.to_lowercase()) && !self.name_agents.contains(t.agent_id.as_str()) {
+            if !contains_lowered(names, &t.agent_name) && !self.name_agents.contains(t.agent_id.as_str()) {
                 return false;
             }
         }
         if let Some(owners) = &self.agent_owners {
-            if !t.agent_owner().as_ref().is_some_and(|o| owners.contains(&o.to_lowercase())) {
+            if !t.agent_owner().is_some_and(|o| contains_lowered(owners, o)) {
                 return false;
             }
         }
         if let Some(tags) = &self.tags_any {
-            if !t.tags.iter().any(|x| tags.contains(&x.to_lowercase())) {
+            if !t.tags.iter().any(|x| contains_lowered(tags, x)) {
                 return false;
             }
         }
@@ -265,7 +276,7 @@ impl ThoughtFilter {
             }
         }
         if let Some(concepts) = &self.concepts_any {
-            if !t.concepts.iter().any(|x| concepts.contains(&x.to_lowercase())) {
+            if !t.concepts.iter().any(|x| contains_lowered(concepts, x)) {
                 return false;
             }
         }
@@ -368,6 +379,11 @@ mod tests {
         assert!(!compile(FilterArgs { tags_any: Some(vec!["x".into()]), ..Default::default() }).matches_fields(&t));
         assert!(compile(FilterArgs { agent_owners: Some(vec!["Ops-Team".into()]), ..Default::default() }).matches_fields(&t));
         assert!(compile(FilterArgs { thought_types: Some(vec![ThoughtType::Idea, ThoughtType::Constraint]), ..Default::default() }).matches_fields(&t));
+        let mut upper = t.clone();
+        upper.tags = crate::labels(["Ops", "ÉTÉ"]);
+        for (wanted, matches) in [("ops", true), ("OPS", true), ("été", true), ("Été", true), ("ete", false), ("op", false)] {
+            assert_eq!(compile(FilterArgs { tags_any: Some(vec![wanted.into()]), ..Default::default() }).matches_fields(&upper), matches, "{wanted}");
+        }
     }
 
     #[test]

@@ -455,7 +455,7 @@ mod tests {
         let mut offsets = Vec::new();
         for i in 0..5000u64 {
             t.index = i;
-            t.content = format!("thought {i}");
+            t.content = format!("thought {i}").into();
             t.hash = compute_thought_hash(&t);
             offsets.push(bytes.len());
             bytes.extend(encode_thought(ChainFormat::Binary, &t));

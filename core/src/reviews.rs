@@ -307,7 +307,7 @@ mod tests {
 
     fn thought(id: &str, index: u64, agent: &str, at_ms: i64, r: &ReviewRecord) -> Thought {
         let mut t = crate::canonical::tests::golden_thought();
-        (t.id, t.index, t.agent_id, t.thought_type, t.content, t.tags) = (id.into(), index, agent.into(), r.thought_type(), r.content(), crate::labels([REVIEW_TAG]));
+        (t.id, t.index, t.agent_id, t.thought_type, t.content, t.tags) = (id.into(), index, agent.into(), r.thought_type(), r.content().into(), crate::labels([REVIEW_TAG]));
         t.set_timestamp_ms(at_ms);
         t
     }

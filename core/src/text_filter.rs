@@ -78,7 +78,7 @@ fn run_bit(run: u32) -> u32 {
 
 /// The fields the filter reads, in order.
 fn text_fields(t: &Thought) -> impl Iterator<Item = &str> {
-    [t.content.as_str(), &t.agent_id].into_iter().chain(t.tags.iter().chain(&t.concepts).map(|l| l.as_str()))
+    [&*t.content, &*t.agent_id].into_iter().chain(t.tags.iter().chain(&t.concepts).map(|l| l.as_str()))
 }
 
 /// A needle, ready to test thoughts.

@@ -294,7 +294,7 @@ pub struct Thought {
     /// Operational role.
     pub role: ThoughtRole,
     /// The memory itself.
-    pub content: String,
+    pub content: Box<str>,
     /// Importance in `0.0..=1.0`.
     pub importance: f64,
     /// Free-form tags.
@@ -527,7 +527,7 @@ impl From<ThoughtWire> for Thought {
             agent_name: w.agent_name,
             thought_type: w.thought_type,
             role: w.role,
-            content: w.content,
+            content: w.content.into(),
             importance: w.importance,
             tags: w.tags,
             concepts: w.concepts,

@@ -186,7 +186,7 @@ pub fn thought(t: core::Thought) -> Thought {
         thought_signature: thought_signature.map(Vec::from),
         thought_type: thought_type_from_core(thought_type),
         role: role_from_core(role),
-        content,
+        content: content.into(),
         confidence,
         importance,
         tags: tags.iter().map(|l| l.to_string()).collect(),

@@ -362,7 +362,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
         agent_name,
         thought_type,
         role,
-        content,
+        content: content.into(),
         importance,
         tags,
         concepts,
@@ -463,7 +463,7 @@ pub(crate) mod tests {
         assert_eq!(compute_thought_hash(&t), expected);
         // Forgotten, the thought keeps its hash: the digest stands in for the erased part.
         let forgotten = Thought {
-            content: String::new(),
+            content: Box::default(),
             tags: Default::default(),
             concepts: Default::default(),
             content_salt: None,
@@ -500,7 +500,7 @@ pub(crate) mod tests {
         assert_eq!((crate::sha256::to_hex(&actual), &back), (expected.to_string(), &Thought { hash: ThoughtHash::parse(expected).unwrap(), ..t.clone() }));
         // Forgotten, it keeps its hash and its entity type.
         let forgotten = Thought {
-            content: String::new(),
+            content: Box::default(),
             tags: Default::default(),
             concepts: Default::default(),
             content_salt: None,

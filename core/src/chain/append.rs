@@ -210,7 +210,7 @@ impl Chain {
             agent_name: self.labels.get(&agent_name),
             thought_type: input.thought_type,
             role: input.role,
-            content: input.content,
+            content: input.content.into(),
             importance,
             tags: self.labels.get_list(&tags),
             concepts: self.labels.get_list(&input.concepts),

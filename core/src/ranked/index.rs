@@ -191,7 +191,7 @@ impl RankedIndex {
         // (documents are chain positions) but brings no words or vector.
         let blank;
         let t = if t.is_claim_record() {
-            blank = Thought { content: String::new(), tags: Default::default(), concepts: Default::default(), ..t.clone() };
+            blank = Thought { content: Box::default(), tags: Default::default(), concepts: Default::default(), ..t.clone() };
             &blank
         } else {
             t

@@ -13,12 +13,13 @@
 use crate::keyed_hash::{table_hash, KeyedState};
 use hashbrown::HashTable;
 
-/// Strings kept one after another in one buffer, by position.
+/// Strings kept one after another in one buffer, by position (4 bytes a
+/// string beside its text; the buffer stays under 4 GiB).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Strings {
     text: String,
     /// Where string `i` ends in `text`.
-    ends: Vec<usize>,
+    ends: Vec<u32>,
 }
 
 impl Strings {
@@ -26,23 +27,18 @@ impl Strings {
     pub(crate) fn push(&mut self, s: &str) {
         self.text.reserve_exact(crate::growth::an_eighth_more(self.text.len(), self.text.capacity(), s.len()));
         self.text.push_str(s);
-        crate::growth::push(&mut self.ends, self.text.len());
+        crate::growth::push(&mut self.ends, u32::try_from(self.text.len()).expect("under 4 GiB of distinct term text"));
     }
 
     /// String `i`.
     pub(crate) fn get(&self, i: usize) -> &str {
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p]);
-        &self.text[start..self.ends[i]]
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p] as usize);
+        &self.text[start..self.ends[i] as usize]
     }
 
     /// How many strings there are.
     pub(crate) fn len(&self) -> usize {
         self.ends.len()
-    }
-
-    /// Strings `from..`, in order.
-    pub(crate) fn iter_from(&self, from: usize) -> impl ExactSizeIterator<Item = &str> {
-        (from..self.len()).map(|i| self.get(i))
     }
 }
 
@@ -54,7 +50,9 @@ pub(crate) struct Terms {
     hasher: KeyedState,
     /// Term `id`'s text.
     texts: Strings,
-    /// The word term `id` was first seen as.
+    /// The word term `id` was first seen as, or `""` when that is the
+    /// term's text (most words: the analyzer lower-cases and stems, and
+    /// numbers, names and ids come out as they went in).
     surfaces: Strings,
 }
 
@@ -80,7 +78,7 @@ impl Terms {
         }
         let id = u32::try_from(self.texts.len()).expect("fewer than 2^32 distinct terms");
         self.texts.push(term);
-        self.surfaces.push(surface);
+        self.surfaces.push(if surface == term { "" } else { surface });
         self.table.insert_unique(table_hash(high), (id, high), |&(_, h)| table_hash(h));
         (id, true)
     }
@@ -97,12 +95,15 @@ impl Terms {
 
     /// The word term `id` was first seen as.
     pub(crate) fn surface(&self, id: u32) -> &str {
-        self.surfaces.get(id as usize)
+        match self.surfaces.get(id as usize) {
+            "" => self.text(id),
+            surface => surface,
+        }
     }
 
     /// The surface words of terms `from..`, in id order.
     pub(crate) fn surfaces_from(&self, from: usize) -> impl ExactSizeIterator<Item = &str> {
-        self.surfaces.iter_from(from)
+        (from..self.len()).map(|id| self.surface(id as u32))
     }
 }
 
@@ -161,15 +162,18 @@ mod tests {
         }
         assert_eq!(terms.intern("t42", "other"), (42, false), "a known term keeps its id");
         assert_eq!(terms.surface(42), "T42s", "and the word it was first seen as");
+        assert_eq!(terms.intern("same", "same"), (5000, true));
+        assert_eq!(terms.surface(5000), "same", "a surface that is the term's text reads back too");
         for i in 0..5000u32 {
             assert_eq!(terms.get(&format!("t{i}")), Some(i));
         }
         assert_eq!(terms.get("t5000"), None);
         assert_eq!(terms.get(""), None);
-        assert_eq!(terms.len(), 5000);
-        assert_eq!(terms.surfaces_from(4998).collect::<Vec<_>>(), ["T4998s", "T4999s"]);
-        assert_eq!(terms.intern("", ""), (5000, true), "the empty term is a term like any other");
-        assert_eq!(terms.get(""), Some(5000));
+        assert_eq!(terms.len(), 5001);
+        assert_eq!(terms.surfaces_from(4998).collect::<Vec<_>>(), ["T4998s", "T4999s", "same"]);
+        assert_eq!(terms.intern("", ""), (5001, true), "the empty term is a term like any other");
+        assert_eq!(terms.get(""), Some(5001));
+        assert_eq!(terms.surface(5001), "");
     }
 
     #[test]

@@ -104,10 +104,10 @@ struct Heard {
 
 impl AppendObserver for Heard {
     fn appended(&self, _chain_key: &str, thought: &Thought) {
-        if self.panic_on.lock().unwrap().as_deref() == Some(thought.content.as_str()) {
+        if self.panic_on.lock().unwrap().as_deref() == Some(&*thought.content) {
             panic!("observer fails on {}", thought.content);
         }
-        self.contents.lock().unwrap().push(thought.content.clone());
+        self.contents.lock().unwrap().push(thought.content.to_string());
     }
 }
 

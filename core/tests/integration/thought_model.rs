@@ -201,14 +201,14 @@ fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
             let t = c.expect("the chain exists").thoughts();
             assert_eq!(t.len(), n);
             let first = &t[0];
-            for other in t[1..].iter().filter(|o| o.content != "other tags") {
+            for other in t[1..].iter().filter(|o| &*o.content != "other tags") {
                 assert!(other.agent_id.shares(&first.agent_id) && other.agent_name.shares(&first.agent_name), "{chain}: agent");
                 assert!(other.tags.iter().zip(first.tags.iter()).all(|(a, b)| a.shares(b)), "{chain}: tags");
                 assert!(other.concepts[0].shares(&first.concepts[0]), "{chain}: concepts");
                 assert!(other.tags.shares(&first.tags) && other.concepts.shares(&first.concepts), "{chain}: lists");
             }
             assert!(!first.tags[0].shares(&first.tags[1]));
-            assert!(t.iter().any(|t| t.content == "other tags" && t.tags[0].shares(&first.tags[0]) && !t.tags.shares(&first.tags)), "{chain}: another list of the same labels");
+            assert!(t.iter().any(|t| &*t.content == "other tags" && t.tags[0].shares(&first.tags[0]) && !t.tags.shares(&first.tags)), "{chain}: another list of the same labels");
         })
         .unwrap();
     };

@@ -43,7 +43,7 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
             agent_name: name.into(),
             thought_type: t.thought_type.into(),
             role: t.role.into(),
-            content: t.content.clone(),
+            content: t.content.as_str().into(),
             importance: f64::from(t.importance),
             tags: mentisdb_core::labels(&t.tags),
             concepts: mentisdb_core::labels(&t.concepts),
