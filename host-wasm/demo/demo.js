@@ -159,9 +159,10 @@ $("import").addEventListener("change", () => guarded("Import", async () => {
 }));
 
 await guarded("Opening the database", async () => {
-  await init();
+  const wasm = await init();
   db = await MentisDb.open("demo");
   window.MentisDb = MentisDb; // for the console and the benches
+  window.wasmMemory = wasm.memory; // the module's linear memory (e2e/bench.mjs reads its size)
   window.mentis = db;
   $("storage-name").textContent = db.storageName;
   refresh();

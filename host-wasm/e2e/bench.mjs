@@ -2,7 +2,10 @@
 // module and the demo page: durable appends/s while growing a chain to N
 // thoughts (each append awaited = one strict IndexedDB commit), search
 // latency at N thoughts, a burst of 1000 concurrent appends (group commit),
-// and the time to re-open (load + verify) the N + 1000 thoughts.
+// and the time to re-open (load + verify) the N + 1000 thoughts; and how much
+// the module's linear memory grew per thought (it never shrinks: the peak),
+// after the appends, after the searches (text signatures built) and after
+// one ranked query (the ranked index built).
 //   node bench.mjs [N=10000]      (after scripts/build-wasm-pkg.sh)
 // Prints JSON and writes test-output/wasm-bench.json.
 import { mkdir, writeFile } from "node:fs/promises";
@@ -29,6 +32,8 @@ try {
     };
     await M.deleteDatabase("bench");
     let db = await M.open("bench");
+    const memory = () => window.wasmMemory.buffer.byteLength;
+    const memoryAtOpen = memory();
     const thought = (i) => ({
       chain_key: "bench", agent_id: `agent-${i % 4}`, thought_type: i % 3 ? "Finding" : "Decision",
       content: `Thought ${i}: ${words[i % 20]} ${words[(i * 7) % 20]} ${words[(i * 13) % 20]} note number ${i} for the benchmark.`,
@@ -37,6 +42,7 @@ try {
     const t0 = performance.now();
     for (let i = 0; i < n; i++) await db.append(thought(i));
     const appendMs = performance.now() - t0;
+    const memoryAfterAppends = memory();
     const textLat = [], tagLat = [], recentLat = [];
     for (let q = 0; q < 200; q++) {
       let s = performance.now();
@@ -50,6 +56,10 @@ try {
       recentLat.push(performance.now() - s);
     }
     const hits = db.search({ chain_key: "bench", text: "rust", limit: 10000 }).thoughts.length;
+    const memoryAfterSearches = memory();
+    await db.call("mentisdb_ranked_search", { chain_key: "bench", text: "rust browser memory" });
+    const memoryAfterRanked = memory();
+    const perThought = (bytes) => Math.round((bytes - memoryAtOpen) / n);
     // Then a burst of concurrent appends (they share commits).
     const burst = 1000;
     const t1 = performance.now();
@@ -72,6 +82,7 @@ try {
       searched_at_thoughts: n, chain_thoughts_at_reopen: total, chain_bytes: bytes, integrity_ok: head.integrity_ok, thought_count_after_reopen: head.thought_count,
       search_text_limit10: stats(textLat), search_tag_limit10: stats(tagLat), recent_context_last12: stats(recentLat),
       text_rust_hits: hits,
+      linear_memory_bytes_per_thought: { after_appends: perThought(memoryAfterAppends), after_searches: perThought(memoryAfterSearches), after_one_ranked_query: perThought(memoryAfterRanked) },
       reopen_load_and_verify_ms: +reopenMs.toFixed(1),
       user_agent: navigator.userAgent,
     };
