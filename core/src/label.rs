@@ -224,7 +224,7 @@ impl schemars::JsonSchema for LabelList {
 /// every label of the same text one allocation, [`LabelSet::share_list`]
 /// every list of the same labels. Keyed by the host (`keyed_hash.rs`), as
 /// callers choose the texts. It keeps every label and list it was given (a
-/// pointer, 16 bytes, each; the text is the thoughts'), also after the
+/// pointer, 8 bytes, each; the text is the thoughts'), also after the
 /// thoughts carrying it are forgotten.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LabelSet {

@@ -57,10 +57,10 @@ pub mod tokens;
 /// small long-lived allocations (thoughts, index entries) between
 /// short-lived request buffers, which fragment glibc's heap. Measured with
 /// 137k-167k appended thoughts: 1,699 -> 1,195 resident bytes a thought,
-/// about 30% less (docs/performance.md, the memory row). Built with
-/// background threads (`host-native/Cargo.toml`): pages freed by a burst of
-/// work go back to the system about 10 s later even when no request follows,
-/// not only as later allocations come. Not on MSVC, which jemalloc does not
+/// about 30% less (docs/performance.md, the memory row). On Linux it runs
+/// its background thread (`host-native/Cargo.toml`): pages freed by a burst
+/// of work go back to the system about 10 s later even when no request
+/// follows, not only as later allocations come. Not on MSVC, which jemalloc does not
 /// support.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]

@@ -69,8 +69,11 @@ impl Terms {
     }
 
     /// The id of `term`, added (first seen as `surface`) if new; and
-    /// whether it was new.
+    /// whether it was new. A term is never seen as the empty word (the
+    /// analyzer drops empty words): an empty surface stands for the term's
+    /// own text.
     pub(crate) fn intern(&mut self, term: &str, surface: &str) -> (u32, bool) {
+        debug_assert!(!surface.is_empty() || term.is_empty(), "a term seen as the empty word");
         let high = self.hasher.short_hash(term);
         let texts = &self.texts;
         if let Some(&(id, _)) = self.table.find(table_hash(high), |&(id, h)| h == high && texts.get(id as usize) == term) {
