@@ -29,7 +29,7 @@ pub fn context_bundles(chain: &(impl Corpus + ?Sized), q: &RankedQuery, support:
         .hits
         .into_iter()
         .map(|seed| {
-            let (reached, _) = walk(index, &[seed.index as u32], support.direction, support.max_depth, support.max_visited, |d| exists_as_of(index, d, q.as_of_ms));
+            let (reached, _) = walk(index, &[seed.index as u32], support.direction, support.max_depth, support.max_visited, |d| exists_as_of(chain.thoughts(), d, q.as_of_ms));
             let support = reached.into_iter().filter(|r| !hides(r.doc as usize)).collect();
             Bundle { seed, support }
         })

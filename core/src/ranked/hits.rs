@@ -195,13 +195,13 @@ pub(crate) fn prune(partial: &mut Vec<(f32, u32)>, limit: usize, headroom: f32) 
 /// `hybrid` reports a vector part (0 when none) on every one.
 pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accumulators, partial: &[(f32, u32)], as_of_ms: Option<i64>, hybrid: bool, best_lexical: f32) -> Vec<(f32, u32, ScoreParts)> {
     let n = index.len();
-    let now = as_of_ms.unwrap_or_else(|| if n > 0 { index.timestamp(n as u32 - 1) } else { 0 });
+    let now = as_of_ms.unwrap_or_else(|| if n > 0 { thoughts[n - 1].timestamp_ms } else { 0 });
     partial
         .iter()
         .map(|&(_, doc)| {
             let a = acc.get(doc).expect("partial scores come from touched thoughts");
             let importance = IMPORTANCE_WEIGHT * thoughts[doc as usize].importance as f32;
-            let age = (now - index.timestamp(doc)).max(0) as f64;
+            let age = (now - thoughts[doc as usize].timestamp_ms).max(0) as f64;
             // 0.5^(age / half-life) as 2^-(age / half-life) in f32: `f64::powf` links
             // libm's `pow` and its 4 KB table into the browser's module.
             let recency = RECENCY_WEIGHT * (-(age / RECENCY_HALF_LIFE_MS) as f32).exp2();

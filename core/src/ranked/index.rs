@@ -1,5 +1,6 @@
 //! The incremental ranked index of one chain: an inverted index over four
-//! fields, field-length statistics, timestamps and sessions, each thought's
+//! fields, field-length statistics, each thought's place in its
+//! conversation (`turns.rs`; timestamps are the thoughts' own), each thought's
 //! content as term ids, the graph of refs and typed relations in both
 //! directions with the thoughts later thoughts retire (`edges.rs`), and
 //! (when the host registered an embedding provider) one vector per thought
@@ -15,7 +16,7 @@
 //! verified when a chain is opened — so queries never rebuild anything.
 
 use super::analyzer::{self, asks_question, is_stopword, label_whole, term_of};
-use super::turns::{push_turn, Turn};
+use super::turns::{push_turn, Turn, MAX_RUN};
 use super::edges::Edges;
 pub use super::edges::{Edge, EdgeKind};
 use super::embedded::{Embedded, TermVectors};
@@ -26,6 +27,7 @@ use super::terms::{Terms, WordTerms};
 use crate::keyed_hash::KeyedState;
 use crate::label::Label;
 use crate::thought::Thought;
+use std::collections::VecDeque;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -86,10 +88,12 @@ pub struct RankedIndex {
     doc_freq: Vec<u32>,
     field_lens: Vec<[u16; FIELD_COUNT]>,
     field_len_sums: [u64; FIELD_COUNT],
-    timestamps: Vec<i64>,
     edges: Edges,
-    /// Interned `session_id` of each thought ([`NO_SESSION`] when absent).
-    sessions: Vec<u32>,
+    /// The interned `session_id` ([`NO_SESSION`] when absent) and the
+    /// timestamp of the last [`MAX_RUN`] thoughts, oldest first: all a new
+    /// thought's turn is worked out from (the rest are read from the
+    /// thoughts themselves, so the index keeps no copy).
+    recent: VecDeque<(u32, i64)>,
     /// Each thought's place in its conversation ([`Turn`]).
     turns: Vec<Turn>,
     session_ids: BTreeMap<String, u32>,
@@ -110,7 +114,7 @@ pub struct RankedIndex {
 impl std::fmt::Debug for RankedIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RankedIndex")
-            .field("docs", &self.timestamps.len())
+            .field("docs", &self.len())
             .field("terms", &self.terms.len())
             .field("embedder", &self.embedder().map(|e| e.name().to_string()))
             .finish_non_exhaustive()
@@ -169,12 +173,12 @@ fn field_labels(t: &Thought, field: Field) -> Vec<&str> {
 impl RankedIndex {
     /// Number of indexed thoughts.
     pub fn len(&self) -> usize {
-        self.timestamps.len()
+        self.turns.len()
     }
 
     /// Whether nothing is indexed.
     pub fn is_empty(&self) -> bool {
-        self.timestamps.is_empty()
+        self.turns.is_empty()
     }
 
     /// An empty index whose term dictionary is keyed with `hasher` (the
@@ -196,7 +200,7 @@ impl RankedIndex {
         } else {
             t
         };
-        let doc = self.timestamps.len() as u32;
+        let doc = self.len() as u32;
         debug_assert_eq!(t.index, doc as u64, "thoughts are indexed in chain order");
         let mut lens = [0u16; FIELD_COUNT];
         let first_new_term = self.terms.len();
@@ -236,7 +240,6 @@ impl RankedIndex {
             self.field_len_sums[field as usize] += words as u64;
         }
         crate::growth::push(&mut self.field_lens, lens);
-        crate::growth::push(&mut self.timestamps, t.timestamp_millis());
         let session = match &t.session_id() {
             Some(sid) => {
                 let next = self.session_ids.len() as u32;
@@ -244,9 +247,12 @@ impl RankedIndex {
             }
             None => NO_SESSION,
         };
-        let (sessions, timestamps) = (&self.sessions, &self.timestamps);
-        push_turn(&mut self.turns, |d| (sessions[d as usize], timestamps[d as usize]), (session, t.timestamp_millis()), asks_question(&t.content));
-        crate::growth::push(&mut self.sessions, session);
+        let (recent, docs) = (&self.recent, doc);
+        push_turn(&mut self.turns, |d| recent[recent.len() - (docs - d) as usize], (session, t.timestamp_millis()), asks_question(&t.content));
+        if self.recent.len() == MAX_RUN as usize {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((session, t.timestamp_millis()));
         let next = self.author_ids.len() as u32;
         let author = *self.author_ids.entry(t.agent_id.clone()).or_insert(next);
         if author == next {
@@ -401,17 +407,6 @@ impl RankedIndex {
     /// How many distinct authors the indexed thoughts have.
     pub(crate) fn author_count(&self) -> usize {
         self.author_content.len()
-    }
-
-    /// Timestamp (epoch ms) of thought `doc`.
-    pub fn timestamp(&self, doc: u32) -> i64 {
-        self.timestamps[doc as usize]
-    }
-
-    /// Interned `session_id` of thought `doc` ([`NO_SESSION`] when it has none):
-    /// equal values mean the same session.
-    pub fn session(&self, doc: u32) -> u32 {
-        self.sessions[doc as usize]
     }
 
     /// Whether thought `doc`'s content asks a question ([`asks_question`]).

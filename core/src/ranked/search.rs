@@ -107,7 +107,7 @@ pub fn ranked_search(chain: &(impl Corpus + ?Sized), q: &RankedQuery) -> RankedR
     // A forgotten thought has nothing left to match or to lend.
     // (Asked of every candidate: a chain with no forgotten thought is not read per thought.)
     let any_forgotten = chain.has_forgotten();
-    let exists = |doc: u32| exists_as_of(index, doc, q.as_of_ms) && !(any_forgotten && thoughts[doc as usize].is_forgotten());
+    let exists = |doc: u32| exists_as_of(thoughts, doc, q.as_of_ms) && !(any_forgotten && thoughts[doc as usize].is_forgotten());
     let hides = chain.retired_filter(q.include_superseded, q.as_of_ms);
     let unfiltered = q.filter.matches_every_thought();
     let admit = |doc: u32| exists(doc) && !hides(doc as usize) && (unfiltered || q.filter.matches(&thoughts[doc as usize], thoughts[doc as usize].timestamp_ms));
