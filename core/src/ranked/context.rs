@@ -25,11 +25,12 @@ pub fn context_bundles(chain: &(impl Corpus + ?Sized), q: &RankedQuery, support:
     let index: &crate::ranked::RankedIndex = &index_guard;
     let seeds = ranked_search(chain, &RankedQuery { graph: GraphOptions { max_depth: 0, ..q.graph }, ..q.clone() });
     let hides = chain.retired_filter(q.include_superseded, q.as_of_ms);
+    let thoughts = chain.thoughts();
     let bundles = seeds
         .hits
         .into_iter()
         .map(|seed| {
-            let (reached, _) = walk(index, &[seed.index as u32], support.direction, support.max_depth, support.max_visited, |d| exists_as_of(chain.thoughts(), d, q.as_of_ms));
+            let (reached, _) = walk(index, &[seed.index as u32], support.direction, support.max_depth, support.max_visited, |d| exists_as_of(thoughts, d, q.as_of_ms));
             let support = reached.into_iter().filter(|r| !hides(r.doc as usize)).collect();
             Bundle { seed, support }
         })

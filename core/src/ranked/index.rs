@@ -523,6 +523,44 @@ mod tests {
     /// alike, irregular pasts, stopwords, numbers, apostrophes, non-ASCII.
     const WORDS: &[&str] = &["Painting", "paints", "painted", "paint", "made", "make", "the", "about", "42", "x9", "Caroline's", "don't", "café", "Zürich", "ran", "running", "ART", "a-b", "dia:D1:3"];
 
+    /// The index keeps only the last three thoughts' sessions and
+    /// timestamps: every thought's turn is still the one worked out from all
+    /// of them (sessions coming back, gaps of two hours, time going back).
+    #[test]
+    fn turns_from_the_recent_ring_are_the_turns_from_every_thought() {
+        let minute = 60_000;
+        let mut c = Chain::new("t", ChainFormat::Binary);
+        let mut all = Vec::new();
+        let mut sessions: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut ts = 1_795_339_800_000;
+        for i in 0..60 {
+            ts += if i % 9 == 3 {
+                2 * super::super::turns::CONTEXT_MAX_GAP_MS
+            } else if i % 7 == 5 {
+                -3 * minute
+            } else {
+                minute
+            };
+            let session = if i % 11 == 0 { Some("b") } else { [None, Some("a"), Some("b")][(i / 6) % 3] };
+            let mut n = NewThought::new("ada", ThoughtType::FactLearned, if i % 4 == 0 { "why?" } else { "so." });
+            n.session_id = session.map(String::from);
+            let t = c.prepare_append(n, crate::timestamp::format_rfc3339_text(ts, None).to_string(), format!("id-{i}"), [0; 16]).unwrap();
+            c.commit(t);
+            let next = sessions.len() as u32;
+            all.push((session.map_or(NO_SESSION, |s| *sessions.entry(s).or_insert(next)), ts));
+        }
+        let mut expected = Vec::new();
+        for (i, &item) in all.iter().enumerate() {
+            push_turn(&mut expected, |d| all[d as usize], item, i % 4 == 0);
+        }
+        let idx = c.ranked_index();
+        for (doc, turn) in expected.iter().enumerate() {
+            let got = idx.turn(doc as u32);
+            assert_eq!((got.after(), got.before(), got.asks()), (turn.after(), turn.before(), turn.asks()), "thought {doc}");
+        }
+        assert!(expected.iter().any(|t| t.after() == 3) && expected.iter().any(|t| t.before() == 0 && t.after() == 0), "the sequence has long runs and lone thoughts");
+    }
+
     #[test]
     fn postings_and_statistics_grow_incrementally() {
         let c = chain_with(&[("Painting a sunset", &["art"]), ("painted the fence", &[]), ("sunset sunset", &[])]);

@@ -54,8 +54,9 @@ impl Turn {
 
 /// Adds the next thought (its interned session, timestamp, and whether it
 /// asks a question) to `turns`, given the sessions and timestamps of the
-/// thoughts already there (`at(doc)`): its run backwards, and the runs
-/// forwards of the [`MAX_RUN`] thoughts before it that reached it.
+/// thoughts already there (`at(doc)`, asked only of the last [`MAX_RUN`]):
+/// its run backwards, and the runs forwards of the [`MAX_RUN`] thoughts
+/// before it that reached it.
 pub(crate) fn push_turn(turns: &mut Vec<Turn>, at: impl Fn(u32) -> (u32, i64), this: (u32, i64), asks: bool) {
     let doc = turns.len() as u32;
     let mut before = 0;
