@@ -13,6 +13,11 @@
 # Needs wrk (Debian: apt-get install wrk). Prints wrk's figures; asserts nothing.
 # Usage: [MENTISDBD=<mentisdbd binary>] scripts/loadbench.sh [seconds per phase, default 10]
 set -euo pipefail
+usage="usage: [MENTISDBD=<mentisdbd binary>] scripts/loadbench.sh [seconds per phase, default 10]"
+case "${1:-}" in
+  -h|--help) echo "$usage"; exit 0 ;;
+  ''|*[!0-9]*) [ -z "${1:-}" ] || { echo "$usage (not a whole number of seconds: $1)" >&2; exit 2; } ;;
+esac
 # MENTISDBD=<binary> measures that build instead of building one (A/B runs of
 # two builds); resolved here, before the cd, so a relative path works.
 if [ -n "${MENTISDBD:-}" ]; then
