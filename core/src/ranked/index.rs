@@ -247,12 +247,12 @@ impl RankedIndex {
             }
             None => NO_SESSION,
         };
-        let (recent, docs) = (&self.recent, doc);
-        push_turn(&mut self.turns, |d| recent[recent.len() - (docs - d) as usize], (session, t.timestamp_millis()), asks_question(&t.content));
+        let (recent, this) = (&self.recent, (session, t.timestamp_millis()));
+        push_turn(&mut self.turns, |d| recent[recent.len() - (doc - d) as usize], this, asks_question(&t.content));
         if self.recent.len() == MAX_RUN as usize {
             self.recent.pop_front();
         }
-        self.recent.push_back((session, t.timestamp_millis()));
+        self.recent.push_back(this);
         let next = self.author_ids.len() as u32;
         let author = *self.author_ids.entry(t.agent_id.clone()).or_insert(next);
         if author == next {
