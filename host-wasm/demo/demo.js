@@ -136,7 +136,7 @@ $("chain").addEventListener("change", () => guarded("Switching chain", async () 
 }));
 
 $("export").addEventListener("click", () => guarded("Export", async () => {
-  const bytes = db.exportChain(chainKey());
+  const bytes = await db.exportChain(chainKey());
   const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
   const a = document.createElement("a");
   a.href = url;

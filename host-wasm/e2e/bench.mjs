@@ -66,7 +66,7 @@ try {
     await Promise.all(Array.from({ length: burst }, (_, k) => db.append(thought(n + k))));
     const burstMs = performance.now() - t1;
     const total = n + burst;
-    const bytes = db.exportChain("bench").length;
+    const bytes = (await db.exportChain("bench")).length;
     await db.close();
     const t2 = performance.now();
     db = await M.open("bench");

@@ -33,7 +33,7 @@ try {
         content: `Thought ${i}: ${words[i % 10]} ${words[(i * 7) % 10]} note number ${i} for the sync benchmark.`, tags: [`tag${i % 50}`] }));
     }
     await Promise.all(writes);
-    const bytes = source.exportChain("bench");
+    const bytes = await source.exportChain("bench");
     const imported = await fetch(`${url}/v1/chains/bench/import`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" }, body: bytes });
     if (!imported.ok) throw new Error(`import: ${imported.status} ${await imported.text()}`);
     await source.close();

@@ -26,7 +26,7 @@ export async function example(): Promise<string> {
   const got: GetThoughtResult = db.getThought({ thought_index: retro.thought.index });
   const target: number | null | undefined = got.thought.relations[0]?.target_index;
   const chains: ChainInfo[] = db.listChains().chains;
-  const bytes: Uint8Array = db.exportChain();
+  const bytes: Uint8Array = await db.exportChain();
   const imported = await other.importChain(bytes);
   await meaning.close();
   const anyTool = await db.call("mentisdb_list_agents", { chain_key: "agent-memory" });

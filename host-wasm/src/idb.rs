@@ -1,4 +1,5 @@
-//! IndexedDB I/O: open a database, load every segment, commit a batch.
+//! IndexedDB I/O: open a database, load every segment (or one object's),
+//! commit a batch.
 //!
 //! One object store, `segments`, keyed by `[object name, byte offset]`
 //! with `Uint8Array` values (see [`crate::image`]). Every commit is one
@@ -134,6 +135,24 @@ pub(crate) async fn load(db: &IdbDatabase) -> Result<Vec<(String, u64, Vec<u8>)>
         out.push((name, offset, bytes));
     }
     Ok(out)
+}
+
+/// The bytes of object `name` as stored (its segments joined in order).
+pub(crate) async fn load_object(db: &IdbDatabase, name: &str) -> Result<Vec<u8>, JsValue> {
+    let what = format!("cannot read '{name}' from IndexedDB database '{}'", db.name());
+    let tx = db.transaction_with_str(STORE).map_err(|e| browser_error(&what, &e))?;
+    let store = tx.object_store(STORE).map_err(|e| browser_error(&what, &e))?;
+    let values = store.get_all_with_key(all_segments(name)?.as_ref()).map_err(|e| browser_error(&what, &e))?;
+    transaction_done(&tx).await.map_err(|e| browser_error(&what, &e))?;
+    let values: Array = values.result().map_err(|e| browser_error(&what, &e))?.unchecked_into();
+    let mut bytes = Vec::new();
+    for value in values.iter() {
+        let segment = value.dyn_into::<Uint8Array>().map_err(|_| crate::error::usage_error(&format!("{what}: a segment is not bytes")))?;
+        let start = bytes.len();
+        bytes.resize(start + segment.length() as usize, 0);
+        segment.copy_to(&mut bytes[start..]);
+    }
+    Ok(bytes)
 }
 
 fn segment_key(name: &str, offset: u64) -> JsValue {

@@ -15,7 +15,17 @@
 //! truncate, an atomic replace or a first write rewrites the object as a
 //! single segment. Loading concatenates the segments; an object with many
 //! segments is compacted to one at open.
+//!
+//! Once a chain object's bytes are committed, the image lets go of them
+//! (they are the bulk of a page's memory, and the engine holds every
+//! thought decoded anyway): the entry keeps only the bytes after the
+//! committed length. Appends, `read_from` past that length and conditional
+//! appends still work; a whole read of a released object (an export) fails
+//! with [`StorageError::Unreachable`] and names the object in
+//! [`ImageStorage::take_wanted`], so the JS method can load it back from
+//! IndexedDB ([`ImageStorage::load_back`]) and run the call again.
 
+use mentisdb_core::naming::is_chain_object;
 use mentisdb_core::storage::validate_object_name;
 use mentisdb_core::{Storage, StorageError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,11 +70,28 @@ impl PersistBatch {
 
 #[derive(Debug, Default)]
 struct Entry {
+    /// The object's bytes from `released` on.
     bytes: Vec<u8>,
+    /// Leading bytes held only by IndexedDB (committed, then let go).
+    /// Zero whenever `rewrite` is set.
+    released: u64,
     /// Length already handed to a commit as segments.
     persisted: u64,
-    /// The stored segments no longer describe a prefix of `bytes`.
+    /// The stored segments no longer describe a prefix of the object.
     rewrite: bool,
+}
+
+impl Entry {
+    /// The object's whole length, released bytes included.
+    fn len(&self) -> u64 {
+        self.released + self.bytes.len() as u64
+    }
+
+    /// The bytes from `offset` on, when the image still holds them.
+    fn from(&self, offset: u64) -> Option<&[u8]> {
+        let start = offset.checked_sub(self.released)?;
+        self.bytes.get(start.min(self.bytes.len() as u64) as usize..)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +99,18 @@ struct Image {
     objects: BTreeMap<String, Entry>,
     /// Objects that reached a durability point since the last batch.
     dirty: BTreeSet<String>,
+    /// Released objects a read asked for since the last `take_wanted`.
+    wanted: BTreeSet<String>,
+    /// Calls that changed an object (append, truncate, replace, remove).
+    changes: u64,
+}
+
+impl Image {
+    /// The "load it back first" refusal of a read of released bytes.
+    fn released(&mut self, name: &str) -> StorageError {
+        self.wanted.insert(name.to_string());
+        StorageError::Unreachable(format!("'{name}' is kept in IndexedDB only; the page loads it back, then call again"))
+    }
 }
 
 /// The in-memory image of one IndexedDB database's objects.
@@ -142,8 +181,9 @@ impl ImageStorage {
     }
 
     /// Takes the dirty set as one batch of operations and assumes it will
-    /// commit (later batches extend from there). If the commit fails, call
-    /// [`ImageStorage::commit_failed`] so the next batch rewrites them.
+    /// commit (later batches extend from there). Then call
+    /// [`ImageStorage::commit_done`] or, if the commit failed,
+    /// [`ImageStorage::commit_failed`].
     pub fn take_pending(&self) -> PersistBatch {
         let mut image = self.image();
         let dirty = std::mem::take(&mut image.dirty);
@@ -152,11 +192,12 @@ impl ImageStorage {
             match image.objects.get_mut(&name) {
                 None => ops.push(PersistOp::Delete { name }),
                 Some(entry) => {
-                    let len = entry.bytes.len() as u64;
+                    let len = entry.len();
                     if entry.rewrite || entry.persisted > len {
+                        debug_assert_eq!(entry.released, 0, "a rewrite needs the whole object");
                         ops.push(PersistOp::Rewrite { name, bytes: entry.bytes.clone() });
-                    } else if entry.persisted < len {
-                        ops.push(PersistOp::Extend { name, offset: entry.persisted, bytes: entry.bytes[entry.persisted as usize..].to_vec() });
+                    } else if let Some(tail) = entry.from(entry.persisted).filter(|t| !t.is_empty()) {
+                        ops.push(PersistOp::Extend { name, offset: entry.persisted, bytes: tail.to_vec() });
                     }
                     entry.persisted = len;
                     entry.rewrite = false;
@@ -166,15 +207,77 @@ impl ImageStorage {
         PersistBatch { ops }
     }
 
-    /// Marks the objects of a failed batch dirty again, as whole rewrites.
+    /// After a batch committed: lets go of every chain object's committed
+    /// bytes ([`ImageStorage::release_committed`]).
+    pub fn commit_done(&self) {
+        self.release_committed();
+    }
+
+    /// Marks the objects of a failed batch dirty again. An IndexedDB
+    /// transaction is all or nothing, so each object is back where the
+    /// batch found it: an extension is taken again from its offset, a
+    /// rewrite or a deletion is done again.
     pub fn commit_failed(&self, batch: &PersistBatch) {
         let mut image = self.image();
-        for name in batch.names() {
-            if let Some(entry) = image.objects.get_mut(&name) {
-                entry.rewrite = true;
-            }
-            image.dirty.insert(name);
+        for op in &batch.ops {
+            let name = match op {
+                PersistOp::Rewrite { name, .. } | PersistOp::Delete { name } => {
+                    if let Some(entry) = image.objects.get_mut(name) {
+                        entry.rewrite = entry.released == 0;
+                    }
+                    name
+                }
+                PersistOp::Extend { name, offset, .. } => {
+                    if let Some(entry) = image.objects.get_mut(name) {
+                        entry.persisted = entry.persisted.min(*offset);
+                    }
+                    name
+                }
+            };
+            image.dirty.insert(name.clone());
         }
+    }
+
+    /// Lets go of the committed bytes of every chain object: the image
+    /// keeps only what follows them. Other objects (agent sidecars, the
+    /// skill registry, replica states) are small and read whole, so they
+    /// stay.
+    pub fn release_committed(&self) {
+        let mut image = self.image();
+        for (name, entry) in image.objects.iter_mut() {
+            if entry.rewrite || entry.persisted <= entry.released || !is_chain_object(name) {
+                continue;
+            }
+            let keep = entry.from(entry.persisted).unwrap_or_default().to_vec();
+            entry.released = entry.persisted;
+            entry.bytes = keep;
+        }
+    }
+
+    /// The released objects reads asked for since the last call.
+    pub fn take_wanted(&self) -> Vec<String> {
+        std::mem::take(&mut self.image().wanted).into_iter().collect()
+    }
+
+    /// How many calls changed an object so far: a call that failed for
+    /// want of released bytes can run again only if this did not move.
+    pub fn changes(&self) -> u64 {
+        self.image().changes
+    }
+
+    /// Gives `name` back the bytes it released, from `stored` (its bytes as
+    /// IndexedDB holds them). `false` when `stored` does not reach them (a
+    /// commit landed meanwhile: load again).
+    pub fn load_back(&self, name: &str, stored: &[u8]) -> bool {
+        let mut image = self.image();
+        let Some(entry) = image.objects.get_mut(name) else { return true };
+        let Some(prefix) = stored.get(..entry.released as usize) else { return false };
+        let mut bytes = Vec::with_capacity(prefix.len() + entry.bytes.len());
+        bytes.extend_from_slice(prefix);
+        bytes.extend_from_slice(&entry.bytes);
+        entry.bytes = bytes;
+        entry.released = 0;
+        true
     }
 }
 
@@ -189,12 +292,23 @@ impl Storage for ImageStorage {
 
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
         validate_object_name(name)?;
-        Ok(self.image().objects.get(name).map(|e| e.bytes.clone()))
+        self.read_from(name, 0)
+    }
+
+    fn read_from(&self, name: &str, offset: u64) -> Result<Option<Vec<u8>>, StorageError> {
+        validate_object_name(name)?;
+        let mut image = self.image();
+        let Some(entry) = image.objects.get(name) else { return Ok(None) };
+        match entry.from(offset) {
+            Some(bytes) => Ok(Some(bytes.to_vec())),
+            None => Err(image.released(name)),
+        }
     }
 
     fn append(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut image = self.image();
+        image.changes += 1;
         let entry = image.objects.entry(name.to_string()).or_insert_with(|| Entry { rewrite: true, ..Entry::default() });
         entry.bytes.extend_from_slice(bytes);
         Ok(())
@@ -203,10 +317,11 @@ impl Storage for ImageStorage {
     fn append_at(&self, name: &str, expected_len: u64, bytes: &[u8]) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut image = self.image();
-        let actual = image.objects.get(name).map_or(0, |e| e.bytes.len() as u64);
+        let actual = image.objects.get(name).map_or(0, Entry::len);
         if actual != expected_len {
             return Err(StorageError::Conflict { object: name.to_string(), expected: expected_len, actual });
         }
+        image.changes += 1;
         let entry = image.objects.entry(name.to_string()).or_insert_with(|| Entry { rewrite: true, ..Entry::default() });
         entry.bytes.extend_from_slice(bytes);
         Ok(())
@@ -215,13 +330,21 @@ impl Storage for ImageStorage {
     fn truncate(&self, name: &str, len: u64) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut image = self.image();
-        if let Some(entry) = image.objects.get_mut(name) {
-            if len < entry.bytes.len() as u64 {
-                entry.bytes.truncate(len as usize);
-                entry.rewrite = true;
-                image.dirty.insert(name.to_string());
-            }
+        let Some(entry) = image.objects.get_mut(name) else { return Ok(()) };
+        if len >= entry.len() {
+            return Ok(());
         }
+        if len < entry.released || (len < entry.persisted && entry.released > 0) {
+            // Cutting into committed bytes (never done past open) needs the whole object.
+            return Err(image.released(name));
+        }
+        entry.bytes.truncate((len - entry.released) as usize);
+        // Segments past the cut are stored only when it cuts committed bytes.
+        if len < entry.persisted {
+            entry.rewrite = true;
+            image.dirty.insert(name.to_string());
+        }
+        image.changes += 1;
         Ok(())
     }
 
@@ -237,7 +360,8 @@ impl Storage for ImageStorage {
     fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
         validate_object_name(name)?;
         let mut image = self.image();
-        image.objects.insert(name.to_string(), Entry { bytes: bytes.to_vec(), persisted: 0, rewrite: true });
+        image.changes += 1;
+        image.objects.insert(name.to_string(), Entry { bytes: bytes.to_vec(), rewrite: true, ..Entry::default() });
         image.dirty.insert(name.to_string());
         Ok(())
     }
@@ -246,6 +370,7 @@ impl Storage for ImageStorage {
         validate_object_name(name)?;
         let mut image = self.image();
         if image.objects.remove(name).is_some() {
+            image.changes += 1;
             image.dirty.insert(name.to_string());
         }
         Ok(())
@@ -332,7 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn failed_commit_is_retried_as_a_rewrite() {
+    fn failed_commit_is_taken_again_from_where_it_stood() {
         let s = ImageStorage::new("t");
         let mut store = BTreeMap::new();
         s.append("o/x", b"abc").unwrap();
@@ -346,9 +471,61 @@ mod tests {
         s.append("o/x", b"ghi").unwrap();
         s.sync("o/x").unwrap();
         let retry = s.take_pending();
-        assert_eq!(retry.ops, vec![PersistOp::Rewrite { name: "o/x".into(), bytes: b"abcdefghi".to_vec() }]);
+        assert_eq!(retry.ops, vec![PersistOp::Extend { name: "o/x".into(), offset: 3, bytes: b"defghi".to_vec() }]);
         apply(&mut store, &retry);
         assert_eq!(reload(&store).read("o/x").unwrap().as_deref(), Some(&b"abcdefghi"[..]));
+
+        s.write_atomic("o/y", b"new").unwrap();
+        let lost = s.take_pending();
+        s.commit_failed(&lost);
+        assert_eq!(s.take_pending().ops, vec![PersistOp::Rewrite { name: "o/y".into(), bytes: b"new".to_vec() }], "a failed rewrite is done again");
+    }
+
+    #[test]
+    fn committed_chain_bytes_are_released_and_loaded_back() {
+        let chain = "chains/a.mdb";
+        let s = ImageStorage::new("t");
+        let mut store = BTreeMap::new();
+        s.append(chain, b"head").unwrap();
+        s.sync(chain).unwrap();
+        s.write_atomic("agents/a.json", b"{}").unwrap();
+        apply(&mut store, &s.take_pending());
+        s.commit_done();
+        assert_eq!(s.read("agents/a.json").unwrap().as_deref(), Some(&b"{}"[..]), "only chain objects are released");
+
+        let changes = s.changes();
+        assert!(matches!(s.read(chain), Err(StorageError::Unreachable(_))), "a whole read needs the bytes back");
+        assert_eq!(s.take_wanted(), vec![chain.to_string()]);
+        assert!(s.take_wanted().is_empty());
+        assert_eq!(s.read_from(chain, 4).unwrap().as_deref(), Some(&b""[..]), "reading past the committed length works");
+        assert_eq!(s.changes(), changes, "reads change nothing");
+
+        s.append_at(chain, 4, b"+one").unwrap();
+        assert!(s.changes() > changes);
+        assert!(matches!(s.append_at(chain, 4, b"x"), Err(StorageError::Conflict { actual: 8, .. })), "lengths count released bytes");
+        s.sync(chain).unwrap();
+        let lost = s.take_pending();
+        assert_eq!(lost.ops, vec![PersistOp::Extend { name: chain.into(), offset: 4, bytes: b"+one".to_vec() }]);
+        s.commit_failed(&lost);
+        s.append(chain, b"+two").unwrap();
+        s.sync(chain).unwrap();
+        let retry = s.take_pending();
+        assert_eq!(retry.ops, vec![PersistOp::Extend { name: chain.into(), offset: 4, bytes: b"+one+two".to_vec() }], "a failed commit needs no released bytes");
+        apply(&mut store, &retry);
+        s.commit_done();
+
+        s.append(chain, b"unsynced").unwrap();
+        s.truncate(chain, 12).unwrap();
+        assert_eq!(s.read_from(chain, 12).unwrap().as_deref(), Some(&b""[..]), "unsynced bytes can still be cut");
+        assert!(matches!(s.truncate(chain, 2), Err(StorageError::Unreachable(_))), "cutting released bytes is refused");
+        s.take_wanted();
+
+        let stored = reload(&store).read(chain).unwrap().unwrap();
+        assert!(!s.load_back(chain, b"he"), "stored bytes that stop short of the released ones");
+        assert!(s.load_back(chain, &stored));
+        assert_eq!(s.read(chain).unwrap().as_deref(), Some(&b"head+one+two"[..]));
+        s.release_committed();
+        assert!(s.read(chain).is_err(), "released again");
     }
 
     #[test]

@@ -16,6 +16,8 @@ use mentisdb_core::{DbConfig, MentisDb as Engine, OpenReport};
 use mentisdb_embed_static::StaticEmbedder;
 use serde_json::{json, Value};
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
@@ -93,6 +95,7 @@ fn commit_pending(inner: &Rc<Inner>) -> Promise {
             image.commit_failed(&batch);
             return Err(e);
         }
+        image.commit_done();
         Ok(JsValue::UNDEFINED)
     });
     *inner.last_commit.borrow_mut() = Some(promise.clone());
@@ -106,6 +109,52 @@ fn durable(inner: &Rc<Inner>, outcome: Result<JsValue, JsValue>) -> Promise {
         JsFuture::from(commit).await?;
         outcome
     })
+}
+
+/// A call on the engine, run at once or, when it needed chain bytes the
+/// image had left to IndexedDB, again once they are loaded back.
+enum Ran<R> {
+    Now(Result<R, JsValue>),
+    AfterLoading(Pin<Box<dyn Future<Output = Result<R, JsValue>>>>),
+}
+
+/// Runs `run` now. If it failed reading objects whose committed bytes the
+/// image released ([`ImageStorage::take_wanted`]), the result is a future
+/// that loads them back from IndexedDB and runs `run` again; when the
+/// failed attempt had already changed an object, running it twice could
+/// apply a change twice, so the future only loads and answers the error
+/// (the same call then succeeds).
+fn run_loading<R: 'static>(inner: &Rc<Inner>, run: impl Fn(&Engine) -> Result<R, JsValue> + 'static) -> Ran<R> {
+    let changes = inner.image.changes();
+    let first = MentisDbHandle::engine_of(inner, &run);
+    let wanted = inner.image.take_wanted();
+    if first.is_ok() || wanted.is_empty() {
+        return Ran::Now(first);
+    }
+    let repeat = inner.image.changes() == changes;
+    let inner = inner.clone();
+    Ran::AfterLoading(Box::pin(async move {
+        load_back(&inner, &wanted).await?;
+        let outcome = if repeat { MentisDbHandle::engine_of(&inner, &run) } else { first };
+        inner.image.release_committed();
+        outcome
+    }))
+}
+
+/// Gives the image back the released bytes of `names`, read from IndexedDB.
+async fn load_back(inner: &Rc<Inner>, names: &[String]) -> Result<(), JsValue> {
+    let database = inner.open.borrow().as_ref().map(|(_, idb)| idb.clone()).ok_or_else(|| usage_error(&format!("database '{}' is closed", inner.name)))?;
+    for name in names {
+        // A commit landing during the read releases more: read again.
+        let mut tries = 0;
+        while !inner.image.load_back(name, &idb::load_object(&database, name).await?) {
+            tries += 1;
+            if tries == 3 {
+                return Err(usage_error(&format!("'{name}' kept changing while it was read back from IndexedDB; call again")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`durable`] for code outside this file that holds the handle's state.
@@ -142,12 +191,36 @@ impl MentisDbHandle {
     }
 
     fn call_read(&self, tool: &str, args: &JsValue) -> Result<JsValue, JsValue> {
-        self.call_now(tool, args).map(|v| js_json::to_js(&v))
+        let outcome = self.call_now(tool, args).map(|v| js_json::to_js(&v));
+        // No read-only method reads a released chain object; if one ever
+        // does, its bytes are loaded back for the next call.
+        let wanted = self.inner.image.take_wanted();
+        if !wanted.is_empty() {
+            let inner = self.inner.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = load_back(&inner, &wanted).await;
+            });
+        }
+        outcome
     }
 
     fn call_write(&self, tool: &str, args: &JsValue) -> Promise {
-        let outcome = self.call_now(tool, args).map(|v| js_json::to_js(&v));
-        durable(&self.inner, outcome)
+        let args = match js_json::from_js(args, "arguments") {
+            Ok(args) => args,
+            Err(e) => return Promise::reject(&e),
+        };
+        let tool = tool.to_string();
+        let run = move |engine: &Engine| engine.call_as::<Value>(&tool, args.clone()).map(|v| js_json::to_js(&v)).map_err(|e| tool_error(&e));
+        match run_loading(&self.inner, run) {
+            Ran::Now(outcome) => durable(&self.inner, outcome),
+            Ran::AfterLoading(later) => {
+                let inner = self.inner.clone();
+                future_to_promise(async move {
+                    let outcome = later.await;
+                    JsFuture::from(durable(&inner, outcome)).await
+                })
+            }
+        }
     }
 }
 
@@ -181,6 +254,8 @@ impl MentisDbHandle {
         let inner = Rc::new(Inner { name, image, config, open: RefCell::new(Some((engine, idb_database))), last_commit: RefCell::new(None), report: serde_json::to_value(&report).expect("an open report serializes") });
         // Torn tails cut and segments compacted at open are made durable first.
         JsFuture::from(commit_pending(&inner)).await?;
+        // The engine holds every thought now; the chains' bytes stay in IndexedDB.
+        inner.image.release_committed();
         Ok(MentisDbHandle { inner })
     }
 
@@ -313,12 +388,18 @@ impl MentisDbHandle {
     }
 
     /// The chain object's bytes, exactly the file the native daemon writes
-    /// for it (`chains/<name>.mdb` or `.jsonl`).
-    #[wasm_bindgen(js_name = exportChain)]
-    pub fn export_chain(&self, #[wasm_bindgen(js_name = chainKey)] chain_key: Option<String>) -> Result<Uint8Array, JsValue> {
-        self.with_engine(|engine| {
-            let (_, _, bytes) = engine.export_chain(chain_key.as_deref()).map_err(|e| tool_error(&e))?;
-            Ok(Uint8Array::from(bytes.as_slice()))
+    /// for it (`chains/<name>.mdb` or `.jsonl`). A promise: the page keeps
+    /// a chain's committed bytes in IndexedDB only, and reads them back.
+    #[wasm_bindgen(js_name = exportChain, unchecked_return_type = "Promise<Uint8Array>")]
+    pub fn export_chain(&self, #[wasm_bindgen(js_name = chainKey)] chain_key: Option<String>) -> Promise {
+        let run = move |engine: &Engine| engine.export_chain(chain_key.as_deref()).map(|(_, _, bytes)| bytes).map_err(|e| tool_error(&e));
+        let ran = run_loading(&self.inner, run);
+        future_to_promise(async move {
+            let bytes = match ran {
+                Ran::Now(outcome) => outcome?,
+                Ran::AfterLoading(later) => later.await?,
+            };
+            Ok(Uint8Array::from(bytes.as_slice()).into())
         })
     }
 

@@ -51,6 +51,12 @@ fn kind(e: &JsValue) -> String {
 }
 
 /// A fresh, empty database.
+/// `exportChain(key)`'s bytes.
+async fn export(db: &Db, key: &str) -> Vec<u8> {
+    let bytes = JsFuture::from(db.export_chain(Some(key.into()))).await.unwrap_or_else(|e| panic!("exportChain failed: {}", message(&e)));
+    bytes.unchecked_into::<Uint8Array>().to_vec()
+}
+
 async fn fresh(name: &str) -> Db {
     Db::delete_database(name.to_string()).await.expect("delete database");
     Db::open(name.to_string(), None).await.unwrap_or_else(|e| panic!("open {name}: {}", message(&e)))
@@ -159,7 +165,7 @@ async fn errors_are_js_errors_with_the_daemon_text() {
     assert_eq!(message(&e), core_error("mentisdb_get_thought", missing));
     assert_eq!(kind(&e), "not_found");
 
-    let e = db.export_chain(Some("never-written".into())).expect_err("no such chain");
+    let e = rejected(db.export_chain(Some("never-written".into()))).await;
     assert!(message(&e).contains("never-written"), "{}", message(&e));
 
     // Arguments that are not JSON data are refused by the API itself.
@@ -275,13 +281,37 @@ async fn concurrent_appends_share_commits_and_stay_ordered() {
 }
 
 #[wasm_bindgen_test]
+async fn committed_chain_bytes_are_read_back_from_indexeddb() {
+    // Each awaited append commits, and the page then keeps the chain's
+    // bytes in IndexedDB only: an export reads them back, a later append
+    // still extends the object, and the tool's export (through `call`)
+    // loads them back and runs again.
+    let db = fresh("read-back").await;
+    for text in ["first memory", "second memory"] {
+        ok(db.append(js(json!({"chain_key": "kept", "thought_type": "Finding", "content": text})))).await;
+    }
+    let before = export(&db, "kept").await;
+    ok(db.append(js(json!({"chain_key": "kept", "thought_type": "Finding", "content": "third memory"})))).await;
+    let after = export(&db, "kept").await;
+    assert!(after.len() > before.len() && after.starts_with(&before), "the chain only grew: {} then {} bytes", before.len(), after.len());
+    ok(db.append(js(json!({"chain_key": "kept", "thought_type": "Finding", "content": "fourth memory"})))).await;
+    let reply = ok(db.call("mentisdb_export_chain", js(json!({"chain_key": "kept"})))).await;
+    let db = reopen(db).await;
+    let reopened = export(&db, "kept").await;
+    assert_eq!(reply["byte_count"].as_u64(), Some(reopened.len() as u64), "{reply}");
+    assert!(reopened.starts_with(&after));
+    assert_eq!(rs(&db.head(Some("kept".into())).unwrap())["thought_count"], 4);
+    ok(db.close()).await;
+}
+
+#[wasm_bindgen_test]
 async fn export_import_round_trip_and_refusals() {
     let src = fresh("export-src").await;
     for text in ["alpha memory", "beta memory", "gamma memory"] {
         ok(src.append(js(json!({"chain_key": "moving", "thought_type": "Finding", "content": text})))).await;
     }
     let head = rs(&src.head(Some("moving".into())).unwrap());
-    let bytes = src.export_chain(Some("moving".into())).unwrap().to_vec();
+    let bytes = export(&src, "moving").await;
     assert!(bytes.starts_with(b"MDBCHAIN"), "native binary format");
 
     let dst = fresh("export-dst").await;
@@ -289,7 +319,7 @@ async fn export_import_round_trip_and_refusals() {
     assert_eq!(imported["chain_key"], "moving");
     assert_eq!(imported["thought_count"], 3);
     assert_eq!(imported["head_hash"], head["head_hash"]);
-    assert_eq!(dst.export_chain(Some("moving".into())).unwrap().to_vec(), bytes, "export(import(x)) == x");
+    assert_eq!(export(&dst, "moving").await, bytes, "export(import(x)) == x");
 
     let e = rejected(dst.import_chain(&bytes)).await;
     assert_eq!(message(&e), "chain 'moving' already exists in database 'export-dst'; import refuses to overwrite it");
@@ -342,7 +372,7 @@ async fn a_daemon_written_chain_imports() {
     assert_eq!(none["thoughts"], json!([]));
     let db = reopen(db).await;
     assert_eq!(rs(&db.head(Some("daemon-notes".into())).unwrap())["head_hash"], head_hash);
-    assert_eq!(Uint8Array::from(&bytes[..]).to_vec(), db.export_chain(Some("daemon-notes".into())).unwrap().to_vec());
+    assert_eq!(Uint8Array::from(&bytes[..]).to_vec(), export(&db, "daemon-notes").await);
     ok(db.close()).await;
 }
 
@@ -362,7 +392,7 @@ async fn a_schema_1_chain_reads_extends_and_forgets_in_the_browser() {
     let head = rs(&db.head(Some("daemon-notes".into())).unwrap());
     assert_eq!((head["thought_count"].as_u64(), head["integrity_ok"].as_bool()), (Some(4), Some(true)));
     assert_eq!(head["head_hash"], reply["head_hash"]);
-    let exported = db.export_chain(Some("daemon-notes".into())).unwrap().to_vec();
+    let exported = export(&db, "daemon-notes").await;
     assert!(!exported.windows(23).any(|w| w == b"Chains move between hos"), "the forgotten content left the export");
     ok(db.close()).await;
 }
