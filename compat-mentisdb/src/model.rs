@@ -101,7 +101,7 @@ impl Thought {
     /// The engine's thought in 0.10.10's shape.
     pub(crate) fn from_core(t: &mentisdb_core::Thought) -> Thought {
         Thought {
-            schema_version: t.schema_version,
+            schema_version: u32::from(t.schema_version),
             id: uuid_of(&t.id.as_text()),
             index: t.index,
             timestamp: DateTime::parse_from_rfc3339(&t.timestamp()).map(|d| d.with_timezone(&Utc)).unwrap_or_default(),

@@ -98,7 +98,7 @@ mod tests {
     use crate::record::{decode_chain, ChainFormat};
     use crate::thought::ThoughtType;
 
-    fn chain_of(n: usize, schema: u32) -> Chain {
+    fn chain_of(n: usize, schema: u8) -> Chain {
         let mut c = Chain::new("k", ChainFormat::Binary);
         for i in 0..n {
             let mut input = NewThought::new("ada", ThoughtType::FactLearned, &format!("secret number {i}"));

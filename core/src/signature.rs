@@ -44,6 +44,7 @@ pub fn signable_payload(chain_key: &str, thought: &Thought, signing_key_id: &str
         schema_version: _,
         index: _,
         timestamp_ms: _,
+        timestamp_fraction: _,
         agent_name: _,
         prev_hash: _,
         hash: _,

@@ -10,15 +10,15 @@ use serde::{Deserialize, Serialize};
 /// erasable part (signature, content, tags, concepts) instead of that part
 /// itself, so a thought can be forgotten without breaking the chain
 /// (`canonical.rs`); version 1 thoughts stay readable and verifiable.
-pub const THOUGHT_SCHEMA_VERSION: u32 = 2;
+pub const THOUGHT_SCHEMA_VERSION: u8 = 2;
 
 /// The first schema version: the chain hash covers the content directly.
-pub const THOUGHT_SCHEMA_V1: u32 = 1;
+pub const THOUGHT_SCHEMA_V1: u8 = 1;
 
 /// Schema 2 plus an `entity_type` (MentisDB 0.10's optional label): used
 /// only for a thought that has one, so every thought without one keeps its
 /// schema-2 encoding and hash (`canonical.rs`).
-pub const THOUGHT_SCHEMA_V3: u32 = 3;
+pub const THOUGHT_SCHEMA_V3: u8 = 3;
 
 /// The agent id of the engine's own claim records (`crate::claims`).
 pub const COORDINATOR: &str = "mentisdb";
@@ -28,7 +28,7 @@ pub const RESERVED_TAG_PREFIX: &str = "mentisdb:";
 pub const CLAIM_TAG: &str = "mentisdb:claim";
 
 /// The schema version a new thought gets: 3 when it has an entity type, else 2.
-pub fn schema_version_for(entity_type: Option<&str>) -> u32 {
+pub fn schema_version_for(entity_type: Option<&str>) -> u8 {
     if entity_type.is_some() {
         THOUGHT_SCHEMA_V3
     } else {
@@ -274,7 +274,12 @@ mod prev_hash_wire {
 #[serde(from = "ThoughtWire")]
 pub struct Thought {
     /// Schema version of this record ([`THOUGHT_SCHEMA_VERSION`]).
-    pub schema_version: u32,
+    pub schema_version: u8,
+    /// How its timestamp text gives the fraction of a second when that is
+    /// UTC with other than three digits (a chain written by MentisDB 0.9 or
+    /// 0.10: nanoseconds); the default for the canonical form. Set it with
+    /// the timestamp ([`Thought::set_timestamp`]).
+    pub timestamp_fraction: crate::timestamp::TimestampFraction,
     /// Stable id (a UUID unless the writer chose another: `thought_id`).
     pub id: ThoughtId,
     /// Position in the chain, from 0.
@@ -474,7 +479,7 @@ struct ThoughtWireRef<'a> {
 impl Serialize for Thought {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ThoughtWireRef {
-            schema_version: self.schema_version,
+            schema_version: u32::from(self.schema_version),
             id: &self.id.as_text(),
             index: self.index,
             timestamp: &self.timestamp(),
@@ -519,7 +524,9 @@ impl From<ThoughtWire> for Thought {
             forgotten: w.forgotten,
         };
         let mut thought = Thought {
-            schema_version: w.schema_version,
+            // No version past 255 exists; verification refuses this one.
+            schema_version: u8::try_from(w.schema_version).unwrap_or(u8::MAX),
+            timestamp_fraction: Default::default(),
             id: w.id,
             index: w.index,
             timestamp_ms: 0,
@@ -740,6 +747,7 @@ impl Thought {
     pub fn parsed_timestamp_ms(&self) -> Option<i64> {
         match self.extras.as_ref().and_then(|e| e.timestamp_text.as_deref()) {
             Some(text) => crate::timestamp::parse_rfc3339_millis(text).ok(),
+            None if self.timestamp_fraction != Default::default() => self.timestamp_fraction.text(self.timestamp_ms).map(|_| self.timestamp_ms),
             None => crate::timestamp::CanonicalText::of(self.timestamp_ms).map(|_| self.timestamp_ms),
         }
     }
@@ -748,21 +756,23 @@ impl Thought {
     /// `timestamp_ms`, or the text it was stored with when that was not
     /// the canonical form ([`ThoughtExtras::timestamp_text`]).
     pub fn timestamp(&self) -> crate::timestamp::Rfc3339<'_> {
-        crate::timestamp::format_rfc3339_text(self.timestamp_ms, self.extras.as_ref().and_then(|e| e.timestamp_text.as_deref()))
+        crate::timestamp::format_rfc3339_text(self.timestamp_ms, self.timestamp_fraction, self.extras.as_ref().and_then(|e| e.timestamp_text.as_deref()))
     }
 
     /// Sets the timestamp from its RFC 3339 text: as milliseconds alone
     /// when the text is the canonical form, else the text is kept too (a
     /// text that does not parse leaves `timestamp_ms` 0).
     pub fn set_timestamp(&mut self, text: &str) {
-        let (millis, kept) = crate::timestamp::timestamp_parts(text);
+        let (millis, fraction, kept) = crate::timestamp::timestamp_parts(text);
         self.timestamp_ms = millis;
+        self.timestamp_fraction = fraction;
         self.keep_timestamp_text(kept);
     }
 
     /// Sets the timestamp to `millis` (its text then made from them).
     pub fn set_timestamp_ms(&mut self, millis: i64) {
         self.timestamp_ms = millis;
+        self.timestamp_fraction = Default::default();
         // Years past 9999 have no canonical text: keep what chrono writes.
         let text = crate::timestamp::CanonicalText::of(millis).is_none().then(|| crate::timestamp::format_rfc3339_millis(millis).into_boxed_str());
         self.keep_timestamp_text(text);
@@ -858,6 +868,20 @@ mod tests {
         assert!(read.extras.is_none(), "unset rare fields made an allocation");
         assert_eq!(plain.clone().with_extras(|e| e.refs.push(0)).refs(), &[0]);
         assert!(full.with_extras(|e| *e = ThoughtExtras::default()).extras.is_none());
+    }
+
+    #[test]
+    fn nanosecond_timestamps_are_kept_inline_and_the_struct_stays_192_bytes() {
+        // MentisDB 0.9/0.10 wrote nanoseconds: kept as a fraction beside
+        // the milliseconds, with no `ThoughtExtras` allocated for them.
+        let (_, mut t) = full_and_plain();
+        t.set_timestamp("2026-03-01T12:34:56.123456789Z");
+        assert!(t.extras.is_none(), "no extras for a nanosecond text");
+        assert_eq!((&*t.timestamp(), t.parsed_timestamp_ms()), ("2026-03-01T12:34:56.123456789Z", crate::timestamp::parse_rfc3339_millis("2026-03-01T12:34:56.123Z").ok()));
+        t.set_timestamp_ms(1_795_860_000_001);
+        assert_eq!(&*t.timestamp(), "2026-11-28T10:00:00.001Z", "setting milliseconds drops the fraction");
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(std::mem::size_of::<Thought>(), 192, "a chain holds every thought: mind its size");
     }
 
     #[test]

@@ -127,26 +127,146 @@ impl CanonicalText {
     }
 }
 
-/// How a thought keeps the timestamp `text`: its milliseconds, and the text
-/// itself when it is not the canonical form (milliseconds 0 when the text
-/// is no RFC 3339).
-pub fn timestamp_parts(text: &str) -> (i64, Option<Box<str>>) {
-    match CanonicalText::parse(text) {
-        Some(ms) => (ms, None),
-        None => (parse_rfc3339_millis(text).unwrap_or(0), Some(Box::from(text))),
+/// How a timestamp in UTC (`Z`) with other than three fraction digits
+/// gives its fraction of a second, so that a thought can keep it in 3 bytes
+/// beside its milliseconds instead of keeping its text: the number of
+/// digits (0 to 9) and the digits past the milliseconds. MentisDB 0.9 and
+/// 0.10 wrote nanoseconds (`2026-03-01T12:34:56.123456789Z`), so every
+/// thought of a chain they wrote has such a timestamp. The default stands
+/// for the canonical three digits ([`CanonicalText`]).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TimestampFraction([u8; 3]);
+
+impl std::fmt::Debug for TimestampFraction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.digits() {
+            None => f.write_str("TimestampFraction(canonical)"),
+            Some(d) => write!(f, "TimestampFraction({d} digits, {} past the milliseconds)", self.past_millis()),
+        }
     }
 }
 
-/// The text of a timestamp kept as `millis` and, when not canonical, the
-/// `written` text (see [`crate::Thought::timestamp`]).
-pub fn format_rfc3339_text(millis: i64, written: Option<&str>) -> Rfc3339<'_> {
-    match (written, CanonicalText::of(millis)) {
-        (Some(text), _) => Rfc3339::Written(text),
-        (None, Some(c)) => Rfc3339::Canonical(c),
-        // Out of the years the canonical form covers: only a thought built
-        // by hand has such milliseconds and no text.
-        (None, None) => Rfc3339::Canonical(CanonicalText::of(renderable_millis(millis).clamp(0, 253_402_300_799_999)).expect("in range")),
+impl TimestampFraction {
+    /// `digits` fraction digits (0 to 9, not 3), of which those past the
+    /// milliseconds read `past_millis` (below 10^(digits - 3)).
+    fn new(digits: u32, past_millis: u32) -> TimestampFraction {
+        debug_assert!(digits <= 9 && digits != 3 && past_millis < 1_000_000);
+        let packed = ((digits + 1) << 20) | past_millis;
+        let [_, a, b, c] = packed.to_be_bytes();
+        TimestampFraction([a, b, c])
     }
+
+    fn packed(self) -> u32 {
+        u32::from_be_bytes([0, self.0[0], self.0[1], self.0[2]])
+    }
+
+    /// The number of fraction digits; `None` for the canonical three.
+    fn digits(self) -> Option<u32> {
+        (self.packed() >> 20).checked_sub(1)
+    }
+
+    fn past_millis(self) -> u32 {
+        self.packed() & 0xF_FFFF
+    }
+
+    /// The milliseconds and fraction of `text` when it is
+    /// `YYYY-MM-DDTHH:MM:SS` + (`.` + 1 to 9 digits, but not 3) + `Z`, a
+    /// date that exists; anything else is `None` (the canonical form too).
+    pub fn parse(text: &str) -> Option<(i64, TimestampFraction)> {
+        let b = text.as_bytes();
+        let fraction = match b.get(19..)? {
+            b"Z" => &b""[..],
+            [b'.', digits @ .., b'Z'] if !digits.is_empty() && digits.len() <= 9 && digits.len() != 3 => digits,
+            _ => return None,
+        };
+        let mut canonical = [0u8; 24];
+        canonical[..19].copy_from_slice(&b[..19]);
+        canonical[19..].copy_from_slice(b".000Z");
+        let seconds = CanonicalText::parse(std::str::from_utf8(&canonical).ok()?)?;
+        let nanos = fraction.iter().try_fold(0u32, |n, c| c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0')))? * 10u32.pow(9 - fraction.len() as u32);
+        let digits = fraction.len() as u32;
+        let past_millis = if digits > 3 { (nanos % 1_000_000) / 10u32.pow(9 - digits) } else { 0 };
+        Some((seconds + i64::from(nanos / 1_000_000), TimestampFraction::new(digits, past_millis)))
+    }
+
+    /// The text of `millis` written with this fraction (`None` when the
+    /// fraction is the canonical one, or `millis` has no canonical text or
+    /// more milliseconds than its digits show).
+    pub fn text(self, millis: i64) -> Option<FineText> {
+        let digits = self.digits()? as usize;
+        let canonical = CanonicalText::of(millis)?;
+        let ms = millis.rem_euclid(1000) as u32;
+        let nanos = ms * 1_000_000 + if digits > 3 { self.past_millis() * 10u32.pow(9 - digits as u32) } else { 0 };
+        if !nanos.is_multiple_of(10u32.pow(9 - digits as u32)) {
+            return None;
+        }
+        let mut text = FineText { bytes: [0; 30], len: 0 };
+        text.bytes[..19].copy_from_slice(&canonical.0[..19]);
+        let mut at = 19;
+        if digits > 0 {
+            text.bytes[at] = b'.';
+            let mut nine = [b'0'; 9];
+            let mut rest = nanos;
+            for digit in nine.iter_mut().rev() {
+                *digit = b'0' + (rest % 10) as u8;
+                rest /= 10;
+            }
+            text.bytes[at + 1..at + 1 + digits].copy_from_slice(&nine[..digits]);
+            at += 1 + digits;
+        }
+        text.bytes[at] = b'Z';
+        text.len = at as u8 + 1;
+        Some(text)
+    }
+}
+
+/// A timestamp text made from milliseconds and a [`TimestampFraction`]
+/// (at most 30 ASCII bytes).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct FineText {
+    bytes: [u8; 30],
+    len: u8,
+}
+
+impl std::fmt::Debug for FineText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl FineText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).expect("timestamp text is ASCII")
+    }
+}
+
+/// How a thought keeps the timestamp `text`: its milliseconds, the
+/// fraction when the text is UTC with other than three fraction digits, and
+/// the text itself when it is neither that nor the canonical form
+/// (milliseconds 0 when the text is no RFC 3339).
+pub fn timestamp_parts(text: &str) -> (i64, TimestampFraction, Option<Box<str>>) {
+    if let Some(ms) = CanonicalText::parse(text) {
+        return (ms, TimestampFraction::default(), None);
+    }
+    match TimestampFraction::parse(text) {
+        Some((ms, fraction)) => (ms, fraction, None),
+        None => (parse_rfc3339_millis(text).unwrap_or(0), TimestampFraction::default(), Some(Box::from(text))),
+    }
+}
+
+/// The text of a timestamp kept as `millis` and `fraction` and, when it
+/// was neither, the `written` text (see [`crate::Thought::timestamp`]).
+pub fn format_rfc3339_text(millis: i64, fraction: TimestampFraction, written: Option<&str>) -> Rfc3339<'_> {
+    if let Some(text) = written {
+        return Rfc3339::Written(text);
+    }
+    if let Some(fine) = fraction.text(millis) {
+        return Rfc3339::Fine(fine);
+    }
+    // Out of the years the canonical form covers: only a thought built by
+    // hand has such milliseconds and no text.
+    Rfc3339::Canonical(CanonicalText::of(millis).unwrap_or_else(|| CanonicalText::of(renderable_millis(millis).clamp(0, 253_402_300_799_999)).expect("in range")))
 }
 
 /// A thought's timestamp as RFC 3339 text: made from its milliseconds, or
@@ -156,6 +276,8 @@ pub fn format_rfc3339_text(millis: i64, written: Option<&str>) -> Rfc3339<'_> {
 pub enum Rfc3339<'a> {
     /// Made from the milliseconds.
     Canonical(CanonicalText),
+    /// Made from the milliseconds and a [`TimestampFraction`].
+    Fine(FineText),
     /// As stored.
     Written(&'a str),
 }
@@ -165,6 +287,7 @@ impl std::ops::Deref for Rfc3339<'_> {
     fn deref(&self) -> &str {
         match self {
             Rfc3339::Canonical(c) => c.as_str(),
+            Rfc3339::Fine(f) => f.as_str(),
             Rfc3339::Written(s) => s,
         }
     }
@@ -220,6 +343,25 @@ mod tests {
             assert_eq!(CanonicalText::parse(other), None, "{other}");
         }
         assert_eq!(CanonicalText::parse("2024-02-29T00:00:00.000Z"), parse_rfc3339_millis("2024-02-29T00:00:00.000Z").ok());
+    }
+
+    #[test]
+    fn utc_texts_with_other_fraction_digits_are_kept_as_a_fraction() {
+        for text in ["2026-03-01T12:34:56.123456789Z", "2026-03-01T12:34:56.123456Z", "2026-03-01T12:34:56.000000001Z", "2026-03-01T12:34:56.999999999Z", "2026-03-01T12:34:56Z", "2026-03-01T12:34:56.5Z", "2026-03-01T12:34:56.05Z", "2026-03-01T12:34:56.1234Z", "0000-01-01T00:00:00.000000000Z", "9999-12-31T23:59:59.999999999Z", "2024-02-29T00:00:00.1Z"] {
+            let (ms, fraction) = TimestampFraction::parse(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(ms, parse_rfc3339_millis(text).unwrap(), "{text}");
+            assert_eq!(fraction.text(ms).map(|t| t.as_str().to_string()).as_deref(), Some(text), "{fraction:?}");
+            assert_eq!(timestamp_parts(text), (ms, fraction, None));
+            assert_eq!(&*format_rfc3339_text(ms, fraction, None), text);
+        }
+        for other in ["2026-03-01T12:34:56.123Z", "2026-03-01T12:34:56.1234567890Z", "2026-03-01T12:34:56.Z", "2026-03-01T12:34:56.123456+00:00", "2026-03-01T12:34:56,123456Z", "2026-02-30T12:34:56.123456Z", "2026-03-01T12:34:56.12a456Z", "2026-03-01t12:34:56.123456Z", "2026-03-01T12:34:56.123456z"] {
+            assert_eq!(TimestampFraction::parse(other), None, "{other}");
+        }
+        let (ms, fraction, kept) = timestamp_parts("2026-03-01T13:34:56.123456+01:00");
+        assert_eq!((ms, fraction, kept.as_deref()), (parse_rfc3339_millis("2026-03-01T12:34:56.123Z").unwrap(), TimestampFraction::default(), Some("2026-03-01T13:34:56.123456+01:00")), "other offsets are kept as written");
+        let (ms, fraction) = TimestampFraction::parse("2026-03-01T12:34:56.5Z").unwrap();
+        assert_eq!(fraction.text(ms + 1), None, "milliseconds the digits cannot show");
+        assert_eq!(TimestampFraction::default().text(ms), None);
     }
 
     #[test]

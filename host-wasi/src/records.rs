@@ -157,6 +157,7 @@ pub fn thought(t: core::Thought) -> Thought {
         id,
         index,
         timestamp_ms,
+        timestamp_fraction,
         agent_id,
         agent_name,
         thought_type,
@@ -174,10 +175,10 @@ pub fn thought(t: core::Thought) -> Thought {
     } = t;
     let core::ThoughtExtras { session_id, agent_owner, signing_key_id, thought_signature, confidence, refs, relations, entity_type, timestamp_text, forgotten } = extras.map(|e| *e).unwrap_or_default();
     Thought {
-        schema_version,
+        schema_version: u32::from(schema_version),
         id: id.to_string(),
         index,
-        timestamp: mentisdb_core::timestamp::format_rfc3339_text(timestamp_ms, timestamp_text.as_deref()).to_string(),
+        timestamp: mentisdb_core::timestamp::format_rfc3339_text(timestamp_ms, timestamp_fraction, timestamp_text.as_deref()).to_string(),
         session_id: session_id.map(String::from),
         agent_id: agent_id.into(),
         agent_name: agent_name.into(),

@@ -119,26 +119,40 @@ enum Ran<R> {
 }
 
 /// Runs `run` now. If it failed reading objects whose committed bytes the
-/// image released ([`ImageStorage::take_wanted`]), the result is a future
-/// that loads them back from IndexedDB and runs `run` again; when the
-/// failed attempt had already changed an object, running it twice could
-/// apply a change twice, so the future only loads and answers the error
-/// (the same call then succeeds).
+/// image released ([`ImageStorage::take_wanted`]) and changed no object,
+/// the result is a future that loads them back from IndexedDB and runs
+/// `run` again. (A call that changed an object before such a read would
+/// apply its change twice if run again: it answers its error instead. No
+/// tool does that: those that read a chain whole read before writing.)
+/// The bytes loaded back are let go of after the next commit: releasing
+/// them here could drop bytes a commit in flight has not yet stored.
 fn run_loading<R: 'static>(inner: &Rc<Inner>, run: impl Fn(&Engine) -> Result<R, JsValue> + 'static) -> Ran<R> {
+    inner.image.take_wanted();
     let changes = inner.image.changes();
     let first = MentisDbHandle::engine_of(inner, &run);
     let wanted = inner.image.take_wanted();
-    if first.is_ok() || wanted.is_empty() {
+    if first.is_ok() || wanted.is_empty() || inner.image.changes() != changes {
         return Ran::Now(first);
     }
-    let repeat = inner.image.changes() == changes;
     let inner = inner.clone();
     Ran::AfterLoading(Box::pin(async move {
         load_back(&inner, &wanted).await?;
-        let outcome = if repeat { MentisDbHandle::engine_of(&inner, &run) } else { first };
-        inner.image.release_committed();
-        outcome
+        MentisDbHandle::engine_of(&inner, &run)
     }))
+}
+
+/// [`durable`] for a call [`run_loading`] ran, now or once loaded.
+fn durable_after(inner: &Rc<Inner>, ran: Ran<JsValue>) -> Promise {
+    match ran {
+        Ran::Now(outcome) => durable(inner, outcome),
+        Ran::AfterLoading(later) => {
+            let inner = inner.clone();
+            future_to_promise(async move {
+                let outcome = later.await;
+                JsFuture::from(durable(&inner, outcome)).await
+            })
+        }
+    }
 }
 
 /// Gives the image back the released bytes of `names`, read from IndexedDB.
@@ -211,16 +225,7 @@ impl MentisDbHandle {
         };
         let tool = tool.to_string();
         let run = move |engine: &Engine| engine.call_as::<Value>(&tool, args.clone()).map(|v| js_json::to_js(&v)).map_err(|e| tool_error(&e));
-        match run_loading(&self.inner, run) {
-            Ran::Now(outcome) => durable(&self.inner, outcome),
-            Ran::AfterLoading(later) => {
-                let inner = self.inner.clone();
-                future_to_promise(async move {
-                    let outcome = later.await;
-                    JsFuture::from(durable(&inner, outcome)).await
-                })
-            }
-        }
+        durable_after(&self.inner, run_loading(&self.inner, run))
     }
 }
 
@@ -409,16 +414,13 @@ impl MentisDbHandle {
     /// that already exists here is refused. Resolves once it is durable.
     #[wasm_bindgen(js_name = importChain, unchecked_return_type = "Promise<ImportResult>")]
     pub fn import_chain(&self, bytes: &[u8]) -> Promise {
-        let outcome = self.import_now(bytes);
-        durable(&self.inner, outcome)
-    }
-}
-
-impl MentisDbHandle {
-    fn import_now(&self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        let open = self.inner.open.borrow();
-        let (engine, _) = open.as_ref().ok_or_else(|| usage_error(&format!("database '{}' is closed", self.inner.name)))?;
-        let report = engine.import_chain(bytes).map_err(|e| error::import_error(&e, &self.inner.name))?;
-        Ok(js_json::to_js(&serde_json::to_value(&report).expect("an import report serializes")))
+        // Checking that the key is free may read a chain object the page
+        // keeps in IndexedDB only (one open refused): `run_loading`.
+        let (bytes, name) = (bytes.to_vec(), self.inner.name.clone());
+        let run = move |engine: &Engine| {
+            let report = engine.import_chain(&bytes).map_err(|e| error::import_error(&e, &name))?;
+            Ok(js_json::to_js(&serde_json::to_value(&report).expect("an import report serializes")))
+        };
+        durable_after(&self.inner, run_loading(&self.inner, run))
     }
 }

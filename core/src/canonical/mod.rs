@@ -107,7 +107,7 @@ pub(crate) fn encode_and_hash(t: &Thought) -> (Vec<u8>, [u8; 32]) {
 
 /// The fields both schemas start with, schema version to signing key id.
 fn encode_head(t: &Thought, e: &mut Encoder) {
-    e.u32(t.schema_version);
+    e.u32(u32::from(t.schema_version));
     e.u64(t.index);
     e.str(&t.id.as_text());
     e.str(&t.timestamp());
@@ -217,7 +217,7 @@ fn content_digest(section: &[u8]) -> [u8; 32] {
 
 /// The schema-2 or schema-3 thought hash: the covered fields, then the
 /// content digest, under the schema's domain.
-fn fields_digest(schema_version: u32, fields: &[u8], content_digest: &[u8; 32]) -> [u8; 32] {
+fn fields_digest(schema_version: u8, fields: &[u8], content_digest: &[u8; 32]) -> [u8; 32] {
     let domain = if schema_version == THOUGHT_SCHEMA_V3 { THOUGHT_HASH_DOMAIN_V3 } else { THOUGHT_HASH_DOMAIN_V2 };
     crate::sha256::digest(&[domain, fields, content_digest])
 }
@@ -288,15 +288,16 @@ pub const SALT_BYTES: usize = 16;
 /// beside the body). Also returns the raw hash the body really has.
 pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Option<&mut crate::label::LabelSet>) -> Result<(Thought, [u8; 32]), DecodeError> {
     let mut d = Decoder::new(body);
-    let schema_version = d.u32()?;
+    let stored_version = d.u32()?;
+    let schema_version = u8::try_from(stored_version).unwrap_or(u8::MAX);
     let v1 = match schema_version {
         THOUGHT_SCHEMA_V1 => true,
         THOUGHT_SCHEMA_VERSION | THOUGHT_SCHEMA_V3 => false,
-        v => return Err(d.err(format!("unknown thought schema_version {v}"))),
+        _ => return Err(d.err(format!("unknown thought schema_version {stored_version}"))),
     };
     let index = d.u64()?;
     let id = crate::ThoughtId::new(d.str_ref()?);
-    let (timestamp_ms, timestamp_text) = crate::timestamp::timestamp_parts(d.str_ref()?);
+    let (timestamp_ms, timestamp_fraction, timestamp_text) = crate::timestamp::timestamp_parts(d.str_ref()?);
     let session_id = d.opt_str()?;
     let agent_id = d.label(labels.as_deref_mut())?;
     let agent_name = d.label(labels.as_deref_mut())?;
@@ -355,6 +356,7 @@ pub(crate) fn decode_thought_body(body: &[u8], hash: ThoughtHash, mut labels: Op
     }
     let mut thought = Thought {
         schema_version,
+        timestamp_fraction,
         index,
         id,
         timestamp_ms,
@@ -396,6 +398,7 @@ pub(crate) mod tests {
     pub(crate) fn golden_thought() -> Thought {
         Thought {
             schema_version: 1,
+            timestamp_fraction: Default::default(),
             index: 1,
             id: "00000000-0000-4000-8000-000000000002".into(),
             timestamp_ms: 1_795_339_800_000, // 2026-11-22T09:30:00.000Z

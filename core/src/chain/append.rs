@@ -12,7 +12,7 @@ use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::limits::{self, MAX_CONTENT_BYTES, MAX_REFS};
 use crate::signature::{signable_payload, verify_detached};
 use crate::thought::{RelationKind, Thought, ThoughtExtras, ThoughtRelation, ThoughtRole, ThoughtType, schema_version_for};
-use crate::timestamp::{parse_rfc3339_millis, CanonicalText};
+use crate::timestamp::{parse_rfc3339_millis, CanonicalText, TimestampFraction};
 
 /// A relation as a caller sends it: the target by id or by index.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,9 +138,10 @@ impl Chain {
     pub fn prepare_append_with_payload(&self, input: NewThought, timestamp: String, fresh_id: String, salt: [u8; SALT_BYTES]) -> Result<Prepared, AppendError> {
         limits::check_key("agent_id", &input.agent_id).map_err(|m| invalid("agent_id", m))?;
         // The engine's clock gives the canonical text; a caller's own is kept as given.
-        let (at_ms, timestamp_text) = match CanonicalText::parse(&timestamp) {
-            Some(ms) => (ms, None),
-            None => (parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?, Some(timestamp.into_boxed_str())),
+        let (at_ms, timestamp_fraction, timestamp_text) = match (CanonicalText::parse(&timestamp), TimestampFraction::parse(&timestamp)) {
+            (Some(ms), _) => (ms, TimestampFraction::default(), None),
+            (None, Some((ms, fraction))) => (ms, fraction, None),
+            (None, None) => (parse_rfc3339_millis(&timestamp).map_err(|m| invalid("timestamp", m))?, TimestampFraction::default(), Some(timestamp.into_boxed_str())),
         };
         if input.content.trim().is_empty() {
             return Err(invalid("content", "must not be empty"));
@@ -202,6 +203,7 @@ impl Chain {
         let agent_name = input.agent_name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| input.agent_id.clone());
         let mut thought = Thought {
             schema_version: schema_version_for(entity_type.as_deref()),
+            timestamp_fraction,
             source_episode: Default::default(),
             id: crate::ThoughtId::from(id),
             index,

@@ -178,7 +178,7 @@ pub(super) fn list_chains(db: &MentisDb, caller: Option<super::Caller<'_>>, _a: 
         let Some((thought_count, agent_count)) = db.chain_counts(&key) else { continue };
         chains.push(ChainInfo {
             chain_key: key,
-            version: THOUGHT_SCHEMA_VERSION,
+            version: u32::from(THOUGHT_SCHEMA_VERSION),
             storage_adapter: format.adapter_name().to_string(),
             thought_count,
             agent_count,

@@ -544,7 +544,7 @@ mod tests {
             let session = if i % 11 == 0 { Some("b") } else { [None, Some("a"), Some("b")][(i / 6) % 3] };
             let mut n = NewThought::new("ada", ThoughtType::FactLearned, if i % 4 == 0 { "why?" } else { "so." });
             n.session_id = session.map(String::from);
-            let t = c.prepare_append(n, crate::timestamp::format_rfc3339_text(ts, None).to_string(), format!("id-{i}"), [0; 16]).unwrap();
+            let t = c.prepare_append(n, crate::timestamp::format_rfc3339_text(ts, Default::default(), None).to_string(), format!("id-{i}"), [0; 16]).unwrap();
             c.commit(t);
             let next = sessions.len() as u32;
             all.push((session.map_or(NO_SESSION, |s| *sessions.entry(s).or_insert(next)), ts));

@@ -21,6 +21,7 @@ fn payload(chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> V
 fn payload_thought(_chain: &str, id: &str, agent: &str, content: &str, key_id: &str) -> Thought {
     Thought {
         schema_version: 1,
+        timestamp_fraction: Default::default(),
         id: id.into(),
         index: 0,
         timestamp_ms: 0,

@@ -31,10 +31,11 @@ pub(super) fn build_chain(chain_key: &str, format: ChainFormat, thoughts: &[RefT
                 ThoughtRelation { valid_at: None, kind: r.kind.into(), target_id: r.target_id.to_string(), target_index: if local { index_of.get(&r.target_id).copied() } else { None }, chain_key: r.chain_key.clone() }
             })
             .collect();
-        let (timestamp_ms, timestamp_text) = mentisdb_core::timestamp::timestamp_parts(&t.timestamp);
+        let (timestamp_ms, timestamp_fraction, timestamp_text) = mentisdb_core::timestamp::timestamp_parts(&t.timestamp);
         let mut ours = Thought {
             // Schema 1 (no salt) keeps the thought as it was; a typed thought is schema 3, which needs a salt.
             schema_version: if entity_type.is_some() { 3 } else { 1 },
+            timestamp_fraction,
             source_episode: Default::default(),
             id: t.id.to_string().into(),
             index: t.index,

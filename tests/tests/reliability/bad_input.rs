@@ -22,6 +22,7 @@ fn key(seed: u8) -> SigningKey {
 fn signed(chain: &str, id: &str, content: &str, sk: &SigningKey, key_id: &str) -> Value {
     let t = Thought {
         schema_version: 1,
+        timestamp_fraction: Default::default(),
         id: id.into(),
         index: 0,
         timestamp_ms: 0,
