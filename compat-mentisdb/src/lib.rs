@@ -177,7 +177,7 @@ impl MentisDb {
 
     /// Copies the engine's thoughts from position `from` on into the mirror.
     fn refresh_from(&mut self, from: usize) -> io::Result<()> {
-        let fresh: Vec<Thought> = self.read(|c| c.map(|c| c.thoughts().get(from..).unwrap_or(&[]).iter().map(Thought::from_core).collect()).unwrap_or_default())?;
+        let fresh: Vec<Thought> = self.read(|c| c.map(|c| c.thoughts().range(from.min(c.len())..).map(Thought::from_core).collect()).unwrap_or_default())?;
         self.thoughts.truncate(from);
         self.thoughts.extend(fresh);
         Ok(())

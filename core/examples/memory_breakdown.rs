@@ -74,7 +74,7 @@ fn main() {
     let (structs, strings) = db
         .with_chain("bench-append", |c| {
             let c = c.expect("the chain exists");
-            (std::mem::size_of_val(c.thoughts()), {
+            (c.len() * std::mem::size_of::<Thought>(), {
                 let mut seen = std::collections::BTreeSet::new();
                 c.thoughts().iter().map(|t| owned_heap(t, &mut seen)).sum::<usize>()
             })

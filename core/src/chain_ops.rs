@@ -112,7 +112,7 @@ impl MentisDb {
         // meanwhile; otherwise copy what came and try again.
         loop {
             let (copies, len) = self
-                .with_chain(source, |c| c.map(|c| (c.thoughts()[copied_up_to..].iter().filter(|t| carried(c, t)).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
+                .with_chain(source, |c| c.map(|c| (c.thoughts().range(copied_up_to..).filter(|t| carried(c, t)).map(NewThought::copy_of).collect::<Vec<_>>(), c.len())))?
                 .ok_or_else(|| ToolError::NotFound(format!("chain '{source}' does not exist")))?;
             let new_agents: BTreeSet<String> = crate::sorting::set_from(copies.iter().map(|t| t.agent_id.clone()).filter(|a| !remap.contains_key(a)));
             if !new_agents.is_empty() {

@@ -10,6 +10,7 @@
 //! opening a chain pays for indexing the whole chain once.
 
 use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// An index grown one thought at a time, in chain order.
@@ -32,7 +33,7 @@ impl<T: Derive> Derived<T> {
 
     /// The index, after adding every thought of `thoughts` it does not yet
     /// cover. `thoughts` must be the chain the index was built from.
-    pub(crate) fn get(&self, thoughts: &[Thought]) -> RwLockReadGuard<'_, T> {
+    pub(crate) fn get(&self, thoughts: &ThoughtList) -> RwLockReadGuard<'_, T> {
         {
             let index = self.read();
             if index.indexed() == thoughts.len() {
@@ -42,7 +43,7 @@ impl<T: Derive> Derived<T> {
         {
             let mut index = self.0.write().unwrap_or_else(|e| e.into_inner());
             let from = index.indexed();
-            for t in &thoughts[from..] {
+            for t in thoughts.range(from..) {
                 index.add(t);
             }
         }
@@ -55,7 +56,7 @@ impl<T: Derive> Derived<T> {
     /// thought of `thoughts` and no one holds it to add more. Asked while the
     /// chain is read-locked (no thought can be committed meanwhile), it stays
     /// true until that lock is let go: only a catch-up writes the index.
-    pub(crate) fn ready_now(&self, thoughts: &[Thought]) -> bool {
+    pub(crate) fn ready_now(&self, thoughts: &ThoughtList) -> bool {
         self.0.try_read().is_ok_and(|index| index.indexed() == thoughts.len())
     }
 
@@ -67,14 +68,14 @@ impl<T: Derive> Derived<T> {
     /// Adds at most `max` of the thoughts the index does not cover yet;
     /// returns whether it now covers them all (lets a host warm the index in
     /// steps, releasing the chain between them).
-    pub(crate) fn catch_up_some(&self, thoughts: &[Thought], max: usize) -> bool {
+    pub(crate) fn catch_up_some(&self, thoughts: &ThoughtList, max: usize) -> bool {
         if self.read().indexed() == thoughts.len() {
             return true;
         }
         let mut index = self.write();
         let from = index.indexed();
         let to = thoughts.len().min(from.saturating_add(max));
-        for t in &thoughts[from..to] {
+        for t in thoughts.range(from..to) {
             index.add(t);
         }
         to == thoughts.len()
@@ -134,7 +135,7 @@ mod tests {
         }
     }
 
-    fn thoughts(n: u64) -> Vec<Thought> {
+    fn thoughts(n: u64) -> ThoughtList {
         (0..n).map(|i| Thought { index: i, ..golden_thought() }).collect()
     }
 
@@ -142,8 +143,8 @@ mod tests {
     fn catches_up_once_with_new_thoughts() {
         let thoughts = thoughts(3);
         let seen: Derived<Seen> = Derived::default();
-        assert_eq!(seen.get(&[]).indexed(), 0);
-        assert_eq!(seen.get(&thoughts[..2]).0, [0, 1]);
+        assert_eq!(seen.get(&ThoughtList::new()).indexed(), 0);
+        assert_eq!(seen.get(&thoughts.range(..2).cloned().collect()).0, [0, 1]);
         assert_eq!(seen.get(&thoughts).0, [0, 1, 2], "only the new thought is added, once");
         let steps: Derived<Seen> = Derived::default();
         assert!(!steps.catch_up_some(&thoughts, 2));

@@ -96,7 +96,7 @@ impl MentisDb {
             let thoughts = chain.thoughts();
             let end = (until.min(thoughts.len() as u64)) as usize;
             let start = (from as usize).min(end);
-            thoughts[start..end].iter().take(max).cloned().collect()
+            thoughts.range(start..end).take(max).cloned().collect()
         })
     }
 

@@ -127,8 +127,8 @@ mod tests {
         let c = chain_of(3, THOUGHT_SCHEMA_VERSION);
         let r = rewrite(&c, Some((1, note())), || unreachable!("nothing to migrate"));
         assert_eq!(r.migrated, 0);
-        let hashes = |ts: &[Thought]| ts.iter().map(|t| t.hash.to_hex()).collect::<Vec<_>>();
-        assert_eq!(hashes(&r.thoughts), hashes(c.thoughts()));
+        let hashes = |ts: &mut dyn Iterator<Item = &Thought>| ts.map(|t| t.hash.to_hex()).collect::<Vec<_>>();
+        assert_eq!(hashes(&mut r.thoughts.iter()), hashes(&mut c.thoughts().iter()));
         let back = reload(&r);
         let t = back.by_index(1).unwrap();
         assert!(t.content.is_empty() && t.tags.is_empty() && t.content_salt.is_none());

@@ -1,7 +1,8 @@
 //! How the engine's per-thought lists grow.
 //!
 //! A `Vec` doubles when full, so a list that holds much of a chain's memory
-//! (the thoughts, the text filter's buffer) carries on average a quarter and
+//! (the text filter's buffer, the ranked index's per-thought lists; the
+//! thoughts themselves are in blocks, `thought_list.rs`) carries on average a quarter and
 //! at worst half of its size unused. These lists grow by an eighth instead:
 //! still geometric, so an append stays amortized O(1), with at most an eighth
 //! unused. `cargo run --release -p mentisdb-core --example memory_breakdown`

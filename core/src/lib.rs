@@ -44,7 +44,7 @@
 //! what hosts call by path: [`storage`] (with the `conformance` suite and `fault`
 //! backends every storage backend can check itself with), [`dispatch`] (typed [`dispatch::replies`]),
 //! [`ranked`] ([`ranked::EmbeddingProvider`] for embedding models), [`skills`],
-//! [`agents`], [`thought`], [`hex_bytes`], [`record`], [`canonical`], [`signature`], [`naming`],
+//! [`agents`], [`thought`], [`thought_list`], [`hex_bytes`], [`record`], [`canonical`], [`signature`], [`naming`],
 //! [`limits`], [`query`], [`redact`] (secret redaction on write), [`events`]
 //! (event-stream cursors), [`backup`]
 //! (consistent snapshots and the check before a restore), [`timestamp`] and,
@@ -115,6 +115,7 @@ mod text_filter;
 mod text_value;
 pub mod thought;
 mod thought_id;
+pub mod thought_list;
 pub mod timestamp;
 #[cfg(feature = "daemon-tools")]
 pub mod webhooks;
@@ -137,6 +138,7 @@ pub use import::ImportReport;
 pub use keyed_hash::KeyedState;
 pub use label::{labels, Label, LabelList};
 pub use thought_id::{IdText, ThoughtId};
+pub use thought_list::ThoughtList;
 pub use traverse::Cursor;
 pub use host::{AppendObserver, Clock, FixedClock, IdSource, Parallelism, Sequential, SequentialIds, UnixMillis};
 pub use record::ChainFormat;

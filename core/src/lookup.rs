@@ -8,6 +8,7 @@
 
 use crate::keyed_hash::{table_hash, KeyedState};
 use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use hashbrown::HashTable;
 
 /// Which field of a thought a [`ThoughtLookup`] is keyed by: a kind byte
@@ -35,20 +36,20 @@ impl ThoughtLookup {
     }
 
     /// Records that `thoughts[pos]` is the thought with its key.
-    pub(crate) fn insert(&mut self, thoughts: &[Thought], pos: usize) {
+    pub(crate) fn insert(&mut self, thoughts: &ThoughtList, pos: usize) {
         let short = self.hasher.short_hash(&(self.key_of)(&thoughts[pos]));
         self.table.insert_unique(table_hash(short), (short, pos as u32), |&(short, _)| table_hash(short));
     }
 
     /// The position of the thought whose key is `key`.
-    pub(crate) fn get(&self, thoughts: &[Thought], key: (u8, &[u8])) -> Option<usize> {
+    pub(crate) fn get(&self, thoughts: &ThoughtList, key: (u8, &[u8])) -> Option<usize> {
         let short = self.hasher.short_hash(&key);
         self.table.find(table_hash(short), |&(h, p)| h == short && (self.key_of)(&thoughts[p as usize]) == key).map(|&(_, p)| p as usize)
     }
 
     /// Whether a thought with key `key` exists.
     #[cfg(test)]
-    pub(crate) fn contains(&self, thoughts: &[Thought], key: (u8, &[u8])) -> bool {
+    pub(crate) fn contains(&self, thoughts: &ThoughtList, key: (u8, &[u8])) -> bool {
         self.get(thoughts, key).is_some()
     }
 }
@@ -61,7 +62,7 @@ mod tests {
     #[test]
     fn finds_every_key_across_growth_and_nothing_else() {
         let mut lookup = ThoughtLookup::new(KeyedState::from_key([7; 16]), |t| t.id.key());
-        let mut thoughts = Vec::new();
+        let mut thoughts = ThoughtList::new();
         for i in 0..1000 {
             let mut t = golden_thought();
             t.id = format!("id-{i}").into();

@@ -27,6 +27,7 @@ use crate::host::{run_collect, Parallelism, Sequential};
 use crate::named_enum::named_enum;
 pub use crate::framing::MAX_FRAME_LEN;
 use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use crate::keyed_hash::KeyedState;
 use crate::label::LabelSet;
 
@@ -119,7 +120,7 @@ pub struct DecodedChain {
     /// Chain key from the header.
     pub chain_key: String,
     /// Thoughts in file order (not yet verified: see [`Chain`](crate::Chain)).
-    pub thoughts: Vec<Thought>,
+    pub thoughts: ThoughtList,
     /// Length of the valid prefix; bytes past it are a torn tail.
     pub valid_len: usize,
     /// For the binary format: per thought, `None` when its stored body
@@ -247,8 +248,7 @@ fn binary_records_from(bytes: &[u8], mut pos: usize, parallelism: &dyn Paralleli
             }
         }
     }
-    let (decoded, label_sets) = decode_records(&records, parallelism, hasher)?;
-    let (thoughts, mismatches) = decoded.into_iter().unzip();
+    let (thoughts, mismatches, label_sets) = decode_records(&records, parallelism, hasher)?;
     Ok(DecodedChain { format: ChainFormat::Binary, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: Some(mismatches), label_sets })
 }
 
@@ -278,12 +278,16 @@ fn decode_record(offset: usize, payload: &[u8], labels: Option<&mut LabelSet>) -
 /// A record's thought, and the hash its body has when not the stored one.
 type DecodedRecord = (Thought, Option<ThoughtHash>);
 
+/// Decoded records: the thoughts, per thought the hash its body has when not
+/// the stored one, and the label sets the decoding jobs made.
+type DecodedRecords = (ThoughtList, Vec<Option<ThoughtHash>>, Vec<LabelSet>);
+
 /// Decodes `records` in order, in about four jobs per unit of the host's
 /// width; the first damaged record (in file order) is the error. With
 /// `hasher`, each job shares its thoughts' labels through a set of its own
 /// (keyed by it), returned beside them; without, none are (records another
 /// writer appended: [`crate::Chain::commit`] shares them).
-fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, hasher: Option<KeyedState>) -> Result<(Vec<DecodedRecord>, Vec<LabelSet>), RecordError> {
+fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, hasher: Option<KeyedState>) -> Result<DecodedRecords, RecordError> {
     type Decoded = Result<(Vec<DecodedRecord>, Option<LabelSet>), RecordError>;
     const MIN_JOB: usize = 1024;
     let job = |chunk: &[(usize, &[u8])]| -> Decoded {
@@ -292,19 +296,23 @@ fn decode_records(records: &[(usize, &[u8])], parallelism: &dyn Parallelism, has
         Ok((thoughts, labels))
     };
     let jobs = (parallelism.width().max(1) * 4).min(records.len().div_ceil(MIN_JOB)).max(1);
-    if jobs == 1 {
-        return job(records).map(|(thoughts, labels)| (thoughts, labels.into_iter().collect()));
-    }
     let per_job = records.len().div_ceil(jobs);
-    let chunks = run_collect(parallelism, jobs, |j| job(records.chunks(per_job).nth(j).unwrap_or_default()));
-    let mut all = Vec::with_capacity(records.len());
+    let chunks = match jobs {
+        1 => vec![job(records)],
+        _ => run_collect(parallelism, jobs, |j| job(records.chunks(per_job).nth(j).unwrap_or_default())),
+    };
+    let mut thoughts = ThoughtList::new();
+    let mut mismatches = Vec::with_capacity(records.len());
     let mut sets = Vec::with_capacity(jobs);
     for chunk in chunks {
-        let (thoughts, labels) = chunk?;
-        all.extend(thoughts);
+        let (decoded, labels) = chunk?;
+        for (t, mismatch) in decoded {
+            thoughts.push(t);
+            mismatches.push(mismatch);
+        }
         sets.extend(labels);
     }
-    Ok((all, sets))
+    Ok((thoughts, mismatches, sets))
 }
 
 fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
@@ -332,7 +340,7 @@ fn decode_jsonl(bytes: &[u8]) -> Result<DecodedChain, RecordError> {
 /// out of `valid_len`). A whole JSON line that is not a valid thought is
 /// corrupt wherever it is: a complete record is never dropped as torn.
 fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, RecordError> {
-    let mut thoughts = Vec::new();
+    let mut thoughts = ThoughtList::new();
     while pos < bytes.len() {
         let Some(nl) = bytes[pos..].iter().position(|b| *b == b'\n') else {
             break; // last line without newline: torn tail
@@ -357,9 +365,6 @@ fn jsonl_lines_from(bytes: &[u8], mut pos: usize) -> Result<DecodedChain, Record
         }
         pos += nl + 1;
     }
-    // The count was not known up front: give back the doubling's slack (the
-    // chain keeps this list; binary chains reserve the exact count).
-    thoughts.shrink_to_fit();
     Ok(DecodedChain { format: ChainFormat::Jsonl, chain_key: String::new(), thoughts, valid_len: pos, body_hash_mismatches: None, label_sets: Vec::new() })
 }
 
@@ -402,7 +407,7 @@ mod tests {
                 assert_eq!(m, &vec![None], "the stored body hashes to the stored hash");
             }
             assert_eq!(d.chain_key, "chain/ä");
-            assert_eq!(d.thoughts, vec![t]);
+            assert_eq!(d.thoughts.to_vec(), vec![t]);
             assert_eq!(d.valid_len, bytes.len());
         }
     }

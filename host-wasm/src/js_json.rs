@@ -16,6 +16,11 @@ pub(crate) fn from_js(value: &JsValue, what: &str) -> Result<Value, JsValue> {
     serde_json::from_str(&text).map_err(|e| usage_error(&format!("{what} must be plain JSON data: {e}")))
 }
 
+/// JSON text the engine wrote (a tool's reply) as a plain JS value.
+pub(crate) fn raw_to_js(raw: &serde_json::value::RawValue) -> JsValue {
+    js_sys::JSON::parse(raw.get()).expect("the dispatcher writes valid JSON")
+}
+
 /// A JSON value as a plain JS value.
 pub(crate) fn to_js(value: &Value) -> JsValue {
     let text = serde_json::to_string(value).expect("a serde_json::Value always serializes");

@@ -194,18 +194,19 @@ impl MentisDbHandle {
         Self::engine_of(&self.inner, f)
     }
 
-    fn call_now(&self, tool: &str, args: &JsValue) -> Result<Value, JsValue> {
-        self.call_typed(tool, args)
-    }
-
     /// Calls `tool` and reads its reply as `R` (its type in `dispatch::replies`).
     fn call_typed<R: serde::de::DeserializeOwned>(&self, tool: &str, args: &JsValue) -> Result<R, JsValue> {
         let args = js_json::from_js(args, "arguments")?;
         self.with_engine(|engine| engine.call_as(tool, args).map_err(|e| tool_error(&e)))
     }
 
+    /// Calls `tool` and hands its reply to the page as parsed from the JSON
+    /// text the dispatcher wrote (no `serde_json::Value` in between: a big
+    /// reply would hold several times its text in the module's memory,
+    /// which never shrinks).
     fn call_read(&self, tool: &str, args: &JsValue) -> Result<JsValue, JsValue> {
-        let outcome = self.call_now(tool, args).map(|v| js_json::to_js(&v));
+        let args = js_json::from_js(args, "arguments")?;
+        let outcome = self.with_engine(|engine| engine.call_raw(tool, args).map(|raw| js_json::raw_to_js(&raw)).map_err(|e| tool_error(&e)));
         // No read-only method reads a released chain object; if one ever
         // does, its bytes are loaded back for the next call.
         let wanted = self.inner.image.take_wanted();
@@ -224,7 +225,7 @@ impl MentisDbHandle {
             Err(e) => return Promise::reject(&e),
         };
         let tool = tool.to_string();
-        let run = move |engine: &Engine| engine.call_as::<Value>(&tool, args.clone()).map(|v| js_json::to_js(&v)).map_err(|e| tool_error(&e));
+        let run = move |engine: &Engine| engine.call_raw(&tool, args.clone()).map(|raw| js_json::raw_to_js(&raw)).map_err(|e| tool_error(&e));
         durable_after(&self.inner, run_loading(&self.inner, run))
     }
 }

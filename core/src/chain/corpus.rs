@@ -3,7 +3,8 @@
 use super::visibility::Visibility;
 use super::Chain;
 use crate::ranked::{Corpus, RankedIndex};
-use crate::thought::{Thought, COORDINATOR};
+use crate::thought::COORDINATOR;
+use crate::thought_list::ThoughtList;
 use std::sync::RwLockReadGuard;
 
 impl Corpus for Chain {
@@ -11,7 +12,7 @@ impl Corpus for Chain {
         Chain::ranked_index(self)
     }
 
-    fn thoughts(&self) -> &[Thought] {
+    fn thoughts(&self) -> &ThoughtList {
         Chain::thoughts(self)
     }
 

@@ -59,7 +59,7 @@ impl Chain {
         }
         let end = end.min(self.thoughts.len());
         let mut best: Option<(f64, u64)> = None;
-        for prior in &self.thoughts[end.saturating_sub(window.max(1))..end] {
+        for prior in self.thoughts.range(end.saturating_sub(window.max(1))..end) {
             let s = jaccard(&new, &word_set(&stemmer, &prior.content));
             if s > 0.0 && best.is_none_or(|(b, _)| s > b) {
                 best = Some((s, prior.index));

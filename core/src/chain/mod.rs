@@ -9,6 +9,7 @@ use crate::canonical::{check_form, compute_thought_hash};
 use crate::error::VerifyError;
 use crate::record::{ChainFormat, DecodedChain};
 use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use crate::hex_bytes::ThoughtHash;
 use crate::derived::Derived;
 use crate::text_filter::TextSignatures;
@@ -44,7 +45,7 @@ pub(crate) use secrets::redact_new_thought;
 pub struct Chain {
     chain_key: String,
     format: ChainFormat,
-    thoughts: Vec<Thought>,
+    thoughts: ThoughtList,
     by_id: ThoughtLookup,
     by_hash: ThoughtLookup,
     agents: AgentRegistry,
@@ -98,7 +99,7 @@ impl Chain {
         Chain {
             chain_key: chain_key.to_string(),
             format,
-            thoughts: Vec::new(),
+            thoughts: ThoughtList::new(),
             by_id: ThoughtLookup::new(hasher, |t| t.id.key()),
             by_hash: ThoughtLookup::new(hasher, |t| (0, t.hash.as_bytes())),
             agents: AgentRegistry::default(),
@@ -205,7 +206,7 @@ impl Chain {
     }
 
     /// All thoughts in append order.
-    pub fn thoughts(&self) -> &[Thought] {
+    pub fn thoughts(&self) -> &ThoughtList {
         &self.thoughts
     }
 
@@ -293,7 +294,7 @@ impl Chain {
     pub fn set_embedding_provider(&mut self, provider: Option<std::sync::Arc<dyn crate::ranked::EmbeddingProvider>>) {
         let index = self.ranked.get_mut();
         let covered = index.len();
-        index.set_embedder(provider, &self.thoughts[..covered]);
+        index.set_embedder(provider, self.thoughts.range(..covered));
     }
 
     /// The agent registry.
@@ -333,7 +334,6 @@ impl Chain {
         t.share_labels(&mut self.labels);
         self.forgotten += usize::from(t.is_forgotten());
         self.agents.observe(&t);
-        self.thoughts.reserve_exact(crate::growth::an_eighth_more(self.thoughts.len(), self.thoughts.capacity(), 1));
         self.thoughts.push(t);
         let pos = self.thoughts.len() - 1;
         self.by_id.insert(&self.thoughts, pos);

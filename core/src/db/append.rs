@@ -74,7 +74,7 @@ impl MentisDb {
     pub(super) fn after_durable(&self, key: &str, thought: &Thought, replay: bool) {
         if !replay {
             self.auto_checkpoint(key);
-            self.notify_appended(key, std::slice::from_ref(thought));
+            self.notify_appended(key, std::iter::once(thought));
             self.appended_to(key);
         }
     }

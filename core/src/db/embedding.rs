@@ -59,7 +59,7 @@ impl MentisDb {
         let state = read_lock(&slot.state);
         let thoughts = state.chain.thoughts();
         let from = state.chain.indexed_len().min(thoughts.len());
-        (from, thoughts[from..].iter().take(max).map(|t| embedding_text(&t.content).to_string()).collect())
+        (from, thoughts.range(from..).take(max).map(|t| embedding_text(&t.content).to_string()).collect())
     }
 
     /// [`MentisDb::warm_chain`] of `count` thoughts, only if the index still

@@ -523,7 +523,7 @@ impl MentisDb {
         }
     }
 
-    fn notify_appended(&self, key: &str, thoughts: &[Thought]) {
+    fn notify_appended<'t>(&self, key: &str, thoughts: impl Iterator<Item = &'t Thought>) {
         let observers = read_lock(&self.observers);
         for thought in thoughts {
             for observer in observers.iter() {

@@ -86,7 +86,7 @@ impl MentisDb {
         let decoded = record::DecodedChain {
             format: state.chain.format(),
             chain_key: key.to_string(),
-            thoughts: rewrite.thoughts,
+            thoughts: rewrite.thoughts.into(),
             valid_len: rewrite.bytes.len(),
             body_hash_mismatches: None,
             label_sets: Vec::new(),

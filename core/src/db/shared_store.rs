@@ -182,7 +182,7 @@ impl MentisDb {
         state.byte_len = byte_len;
         // Appends that came with the rewrite are new here.
         let thoughts = state.chain.thoughts();
-        self.notify_appended(&key, &thoughts[thoughts.len() - added..]);
+        self.notify_appended(&key, thoughts.range(thoughts.len() - added..));
         Ok(true)
     }
 
@@ -213,7 +213,7 @@ impl MentisDb {
             state.chain.extend_verified(tail).map_err(refused)?;
             state.byte_len += bytes.len() as u64;
         } else {
-            let mut thoughts = state.chain.thoughts()[..keep].to_vec();
+            let mut thoughts: crate::ThoughtList = state.chain.thoughts().range(..keep).cloned().collect();
             thoughts.extend(tail.thoughts);
             let mut bytes = record::encode_header(format, key);
             thoughts.iter().for_each(|t| bytes.extend_from_slice(&record::encode_thought(format, t)));
@@ -225,7 +225,7 @@ impl MentisDb {
             state.byte_len = bytes.len() as u64;
         }
         let thoughts = state.chain.thoughts();
-        self.notify_appended(key, &thoughts[thoughts.len() - added..]);
+        self.notify_appended(key, thoughts.range(thoughts.len() - added..));
         Ok(true)
     }
 
@@ -254,9 +254,10 @@ impl MentisDb {
         let added = {
             let state = read_lock(&slot.state);
             let thoughts = state.chain.thoughts();
-            let new = &thoughts[known.min(thoughts.len())..];
+            let new = thoughts.range(known.min(thoughts.len())..);
+            let added = new.len();
             self.notify_appended(&key, new);
-            new.len()
+            added
         };
         drop(slot);
         self.enforce_budget(&key);
@@ -283,7 +284,7 @@ impl MentisDb {
         state.byte_len += valid_len;
         // Another engine acknowledged these only after they were durable.
         let thoughts = state.chain.thoughts();
-        self.notify_appended(key, &thoughts[thoughts.len() - added..]);
+        self.notify_appended(key, thoughts.range(thoughts.len() - added..));
         Ok(added)
     }
 }

@@ -6,6 +6,7 @@
 
 use super::index::RankedIndex;
 use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use std::sync::RwLockReadGuard;
 
 /// A chain as a ranked search reads it.
@@ -13,7 +14,7 @@ pub trait Corpus {
     /// The chain's ranked index (held while the search runs).
     fn ranked_index(&self) -> RwLockReadGuard<'_, RankedIndex>;
     /// Its thoughts, in append order (document `d` is thought `d`).
-    fn thoughts(&self) -> &[Thought];
+    fn thoughts(&self) -> &ThoughtList;
     /// Whether any thought was forgotten (has nothing left to match).
     fn has_forgotten(&self) -> bool;
     /// Which thoughts a ranked read leaves out: the engine's claim records,

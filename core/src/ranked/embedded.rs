@@ -7,7 +7,6 @@
 use super::embedding::{embedding_text, EmbeddingProvider};
 use super::quantized::QuantizedRows;
 use super::sketch::SketchedRows;
-use crate::thought::Thought;
 use std::sync::Arc;
 
 /// The words' vectors: one quantized unit row per term id, scanned whole
@@ -50,15 +49,15 @@ impl Embedded {
 
     /// Registers (or clears) the provider and embeds every thought of
     /// `thoughts` and every word of `words` (all the index holds, in order).
-    pub(crate) fn set_embedder<'w>(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought], words: impl ExactSizeIterator<Item = &'w str>) {
+    pub(crate) fn set_embedder<'w>(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: crate::thought_list::Iter<'_>, words: impl ExactSizeIterator<Item = &'w str>) {
         self.thoughts = match &embedder {
             Some(e) => {
-                let texts: Vec<&str> = thoughts.iter().map(|t| embedding_text(&t.content)).collect();
+                let texts: Vec<&str> = thoughts.clone().map(|t| embedding_text(&t.content)).collect();
                 // One answer per text, whatever the provider returns.
                 let mut out = e.embed_batch(&texts).into_iter();
-                thoughts.iter().map(|_| out.next().flatten()).collect()
+                thoughts.map(|_| out.next().flatten()).collect()
             }
-            None => thoughts.iter().map(|_| None).collect(),
+            None => thoughts.map(|_| None).collect(),
         };
         self.words = TermVectors::default();
         match &embedder {

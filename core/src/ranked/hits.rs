@@ -5,7 +5,7 @@
 
 use super::candidates::{best_first, Acc, Accumulators};
 use super::index::{Field, RankedIndex, FIELD_COUNT};
-use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use serde::Serialize;
 
 /// Weight of importance (0..=1) in the total.
@@ -193,7 +193,7 @@ pub(crate) fn prune(partial: &mut Vec<(f32, u32)>, limit: usize, headroom: f32) 
 /// The full score of each candidate left in `partial`, with its parts:
 /// recency is measured from `as_of_ms`, or the chain's newest thought;
 /// `hybrid` reports a vector part (0 when none) on every one.
-pub(crate) fn full_scores(index: &RankedIndex, thoughts: &[Thought], acc: &Accumulators, partial: &[(f32, u32)], as_of_ms: Option<i64>, hybrid: bool, best_lexical: f32) -> Vec<(f32, u32, ScoreParts)> {
+pub(crate) fn full_scores(index: &RankedIndex, thoughts: &ThoughtList, acc: &Accumulators, partial: &[(f32, u32)], as_of_ms: Option<i64>, hybrid: bool, best_lexical: f32) -> Vec<(f32, u32, ScoreParts)> {
     let n = index.len();
     let now = as_of_ms.unwrap_or_else(|| if n > 0 { thoughts[n - 1].timestamp_ms } else { 0 });
     partial

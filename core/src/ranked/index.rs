@@ -310,7 +310,7 @@ impl RankedIndex {
 
     /// Registers (or clears) the embedding provider and embeds every
     /// already-indexed thought of `thoughts` (the chain's thoughts, in order).
-    pub fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: &[Thought]) {
+    pub fn set_embedder(&mut self, embedder: Option<Arc<dyn EmbeddingProvider>>, thoughts: crate::thought_list::Iter<'_>) {
         self.embedded.set_embedder(embedder, thoughts, self.terms.surfaces_from(0));
     }
 

@@ -7,7 +7,7 @@ use super::embedding::EmbeddingProvider;
 use super::graph::GraphOptions;
 use super::index::RankedIndex;
 use crate::host::Parallelism;
-use crate::thought::Thought;
+use crate::thought_list::ThoughtList;
 use super::corpus::ThoughtMatch;
 
 /// Most distinct query terms used (the rest are ignored).
@@ -136,7 +136,7 @@ impl QueryWords {
 
 /// Whether thought `doc` of `thoughts` exists for a query answered as of
 /// `as_of_ms` (stamped at or before it; every thought when `None`).
-pub fn exists_as_of(thoughts: &[Thought], doc: u32, as_of_ms: Option<i64>) -> bool {
+pub fn exists_as_of(thoughts: &ThoughtList, doc: u32, as_of_ms: Option<i64>) -> bool {
     as_of_ms.is_none_or(|a| thoughts[doc as usize].timestamp_ms <= a)
 }
 

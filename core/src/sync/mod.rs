@@ -214,7 +214,7 @@ impl SyncSession {
                 // A local chain shorter than what was accepted was replaced
                 // here: push all of it (replays where the daemon has it).
                 let keep = if c.len() >= accepted_size { accepted_size } else { 0 };
-                (keep, c.len(), c.thoughts()[keep..].to_vec())
+                (keep, c.len(), c.thoughts().range(keep..).cloned().collect())
             }
         })?;
         self.keep = keep;
@@ -410,7 +410,7 @@ impl SyncSession {
         let count = pulled.len() as u64;
         if offered.head.tree_size > 0 {
             let format = self.format.unwrap_or(ChainFormat::Binary);
-            let tail = DecodedChain { format, chain_key: key.clone(), thoughts: pulled, valid_len: 0, body_hash_mismatches: self.mismatches.take(), label_sets: Vec::new() };
+            let tail = DecodedChain { format, chain_key: key.clone(), thoughts: pulled.into(), valid_len: 0, body_hash_mismatches: self.mismatches.take(), label_sets: Vec::new() };
             let applied = db.replace_tail(&key, format, self.keep, self.snapshot_len, tail).map_err(|e| match e {
                 crate::error::ToolError::ChainRefused { error, .. } => self.bad_records(error.to_string()),
                 other => other.into(),

@@ -201,7 +201,7 @@ fn labels_are_shared_across_a_chains_thoughts_appended_and_reopened() {
             let t = c.expect("the chain exists").thoughts();
             assert_eq!(t.len(), n);
             let first = &t[0];
-            for other in t[1..].iter().filter(|o| &*o.content != "other tags") {
+            for other in t.range(1..).filter(|o| &*o.content != "other tags") {
                 assert!(other.agent_id.shares(&first.agent_id) && other.agent_name.shares(&first.agent_name), "{chain}: agent");
                 assert!(other.tags.iter().zip(first.tags.iter()).all(|(a, b)| a.shares(b)), "{chain}: tags");
                 assert!(other.concepts[0].shares(&first.concepts[0]), "{chain}: concepts");
@@ -243,7 +243,7 @@ fn labels_read_in_several_jobs_stay_one_allocation_per_job() {
         assert!((2..=4).contains(&distinct(|t| &t.agent_id)), "one agent id per decoding job: {}", distinct(|t| &t.agent_id));
         assert_eq!(distinct(|t| &t.agent_id), distinct(|t| &t.tags[0]));
         let last = thoughts.last().unwrap();
-        assert!(thoughts[..3000].iter().any(|t| t.agent_id.shares(&last.agent_id) && t.tags[0].shares(&last.tags[0])), "the new thought shares the kept labels");
+        assert!(thoughts.range(..3000).any(|t| t.agent_id.shares(&last.agent_id) && t.tags[0].shares(&last.tags[0])), "the new thought shares the kept labels");
     })
     .unwrap();
 }
