@@ -65,8 +65,10 @@ impl ThoughtList {
         match self.blocks.last_mut() {
             Some(last) if last.len() < BLOCK => {
                 if last.len() == last.capacity() {
-                    let room = last.capacity().clamp(4, BLOCK - last.len());
-                    last.reserve_exact(room);
+                    // Double (at least 4), never past BLOCK. A cloned list's
+                    // blocks hold no spare room, so this also fills a block
+                    // whose capacity is not a power of two.
+                    last.reserve_exact(last.capacity().max(4).min(BLOCK - last.len()));
                 }
                 last.push(t);
             }
@@ -314,6 +316,17 @@ mod tests {
         assert_eq!(list.len(), 3 * BLOCK + 3);
         assert!(list.blocks.iter().all(|b| b.capacity() == BLOCK), "every block holds exactly BLOCK");
         assert!(list.blocks[..list.blocks.len() - 1].iter().all(|b| b.len() == BLOCK), "every block but the last is full");
+    }
+
+    #[test]
+    fn a_cloned_list_grows_to_full_blocks() {
+        for n in [BLOCK - 2, BLOCK + 5, 2 * BLOCK - 1] {
+            let mut list = numbered(n).clone();
+            list.extend(numbered(BLOCK + 3));
+            assert_eq!(list.len(), n + BLOCK + 3);
+            assert!(list.blocks[..list.blocks.len() - 1].iter().all(|b| b.len() == BLOCK), "n={n}: every block but the last is full");
+            assert_eq!(list[n].index, 0, "n={n}: the pushes come after the clone's thoughts");
+        }
     }
 
     #[test]
