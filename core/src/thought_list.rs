@@ -5,10 +5,11 @@
 //! new block and frees the old one: for that moment both are live, and an
 //! allocator that cannot hand freed memory back (a WebAssembly module's
 //! memory never shrinks) keeps the old block as a hole. A [`ThoughtList`]
-//! keeps the thoughts in blocks of [`BLOCK`], each allocated once at its full
-//! size, so a push never moves a thought and at most one block is part-filled.
-//! The first block grows as a `Vec` does, so a chain of a few thoughts holds
-//! room for a few.
+//! keeps the thoughts in blocks of at most [`BLOCK`], every block but the last
+//! full, so a push moves at most the thoughts of the last block (a block
+//! grows by doubling: from 4 thoughts for the first, so a chain of a few
+//! thoughts holds room for a few, and from [`BLOCK`] / 8 for the others, so a
+//! chain just past a block's size does not hold a whole block's room).
 //!
 //! It reads as a slice does: `len`, `list[i]`, `get`, `first`, `last`,
 //! `iter` (double-ended, exact-size) and `range(a..b)`.
@@ -16,9 +17,12 @@
 use crate::thought::Thought;
 use std::ops::{Bound, Index, RangeBounds};
 
-/// Thoughts per block (a power of two, so a position splits with a shift):
-/// about 96 KiB a block natively.
+/// Thoughts per full block (a power of two, so a position splits with a
+/// shift): about 96 KiB a block natively.
 pub const BLOCK: usize = 512;
+
+/// Room a block other than the first starts with.
+const FIRST_ROOM: usize = BLOCK / 8;
 
 /// A chain's thoughts, in blocks of [`BLOCK`]. Every block but the last is
 /// full.
@@ -59,8 +63,8 @@ impl ThoughtList {
         self.blocks.last().and_then(|b| b.last())
     }
 
-    /// Appends `t`: into the last block while it has room, else into a new
-    /// block of [`BLOCK`] (the first block grows by doubling up to it).
+    /// Appends `t`: into the last block until it holds [`BLOCK`] thoughts
+    /// (doubling its room when full), then into a new block.
     pub fn push(&mut self, t: Thought) {
         match self.blocks.last_mut() {
             Some(last) if last.len() < BLOCK => {
@@ -73,7 +77,7 @@ impl ThoughtList {
                 last.push(t);
             }
             _ => {
-                let mut block = Vec::with_capacity(if self.blocks.is_empty() { 4 } else { BLOCK });
+                let mut block = Vec::with_capacity(if self.blocks.is_empty() { 4 } else { FIRST_ROOM });
                 block.push(t);
                 self.blocks.push(block);
             }
@@ -111,11 +115,11 @@ impl ThoughtList {
     pub fn range(&self, range: impl RangeBounds<usize>) -> Iter<'_> {
         let start = match range.start_bound() {
             Bound::Included(s) => *s,
-            Bound::Excluded(s) => s + 1,
+            Bound::Excluded(s) => s.checked_add(1).expect("thought range start overflows"),
             Bound::Unbounded => 0,
         };
         let end = match range.end_bound() {
-            Bound::Included(e) => e + 1,
+            Bound::Included(e) => e.checked_add(1).expect("thought range end overflows"),
             Bound::Excluded(e) => *e,
             Bound::Unbounded => self.len,
         };
@@ -308,14 +312,61 @@ mod tests {
         }
     }
 
+    /// Every block but the last holds exactly BLOCK thoughts in exactly
+    /// BLOCK's room; the last is not empty and has at most about twice its
+    /// thoughts' room.
+    fn assert_blocks(list: &ThoughtList) {
+        let (last, full) = list.blocks.split_last().expect("a list with thoughts has blocks");
+        assert!(full.iter().all(|b| b.len() == BLOCK && b.capacity() == BLOCK), "every block but the last is full, with no spare room");
+        assert!(!last.is_empty() && last.len() <= BLOCK && last.capacity() <= BLOCK.min(2 * last.len() + FIRST_ROOM), "last block: {} thoughts, room for {}", last.len(), last.capacity());
+        assert_eq!(list.len(), full.len() * BLOCK + last.len());
+    }
+
     #[test]
-    fn blocks_are_allocated_once_and_a_small_list_stays_small() {
+    fn full_blocks_hold_no_spare_room_and_a_small_list_stays_small() {
         let mut list = numbered(3);
         assert!(list.blocks[0].capacity() < 16, "a chain of 3 thoughts holds room for a few");
         list.extend(numbered(3 * BLOCK));
         assert_eq!(list.len(), 3 * BLOCK + 3);
-        assert!(list.blocks.iter().all(|b| b.capacity() == BLOCK), "every block holds exactly BLOCK");
-        assert!(list.blocks[..list.blocks.len() - 1].iter().all(|b| b.len() == BLOCK), "every block but the last is full");
+        assert_blocks(&list);
+        assert!(list.blocks[3].capacity() <= FIRST_ROOM, "a chain just past 3 blocks holds little more room");
+    }
+
+    #[test]
+    fn an_iterator_counts_down_as_it_is_read_from_either_end() {
+        let list = numbered(2 * BLOCK + 9);
+        let mut it = list.range(3..2 * BLOCK + 4);
+        let mut left = 2 * BLOCK + 1;
+        let mut from_back = true;
+        while left > 0 {
+            let t = if from_back { it.next_back() } else { it.next() }.expect("items are left");
+            left -= 1;
+            from_back = !from_back;
+            assert_eq!(it.len(), left, "after item {}", t.index);
+        }
+        assert!(it.next().is_none() && it.next_back().is_none());
+        assert_eq!(it.len(), 0);
+    }
+
+    #[test]
+    fn ranges_take_every_form_of_bound() {
+        let list = numbered(BLOCK + 10);
+        assert_eq!(indices(list.range(..=2)), [0, 1, 2]);
+        assert_eq!(indices(list.range(BLOCK + 8..)), [BLOCK as u64 + 8, BLOCK as u64 + 9]);
+        assert_eq!(indices(list.range((Bound::Excluded(BLOCK - 2), Bound::Included(BLOCK)))), [BLOCK as u64 - 1, BLOCK as u64]);
+        assert_eq!(list.range(BLOCK + 10..).len(), 0, "an empty range at the end, as a slice's");
+        let owned: Vec<u64> = list.clone().into_iter().map(|t| t.index).collect();
+        assert_eq!(owned, indices(list.iter()));
+        assert_eq!(ThoughtList::from(list.to_vec()), list);
+        let json = serde_json::to_value(&list).expect("serializes");
+        assert_eq!(json.as_array().map(Vec::len), Some(BLOCK + 10), "a list serializes as one flat array");
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn a_decreasing_range_panics_as_slicing_does() {
+        let (start, end) = (2, 1);
+        numbered(3).range(start..end);
     }
 
     #[test]
@@ -324,7 +375,7 @@ mod tests {
             let mut list = numbered(n).clone();
             list.extend(numbered(BLOCK + 3));
             assert_eq!(list.len(), n + BLOCK + 3);
-            assert!(list.blocks[..list.blocks.len() - 1].iter().all(|b| b.len() == BLOCK), "n={n}: every block but the last is full");
+            assert_blocks(&list);
             assert_eq!(list[n].index, 0, "n={n}: the pushes come after the clone's thoughts");
         }
     }
@@ -335,9 +386,11 @@ mod tests {
             let mut list = numbered(2 * BLOCK + 5);
             list.truncate(keep);
             assert_eq!(indices(list.iter()), (0..keep as u64).collect::<Vec<_>>());
-            list.push(golden_thought());
-            assert_eq!(list.len(), keep + 1);
-            assert_eq!(list.iter().count(), keep + 1, "pushes after a truncate land after the kept prefix");
+            assert_eq!(list.last().map(|t| t.index), keep.checked_sub(1).map(|k| k as u64));
+            list.extend(numbered(BLOCK + 1));
+            assert_eq!(list.len(), keep + BLOCK + 1);
+            assert_eq!(list[keep].index, 0, "pushes after a truncate land after the kept prefix");
+            assert_blocks(&list);
         }
     }
 
