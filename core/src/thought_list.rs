@@ -48,9 +48,11 @@ impl ThoughtList {
         self.len == 0
     }
 
-    /// The thought at `pos`.
+    /// The thought at `pos` (every block but the last being full, its block
+    /// and place in it are a shift and a mask away).
+    #[inline]
     pub fn get(&self, pos: usize) -> Option<&Thought> {
-        (pos < self.len).then(|| &self.blocks[pos / BLOCK][pos % BLOCK])
+        self.blocks.get(pos / BLOCK)?.get(pos % BLOCK)
     }
 
     /// The first thought.
@@ -149,6 +151,7 @@ impl ThoughtList {
 impl Index<usize> for ThoughtList {
     type Output = Thought;
 
+    #[inline]
     fn index(&self, pos: usize) -> &Thought {
         match self.get(pos) {
             Some(t) => t,
