@@ -319,6 +319,19 @@ impl BoundFilter<'_> {
                 None => true,
             }
     }
+
+    /// `false` when thought `idx` surely fails the filter, told from its
+    /// text signature alone (a dense list) without reading the thought: a
+    /// scan asks this first, as most thoughts lack a given text. `true`
+    /// means [`BoundFilter::matches`] must tell.
+    #[inline]
+    pub fn may_match(&self, idx: usize) -> bool {
+        match &self.text {
+            // An agent whose own record holds the text matches whatever its thoughts say.
+            Some((needle, signatures)) if self.filter.text_agents.is_empty() => needle.may_be_in(signatures.get(idx)),
+            _ => true,
+        }
+    }
 }
 
 /// The newest `limit` matching thoughts that `visibility` shows, returned in append order.
@@ -330,7 +343,7 @@ pub(crate) fn search<'c>(chain: &'c Chain, filter: &ThoughtFilter, visibility: c
         if out.len() >= limit {
             break;
         }
-        if !view.hides(idx) && filter.matches(idx) {
+        if filter.may_match(idx) && !view.hides(idx) && filter.matches(idx) {
             out.push(&chain.thoughts()[idx]);
         }
     }

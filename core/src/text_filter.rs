@@ -35,6 +35,7 @@ impl TextSignatures {
     }
 
     /// The signature of thought `index`.
+    #[inline]
     pub(crate) fn get(&self, index: usize) -> u128 {
         self.0[index]
     }
@@ -102,9 +103,16 @@ impl<'a> TextNeedle<'a> {
         TextNeedle { lowered, bits, text: String::new() }
     }
 
+    /// Whether a thought whose signature is `signature` may contain the
+    /// needle (`false`: it does not; told without reading the thought).
+    #[inline]
+    pub(crate) fn may_be_in(&self, signature: u128) -> bool {
+        signature & self.bits == self.bits
+    }
+
     /// Whether thought `t`, whose signature is `signature`, contains the needle.
     pub(crate) fn is_in(&mut self, t: &Thought, signature: u128) -> bool {
-        if signature & self.bits != self.bits {
+        if !self.may_be_in(signature) {
             return false;
         }
         self.text.clear();

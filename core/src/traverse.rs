@@ -107,7 +107,7 @@ pub(crate) fn traverse<'c>(chain: &'c Chain, anchor: Option<Anchor>, direction: 
     let mut pos = start;
     let mut filter = filter.bind(chain);
     while pos >= 0 && pos < len {
-        if filter.matches(pos as usize) {
+        if filter.may_match(pos as usize) && filter.matches(pos as usize) {
             if thoughts.len() == chunk_size {
                 has_more = true;
                 break;

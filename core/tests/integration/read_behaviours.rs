@@ -183,3 +183,18 @@ fn reranking_fuses_rankings_only_when_asked() {
     assert!(fused_count <= 3, "at most one per ranking: {narrow}");
     assert!(fused_count < fused["results"].as_array().unwrap().iter().filter(|h| h["score"]["rrf"].as_f64().unwrap() > 0.0).count());
 }
+
+#[test]
+fn a_text_filter_matches_thoughts_of_an_agent_whose_registry_record_holds_the_text() {
+    let (db, _) = fresh();
+    ok(&db, "mentisdb_upsert_agent", json!({"chain_key": "r", "agent_id": "ada", "display_name": "Ada", "description": "keeps the quokka ledger"}));
+    for (agent, content) in [("ada", "Rotated the keys."), ("bob", "Rotated the logs."), ("bob", "Fed the quokka.")] {
+        ok(&db, "mentisdb_append", json!({"chain_key": "r", "agent_id": agent, "thought_type": "Finding", "content": content}));
+    }
+    let contents = |reply: &Value| reply["thoughts"].as_array().unwrap().iter().map(|t| t["content"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    // Ada's thought holds no "quokka", but her record does; Bob's first thought holds neither.
+    let found = ok(&db, "mentisdb_search", json!({"chain_key": "r", "text": "quokka"}));
+    assert_eq!(contents(&found), ["Rotated the keys.", "Fed the quokka."]);
+    let walked = ok(&db, "mentisdb_traverse_thoughts", json!({"chain_key": "r", "text": "quokka", "anchor_boundary": "genesis", "direction": "forward"}));
+    assert_eq!(contents(&walked), ["Rotated the keys.", "Fed the quokka."]);
+}
