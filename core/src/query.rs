@@ -321,15 +321,19 @@ impl BoundFilter<'_> {
     }
 
     /// `false` when thought `idx` surely fails the filter, told from its
-    /// text signature alone (a dense list) without reading the thought: a
-    /// scan asks this first, as most thoughts lack a given text. `true`
-    /// means [`BoundFilter::matches`] must tell.
+    /// text signature (a dense list) without reading the thought, unless an
+    /// agent's own record holds the text: a scan asks this first, as most
+    /// thoughts lack a given text. `true` means [`BoundFilter::matches`]
+    /// must tell.
     #[inline]
     pub fn may_match(&self, idx: usize) -> bool {
         match &self.text {
-            // An agent whose own record holds the text matches whatever its thoughts say.
-            Some((needle, signatures)) if self.filter.text_agents.is_empty() => needle.may_be_in(signatures.get(idx)),
-            _ => true,
+            Some((needle, signatures)) => {
+                needle.may_be_in(signatures.get(idx))
+                    // An agent whose own record holds the text matches whatever its thoughts say.
+                    || (!self.filter.text_agents.is_empty() && self.filter.text_agents.contains(self.chain.thoughts()[idx].agent_id.as_str()))
+            }
+            None => true,
         }
     }
 }
@@ -383,6 +387,25 @@ mod tests {
 
     fn compile(args: FilterArgs) -> ThoughtFilter {
         ThoughtFilter::compile(&args, None, None).unwrap()
+    }
+
+    #[test]
+    fn a_text_rules_thoughts_out_by_signature_unless_their_agents_record_holds_it() {
+        let mut c = Chain::new("t", crate::record::ChainFormat::Binary);
+        for (i, (agent, content)) in [("ada", "Rotated the keys."), ("bob", "Rotated the logs."), ("bob", "Fed the quokka.")].into_iter().enumerate() {
+            let t = c.prepare_append(crate::NewThought::new(agent, ThoughtType::Finding, content), format!("2026-01-01T00:00:0{i}.000Z"), format!("id-{i}"), [0; 16]).unwrap();
+            c.commit(t);
+        }
+        let text = FilterArgs { text: Some("quokka".into()), ..Default::default() };
+        let plain = ThoughtFilter::compile(&text, None, Some(&c)).unwrap();
+        let bound = plain.bind(&c);
+        assert_eq!((0..3).map(|i| bound.may_match(i)).collect::<Vec<_>>(), [false, false, true], "told from the signatures alone");
+        // Ada's record holds the text: her thought may match, Bob's first still may not.
+        let mut with_agent = plain.clone();
+        with_agent.text_agents.insert("ada".into());
+        let mut bound = with_agent.bind(&c);
+        assert_eq!((0..3).map(|i| bound.may_match(i)).collect::<Vec<_>>(), [true, false, true]);
+        assert_eq!((0..3).map(|i| bound.matches(i)).collect::<Vec<_>>(), [true, false, true]);
     }
 
     #[test]
