@@ -1,4 +1,4 @@
-//! A chain's thoughts in append order, kept in fixed-size blocks.
+//! A chain's thoughts in append order, kept in blocks of at most 512.
 //!
 //! The thoughts are most of a chain's memory (a [`Thought`] is 192 bytes
 //! before its text). In one `Vec`, every growth copies the whole list into a
