@@ -6,7 +6,7 @@
 //! `warnings` entry naming the field, the value sent and the value used.
 //! Their argument schemas are those of the plain number.
 
-use super::{ArgError, FromArg};
+use super::{ArgError, ArgPath, FromArg};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -33,7 +33,7 @@ impl<const MIN: u64, const MAX: u64> FromArg for Bounded<MIN, MAX> {
         Bounded { sent: MIN }
     }
 
-    fn notes(&self, field: &str, out: &mut Vec<String>) {
+    fn notes(&self, field: &ArgPath<'_>, out: &mut Vec<String>) {
         range_note(field, self.sent, MIN, MAX, out);
     }
 }
@@ -45,7 +45,7 @@ fn used(sent: u64, min: u64, max: u64) -> u64 {
     sent.clamp(min, max)
 }
 
-fn range_note(field: &str, sent: u64, min: u64, max: u64, out: &mut Vec<String>) {
+fn range_note(field: &ArgPath<'_>, sent: u64, min: u64, max: u64, out: &mut Vec<String>) {
     let used = used(sent, min, max);
     if used != sent {
         out.push(format!("`{field}` {sent} is outside {min}..={max}; {used} was used"));
@@ -81,7 +81,7 @@ impl FromArg for Score {
         Score(0.0)
     }
 
-    fn notes(&self, field: &str, out: &mut Vec<String>) {
+    fn notes(&self, field: &ArgPath<'_>, out: &mut Vec<String>) {
         // NaN is refused when stored, with its own error.
         let used = self.0.clamp(0.0, 1.0);
         if !self.0.is_nan() && used != self.0 {
@@ -114,21 +114,23 @@ mod tests {
         let mut notes = Vec::new();
         let big = Bounded::<1, 100>::from_arg(json!(500)).unwrap();
         assert_eq!(big.get(), 100);
-        big.notes("limit", &mut notes);
+        big.notes(&ArgPath::Field(&ArgPath::Top, "limit"), &mut notes);
         assert_eq!(notes, ["`limit` 500 is outside 1..=100; 100 was used"]);
         let zero = Bounded::<1, 100>::from_arg(json!("0")).unwrap();
         assert_eq!(zero.get(), 1, "numbers in strings read too");
         let fine = Bounded::<1, 100>::from_arg(json!(7)).unwrap();
-        fine.notes("limit", &mut notes);
+        fine.notes(&ArgPath::Field(&ArgPath::Top, "limit"), &mut notes);
         assert_eq!((fine.get(), notes.len()), (7, 1), "a value in range says nothing");
     }
 
     #[test]
     fn a_score_outside_zero_to_one_is_named() {
         let mut notes = Vec::new();
-        Score(7.0).notes("importance", &mut notes);
-        Score(0.4).notes("importance", &mut notes);
-        Score(f64::NAN).notes("importance", &mut notes);
-        assert_eq!(notes, ["`importance` 7 is outside 0..=1; 1 was stored"]);
+        let path = ArgPath::Item(&ArgPath::Field(&ArgPath::Top, "thoughts"), 2);
+        let importance = ArgPath::Field(&path, "importance");
+        Score(7.0).notes(&importance, &mut notes);
+        Score(0.4).notes(&importance, &mut notes);
+        Score(f64::NAN).notes(&importance, &mut notes);
+        assert_eq!(notes, ["`thoughts[2].importance` 7 is outside 0..=1; 1 was stored"], "a nested argument is named by its path");
     }
 }

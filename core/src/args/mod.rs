@@ -151,10 +151,10 @@ pub(crate) trait FromArg: Sized {
     /// for an omitted [`ChainKey`], nothing for other types.
     fn absent_chain_refs(_out: &mut Vec<Option<&str>>) {}
 
-    /// Warnings about this value, read as the argument `field`: a number
+    /// Warnings about this value, read as the argument at `field`: a number
     /// the tool uses moved into its range ([`super::bounded`]). Only the
     /// bounded types, the containers and argument structs override it.
-    fn notes(&self, _field: &str, _out: &mut Vec<String>) {}
+    fn notes(&self, _field: &ArgPath<'_>, _out: &mut Vec<String>) {}
 }
 
 /// Why an argument could not be read, and where.
@@ -384,7 +384,7 @@ impl<T: FromArg> FromArg for Option<T> {
         None
     }
 
-    fn notes(&self, field: &str, out: &mut Vec<String>) {
+    fn notes(&self, field: &ArgPath<'_>, out: &mut Vec<String>) {
         if let Some(v) = self {
             v.notes(field, out);
         }
@@ -410,8 +410,8 @@ impl<T: FromArg> FromArg for Vec<T> {
         Vec::new()
     }
 
-    fn notes(&self, field: &str, out: &mut Vec<String>) {
-        self.iter().enumerate().for_each(|(i, v)| v.notes(&format!("{field}[{i}]"), out));
+    fn notes(&self, field: &ArgPath<'_>, out: &mut Vec<String>) {
+        self.iter().enumerate().for_each(|(i, v)| v.notes(&ArgPath::Item(field, i), out));
     }
 
     fn chain_refs<'a>(&'a self, out: &mut Vec<Option<&'a str>>) {
@@ -448,8 +448,8 @@ macro_rules! read_args {
                 $($($crate::args::FromArg::chain_refs(&self.$nested, _out);)+)?
             }
 
-            fn notes(&self, _within: &str, _out: &mut ::std::vec::Vec<::std::string::String>) {
-                $($crate::args::FromArg::notes(&self.$field, &$crate::args::field_path(_within, stringify!($field)), _out);)*
+            fn notes(&self, _within: &$crate::args::ArgPath<'_>, _out: &mut ::std::vec::Vec<::std::string::String>) {
+                $($crate::args::FromArg::notes(&self.$field, &$crate::args::ArgPath::Field(_within, stringify!($field)), _out);)*
                 $($($crate::args::FromArg::notes(&self.$nested, _within, _out);)+)?
             }
         }
@@ -457,12 +457,27 @@ macro_rules! read_args {
 }
 pub(crate) use read_args;
 
-/// `field` inside `within` (`thoughts[2].importance`), or `field` at the top.
-pub(crate) fn field_path(within: &str, field: &str) -> String {
-    if within.is_empty() {
-        field.to_string()
-    } else {
-        format!("{within}.{field}")
+/// Where an argument sits (`thoughts[2].importance`): built as notes walk
+/// the arguments, written out only when a note names it (most calls have
+/// none, and make no string for their fields).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ArgPath<'a> {
+    /// The arguments object itself.
+    Top,
+    /// A field of the object at the path.
+    Field(&'a ArgPath<'a>, &'a str),
+    /// An item of the array at the path.
+    Item(&'a ArgPath<'a>, usize),
+}
+
+impl std::fmt::Display for ArgPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgPath::Top => Ok(()),
+            ArgPath::Field(ArgPath::Top, field) => f.write_str(field),
+            ArgPath::Field(within, field) => write!(f, "{within}.{field}"),
+            ArgPath::Item(within, i) => write!(f, "{within}[{i}]"),
+        }
     }
 }
 

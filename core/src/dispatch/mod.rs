@@ -398,7 +398,7 @@ pub(crate) fn parse_args<T: ReadArgs + args::FromArg>(tool: &str, args: Value, w
         _ => return Err(ToolError::invalid(tool, "arguments must be a JSON object")),
     };
     let read: T = args::read_object(args, warnings).map_err(|e| ToolError::invalid(tool, e))?;
-    read.notes("", warnings);
+    read.notes(&crate::args::ArgPath::Top, warnings);
     Ok(read)
 }
 
