@@ -87,6 +87,7 @@ mod growth;
 pub mod hex_bytes;
 mod host;
 mod import;
+pub mod json_text;
 mod jsonl_record;
 mod keyed_hash;
 mod label;

@@ -4,6 +4,7 @@ use crate::hex_bytes::{ContentSalt, ThoughtHash};
 use crate::label::{Label, LabelList};
 use crate::thought_id::ThoughtId;
 use crate::named_enum::named_enum;
+use crate::json_text::JsonOut;
 use serde::{Deserialize, Serialize};
 
 /// Schema version of new thoughts. Version 2 hashes a salted digest of the
@@ -509,6 +510,67 @@ impl Serialize for Thought {
     }
 }
 
+impl Thought {
+    /// Writes the thought as its `Serialize` impl above does through
+    /// serde_json, byte for byte, faster (`json_text.rs`; the two are held
+    /// equal by `thought::tests::the_hand_writer_writes_what_serde_writes`).
+    /// A new field goes in both, in [`ThoughtWireRef`]'s order.
+    pub fn write_json(&self, out: &mut JsonOut) {
+        out.raw("{\"schema_version\":").u64(u64::from(self.schema_version));
+        out.raw(",\"id\":").str(&self.id.as_text());
+        out.raw(",\"index\":").u64(self.index);
+        out.raw(",\"timestamp\":").str(&self.timestamp());
+        out.raw(",\"session_id\":").opt_str(self.session_id());
+        out.raw(",\"agent_id\":").str(&self.agent_id);
+        out.raw(",\"agent_name\":").str(&self.agent_name);
+        out.raw(",\"agent_owner\":").opt_str(self.agent_owner());
+        out.raw(",\"signing_key_id\":").opt_str(self.signing_key_id());
+        out.raw(",\"thought_signature\":");
+        match self.thought_signature() {
+            Some(signature) => out.serde(signature),
+            None => out.raw("null"),
+        };
+        out.raw(",\"thought_type\":").plain_str(self.thought_type.as_str());
+        out.raw(",\"role\":").plain_str(self.role.as_str());
+        out.raw(",\"content\":").str(&self.content);
+        out.raw(",\"confidence\":");
+        match self.confidence() {
+            Some(c) => out.f64(c),
+            None => out.raw("null"),
+        };
+        out.raw(",\"importance\":").f64(self.importance);
+        out.raw(",\"tags\":").str_array(self.tags.iter().map(|l| l.as_str()));
+        out.raw(",\"concepts\":").str_array(self.concepts.iter().map(|l| l.as_str()));
+        out.raw(",\"refs\":[");
+        for (i, r) in self.refs().iter().enumerate() {
+            if i > 0 {
+                out.raw(",");
+            }
+            out.u64(*r);
+        }
+        out.raw("],\"relations\":");
+        match self.relations() {
+            [] => out.raw("[]"),
+            relations => out.serde(relations),
+        };
+        out.raw(",\"entity_type\":").opt_str(self.entity_type());
+        out.raw(",\"source_episode\":null,\"prev_hash\":");
+        let mut hex = [0u8; 64];
+        match &self.prev_hash {
+            Some(h) => out.plain_str(h.hex_in(&mut hex)),
+            None => out.raw("\"\""),
+        };
+        out.raw(",\"hash\":").plain_str(self.hash.hex_in(&mut hex));
+        if let Some(salt) = &self.content_salt {
+            out.raw(",\"content_salt\":").plain_str(salt.hex_in(&mut hex));
+        }
+        if let Some(forgotten) = self.forgotten() {
+            out.raw(",\"forgotten\":").serde(forgotten);
+        }
+        out.raw("}");
+    }
+}
+
 impl From<ThoughtWire> for Thought {
     fn from(w: ThoughtWire) -> Thought {
         let extras = ThoughtExtras {
@@ -857,6 +919,27 @@ mod tests {
             let wire: ThoughtWire = serde_json::from_str(&written).unwrap();
             assert_eq!(serde_json::to_string(&wire).unwrap(), written);
             assert_eq!(serde_json::from_str::<Thought>(&written).unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn the_hand_writer_writes_what_serde_writes() {
+        let (full, plain) = full_and_plain();
+        let forgotten_only = plain.clone().with_forgotten(full.forgotten().unwrap().clone());
+        let mut odd = plain.clone();
+        odd.content = "line 1\nline \"2\"\t\\ \u{1} é 日本 \u{7f}".into();
+        odd.id = ThoughtId::new("0b9c6a8e-1f2d-4c3b-9a8e-7f6d5c4b3a21");
+        odd.set_timestamp("2026-03-01T12:34:56.123456789Z");
+        odd.tags = vec![Label::from("a\"b"), Label::from("")].into();
+        odd.importance = 0.1 + 0.2;
+        let mut genesis = plain.clone();
+        genesis.prev_hash = None;
+        genesis.content_salt = None;
+        genesis.set_timestamp("2026-11-28T10:00:00+02:00");
+        for t in [full, plain, forgotten_only, odd, genesis] {
+            let mut out = JsonOut::default();
+            t.write_json(&mut out);
+            assert_eq!(out.finish().into_string(), serde_json::to_string(&t).unwrap());
         }
     }
 

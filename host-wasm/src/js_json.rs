@@ -17,7 +17,7 @@ pub(crate) fn from_js(value: &JsValue, what: &str) -> Result<Value, JsValue> {
 }
 
 /// JSON text the engine wrote (a tool's reply) as a plain JS value.
-pub(crate) fn raw_to_js(raw: &serde_json::value::RawValue) -> JsValue {
+pub(crate) fn raw_to_js(raw: &mentisdb_core::json_text::JsonText) -> JsValue {
     js_sys::JSON::parse(raw.get()).expect("the dispatcher writes valid JSON")
 }
 

@@ -26,7 +26,7 @@ use crate::chain::{Appended, NewThought};
 use crate::redact::Redaction;
 use crate::error::{AppendError, ToolError};
 use crate::storage::StorageError;
-use serde_json::value::RawValue;
+use crate::json_text::JsonText;
 use std::sync::{Arc, Mutex, MutexGuard, RwLockWriteGuard, TryLockError};
 
 /// Where a host wants an append's reply once it is durable (a channel's
@@ -34,13 +34,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLockWriteGuard, TryLockError};
 /// that was queued ([`Queued`]). Dropped uncalled when the append was
 /// refused or not written ([`NotQueued`], a [`Busy`] dropped), or when its
 /// drain was dropped unrun or panicked: the host then answers "interrupted".
-pub type ReplyLater = Box<dyn FnOnce(Result<Box<RawValue>, ToolError>) + Send>;
+pub type ReplyLater = Box<dyn FnOnce(Result<JsonText, ToolError>) + Send>;
 
 /// An append written and rendered, waiting for its chain's sync.
 struct Waiting {
     key: String,
     appended: Appended,
-    reply: Box<RawValue>,
+    reply: JsonText,
     later: ReplyLater,
 }
 
@@ -153,7 +153,7 @@ pub(super) fn not_durable(index: u64, e: &StorageError) -> ToolError {
 }
 
 /// A reply rendered from an append under the chain's lock.
-pub(crate) type Render = Box<dyn FnOnce(&Appended) -> Box<RawValue> + Send>;
+pub(crate) type Render = Box<dyn FnOnce(&Appended) -> JsonText + Send>;
 
 /// Why [`MentisDb::append_tool_now`] queued nothing.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use crate::dispatch::thought_reads::ChainArgs;
 use crate::error::{AgentError, ToolError};
 use crate::limits;
 use schemars::JsonSchema;
-use serde_json::value::RawValue;
+use crate::json_text::JsonText;
 
 tools! {
     tool!(read "mentisdb_list_agents", "The distinct agents that wrote to a chain (id, name, owner).", ChainArgs => AgentListReply, list_agents),
@@ -122,7 +122,7 @@ fn list_agents(db: &MentisDb, a: ChainArgs) -> Result<AgentListReply, ToolError>
     Ok(AgentListReply { chain_key: key, agents })
 }
 
-fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
+fn list_registry(db: &MentisDb, a: ChainArgs) -> Result<JsonText, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     db.read_chain(&key, |c| {
         let agents: Vec<&AgentRecord> = c.map(|c| c.agents().records().collect()).unwrap_or_default();

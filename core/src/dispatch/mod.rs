@@ -49,7 +49,7 @@ use crate::args::{self, read_args, ReadArgs};
 use crate::error::ToolError;
 use crate::text::{truncate_chars, MAX_ECHO_CHARS};
 use schemars::JsonSchema;
-use serde_json::value::RawValue;
+use crate::json_text::JsonText;
 use serde_json::Value;
 
 /// Arguments of tools that take none.
@@ -59,7 +59,7 @@ read_args!(NoArgs {});
 
 /// A tool's handler: the database, who is calling (hosts with tokens), the
 /// arguments and where to note the unknown argument fields it ignored.
-type Handler = fn(&MentisDb, Option<Caller<'_>>, Value, &mut Vec<String>) -> Result<Box<RawValue>, ToolError>;
+type Handler = fn(&MentisDb, Option<Caller<'_>>, Value, &mut Vec<String>) -> Result<JsonText, ToolError>;
 
 /// One tool: its name, description, access class, reach and handler. Its
 /// schemas are kept out of this table: the argument schema is read from
@@ -116,12 +116,20 @@ pub struct ToolSpec {
 macro_rules! tool {
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path) => {
         $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, _caller, v, unknown| {
-            $handler(db, $crate::dispatch::parse_args::<$args>($name, v, unknown)?).map(|out| $crate::dispatch::to_raw(&out))
+            $handler(db, $crate::dispatch::parse_args::<$args>($name, v, unknown)?).map(|out| {
+                #[allow(unused_imports)]
+                use $crate::dispatch::{TypedReply as _, WrittenReply as _};
+                $crate::dispatch::ReplyOf(out).text()
+            })
         })
     };
     (@def $access:ident, $name:literal, $desc:expr, $args:ty => $reply:ty, $handler:path, caller) => {
         $crate::dispatch::ToolDef::new($name, $desc, $crate::dispatch::Access::$access, |db, caller, v, unknown| {
-            $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v, unknown)?).map(|out| $crate::dispatch::to_raw(&out))
+            $handler(db, caller, $crate::dispatch::parse_args::<$args>($name, v, unknown)?).map(|out| {
+                #[allow(unused_imports)]
+                use $crate::dispatch::{TypedReply as _, WrittenReply as _};
+                $crate::dispatch::ReplyOf(out).text()
+            })
         })
     };
     (read $($rest:tt)+) => { $crate::dispatch::tool!(@def Read, $($rest)+) };
@@ -204,14 +212,49 @@ impl ToolDef {
     }
 }
 
-/// Serializes a handler's result (already-serialized parts pass through).
+/// Serializes a handler's result.
 #[doc(hidden)]
-pub fn to_raw<T: serde::Serialize + ?Sized>(out: &T) -> Box<RawValue> {
-    serde_json::value::to_raw_value(out).expect("tool results serialize")
+pub fn to_raw<T: serde::Serialize + ?Sized>(out: &T) -> JsonText {
+    JsonText::of(out)
+}
+
+/// A handler's result on its way to the reply's text: a typed reply is
+/// serialized ([`TypedReply`]), one the handler already wrote ([`raw`],
+/// or a hand writer such as [`replies::SearchReply::to_json`]) passes as it
+/// is ([`WrittenReply`]). `tool!` calls `ReplyOf(out).text()`, and method
+/// lookup picks `WrittenReply` (taking `self`) before `TypedReply` (taking
+/// `&self`) when `out` is a [`JsonText`].
+#[doc(hidden)]
+pub struct ReplyOf<T>(pub T);
+
+/// See [`ReplyOf`]: a reply already written.
+#[doc(hidden)]
+pub trait WrittenReply {
+    /// The text.
+    fn text(self) -> JsonText;
+}
+
+impl WrittenReply for ReplyOf<JsonText> {
+    fn text(self) -> JsonText {
+        self.0
+    }
+}
+
+/// See [`ReplyOf`]: a typed reply, serialized.
+#[doc(hidden)]
+pub trait TypedReply {
+    /// The text.
+    fn text(self) -> JsonText;
+}
+
+impl<T: serde::Serialize> TypedReply for &ReplyOf<T> {
+    fn text(self) -> JsonText {
+        JsonText::of(&self.0)
+    }
 }
 
 /// A result serialized while the data it borrows is still locked.
-pub(crate) fn raw<T: serde::Serialize>(out: T) -> Box<RawValue> {
+pub(crate) fn raw<T: serde::Serialize>(out: T) -> JsonText {
     to_raw(&out)
 }
 
@@ -404,7 +447,7 @@ pub(crate) fn parse_args<T: ReadArgs + args::FromArg>(tool: &str, args: Value, w
 
 /// `raw` (a JSON object) with the argument `warnings` added to the reply's
 /// own `warnings` when it has them.
-fn with_argument_warnings(raw: Box<RawValue>, warnings: Vec<String>) -> Box<RawValue> {
+fn with_argument_warnings(raw: JsonText, warnings: Vec<String>) -> JsonText {
     if warnings.is_empty() {
         return raw;
     }
@@ -472,7 +515,7 @@ impl MentisDb {
     }
 
     /// [`MentisDb::call`], returning the result as the JSON text it was serialized to.
-    pub fn call_raw(&self, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
+    pub fn call_raw(&self, tool: &str, args: Value) -> Result<JsonText, ToolError> {
         self.call_raw_as(None, tool, args)
     }
 
@@ -480,7 +523,7 @@ impl MentisDb {
     /// token name): skill uploads record it and the skill ownership rule
     /// checks it. `None` is an unauthenticated host (stdio, browser, WASI).
     /// Access is the host's to check ([`access_of`], [`call_scope`]).
-    pub fn call_raw_as(&self, caller: Option<Caller<'_>>, tool: &str, args: Value) -> Result<Box<RawValue>, ToolError> {
+    pub fn call_raw_as(&self, caller: Option<Caller<'_>>, tool: &str, args: Value) -> Result<JsonText, ToolError> {
         let def = find(tool).ok_or_else(|| ToolError::UnknownTool(truncate_chars(tool, MAX_ECHO_CHARS).to_string()))?;
         let mut warnings = Vec::new();
         let raw = (def.call)(self, caller, args, &mut warnings)?;
@@ -498,7 +541,7 @@ impl MentisDb {
     /// reads ([`is_quick_read`]) never wait and need no asking. A branch
     /// chain, which reads its parents, is never answered now, so the caller
     /// (whose read scope limits which parents it sees) is not needed.
-    pub fn call_raw_now(&self, tool: &str, args: &Value) -> Option<Result<Box<RawValue>, ToolError>> {
+    pub fn call_raw_now(&self, tool: &str, args: &Value) -> Option<Result<JsonText, ToolError>> {
         if !may_answer_now(tool) {
             return None;
         }

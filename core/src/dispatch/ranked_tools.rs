@@ -22,7 +22,7 @@ use crate::chain::visibility::Visibility;
 use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, ThoughtMatch, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
-use serde_json::value::RawValue;
+use crate::json_text::{JsonOut, JsonText};
 
 tools! {
     tool!(
@@ -291,7 +291,7 @@ impl Prepared {
     }
 }
 
-fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+fn ranked_search_tool(db: &MentisDb, caller: Option<super::Caller<'_>>, a: RankedSearchArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_ranked_search";
     // A branch also answers from the chains it branched from (MentisDB
     // 0.10.10), merged as a federated search; only those the caller may read.
@@ -322,7 +322,7 @@ const NOW_MAX_QUERY_BYTES: usize = 512;
 /// embeds queries, the chain is in memory, free, caught up and no branch,
 /// and both chain and query are small (the limits above; at most
 /// [`MAX_RANKED_LIMIT`] results with the offset; the default graph walk).
-pub(super) fn ranked_search_now(db: &MentisDb, a: &RankedSearchArgs) -> Option<Result<Box<RawValue>, ToolError>> {
+pub(super) fn ranked_search_now(db: &MentisDb, a: &RankedSearchArgs) -> Option<Result<JsonText, ToolError>> {
     const TOOL: &str = "mentisdb_ranked_search";
     // A model would embed the query: read once, without waiting.
     if db.embedding_provider_now()?.is_some() || a.filter.text.as_ref().is_some_and(|t| t.len() > NOW_MAX_QUERY_BYTES) {
@@ -346,16 +346,16 @@ pub(super) fn ranked_search_now(db: &MentisDb, a: &RankedSearchArgs) -> Option<R
 
 /// The ranked search reply for `p` over chain `c` (`None`: the default
 /// chain before its first thought).
-fn answer_ranked_search(db: &MentisDb, a: &RankedSearchArgs, p: &Prepared, c: Option<&Chain>) -> Result<Box<RawValue>, ToolError> {
+fn answer_ranked_search(db: &MentisDb, a: &RankedSearchArgs, p: &Prepared, c: Option<&Chain>) -> Result<JsonText, ToolError> {
     let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid("mentisdb_ranked_search", m))?;
-    let Some(chain) = c else { return Ok(raw(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() })) };
+    let Some(chain) = c else { return Ok(RankedSearchReply { backend: "lexical", total: 0, results: Vec::new() }.to_json()) };
     let q = p.query(db, &filter, p.offset + p.limit);
     let r = ranked_search(chain, &q);
     let results = r.hits.iter().skip(p.offset).map(|h| RankedHitReply::of(chain, h)).collect();
-    Ok(raw(RankedSearchReply { backend: r.backend, total: r.total as u64, results }))
+    Ok(RankedSearchReply { backend: r.backend, total: r.total as u64, results }.to_json())
 }
 
-fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_context_bundles";
     let p = prepare(db, TOOL, &a, DEFAULT_CONTEXT_DEPTH, DEFAULT_CONTEXT_VISITED, db.embedding_provider())?;
     db.read_chain(&p.key, |c| {
@@ -374,7 +374,7 @@ fn context_bundles_tool(db: &MentisDb, a: RankedSearchArgs) -> Result<Box<RawVal
     })?
 }
 
-fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawValue>, ToolError> {
+fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_resolve_context";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
@@ -396,7 +396,7 @@ fn resolve_context_tool(db: &MentisDb, a: ResolveContextArgs) -> Result<Box<RawV
     })?
 }
 
-fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<Box<RawValue>, ToolError> {
+fn lexical_search_tool(db: &MentisDb, a: LexicalSearchArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_lexical_search";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     limits::check_query_text(&a.text).map_err(|m| ToolError::invalid(TOOL, m))?;
@@ -440,7 +440,7 @@ struct FederatedHit {
     hit: RankedHit,
 }
 
-fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_federated_search";
     if a.chain_keys.len() > MAX_FEDERATED_CHAINS {
         return Err(ToolError::invalid(TOOL, format!("chain_keys: at most {MAX_FEDERATED_CHAINS} chains")));
@@ -460,7 +460,7 @@ fn federated_search_tool(db: &MentisDb, a: FederatedSearchArgs) -> Result<Box<Ra
 
 /// One ranked search over `keys`, merged: each thought id once (its better
 /// score), RRF across chains when asked, then paged.
-fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &RankedSearchArgs) -> Result<Box<RawValue>, ToolError> {
+fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &RankedSearchArgs) -> Result<JsonText, ToolError> {
     let usual = GraphOptions::default();
     let p = prepare(db, tool, ranked, usual.max_depth, usual.max_visited, db.embedding_provider())?;
     // Each chain ranks enough that deduplication cannot shrink the page.
@@ -510,17 +510,22 @@ fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &Rank
     crate::sorting::sort_by(&mut deduped, |x, y| {
         y.hit.score.total.total_cmp(&x.hit.score.total).then(x.hit.index.cmp(&y.hit.index)).then(keys[x.chain].cmp(&keys[y.chain])).then(x.id.cmp(&y.id))
     });
-    let mut results: Vec<Box<RawValue>> = Vec::new();
+    // A ranked search reply (`RankedSearchReply`), each hit written while its chain is read.
+    let mut out = JsonOut::default();
+    out.raw("{\"backend\":").str(if hybrid { "hybrid" } else { "lexical" });
+    out.raw(",\"total\":").u64(total).raw(",\"results\":[");
+    let mut first = true;
     for h in deduped.into_iter().skip(p.offset).take(p.limit) {
         // Positions survive appends and forgetting, so the hit still names its thought.
-        let written = db.with_chain(&keys[h.chain], |c| c.map(|chain| super::to_raw(&RankedHitReply::of(chain, &h.hit))))?;
-        results.extend(written);
+        db.with_chain(&keys[h.chain], |c| {
+            if let Some(chain) = c {
+                if !std::mem::take(&mut first) {
+                    out.raw(",");
+                }
+                RankedHitReply::of(chain, &h.hit).write_json(&mut out);
+            }
+        })?;
     }
-    #[derive(serde::Serialize)]
-    struct Reply {
-        backend: &'static str,
-        total: u64,
-        results: Vec<Box<RawValue>>,
-    }
-    Ok(raw(Reply { backend: if hybrid { "hybrid" } else { "lexical" }, total, results }))
+    out.raw("]}");
+    Ok(out.finish())
 }

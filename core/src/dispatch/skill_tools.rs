@@ -23,7 +23,7 @@ use crate::skills::search::{SkillQuery, SEARCHABLE_FIELDS};
 use crate::skills::{ChangedBy, NewVersion, SkillError, SkillFormat, SkillStatus, SkillWrite};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
-use serde_json::value::RawValue;
+use crate::json_text::JsonText;
 
 /// Our own usage skill, returned by `mentisdb_skill_md`.
 pub(super) const MENTISDB_SKILL_MD: &str = include_str!("../../MENTISDB_SKILL.md");
@@ -275,7 +275,7 @@ fn read(db: &MentisDb, a: ReadArgs) -> Result<ReadSkillReply, ToolError> {
     })
 }
 
-fn versions(db: &MentisDb, a: SkillIdArgs) -> Result<Box<RawValue>, ToolError> {
+fn versions(db: &MentisDb, a: SkillIdArgs) -> Result<JsonText, ToolError> {
     db.resolve_key(a.chain_key.as_deref())?;
     db.with_skills(|r| {
         let skill = r.require(&a.skill_id)?;

@@ -22,7 +22,7 @@ use crate::traverse::{traverse, Anchor, AnchorBoundary, Direction};
 use crate::summary::{summary_candidates, SummaryConfig};
 use crate::chain::visibility::Visibility;
 use schemars::JsonSchema;
-use serde_json::value::RawValue;
+use crate::json_text::JsonText;
 
 /// Just a chain.
 #[derive(Debug, Default, JsonSchema)]
@@ -153,14 +153,14 @@ pub(super) fn filtered(db: &MentisDb, tool: &str, a: &SearchArgs) -> Result<(Str
     .map(|(thoughts, total, head)| (key, thoughts, total, head))
 }
 
-pub(super) fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<Box<RawValue>, ToolError> {
+pub(super) fn search_tool(db: &MentisDb, a: SearchArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_search";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let limit = clamp_limit(a.limit);
     db.read_chain(&key, |c| {
         let filter = ThoughtFilter::compile(&a.filter, None, c).map_err(|m| ToolError::invalid(TOOL, m))?;
         let thoughts = c.map(|c| search(c, &filter, Visibility::from_args(a.include_invalidated, a.include_superseded, None), limit)).unwrap_or_default();
-        Ok(raw(SearchReply { thoughts }))
+        Ok(SearchReply { thoughts }.to_json())
     })?
 }
 
@@ -215,7 +215,7 @@ pub(super) fn recent_context(db: &MentisDb, a: RecentContextArgs) -> Result<Rece
     Ok(RecentContextReply { prompt })
 }
 
-pub(super) fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Box<RawValue>, ToolError> {
+pub(super) fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_get_thought";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;
@@ -226,12 +226,12 @@ pub(super) fn get_thought(db: &MentisDb, a: GetThoughtArgs) -> Result<Box<RawVal
     }
 }
 
-pub(super) fn genesis(db: &MentisDb, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
+pub(super) fn genesis(db: &MentisDb, a: ChainArgs) -> Result<JsonText, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     db.read_chain(&key, |c| raw(GenesisReply { chain_key: key.clone(), thought: c.and_then(|c| c.thoughts().first()) }))
 }
 
-pub(super) fn head(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ChainArgs) -> Result<Box<RawValue>, ToolError> {
+pub(super) fn head(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ChainArgs) -> Result<JsonText, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let location = crate::caller::shown_location(caller, db.storage_location(&key));
     db.read_chain(&key, |c| {
@@ -256,7 +256,7 @@ pub(super) fn head(db: &MentisDb, caller: Option<super::Caller<'_>>, a: ChainArg
     })
 }
 
-pub(super) fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<Box<RawValue>, ToolError> {
+pub(super) fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_traverse_thoughts";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let direction = a.direction.unwrap_or(Direction::Forward);

@@ -24,7 +24,7 @@ use crate::limits;
 use crate::record::ChainFormat;
 use crate::thought::{MemoryScope, RelationKind, ThoughtRole, ThoughtType};
 use schemars::JsonSchema;
-use serde_json::value::RawValue;
+use crate::json_text::JsonText;
 use serde_json::Value;
 
 tools! {
@@ -198,14 +198,14 @@ fn bootstrap(db: &MentisDb, a: BootstrapArgs) -> Result<BootstrapReply, ToolErro
     Ok(BootstrapReply { bootstrapped: written.is_some(), thought_count: count as u64, head_hash: head, available_skills })
 }
 
-fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<Box<RawValue>, ToolError> {
+fn append_common(db: &MentisDb, thought_type: ThoughtType, role: ThoughtRole, a: AppendFields) -> Result<JsonText, ToolError> {
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let input = new_thought(&key, thought_type, role, a);
     Ok(append_reply(&db.append_reporting(&key, input)?))
 }
 
 /// The append tools' reply.
-fn append_reply(a: &Appended) -> Box<RawValue> {
+fn append_reply(a: &Appended) -> JsonText {
     let leaf_hash = hex::encode(crate::merkle::thought_leaf_hash(&a.thought.hash));
     raw(AppendReply { thought: &a.thought, head_hash: a.head_hash.clone(), leaf_hash, replay: a.replay, redactions: a.redactions.clone() })
 }
@@ -271,17 +271,17 @@ impl RetrospectiveArgs {
     }
 }
 
-fn append(db: &MentisDb, a: AppendArgs) -> Result<Box<RawValue>, ToolError> {
+fn append(db: &MentisDb, a: AppendArgs) -> Result<JsonText, ToolError> {
     let (thought_type, role, fields) = a.described();
     append_common(db, thought_type, role, fields)
 }
 
-fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<Box<RawValue>, ToolError> {
+fn append_retrospective(db: &MentisDb, a: RetrospectiveArgs) -> Result<JsonText, ToolError> {
     let (thought_type, role, fields) = a.described();
     append_common(db, thought_type, role, fields)
 }
 
-fn forget(db: &MentisDb, caller: Option<Caller<'_>>, a: ForgetArgs) -> Result<Box<RawValue>, ToolError> {
+fn forget(db: &MentisDb, caller: Option<Caller<'_>>, a: ForgetArgs) -> Result<JsonText, ToolError> {
     const TOOL: &str = "mentisdb_forget_thought";
     let key = db.resolve_key(a.chain_key.as_deref())?;
     let locator = ThoughtLocator::exactly_one(TOOL, a.thought_id.as_deref(), a.thought_hash.as_deref(), a.thought_index)?;

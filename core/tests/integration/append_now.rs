@@ -126,7 +126,7 @@ const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// A `later` that sends the reply, read as JSON, to the returned receiver.
 fn later() -> (ReplyLater, Replies) {
     let (tx, rx) = channel();
-    (Box::new(move |r: Result<Box<serde_json::value::RawValue>, ToolError>| tx.send(r.map(|raw| serde_json::from_str(raw.get()).unwrap())).unwrap()), rx)
+    (Box::new(move |r: Result<mentisdb_core::json_text::JsonText, ToolError>| tx.send(r.map(|raw| serde_json::from_str(raw.get()).unwrap())).unwrap()), rx)
 }
 
 fn append_args(content: &str) -> Value {

@@ -12,7 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mentisdb_core::{MentisDb, NotQueued, Queued, ReplyLater, ToolError};
-use serde_json::value::RawValue;
+use mentisdb_core::json_text::JsonText;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -69,7 +69,7 @@ pub enum CallError {
 /// sync a drain makes for every append written meanwhile. Every other call
 /// runs on the blocking pool: ranked queries may embed the query through a
 /// model or wait for the index, other writes wait for storage.
-pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<Box<RawValue>, CallError> {
+pub async fn call_as(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<JsonText, CallError> {
     if let Some(answered) = answer_now(&db, &who, tool, &args) {
         return answered;
     }
@@ -98,7 +98,7 @@ const BUSY_RETRIES: usize = 16;
 /// is queued and arrives once a drain (on the blocking pool, one per chain
 /// at a time) has synced the chain, which covers every append written
 /// before the sync.
-async fn append_queued(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<Box<RawValue>, CallError> {
+async fn append_queued(db: Arc<MentisDb>, who: Identity, tool: &'static str, args: Value) -> Result<JsonText, CallError> {
     let started = Instant::now();
     let result = async {
         authorize(&db, &who, tool, &args)?;
@@ -155,7 +155,7 @@ fn interrupted(e: impl std::fmt::Display) -> ToolError {
 /// `tool` answered on the async worker when core can answer it now
 /// ([`MentisDb::call_raw_now`]), and logged; `None` when it would wait (or
 /// is refused: [`run_as`] refuses and logs it).
-fn answer_now(db: &MentisDb, who: &Identity, tool: &'static str, args: &Value) -> Option<Result<Box<RawValue>, CallError>> {
+fn answer_now(db: &MentisDb, who: &Identity, tool: &'static str, args: &Value) -> Option<Result<JsonText, CallError>> {
     if !mentisdb_core::dispatch::may_answer_now(tool) {
         return None;
     }

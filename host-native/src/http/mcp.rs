@@ -37,7 +37,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::value::RawValue;
+use mentisdb_core::json_text::JsonText;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -136,7 +136,7 @@ pub fn requested_profile(query: Option<&str>) -> Option<Result<Vec<&'static str>
 /// The one mapping from a tool outcome to an MCP result. A refused call is
 /// an `isError` result whose text starts with `403 forbidden:`, so agents
 /// can read why.
-fn to_mcp_result(result: Result<Box<RawValue>, CallError>) -> Result<CallToolResult, ErrorData> {
+fn to_mcp_result(result: Result<JsonText, CallError>) -> Result<CallToolResult, ErrorData> {
     match result {
         Ok(raw) => {
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| ErrorData::internal_error(format!("tool result is not JSON: {e}"), None))?;
@@ -397,7 +397,7 @@ mod tests {
         let r = to_mcp_result(Err(crate::tokens::Forbidden("token 't' lacks scope 'admin'".into()).into())).unwrap();
         assert_eq!(r.is_error, Some(true));
         assert!(format!("{:?}", r.content).contains("403 forbidden: token 't' lacks scope 'admin'"));
-        let ok = to_mcp_result(Ok(RawValue::from_string(r#"{"a":1}"#.to_string()).unwrap())).unwrap();
+        let ok = to_mcp_result(Ok(JsonText::parse(r#"{"a":1}"#).unwrap())).unwrap();
         assert_eq!(ok.structured_content, Some(serde_json::json!({"a": 1})));
     }
 }

@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
 use mentisdb_core::{MentisDb, ToolError};
-use serde_json::value::RawValue;
+use mentisdb_core::json_text::JsonText;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -61,14 +61,14 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-fn reply(route: &Route, raw: Box<RawValue>) -> Result<Response, ApiError> {
+fn reply(route: &Route, raw: JsonText) -> Result<Response, ApiError> {
     match route.reply {
         Reply::Markdown => match serde_json::from_str::<MarkdownReply>(raw.get()) {
             Ok(md) => Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md.markdown).into_response()),
             Err(e) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("{}'s reply is not a Markdown document: {e}", route.tool))),
         },
         // The dispatcher's JSON text is the body, as it was serialized.
-        Reply::Json | Reply::ChainBytes | Reply::FromChainBytes => Ok(([(header::CONTENT_TYPE, "application/json")], String::from(Box::<str>::from(raw))).into_response()),
+        Reply::Json | Reply::ChainBytes | Reply::FromChainBytes => Ok(([(header::CONTENT_TYPE, "application/json")], raw.into_string()).into_response()),
     }
 }
 

@@ -132,7 +132,7 @@ pub fn authorize<'a>(db: &MentisDb, who: &'a Identity, tool: &str, args: &Value)
 
 /// `mentisdb_list_chains`' result as `who` may see it: only the chains
 /// its token covers (the default chain key is kept).
-pub fn filter_chain_list(who: &Identity, result: Box<serde_json::value::RawValue>) -> Box<serde_json::value::RawValue> {
+pub fn filter_chain_list(who: &Identity, result: mentisdb_core::json_text::JsonText) -> mentisdb_core::json_text::JsonText {
     let Identity::Token(token) = who else { return result };
     if token.covers_all() {
         return result;
@@ -144,5 +144,5 @@ pub fn filter_chain_list(who: &Identity, result: Box<serde_json::value::RawValue
     if let Some(chains) = v.get_mut("chains").and_then(Value::as_array_mut) {
         chains.retain(|c| c["chain_key"].as_str().is_some_and(|k| token.covers(k)));
     }
-    serde_json::value::to_raw_value(&v).unwrap_or(result)
+    mentisdb_core::json_text::JsonText::of(&v)
 }

@@ -127,7 +127,7 @@ fn the_rule_checks_scope_chain_and_daemon_wide_changes() {
 
 #[test]
 fn the_chain_list_shows_only_covered_chains() {
-    let raw = serde_json::value::to_raw_value(&json!({"default_chain_key": "d", "chain_keys": ["ci-1", "prod"], "chains": [{"chain_key": "ci-1"}, {"chain_key": "prod"}]})).unwrap();
+    let raw = mentisdb_core::json_text::JsonText::of(&json!({"default_chain_key": "d", "chain_keys": ["ci-1", "prod"], "chains": [{"chain_key": "ci-1"}, {"chain_key": "prod"}]}));
     let v: Value = serde_json::from_str(filter_chain_list(&token(Access::Read, &["ci-*"]), raw).get()).unwrap();
     assert_eq!(v["chain_keys"], json!(["ci-1"]));
     assert_eq!(v["chains"], json!([{"chain_key": "ci-1"}]));

@@ -6,6 +6,7 @@
 //! Python client (`pymentisdb`) reads.
 
 use crate::chain::Chain;
+use crate::json_text::{JsonOut, JsonText};
 use crate::ranked::{RankedHit, Reached, ScoreParts, Via, WalkPaths};
 use crate::thought::Thought;
 use schemars::JsonSchema;
@@ -150,6 +151,76 @@ impl<'c> RankedHitReply<'c> {
                 depth: g.path.len() as u64 - 1,
             }),
         }
+    }
+}
+
+impl ScoreReply {
+    /// Written as serde writes it (see [`RankedSearchReply::to_json`]).
+    fn write_json(&self, out: &mut JsonOut) {
+        // Destructured without `..`: a new part must be written here too.
+        let ScoreReply { lexical, expansion, graph, relation, importance, recency, context, stretch, agent, length, vector, total, session_cohesion, seed_support, confidence, rrf } = *self;
+        out.raw("{\"lexical\":").f32(lexical);
+        out.raw(",\"expansion\":").f32(expansion);
+        out.raw(",\"graph\":").f32(graph);
+        out.raw(",\"relation\":").f32(relation);
+        out.raw(",\"importance\":").f32(importance);
+        out.raw(",\"recency\":").f32(recency);
+        out.raw(",\"context\":").f32(context);
+        out.raw(",\"stretch\":").f32(stretch);
+        out.raw(",\"agent\":").f32(agent);
+        out.raw(",\"length\":").f32(length);
+        out.raw(",\"vector\":").f32(vector);
+        out.raw(",\"total\":").f32(total);
+        out.raw(",\"session_cohesion\":").f32(session_cohesion);
+        out.raw(",\"seed_support\":").f32(seed_support);
+        out.raw(",\"confidence\":").f32(confidence);
+        out.raw(",\"rrf\":").f32(rrf).raw("}");
+    }
+}
+
+impl RankedHitReply<'_> {
+    /// Written as serde writes it (see [`RankedSearchReply::to_json`]).
+    pub(crate) fn write_json(&self, out: &mut JsonOut) {
+        let RankedHitReply { chain_key, thought, score, matched_terms, match_sources, graph_distance, graph_seed_paths, graph_relation_kinds, graph_path } = self;
+        out.raw("{\"chain_key\":").str(chain_key);
+        out.raw(",\"thought\":");
+        thought.write_json(out);
+        out.raw(",\"score\":");
+        score.write_json(out);
+        out.raw(",\"matched_terms\":").str_array(matched_terms.iter().map(String::as_str));
+        out.raw(",\"match_sources\":").str_array(match_sources.iter().copied());
+        out.raw(",\"graph_distance\":");
+        match graph_distance {
+            Some(d) => out.u64(*d),
+            None => out.raw("null"),
+        };
+        out.raw(",\"graph_seed_paths\":").u64(u64::from(*graph_seed_paths));
+        out.raw(",\"graph_relation_kinds\":").str_array(graph_relation_kinds.iter().copied());
+        out.raw(",\"graph_path\":");
+        match graph_path {
+            Some(path) => out.serde(path),
+            None => out.raw("null"),
+        };
+        out.raw("}");
+    }
+}
+
+impl RankedSearchReply<'_> {
+    /// The reply's JSON text, as serde writes it, faster (`json_text.rs`;
+    /// `a_ranked_reply_is_written_as_serde_writes_it` holds the two equal).
+    pub fn to_json(&self) -> JsonText {
+        let mut out = JsonOut::with_capacity(64 + (super::chain::THOUGHT_TEXT_GUESS + 512) * self.results.len());
+        out.raw("{\"backend\":").str(self.backend);
+        out.raw(",\"total\":").u64(self.total);
+        out.raw(",\"results\":[");
+        for (i, hit) in self.results.iter().enumerate() {
+            if i > 0 {
+                out.raw(",");
+            }
+            hit.write_json(&mut out);
+        }
+        out.raw("]}");
+        out.finish()
     }
 }
 
@@ -393,4 +464,49 @@ pub struct VectorMetadata {
     pub dimension: u64,
     /// `v1`.
     pub embedding_version: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::replies::SearchReply;
+
+    fn thought(index: u64, content: &str) -> Thought {
+        serde_json::from_value(serde_json::json!({
+            "schema_version": 2, "id": format!("0b9c6a8e-1f2d-4c3b-9a8e-7f6d5c4b3a2{index}"), "index": index,
+            "timestamp": "2026-11-28T10:00:00.000Z", "agent_id": "ada", "agent_name": "Ada", "thought_type": "Decision",
+            "role": "Memory", "content": content, "importance": 0.7, "tags": ["dia:D1:3"], "concepts": [], "refs": [0], "relations": [],
+            "session_id": null, "agent_owner": null, "signing_key_id": null, "thought_signature": null, "confidence": null,
+            "prev_hash": "ab".repeat(32), "hash": "cd".repeat(32), "content_salt": "ef".repeat(16)
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_ranked_reply_is_written_as_serde_writes_it() {
+        let (a, b) = (thought(1, "Caroline went to the \"support group\"\non 7 May."), thought(2, "Melanie paints."));
+        let score = ScoreReply { lexical: 3.144_173_1, stretch: 1.572_086_6, length: 0.063_094_34, total: 4.929_354, importance: 0.05, recency: f32::NAN, ..ScoreReply::from(&ScoreParts::default()) };
+        let terms = vec!["caroline".to_string(), "support".to_string()];
+        let direct = RankedHitReply { chain_key: "c\"k", thought: &a, score, matched_terms: &terms, match_sources: &["content", "tags"], graph_distance: None, graph_seed_paths: 0, graph_relation_kinds: &[], graph_path: None };
+        let reached = RankedHitReply {
+            thought: &b,
+            matched_terms: &[],
+            match_sources: &["graph"],
+            graph_distance: Some(1),
+            graph_seed_paths: 2,
+            graph_relation_kinds: &["references"],
+            graph_path: Some(GraphPathReply {
+                seed: Locator { chain_key: "c\"k", thought_id: &a.id, thought_index: 1 },
+                visited: vec![Locator { chain_key: "c\"k", thought_id: &a.id, thought_index: 1 }, Locator { chain_key: "c\"k", thought_id: &b.id, thought_index: 2 }],
+                depth: 1,
+            }),
+            ..direct.clone()
+        };
+        for reply in [RankedSearchReply { backend: "lexical", total: 7, results: vec![direct, reached] }, RankedSearchReply { backend: "hybrid", total: 0, results: Vec::new() }] {
+            assert_eq!(reply.to_json().into_string(), serde_json::to_string(&reply).unwrap());
+        }
+        for reply in [SearchReply { thoughts: vec![a.clone(), b.clone()] }, SearchReply { thoughts: Vec::new() }] {
+            assert_eq!(reply.to_json().into_string(), serde_json::to_string(&reply).unwrap());
+        }
+    }
 }
