@@ -51,32 +51,34 @@ impl std::fmt::Display for JsonText {
     }
 }
 
-/// A JSON text being written by hand (see the module's contract).
+/// A JSON text being written by hand (see the module's contract). Crate
+/// private: only the engine's writers, held to serde_json's output by their
+/// tests, may make a [`JsonText`] without serde or a parse.
 #[derive(Debug, Default)]
-pub struct JsonOut {
+pub(crate) struct JsonOut {
     text: String,
 }
 
 impl JsonOut {
     /// An empty text with room for `capacity` bytes.
-    pub fn with_capacity(capacity: usize) -> JsonOut {
+    pub(crate) fn with_capacity(capacity: usize) -> JsonOut {
         JsonOut { text: String::with_capacity(capacity) }
     }
 
     /// The text written.
-    pub fn finish(self) -> JsonText {
+    pub(crate) fn finish(self) -> JsonText {
         JsonText(self.text)
     }
 
     /// JSON text written as it is: punctuation, a key with its quotes and
     /// colon (`"index":`), `null`. The caller vouches that it is JSON.
-    pub fn raw(&mut self, json: &str) -> &mut Self {
+    pub(crate) fn raw(&mut self, json: &str) -> &mut Self {
         self.text.push_str(json);
         self
     }
 
     /// `s` as a JSON string: quoted, escaped as serde_json escapes.
-    pub fn str(&mut self, s: &str) -> &mut Self {
+    pub(crate) fn str(&mut self, s: &str) -> &mut Self {
         self.text.push('"');
         push_escaped(&mut self.text, s);
         self.text.push('"');
@@ -84,7 +86,7 @@ impl JsonOut {
     }
 
     /// `s` as a JSON string, or `null`.
-    pub fn opt_str(&mut self, s: Option<&str>) -> &mut Self {
+    pub(crate) fn opt_str(&mut self, s: Option<&str>) -> &mut Self {
         match s {
             Some(s) => self.str(s),
             None => self.raw("null"),
@@ -93,7 +95,7 @@ impl JsonOut {
 
     /// Text that needs no escape (hex digits, a canonical timestamp: the
     /// caller knows), quoted.
-    pub fn plain_str(&mut self, s: &str) -> &mut Self {
+    pub(crate) fn plain_str(&mut self, s: &str) -> &mut Self {
         debug_assert!(!s.bytes().any(needs_escape), "{s:?} needs escapes");
         self.text.push('"');
         self.text.push_str(s);
@@ -102,13 +104,13 @@ impl JsonOut {
     }
 
     /// An unsigned integer.
-    pub fn u64(&mut self, n: u64) -> &mut Self {
+    pub(crate) fn u64(&mut self, n: u64) -> &mut Self {
         self.text.push_str(itoa::Buffer::new().format(n));
         self
     }
 
     /// A float as serde_json writes an `f64`: shortest form, `null` when not finite.
-    pub fn f64(&mut self, x: f64) -> &mut Self {
+    pub(crate) fn f64(&mut self, x: f64) -> &mut Self {
         if x.is_finite() {
             self.text.push_str(zmij::Buffer::new().format_finite(x));
         } else {
@@ -118,7 +120,7 @@ impl JsonOut {
     }
 
     /// A float as serde_json writes an `f32`: shortest form, `null` when not finite.
-    pub fn f32(&mut self, x: f32) -> &mut Self {
+    pub(crate) fn f32(&mut self, x: f32) -> &mut Self {
         if x.is_finite() {
             self.text.push_str(zmij::Buffer::new().format_finite(x));
         } else {
@@ -128,7 +130,7 @@ impl JsonOut {
     }
 
     /// `items` as a JSON array of strings.
-    pub fn str_array<'a>(&mut self, items: impl IntoIterator<Item = &'a str>) -> &mut Self {
+    pub(crate) fn str_array<'a>(&mut self, items: impl IntoIterator<Item = &'a str>) -> &mut Self {
         self.text.push('[');
         for (i, item) in items.into_iter().enumerate() {
             if i > 0 {
@@ -142,7 +144,7 @@ impl JsonOut {
 
     /// A rare value written by serde_json itself (one allocation: keep it
     /// off the common path).
-    pub fn serde<T: Serialize + ?Sized>(&mut self, value: &T) -> &mut Self {
+    pub(crate) fn serde<T: Serialize + ?Sized>(&mut self, value: &T) -> &mut Self {
         self.text.push_str(&serde_json::to_string(value).expect("reply parts serialize"));
         self
     }
@@ -161,7 +163,7 @@ fn word_may_need_escape(word: u64) -> bool {
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
     let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    below_space | has_zero(word ^ (ONES * u64::from(b'"'))) | has_zero(word ^ (ONES * u64::from(b'\\'))) != 0
+    (below_space | has_zero(word ^ (ONES * u64::from(b'"'))) | has_zero(word ^ (ONES * u64::from(b'\\')))) != 0
 }
 
 /// `s`'s JSON escape into `out`, without the quotes.

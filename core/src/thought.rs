@@ -515,7 +515,11 @@ impl Thought {
     /// serde_json, byte for byte, faster (`json_text.rs`; the two are held
     /// equal by `thought::tests::the_hand_writer_writes_what_serde_writes`).
     /// A new field goes in both, in [`ThoughtWireRef`]'s order.
-    pub fn write_json(&self, out: &mut JsonOut) {
+    pub(crate) fn write_json(&self, out: &mut JsonOut) {
+        // Destructured without `..`: a new field of `Thought` stops the build here.
+        #[rustfmt::skip]
+        let Thought { schema_version: _, timestamp_fraction: _, id: _, index: _, timestamp_ms: _, agent_id: _, agent_name: _, thought_type: _, role: _,
+            content: _, importance: _, tags: _, concepts: _, extras: _, source_episode: _, prev_hash: _, hash: _, content_salt: _ } = self;
         out.raw("{\"schema_version\":").u64(u64::from(self.schema_version));
         out.raw(",\"id\":").str(&self.id.as_text());
         out.raw(",\"index\":").u64(self.index);

@@ -212,18 +212,14 @@ impl ToolDef {
     }
 }
 
-/// Serializes a handler's result.
-#[doc(hidden)]
-pub fn to_raw<T: serde::Serialize + ?Sized>(out: &T) -> JsonText {
-    JsonText::of(out)
-}
-
 /// A handler's result on its way to the reply's text: a typed reply is
 /// serialized ([`TypedReply`]), one the handler already wrote ([`raw`],
 /// or a hand writer such as [`replies::SearchReply::to_json`]) passes as it
-/// is ([`WrittenReply`]). `tool!` calls `ReplyOf(out).text()`, and method
-/// lookup picks `WrittenReply` (taking `self`) before `TypedReply` (taking
-/// `&self`) when `out` is a [`JsonText`].
+/// is ([`WrittenReply`]). `tool!` calls `ReplyOf(out).text()`: method
+/// lookup tries the receiver `ReplyOf<_>` itself before `&ReplyOf<_>`, so
+/// `WrittenReply`, implemented on `ReplyOf<JsonText>`, wins for a
+/// [`JsonText`] and `TypedReply`, implemented on `&ReplyOf<T: Serialize>`,
+/// serves every other reply.
 #[doc(hidden)]
 pub struct ReplyOf<T>(pub T);
 
@@ -255,7 +251,7 @@ impl<T: serde::Serialize> TypedReply for &ReplyOf<T> {
 
 /// A result serialized while the data it borrows is still locked.
 pub(crate) fn raw<T: serde::Serialize>(out: T) -> JsonText {
-    to_raw(&out)
+    JsonText::of(&out)
 }
 
 /// Every tool family's table. A new family adds its table here. The
@@ -459,7 +455,7 @@ fn with_argument_warnings(raw: JsonText, warnings: Vec<String>) -> JsonText {
             reply.insert("warnings".into(), Value::Array(notes.collect()));
         }
     }
-    to_raw(&reply)
+    JsonText::of(&reply)
 }
 
 /// Whether `tool` is a known read-only tool (see [`ToolDef::read_only`]).

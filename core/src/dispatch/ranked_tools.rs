@@ -22,7 +22,8 @@ use crate::chain::visibility::Visibility;
 use crate::ranked::{context_bundles, ranked_search, walk, GraphOptions, RankedQuery, ThoughtMatch, WalkDirection};
 use crate::timestamp::parse_rfc3339_millis;
 use schemars::JsonSchema;
-use crate::json_text::{JsonOut, JsonText};
+use crate::json_text::JsonText;
+use super::replies::write_ranked_reply;
 
 tools! {
     tool!(
@@ -510,22 +511,17 @@ fn federated(db: &MentisDb, tool: &'static str, keys: Vec<String>, ranked: &Rank
     crate::sorting::sort_by(&mut deduped, |x, y| {
         y.hit.score.total.total_cmp(&x.hit.score.total).then(x.hit.index.cmp(&y.hit.index)).then(keys[x.chain].cmp(&keys[y.chain])).then(x.id.cmp(&y.id))
     });
-    // A ranked search reply (`RankedSearchReply`), each hit written while its chain is read.
-    let mut out = JsonOut::default();
-    out.raw("{\"backend\":").str(if hybrid { "hybrid" } else { "lexical" });
-    out.raw(",\"total\":").u64(total).raw(",\"results\":[");
-    let mut first = true;
-    for h in deduped.into_iter().skip(p.offset).take(p.limit) {
-        // Positions survive appends and forgetting, so the hit still names its thought.
-        db.with_chain(&keys[h.chain], |c| {
-            if let Some(chain) = c {
-                if !std::mem::take(&mut first) {
-                    out.raw(",");
+    // A ranked search reply, each hit written while its chain is read.
+    let shown: Vec<_> = deduped.into_iter().skip(p.offset).take(p.limit).collect();
+    write_ranked_reply(if hybrid { "hybrid" } else { "lexical" }, total, shown.len(), |hits| {
+        for h in &shown {
+            // Positions survive appends and forgetting, so the hit still names its thought.
+            db.with_chain(&keys[h.chain], |c| {
+                if let Some(chain) = c {
+                    hits.write(|out| RankedHitReply::of(chain, &h.hit).write_json(out));
                 }
-                RankedHitReply::of(chain, &h.hit).write_json(&mut out);
-            }
-        })?;
-    }
-    out.raw("]}");
-    Ok(out.finish())
+            })?;
+        }
+        Ok(())
+    })
 }

@@ -140,7 +140,7 @@ fn to_mcp_result(result: Result<JsonText, CallError>) -> Result<CallToolResult, 
     match result {
         Ok(raw) => {
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| ErrorData::internal_error(format!("tool result is not JSON: {e}"), None))?;
-            let mut r = CallToolResult::success(vec![ContentBlock::text(String::from(raw.get()))]);
+            let mut r = CallToolResult::success(vec![ContentBlock::text(raw.into_string())]);
             r.structured_content = Some(value);
             Ok(r)
         }

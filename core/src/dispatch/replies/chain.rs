@@ -67,7 +67,8 @@ pub struct SearchReply<T = Thought> {
 
 impl<T: std::borrow::Borrow<Thought>> SearchReply<T> {
     /// The reply's JSON text, as serde writes it, faster (`json_text.rs`;
-    /// `a_search_reply_is_written_as_serde_writes_it` holds the two equal).
+    /// `replies::ranked::tests::hand_written_replies_are_what_serde_writes`
+    /// holds the two equal).
     pub fn to_json(&self) -> JsonText {
         let mut out = JsonOut::with_capacity(16 + THOUGHT_TEXT_GUESS * self.thoughts.len());
         out.raw("{\"thoughts\":[");

@@ -43,6 +43,7 @@ pub use ranked::{
     BundleReply, ContextBundlesReply, GraphPathReply, LexicalHitReply, LexicalSearchReply, Locator, RankedHitReply, RankedSearchReply, ReachedReply,
     ResolveContextReply, ScoreReply, SeedReply, VectorMetadata, VectorStatus, VectorsRebuildReply, SummaryCandidateReply, SummaryCandidatesReply, SummaryGroupReply, ViaReply,
 };
+pub(crate) use ranked::write_ranked_reply;
 pub use skills::{
     ReadSkillReply, SkillListReply, SkillManifest, SkillManifestReply, SkillReply, SkillSummary, SkillVersionEntry,
     SkillVersionsReply,

@@ -207,21 +207,43 @@ impl RankedHitReply<'_> {
 
 impl RankedSearchReply<'_> {
     /// The reply's JSON text, as serde writes it, faster (`json_text.rs`;
-    /// `a_ranked_reply_is_written_as_serde_writes_it` holds the two equal).
+    /// `hand_written_replies_are_what_serde_writes` holds the two equal).
     pub fn to_json(&self) -> JsonText {
-        let mut out = JsonOut::with_capacity(64 + (super::chain::THOUGHT_TEXT_GUESS + 512) * self.results.len());
-        out.raw("{\"backend\":").str(self.backend);
-        out.raw(",\"total\":").u64(self.total);
-        out.raw(",\"results\":[");
-        for (i, hit) in self.results.iter().enumerate() {
-            if i > 0 {
-                out.raw(",");
-            }
-            hit.write_json(&mut out);
-        }
-        out.raw("]}");
-        out.finish()
+        let written: Result<JsonText, std::convert::Infallible> = write_ranked_reply(self.backend, self.total, self.results.len(), |hits| {
+            self.results.iter().for_each(|hit| hits.write(|out| hit.write_json(out)));
+            Ok(())
+        });
+        written.unwrap_or_else(|never| match never {})
     }
+}
+
+/// The results of a ranked reply being written (see [`write_ranked_reply`]).
+pub(crate) struct HitsOut<'o> {
+    out: &'o mut JsonOut,
+    first: bool,
+}
+
+impl HitsOut<'_> {
+    /// Writes one more result (`write` writes a [`RankedHitReply`]).
+    pub(crate) fn write(&mut self, write: impl FnOnce(&mut JsonOut)) {
+        if !std::mem::take(&mut self.first) {
+            self.out.raw(",");
+        }
+        write(self.out);
+    }
+}
+
+/// A [`RankedSearchReply`]'s text, its results written by `results` (as
+/// the federated search does, each while its own chain is read); room is
+/// set aside for `expected_hits` results.
+pub(crate) fn write_ranked_reply<E>(backend: &str, total: u64, expected_hits: usize, results: impl FnOnce(&mut HitsOut<'_>) -> Result<(), E>) -> Result<JsonText, E> {
+    let mut out = JsonOut::with_capacity(64 + (super::chain::THOUGHT_TEXT_GUESS + 512) * expected_hits);
+    out.raw("{\"backend\":").str(backend);
+    out.raw(",\"total\":").u64(total);
+    out.raw(",\"results\":[");
+    results(&mut HitsOut { out: &mut out, first: true })?;
+    out.raw("]}");
+    Ok(out.finish())
 }
 
 /// `mentisdb_ranked_search`.
@@ -483,9 +505,12 @@ mod tests {
     }
 
     #[test]
-    fn a_ranked_reply_is_written_as_serde_writes_it() {
+    fn hand_written_replies_are_what_serde_writes() {
         let (a, b) = (thought(1, "Caroline went to the \"support group\"\non 7 May."), thought(2, "Melanie paints."));
-        let score = ScoreReply { lexical: 3.144_173_1, stretch: 1.572_086_6, length: 0.063_094_34, total: 4.929_354, importance: 0.05, recency: f32::NAN, ..ScoreReply::from(&ScoreParts::default()) };
+        // Every part different, so a part written under another's key shows.
+        #[rustfmt::skip]
+        let score = ScoreReply { lexical: 3.144_173_1, expansion: 0.1, graph: 0.2, relation: 0.3, importance: 0.05, recency: f32::NAN, context: 0.4, stretch: 1.572_086_6,
+            agent: -0.5, length: 0.063_094_34, vector: 0.6, total: 4.929_354, session_cohesion: 1.7, seed_support: 0.8, confidence: 0.9, rrf: 1e-7 };
         let terms = vec!["caroline".to_string(), "support".to_string()];
         let direct = RankedHitReply { chain_key: "c\"k", thought: &a, score, matched_terms: &terms, match_sources: &["content", "tags"], graph_distance: None, graph_seed_paths: 0, graph_relation_kinds: &[], graph_path: None };
         let reached = RankedHitReply {
