@@ -276,7 +276,7 @@ pub(super) fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<JsonText, 
             (None, None) => None,
         };
         let page = traverse(chain, anchor, direction, include_anchor, chunk_size, &filter);
-        Ok(raw(TraverseReply {
+        Ok(TraverseReply {
             chain_key: key.clone(),
             direction: direction.as_str().to_string(),
             include_anchor,
@@ -286,7 +286,8 @@ pub(super) fn traverse_tool(db: &MentisDb, a: TraverseArgs) -> Result<JsonText, 
             has_more: page.has_more,
             next_cursor: page.next_cursor,
             previous_cursor: page.previous_cursor,
-        }))
+        }
+        .to_json())
     })?
 }
 

@@ -188,6 +188,39 @@ pub struct TraverseReply<T = Thought> {
     pub previous_cursor: Option<Cursor>,
 }
 
+impl<T: std::borrow::Borrow<Thought>> TraverseReply<T> {
+    /// The reply's JSON text, as serde writes it, faster (see
+    /// [`SearchReply::to_json`]; the same test holds the two equal).
+    pub fn to_json(&self) -> JsonText {
+        // Destructured without `..`: a new field stops the build here.
+        let TraverseReply { chain_key, direction, include_anchor, chunk_size, anchor, thoughts, has_more, next_cursor, previous_cursor } = self;
+        let mut out = JsonOut::with_capacity(256 + THOUGHT_TEXT_GUESS * (thoughts.len() + usize::from(anchor.is_some())));
+        out.raw("{\"chain_key\":").str(chain_key);
+        out.raw(",\"direction\":").str(direction);
+        out.raw(if *include_anchor { ",\"include_anchor\":true" } else { ",\"include_anchor\":false" });
+        out.raw(",\"chunk_size\":").u64(*chunk_size);
+        out.raw(",\"anchor\":");
+        match anchor {
+            Some(t) => t.borrow().write_json(&mut out),
+            None => {
+                out.raw("null");
+            }
+        }
+        out.raw(",\"thoughts\":[");
+        for (i, t) in thoughts.iter().enumerate() {
+            if i > 0 {
+                out.raw(",");
+            }
+            t.borrow().write_json(&mut out);
+        }
+        out.raw(if *has_more { "],\"has_more\":true" } else { "],\"has_more\":false" });
+        out.raw(",\"next_cursor\":").serde(next_cursor);
+        out.raw(",\"previous_cursor\":").serde(previous_cursor);
+        out.raw("}");
+        out.finish()
+    }
+}
+
 /// `mentisdb_branch_from`: the new branch chain and where it starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BranchReply {

@@ -491,7 +491,7 @@ pub struct VectorMetadata {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::replies::SearchReply;
+    use crate::dispatch::replies::{SearchReply, TraverseReply};
 
     fn thought(index: u64, content: &str) -> Thought {
         serde_json::from_value(serde_json::json!({
@@ -531,6 +531,12 @@ mod tests {
             assert_eq!(reply.to_json().into_string(), serde_json::to_string(&reply).unwrap());
         }
         for reply in [SearchReply { thoughts: vec![a.clone(), b.clone()] }, SearchReply { thoughts: Vec::new() }] {
+            assert_eq!(reply.to_json().into_string(), serde_json::to_string(&reply).unwrap());
+        }
+        let cursor = crate::traverse::Cursor { index: 2, id: "t-\"2".into(), hash: "cd".repeat(32) };
+        let walked = TraverseReply { chain_key: "c".into(), direction: "backward".into(), include_anchor: true, chunk_size: 2, anchor: Some(&b), thoughts: vec![&b, &a], has_more: true, next_cursor: Some(cursor.clone()), previous_cursor: None };
+        let empty = TraverseReply::<&Thought> { anchor: None, thoughts: Vec::new(), include_anchor: false, has_more: false, next_cursor: None, previous_cursor: Some(cursor), ..walked.clone() };
+        for reply in [walked, empty] {
             assert_eq!(reply.to_json().into_string(), serde_json::to_string(&reply).unwrap());
         }
     }
