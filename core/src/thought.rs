@@ -947,6 +947,40 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any text in any field, any number: the hand writer still writes serde's bytes.
+        #[test]
+        fn the_hand_writer_writes_what_serde_writes_for_any_thought(
+            content in proptest::prelude::any::<String>(),
+            agent in "\\PC{0,12}",
+            tags in proptest::collection::vec(proptest::prelude::any::<String>(), 0..4),
+            session in proptest::option::of("[ -~]{0,10}"),
+            id in proptest::prop_oneof!["[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", "\\PC{0,20}"],
+            importance in proptest::prelude::any::<f64>(),
+            confidence in proptest::option::of(proptest::prelude::any::<f64>()),
+            refs in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..3),
+            plain in proptest::prelude::any::<bool>(),
+        ) {
+            let (full, bare) = full_and_plain();
+            let mut t = if plain { bare } else { full };
+            t.content = content.into();
+            t.agent_id = Label::from(agent.as_str());
+            t.tags = tags.iter().map(|s| Label::from(s.as_str())).collect();
+            t.id = ThoughtId::new(&id);
+            t.importance = importance;
+            if !plain {
+                t = t.with_extras(|e| {
+                    e.session_id = session.map(Into::into);
+                    e.confidence = confidence;
+                    e.refs = refs;
+                });
+            }
+            let mut out = JsonOut::default();
+            t.write_json(&mut out);
+            proptest::prop_assert_eq!(out.finish().into_string(), serde_json::to_string(&t).unwrap());
+        }
+    }
+
     #[test]
     fn only_a_thought_with_a_rare_field_set_holds_them() {
         let (full, plain) = full_and_plain();
