@@ -111,21 +111,18 @@ impl JsonOut {
 
     /// A float as serde_json writes an `f64`: shortest form, `null` when not finite.
     pub(crate) fn f64(&mut self, x: f64) -> &mut Self {
-        if x.is_finite() {
-            self.text.push_str(zmij::Buffer::new().format_finite(x));
-        } else {
-            self.text.push_str("null");
-        }
-        self
+        self.float(x, x.is_finite())
     }
 
     /// A float as serde_json writes an `f32`: shortest form, `null` when not finite.
     pub(crate) fn f32(&mut self, x: f32) -> &mut Self {
-        if x.is_finite() {
-            self.text.push_str(zmij::Buffer::new().format_finite(x));
-        } else {
-            self.text.push_str("null");
-        }
+        self.float(x, x.is_finite())
+    }
+
+    /// `x` in serde_json's float form (its `zmij`), or `null` when not `finite`.
+    fn float(&mut self, x: impl zmij::Float, finite: bool) -> &mut Self {
+        let mut buffer = zmij::Buffer::new();
+        self.text.push_str(if finite { buffer.format_finite(x) } else { "null" });
         self
     }
 

@@ -71,16 +71,23 @@ impl<T: std::borrow::Borrow<Thought>> SearchReply<T> {
     /// holds the two equal).
     pub fn to_json(&self) -> JsonText {
         let mut out = JsonOut::with_capacity(16 + THOUGHT_TEXT_GUESS * self.thoughts.len());
-        out.raw("{\"thoughts\":[");
-        for (i, t) in self.thoughts.iter().enumerate() {
-            if i > 0 {
-                out.raw(",");
-            }
-            t.borrow().write_json(&mut out);
-        }
-        out.raw("]}");
+        out.raw("{\"thoughts\":");
+        write_thoughts(&mut out, &self.thoughts);
+        out.raw("}");
         out.finish()
     }
+}
+
+/// `thoughts` as a JSON array, each by [`Thought::write_json`].
+fn write_thoughts<T: std::borrow::Borrow<Thought>>(out: &mut JsonOut, thoughts: &[T]) {
+    out.raw("[");
+    for (i, t) in thoughts.iter().enumerate() {
+        if i > 0 {
+            out.raw(",");
+        }
+        t.borrow().write_json(out);
+    }
+    out.raw("]");
 }
 
 /// Room a reply sets aside for each thought it writes (a ~100-byte
@@ -206,14 +213,9 @@ impl<T: std::borrow::Borrow<Thought>> TraverseReply<T> {
                 out.raw("null");
             }
         }
-        out.raw(",\"thoughts\":[");
-        for (i, t) in thoughts.iter().enumerate() {
-            if i > 0 {
-                out.raw(",");
-            }
-            t.borrow().write_json(&mut out);
-        }
-        out.raw(if *has_more { "],\"has_more\":true" } else { "],\"has_more\":false" });
+        out.raw(",\"thoughts\":");
+        write_thoughts(&mut out, thoughts);
+        out.raw(if *has_more { ",\"has_more\":true" } else { ",\"has_more\":false" });
         out.raw(",\"next_cursor\":").serde(next_cursor);
         out.raw(",\"previous_cursor\":").serde(previous_cursor);
         out.raw("}");
